@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Per-call latency from Python of rnea, crba and aba, ours and Pinocchio's, in one process.
+
+Both libraries get the same states (cycled through a set of random ones) and the same loop,
+so the per-call times differ only by the call itself. Also measured: the first-call time with
+an empty numba cache (compile) and with a warm one (start), in fresh processes.
+
+    python bench/bench_core.py [--robots rbd_arm7,panda,ur5,hyq,talos] [--calls 20000]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+
+import rbd_ros  # noqa: E402
+from robots import PinocchioPair, ROBOTS, example_robot_data_dir, urdf_path  # noqa: E402
+
+DEFAULT_ROBOTS = ["rbd_arm7", "panda", "ur5", "hyq", "talos"]
+NSTATES = 50
+
+
+def per_call_us(fn, args_list, calls, repeats=5):
+    """Best of ``repeats`` runs of ``calls`` calls cycling through ``args_list``, in µs."""
+    rounds = max(1, calls // len(args_list))
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(rounds):
+            for args in args_list:
+                fn(*args)
+        best = min(best, (time.perf_counter() - t0) / (rounds * len(args_list)))
+    return best * 1e6
+
+
+def start_times(robot):
+    """(cold, warm) seconds for import + load + first rnea/crba/aba, in fresh processes."""
+    script = (
+        "import time; t0 = time.perf_counter()\n"
+        "import numpy as np, rbd_ros\n"
+        f"m = rbd_ros.load_model({urdf_path(robot)!r}, floating_base={ROBOTS[robot][2]})\n"
+        "q = m.neutral(); z = np.zeros(m.nv)\n"
+        "rbd_ros.rnea(m, q, z, z); rbd_ros.crba(m, q); rbd_ros.aba(m, q, z, z)\n"
+        "print(time.perf_counter() - t0)\n")
+    out = []
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for _ in range(2):
+            res = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                                 text=True, check=True)
+            out.append(float(res.stdout.strip().splitlines()[-1]))
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robots", default=",".join(DEFAULT_ROBOTS))
+    parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--no-start-times", action="store_true")
+    args = parser.parse_args()
+    names = args.robots.split(",")
+    if example_robot_data_dir() is None:
+        names = [n for n in names if ROBOTS[n][0] != "erd"]
+        print("example-robot-data not installed: only the bundled robots are measured")
+    try:
+        import pinocchio as pin
+    except ImportError:
+        sys.exit("Pinocchio (pip install pin) is needed for the comparison")
+
+    print(f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy {np.__version__}, "
+          f"python {sys.version.split()[0]}; per-call latency from Python, best of 5, µs")
+    header = f"{'robot':<10} {'nv':>3} {'algorithm':<6} {'ours µs':>9} {'pin µs':>9} " \
+             f"{'ours/pin':>9} {'max rel diff':>13}"
+    print(header)
+    print("-" * len(header))
+    rng = np.random.default_rng(0)
+    for name in names:
+        pair = PinocchioPair(name)
+        m, pm, pd = pair.model, pair.pmodel, pair.pdata
+        states = [pair.random_state(rng) for _ in range(NSTATES)]
+        ours = {"rnea": (rbd_ros.rnea, [(m, q, v, a) for q, v, a, _ in states]),
+                "crba": (rbd_ros.crba, [(m, q) for q, _, _, _ in states]),
+                "aba": (rbd_ros.aba, [(m, q, v, t) for q, v, _, t in states])}
+        pstates = [(pair.q(q), pair.v(v), pair.v(a), pair.v(t)) for q, v, a, t in states]
+        theirs = {"rnea": (pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in pstates]),
+                  "crba": (pin.crba, [(pm, pd, q) for q, _, _, _ in pstates]),
+                  "aba": (pin.aba, [(pm, pd, q, v, t) for q, v, _, t in pstates])}
+        for algo in ("rnea", "crba", "aba"):
+            fn, arglist = ours[algo]
+            pfn, parglist = theirs[algo]
+            # agreement on the first state (Pinocchio's crba fills the upper triangle)
+            mine = fn(*arglist[0])
+            ref = np.array(pfn(*parglist[0]))
+            if algo == "crba":
+                ref = pair.matrix_from_pin(np.triu(ref) + np.triu(ref, 1).T)
+            else:
+                ref = pair.v_from_pin(ref)
+            diff = np.max(np.abs(mine - ref)) / max(1.0, np.max(np.abs(ref)))
+            t_ours = per_call_us(fn, arglist, args.calls)
+            t_pin = per_call_us(pfn, parglist, args.calls)
+            print(f"{name:<10} {m.nv:>3} {algo:<6} {t_ours:>9.3f} {t_pin:>9.3f} "
+                  f"{t_ours / t_pin:>9.2f} {diff:>13.1e}")
+    if not args.no_start_times:
+        cold, warm = start_times(names[0])
+        print(f"\nimport + load {names[0]} + first rnea/crba/aba, fresh process: "
+              f"empty numba cache {cold:.2f} s (compile), warm cache {warm:.2f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Developer entry point. Every command first makes sure the virtualenv is ready.
+#   ./dev.sh demo    set up, then run the main job on the bundled robot
+#   ./dev.sh test    set up, then run the whole test suite
+#   ./dev.sh bench   set up, then run the core benchmark against Pinocchio on all robots
+#   ./dev.sh setup   only set up
+# Environment: RBD_VENV (default .venv), PYTHON (default python3).
+set -euo pipefail
+cd "$(dirname "$0")"
+VENV=${RBD_VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+setup() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        "$PYTHON" -m venv "$VENV"
+    fi
+    # pip is quick when everything is already there; the stamp skips it entirely
+    local stamp="$VENV/.rbd_ros_setup" want
+    want=$(cat setup.py | sha256sum | cut -c1-16)
+    if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+        "$VENV/bin/python" -m pip install -q --upgrade pip
+        "$VENV/bin/python" -m pip install -q -e ".[test,bench]"
+        echo "$want" > "$stamp"
+    fi
+}
+
+cmd=${1:-demo}
+shift || true
+case "$cmd" in
+    setup) setup ;;
+    demo)  setup; exec "$VENV/bin/python" bench/bench_core.py --robots rbd_arm7 "$@" ;;
+    test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
+    bench) setup; exec "$VENV/bin/python" bench/bench_core.py "$@" ;;
+    *) echo "usage: $0 {demo|test|bench|setup} [args...]" >&2; exit 2 ;;
+esac

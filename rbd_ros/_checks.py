@@ -1,0 +1,65 @@
+"""Input conversion and error messages for the thin Python wrappers around the kernels.
+
+The fast path does no checking in Python: a kernel validates sizes and finiteness while it
+reads its inputs (nearly free) and returns a status code; only when that code is nonzero does
+Python build a message. An input that is not a C-contiguous float64 array (a list, ints, a
+strided view) makes the compiled kernel raise TypeError; the wrapper then converts it here
+once and calls again.
+"""
+import numpy as np
+
+from .algorithms.common import NOT_FINITE, WRONG_SIZE, ZERO_QUATERNION
+
+
+def vector(x, name):
+    """x as a 1-D C-contiguous float64 array, or a ValueError naming the argument."""
+    try:
+        arr = np.array(x, dtype=np.float64, order="C", copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
+    return arr
+
+
+def vectors(names, *xs):
+    return tuple(vector(x, n) for x, n in zip(xs, names))
+
+
+def matrix(x, name, ndim=2):
+    try:
+        arr = np.array(x, dtype=np.float64, order="C", copy=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    return arr
+
+
+def expected_size(model, name):
+    if name in ("q",):
+        return f"model.nq = {model.nq}"
+    if name == "fext":
+        return f"({model.nbodies}, 6): one spatial force per body"
+    return f"model.nv = {model.nv}"
+
+
+def input_error(function, status, model, names, values=None):
+    """The ValueError for a kernel status code (argument position * 4 + kind)."""
+    position, kind = divmod(int(status), 4)
+    name = names[position - 1] if 0 < position <= len(names) else f"argument {position}"
+    value = None if values is None else np.asarray(values[position - 1])
+    if kind == WRONG_SIZE:
+        got = "" if value is None else f" {value.shape}"
+        return ValueError(f"{function}: {name} has the wrong size{got}; expected "
+                          f"{expected_size(model, name)}")
+    if kind == NOT_FINITE:
+        where = ""
+        if value is not None:
+            bad = np.argwhere(~np.isfinite(value))
+            if len(bad):
+                where = f" at index {tuple(int(k) for k in bad[0]) if value.ndim > 1 else int(bad[0][0])}"
+        return ValueError(f"{function}: {name} contains NaN or inf{where}")
+    if kind == ZERO_QUATERNION:
+        return ValueError(f"{function}: {name} has a zero base quaternion (q[3:7])")
+    return ValueError(f"{function}: invalid input (status {status})")

@@ -1,0 +1,95 @@
+"""How the dynamics kernels are compiled and cached.
+
+Kernels use numba's on-disk cache. Two traps are handled here:
+
+* numba writes the cache next to the sources by default, which fails for a read-only
+  install. Our kernels cache under ``$NUMBA_CACHE_DIR/rbd_ros`` when that variable is set,
+  else under ``$XDG_CACHE_HOME/rbd_ros/numba`` (``~/.cache/rbd_ros/numba``).
+* numba checks only the source file of the cached function itself, not the helpers it
+  inlines from other files, so editing ``spatial.py`` would leave stale kernels in the
+  cache. Our locator stamps every cache entry with a hash of the whole package's source.
+"""
+import hashlib
+import os
+
+import numba
+from numba import types
+from numba.core import caching
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def cache_dir():
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return os.path.join(os.environ["NUMBA_CACHE_DIR"], "rbd_ros")
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "rbd_ros", "numba")
+
+
+def _package_source_hash():
+    digest = hashlib.sha256()
+    for root, dirs, files in os.walk(PACKAGE_DIR):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith(".py"):
+                path = os.path.join(root, name)
+                digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
+                with open(path, "rb") as f:
+                    digest.update(f.read())
+    return digest.hexdigest()
+
+
+SOURCE_HASH = _package_source_hash()
+
+
+class _PackageCacheLocator(caching.UserProvidedCacheLocator):
+    """Cache locator for functions defined in this package (see the module docstring)."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
+
+    def get_source_stamp(self):
+        return SOURCE_HASH
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if not os.path.abspath(py_file).startswith(PACKAGE_DIR + os.sep):
+            return None
+        locator = cls(py_func, py_file)
+        try:
+            locator.ensure_cache_path()
+        except OSError:
+            return None   # not writable: numba falls back to its other locators
+        return locator
+
+
+_CACHE_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl   # renamed in numba 0.6x
+if _PackageCacheLocator not in _CACHE_IMPL._locator_classes:
+    _CACHE_IMPL._locator_classes.insert(0, _PackageCacheLocator)
+
+# Kernels are compiled for exactly these argument types, so a list, a float32 array or a
+# strided view never triggers a silent recompilation: it raises TypeError, and the Python
+# wrapper converts the argument once and calls again (see ``rbd_ros._checks``).
+f64_1d = types.Array(types.float64, 1, "C")
+f64_2d = types.Array(types.float64, 2, "C")
+f64_3d = types.Array(types.float64, 3, "C")
+f64_2d_ro = types.Array(types.float64, 2, "C", readonly=True)   # the model's packed table
+int64 = types.int64
+boolean = types.boolean
+
+# 'contract' lets LLVM fuse multiply-adds (FMA): faster, and no less accurate. No other
+# fast-math flag: 'nnan'/'ninf' would let it delete the finiteness checks on inputs.
+_FASTMATH = {"contract"}
+
+
+def kernel(signature):
+    """Decorator for a hot-path entry point: compiled for ``signature``, cached on disk."""
+    return numba.njit(signature, cache=True, nogil=True, error_model="numpy",
+                      boundscheck=False, fastmath=_FASTMATH)
+
+
+# Helpers called from kernels: inlined into their callers at numba's IR level, so a helper
+# returning a tuple costs nothing beyond its arithmetic.
+helper = numba.njit(cache=True, inline="always", error_model="numpy", fastmath=_FASTMATH)

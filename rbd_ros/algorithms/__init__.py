@@ -1,0 +1,1 @@
+"""One module per algorithm, each readable against its pseudo-code."""
