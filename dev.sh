@@ -28,7 +28,7 @@ cmd=${1:-demo}
 shift || true
 case "$cmd" in
     setup) setup ;;
-    demo)  setup; exec "$VENV/bin/python" bench/bench_core.py --robots rbd_arm7 "$@" ;;
+    demo)  setup; exec "$VENV/bin/python" bench/bench_core.py --robots arm7 "$@" ;;
     test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
     bench) setup; exec "$VENV/bin/python" bench/bench_core.py "$@" ;;
     *) echo "usage: $0 {demo|test|bench|setup} [args...]" >&2; exit 2 ;;

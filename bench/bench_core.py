@@ -5,7 +5,7 @@ Both libraries get the same states (cycled through a set of random ones) and the
 so the per-call times differ only by the call itself. Also measured: the first-call time with
 an empty numba cache (compile) and with a warm one (start), in fresh processes.
 
-    python bench/bench_core.py [--robots rbd_arm7,panda,ur5,hyq,talos] [--calls 20000]
+    python bench/bench_core.py [--robots arm7,panda,ur5,hyq,talos] [--calls 20000]
 """
 import argparse
 import os
@@ -16,13 +16,13 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test"))
+
+from oracle import ROBOTS, Robot, available  # noqa: E402  (also puts the checkout on sys.path)
 
 import rbd_ros  # noqa: E402
-from robots import PinocchioPair, ROBOTS, example_robot_data_dir, urdf_path  # noqa: E402
 
-DEFAULT_ROBOTS = ["rbd_arm7", "panda", "ur5", "hyq", "talos"]
+DEFAULT_ROBOTS = ["arm7", "panda", "ur5", "hyq", "talos"]
 NSTATES = 50
 
 
@@ -44,7 +44,7 @@ def start_times(robot):
     script = (
         "import time; t0 = time.perf_counter()\n"
         "import numpy as np, rbd_ros\n"
-        f"m = rbd_ros.load_model({urdf_path(robot)!r}, floating_base={ROBOTS[robot][2]})\n"
+        f"m = rbd_ros.load_model({ROBOTS[robot][0]!r}, floating_base={ROBOTS[robot][1]})\n"
         "q = m.neutral(); z = np.zeros(m.nv)\n"
         "rbd_ros.rnea(m, q, z, z); rbd_ros.crba(m, q); rbd_ros.aba(m, q, z, z)\n"
         "print(time.perf_counter() - t0)\n")
@@ -64,9 +64,8 @@ def main():
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--no-start-times", action="store_true")
     args = parser.parse_args()
-    names = args.robots.split(",")
-    if example_robot_data_dir() is None:
-        names = [n for n in names if ROBOTS[n][0] != "erd"]
+    names = [n for n in args.robots.split(",") if available(n)]
+    if len(names) < len(args.robots.split(",")):
         print("example-robot-data not installed: only the bundled robots are measured")
     try:
         import pinocchio as pin
@@ -79,15 +78,15 @@ def main():
              f"{'ours/pin':>9} {'max rel diff':>13}"
     print(header)
     print("-" * len(header))
-    rng = np.random.default_rng(0)
     for name in names:
-        pair = PinocchioPair(name)
-        m, pm, pd = pair.model, pair.pmodel, pair.pdata
-        states = [pair.random_state(rng) for _ in range(NSTATES)]
+        pair = Robot(name)
+        m, pm, pd = pair.model, pair.pm, pair.pd
+        states = [pair.random_state(seed)[:4] for seed in range(NSTATES)]
         ours = {"rnea": (rbd_ros.rnea, [(m, q, v, a) for q, v, a, _ in states]),
                 "crba": (rbd_ros.crba, [(m, q) for q, _, _, _ in states]),
                 "aba": (rbd_ros.aba, [(m, q, v, t) for q, v, _, t in states])}
-        pstates = [(pair.q(q), pair.v(v), pair.v(a), pair.v(t)) for q, v, a, t in states]
+        pstates = [(pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a), pair.v_to_pin(t))
+                   for q, v, a, t in states]
         theirs = {"rnea": (pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in pstates]),
                   "crba": (pin.crba, [(pm, pd, q) for q, _, _, _ in pstates]),
                   "aba": (pin.aba, [(pm, pd, q, v, t) for q, v, _, t in pstates])}

@@ -76,6 +76,7 @@ f64_1d = types.Array(types.float64, 1, "C")
 f64_2d = types.Array(types.float64, 2, "C")
 f64_3d = types.Array(types.float64, 3, "C")
 f64_2d_ro = types.Array(types.float64, 2, "C", readonly=True)   # the model's packed table
+i64_1d_ro = types.Array(types.int64, 1, "C", readonly=True)     # the model's index arrays
 int64 = types.int64
 boolean = types.boolean
 
@@ -85,8 +86,13 @@ _FASTMATH = {"contract"}
 
 
 def kernel(signature):
-    """Decorator for a hot-path entry point: compiled for ``signature``, cached on disk."""
-    return numba.njit(signature, cache=True, nogil=True, error_model="numpy",
+    """Decorator for a hot-path entry point: compiled for ``signature``, cached on disk.
+
+    Entry points keep the GIL: calls on the same model from several Python threads then run
+    one at a time instead of racing on the model's shared workspace (and a call is cheaper
+    without releasing and retaking the GIL). Parallel work goes through the batch kernels.
+    """
+    return numba.njit(signature, cache=True, error_model="numpy",
                       boundscheck=False, fastmath=_FASTMATH)
 
 

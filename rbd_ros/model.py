@@ -29,7 +29,8 @@ P_PARENT, P_TYPE, P_IQ, P_IV = range(4)
 P_PLACEMENT = 4   # 12 numbers
 P_AXIS = 16       # 3
 P_THETA = 19      # 10
-P_COLS = 29
+P_VEND = 29       # 1: end of the v range of the body's subtree (DFS: [idx_v, vend) )
+P_COLS = 30
 P_GRAVITY = 0     # in the world row (-1)
 
 # workspace columns (one row per body)
@@ -45,6 +46,13 @@ W_DINV = 88       # 1: 1 / D
 W_UU = 89         # 1: u = τ - Sᵀ p^A
 W_OC = 90         # 6: velocity-product acceleration ċ = v_parent × S q̇
 W_COLS = 96
+
+# per-dof workspace columns (analytical derivatives, one row per entry of v)
+D_S = 0           # 6: S_j, world motion subspace column
+D_DV = 6          # 6: dV_j = v_λ × S_j
+D_DA = 12         # 6: dA_j = a_λ × S_j + v_λ × dV_j
+D_DW = 18         # 6: dW_j = v_j × S_j + v_λ × S_j
+D_COLS = 24
 
 
 class Model:
@@ -63,8 +71,16 @@ class Model:
         parent = np.asarray(parent, np.int64)
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
-        if np.any(parent >= np.arange(nb)):
-            raise ValueError("bodies must be ordered so that parent[i] < i")
+        if np.any(parent >= np.arange(nb)) or np.any(parent < -1):
+            raise ValueError("bodies must be ordered so that -1 <= parent[i] < i")
+        for i in range(1, nb):
+            # depth-first order: a body's parent is on the path from the previous body to the
+            # root, so every subtree is the contiguous range i .. subtree_end[i] - 1
+            j = i - 1
+            while j != parent[i] and j != -1:
+                j = parent[j]
+            if j != parent[i]:
+                raise ValueError(f"bodies must be in depth-first order (body {i})")
         if np.any(joint_type[1:] == FREE_FLYER) or (nb and joint_type[0] == FREE_FLYER
                                                      and parent[0] != -1):
             raise ValueError("a free-flyer joint can only be the root")
@@ -72,6 +88,19 @@ class Model:
         nv_body = np.where(joint_type == FREE_FLYER, 6, 1)
         idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
         idx_v = np.concatenate([[0], np.cumsum(nv_body)[:-1]]).astype(np.int64)
+
+        # subtree_end[i]: bodies i..subtree_end[i]-1 form the subtree rooted at i (DFS order)
+        subtree_end = np.arange(1, nb + 1)
+        for i in range(nb - 1, -1, -1):
+            if parent[i] >= 0:
+                subtree_end[parent[i]] = max(subtree_end[parent[i]], subtree_end[i])
+        # dof_parent[k]: the degree of freedom supporting dof k (-1 at a root); inside a free
+        # flyer each dof hangs from the previous one
+        dof_parent = np.empty(int(nv_body.sum()), np.int64)
+        for i in range(nb):
+            p = parent[i]
+            dof_parent[idx_v[i]] = -1 if p < 0 else idx_v[p] + nv_body[p] - 1
+            dof_parent[idx_v[i] + 1:idx_v[i] + nv_body[i]] = np.arange(idx_v[i], idx_v[i] + nv_body[i] - 1)
 
         inertia = np.asarray(inertia, np.float64).reshape(nb, 10)
         packed = np.zeros((nb + 1, P_COLS))
@@ -82,8 +111,9 @@ class Model:
         packed[:nb, P_PLACEMENT:P_PLACEMENT + 12] = np.asarray(placement, np.float64).reshape(nb, 12)
         packed[:nb, P_AXIS:P_AXIS + 3] = np.asarray(axis, np.float64).reshape(nb, 3)
         packed[:nb, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
+        packed[:nb, P_VEND] = (idx_v + nv_body)[subtree_end - 1] if nb else []
         packed[nb, P_GRAVITY:P_GRAVITY + 3] = (0.0, 0.0, -9.81)
-        for arr in (packed, inertia, parent, joint_type, idx_q, idx_v):
+        for arr in (packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent):
             arr.flags.writeable = False
 
         self.name = name
@@ -97,6 +127,8 @@ class Model:
         if njoints != self.nv - (6 if self.floating_base else 0):
             raise ValueError("one joint name per 1-dof joint is required")
         self.packed = packed
+        self.subtree_end = subtree_end
+        self.dof_parent = dof_parent
         self.inertia = inertia
         self.parent = parent
         self.joint_type = joint_type
@@ -115,12 +147,6 @@ class Model:
         self.velocity_limit = limits(velocity_limit, np.inf)
         self.effort_limit = limits(effort_limit, np.inf)
 
-        # subtree_end[i]: bodies i..subtree_end[i]-1 form the subtree rooted at i (DFS order)
-        end = np.arange(1, nb + 1)
-        for i in range(nb - 1, -1, -1):
-            if parent[i] >= 0:
-                end[parent[i]] = max(end[parent[i]], end[i])
-        self.subtree_end = end
         self.data = Data(self)
 
     @property
@@ -130,9 +156,12 @@ class Model:
 
     @gravity.setter
     def gravity(self, value):
-        value = np.asarray(value, np.float64)
-        if value.shape != (3,) or not np.all(np.isfinite(value)):
-            raise ValueError(f"gravity must be 3 finite numbers, got {value!r}")
+        try:
+            value = np.array(value, np.float64)
+        except (TypeError, ValueError):
+            value = None
+        if value is None or value.shape != (3,) or not np.all(np.isfinite(value)):
+            raise ValueError(f"gravity must be 3 finite numbers (m/s², world frame), got {value!r}")
         self.packed.flags.writeable = True
         self.packed[-1, P_GRAVITY:P_GRAVITY + 3] = value
         self.packed.flags.writeable = False
@@ -178,4 +207,8 @@ class Data:
         # inputs standing for "none" (no external force, zero velocity); kernels never write them
         self.no_fext = np.zeros((0, 6))
         self.zeros_v = np.zeros(nv)
-        self.matrix = np.zeros((nv, nv))       # scratch nv×nv (factorizations)
+        self.matrix = np.zeros((nv, nv))             # nv×nv: M, factorized in place (Cholesky)
+        self.force_sets = np.zeros((nb, nv, 6))     # F_i / P_i force and motion sets (minv)
+        self.dof = np.zeros((nv, D_COLS))           # per-dof columns (derivatives)
+        self.body_matrix = np.zeros((nb + 1, 36))   # per-body 6×6 (derivatives: B^c)
+        self.stacked = np.zeros((3 * nv + 1, nv))   # ∂τ/∂q, ∂τ/∂q̇, M and q̈ (ABA derivatives)

@@ -345,11 +345,28 @@ def mat6_add_sub_rank1(arr, dst, src, off, U, s):
 
 
 @helper
-def mat6_solve_spd(arr, i, off, b):
-    """Solve A x = b for the symmetric positive definite 6×6 A at arr[i, off:off+36].
+def mat6_apply_transpose(arr, i, off, m):
+    """Aᵀ m for the 6×6 matrix A stored at arr[i, off:off+36]."""
+    out0 = 0.0
+    out1 = 0.0
+    out2 = 0.0
+    out3 = 0.0
+    out4 = 0.0
+    out5 = 0.0
+    for r in range(6):
+        x = m[r]
+        out0 += arr[i, off + 6 * r] * x
+        out1 += arr[i, off + 6 * r + 1] * x
+        out2 += arr[i, off + 6 * r + 2] * x
+        out3 += arr[i, off + 6 * r + 3] * x
+        out4 += arr[i, off + 6 * r + 4] * x
+        out5 += arr[i, off + 6 * r + 5] * x
+    return out0, out1, out2, out3, out4, out5
 
-    Cholesky in place on the lower triangle (A is not needed afterwards); returns x.
-    """
+
+@helper
+def mat6_cholesky(arr, i, off):
+    """In-place Cholesky A = L Lᵀ of the SPD 6×6 block at arr[i, off:off+36] (lower part)."""
     for j in range(6):
         d = arr[i, off + 7 * j]
         for k in range(j):
@@ -361,6 +378,11 @@ def mat6_solve_spd(arr, i, off, b):
             for k in range(j):
                 s -= arr[i, off + 6 * r + k] * arr[i, off + 6 * j + k]
             arr[i, off + 6 * r + j] = s / d
+
+
+@helper
+def mat6_cholesky_solve(arr, i, off, b):
+    """x = A⁻¹ b with the factor L left in arr[i, off:off+36] by :func:`mat6_cholesky`."""
     y0 = b[0] / arr[i, off]
     y1 = (b[1] - arr[i, off + 6] * y0) / arr[i, off + 7]
     y2 = (b[2] - arr[i, off + 12] * y0 - arr[i, off + 13] * y1) / arr[i, off + 14]

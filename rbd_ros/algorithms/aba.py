@@ -12,7 +12,7 @@ from ..model import (FREE_FLYER, P_IV, P_PARENT, P_THETA, P_TYPE, W_DINV, W_IA, 
                      W_OF, W_OM, W_OS, W_OV, W_U, W_UU)
 from ..spatial import (act_force, act_inv_motion, act_motion, add6, axpy6, cross_force,
                        cross_motion, dot6, inertia_act, inertia_apply, load6, load6_vector,
-                       load10, mat6_add_sub_rank1, mat6_apply, mat6_set_inertia, mat6_solve_spd,
+                       load10, mat6_add_sub_rank1, mat6_apply, mat6_cholesky, mat6_cholesky_solve, mat6_set_inertia,
                        scale6, se3_load, se3_store, store6, sub6)
 from .common import check_configuration, check_forces, check_vector, jcalc, model_sizes, set_world
 
@@ -75,7 +75,8 @@ def aba_kernel(packed, ws, q, v, tau, fext, qdd):
             # the free root: I^A a = f_J - p^A with f_J = S^-T τ (τ given in the base frame)
             oM = se3_load(ws, i, W_OM)
             f_joint = act_force(oM, load6_vector(tau, iv))
-            oa = mat6_solve_spd(ws, i, W_IA, sub6(f_joint, load6(ws, i, W_OF)))
+            mat6_cholesky(ws, i, W_IA)
+            oa = mat6_cholesky_solve(ws, i, W_IA, sub6(f_joint, load6(ws, i, W_OF)))
             a_local = act_inv_motion(oM, sub6(oa, a_in))
             for k in range(6):
                 qdd[iv + k] = a_local[k]
@@ -98,7 +99,7 @@ def aba(model, q, v, tau, fext=None):
         fext = data.no_fext
     try:
         status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
-    except TypeError:
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
         q, v, tau = _checks.vectors(_NAMES, q, v, tau)
         fext = _checks.matrix(fext, "fext")
         status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)

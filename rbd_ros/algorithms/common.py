@@ -63,11 +63,11 @@ def check_configuration(packed, q, nq, position):
 
 @helper
 def check_forces(fext, nb, position):
-    """An empty array stands for no external force."""
+    """An empty (0, 6) array stands for no external force."""
+    if fext.shape[1] != 6 or (fext.shape[0] != nb and fext.shape[0] != 0):
+        return position * 4 + WRONG_SIZE
     if fext.shape[0] == 0:
         return 0
-    if fext.shape[0] != nb or fext.shape[1] != 6:
-        return position * 4 + WRONG_SIZE
     for i in range(nb):
         for k in range(6):
             if not math.isfinite(fext[i, k]):

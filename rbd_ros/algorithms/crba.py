@@ -69,7 +69,7 @@ def crba(model, q):
     M = np.empty((model.nv, model.nv))
     try:
         status = crba_kernel(model.packed, model.data.body, q, M)
-    except TypeError:
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
         q = _checks.vector(q, "q")
         status = crba_kernel(model.packed, model.data.body, q, M)
     if status:

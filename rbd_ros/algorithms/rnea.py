@@ -76,7 +76,7 @@ def rnea(model, q, v, a, fext=None):
         fext = data.no_fext
     try:
         status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
-    except TypeError:
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
         q, v, a = _checks.vectors(_NAMES, q, v, a)
         fext = _checks.matrix(fext, "fext")
         status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)

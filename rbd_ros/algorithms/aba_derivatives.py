@@ -1,0 +1,79 @@
+"""Analytical partial derivatives of forward dynamics: ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = M⁻¹.
+
+Section IV of the RSS 2018 seed: differentiating ID(q, q̇, FD(q, q̇, τ)) = τ (Eq. 18-23) gives
+
+    ∂FD/∂u |(q, q̇, τ) = -M⁻¹(q) ∂ID/∂u |(q, q̇, q̈ = FD(q, q̇, τ))      (Eq. 24), u = q or q̇,
+
+so one kernel runs ABA (q̈), the RNEA derivatives at that q̈ (Algorithms 2-3, see
+``rnea_derivatives``), M⁻¹ without forming M (``minv``, Carpentier 2018), and the two
+products with -M⁻¹.
+"""
+import numpy as np
+
+from .. import _checks
+from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel
+from .aba import aba_kernel
+from .minv import minv_kernel
+from .rnea_derivatives import rnea_derivatives_kernel
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d,
+              f64_2d, f64_2d, f64_2d))
+def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq, dqdd_dv,
+                           Minv):
+    """tmp: (3 nv + 1, nv) scratch: ∂τ/∂q, ∂τ/∂q̇, M stacked, then q̈ in the last row."""
+    nv = Minv.shape[0]
+    qdd = tmp[3 * nv]
+    status = aba_kernel(packed, ws, q, v, tau, fext, qdd)                   # q̈ = FD(q, q̇, τ)
+    if status:
+        return status
+    dtau_dq = tmp[0:nv]
+    dtau_dv = tmp[nv:2 * nv]
+    M = tmp[2 * nv:3 * nv]
+    status = rnea_derivatives_kernel(packed, ws, dws, bws, q, v, qdd, fext,
+                                     dtau_dq, dtau_dv, M)                   # ∂ID/∂u at q̈
+    if status:
+        return status
+    status = minv_kernel(packed, ws, FP, q, Minv)
+    if status:
+        return status
+    for r in range(nv):                                                    # Eq. 24
+        for c in range(nv):
+            dqdd_dq[r, c] = 0.0
+            dqdd_dv[r, c] = 0.0
+        for k in range(nv):          # row r -= M⁻¹[r, k] (row k): contiguous, vectorized
+            m = Minv[r, k]
+            for c in range(nv):
+                dqdd_dq[r, c] -= m * dtau_dq[k, c]
+                dqdd_dv[r, c] -= m * dtau_dv[k, c]
+    return 0
+
+
+_NAMES = ("q", "v", "tau", "fext")
+
+
+def aba_derivatives(model, q, v, tau, fext=None):
+    """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).
+
+    ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
+    :func:`rbd_ros.aba`.
+    """
+    nv = model.nv
+    dqdd_dq = np.empty((nv, nv))
+    dqdd_dv = np.empty((nv, nv))
+    Minv = np.empty((nv, nv))
+    data = model.data
+    dws, bws, FP, tmp = data.dof, data.body_matrix, data.force_sets, data.stacked
+    if fext is None:
+        fext = data.no_fext
+    try:
+        status = aba_derivatives_kernel(model.packed, data.body, dws, bws, FP, tmp, q, v, tau,
+                                        fext, dqdd_dq, dqdd_dv, Minv)
+    except (TypeError, ValueError):   # ValueError: numba cannot type an empty list
+        q, v, tau = _checks.vectors(_NAMES, q, v, tau)
+        fext = _checks.matrix(fext, "fext")
+        status = aba_derivatives_kernel(model.packed, data.body, dws, bws, FP, tmp, q, v, tau,
+                                        fext, dqdd_dq, dqdd_dv, Minv)
+    if status:
+        raise _checks.input_error("aba_derivatives", status, model, _NAMES, (q, v, tau, fext))
+    return dqdd_dq, dqdd_dv, Minv

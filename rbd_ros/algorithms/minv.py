@@ -1,0 +1,172 @@
+"""Inverse of the joint-space inertia matrix, M⁻¹(q), without forming M.
+
+Carpentier, "Analytical Inverse of the Joint Space Inertia Matrix" (LAAS report 18125,
+2018), Algorithm 1, with the corrected backward pass of the seeds' annotated notes: line 14
+becomes F^a_i[:, subtree(i)] = F_i[:, subtree(i)] + U_i M⁻¹[i, subtree(i)], then
+F_λ(i)[:, subtree(i)] += X* F^a_i[:, subtree(i)]. Line numbers below are those of
+Algorithm 1 in the report (backward pass lines 8-26, second forward pass lines 28-36).
+
+It is ABA (RBDA Table 7.1) with v = 0, gravity 0 and τ replaced by the identity, one
+column of τ per degree of freedom: F_i τ is the articulated bias force p^A_i and P_i τ the
+spatial acceleration a_i. Like ``aba.py`` it runs in the world frame, where every X and X*
+is the identity: articulated inertias and force sets of a subtree add up directly.
+
+F_i (6 × nv force set) and P_i (6 × nv motion set) share one slice per body of the
+workspace's ``force_sets`` (nbodies, nv, 6), column j of the set being ``FP[i, j, :]`` (48
+contiguous bytes): F_i is last read in the backward pass, P_i first written in the forward
+pass. Only the columns of subtree(i) of F_i are cleared (first forward pass), so the
+array never needs zeroing between calls. The backward pass only touches the columns of
+subtree(i) (a contiguous range of v indices in DFS order, ``packed[i, P_VEND]`` its end);
+the second forward pass fills row i of the upper triangle, columns idx_v(i) .. nv-1, since
+M⁻¹ couples i to every joint sharing an ancestor with it. The lower triangle is mirrored at
+the end.
+
+The free-flyer root (S = Ad(oM), 6 × 6) has D = Sᵀ I^A S, so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹:
+its rows of M⁻¹ come from a 6 × 6 SPD (Cholesky) solve with I^A, after which S⁻¹ maps the
+world-frame result to the base frame.
+"""
+import numpy as np
+
+from .. import _checks
+from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
+from ..model import (FREE_FLYER, P_IV, P_PARENT, P_THETA, P_TYPE, P_VEND, W_DINV, W_IA, W_OM,
+                     W_OS, W_U)
+from ..spatial import (act_force, act_inv_motion, dot6, inertia_act, load6, load10,
+                       mat6_add_sub_rank1, mat6_apply, mat6_cholesky, mat6_cholesky_solve,
+                       mat6_set_inertia, scale6, se3_load, se3_store, store6)
+from .common import check_configuration, jcalc, model_sizes
+
+UNIT_FORCES = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
+               (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0, 0.0, 0.0),
+               (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+
+
+@helper
+def load_column6(X, i, j):
+    """Column j of the set X[i] (stored as X[i, j, 0:6]) as a tuple."""
+    return X[i, j, 0], X[i, j, 1], X[i, j, 2], X[i, j, 3], X[i, j, 4], X[i, j, 5]
+
+
+@helper
+def store_column6(X, i, j, m):
+    for r in range(6):
+        X[i, j, r] = m[r]
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_2d))
+def minv_kernel(packed, ws, FP, q, Minv):
+    nb, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1)
+    if status:
+        return status
+    # first forward pass (lines 1-6): placements, S_i, I^A_i = I_i (world frame), F_i = 0
+    for i in range(nb):
+        lam = int(packed[i, P_PARENT])
+        oM, oS = jcalc(packed, q, i, se3_load(ws, lam, W_OM))
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
+        mat6_set_inertia(ws, i, W_IA, inertia_act(oM, load10(packed, i, P_THETA)))
+        for j in range(int(packed[i, P_IV]), int(packed[i, P_VEND])):
+            for r in range(6):
+                FP[i, j, r] = 0.0
+    # backward pass (lines 8-26), leaves to root
+    for i in range(nb - 1, -1, -1):
+        lam = int(packed[i, P_PARENT])
+        iv = int(packed[i, P_IV])
+        vend = int(packed[i, P_VEND])
+        if int(packed[i, P_TYPE]) == FREE_FLYER:
+            # the root, S = Ad(oM): D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹, a 6×6 SPD solve (lines 9-12)
+            oM = se3_load(ws, i, W_OM)
+            mat6_cholesky(ws, i, W_IA)
+            for k in range(6):                 # M⁻¹[i, i] = D⁻¹ = S⁻¹ (I^A)⁻¹ S⁻ᵀ (line 11)
+                a = mat6_cholesky_solve(ws, i, W_IA, act_force(oM, UNIT_FORCES[k]))
+                a_local = act_inv_motion(oM, a)
+                for r in range(6):
+                    Minv[iv + r, iv + k] = a_local[r]
+                store_column6(FP, i, iv + k, a)     # P_i = S M⁻¹[i, :] (line 32), no parent
+            for j in range(iv + 6, vend):      # M⁻¹[i, subtree] = -D⁻¹ Sᵀ F_i (line 12)
+                a = mat6_cholesky_solve(ws, i, W_IA, load_column6(FP, i, j))
+                a_local = act_inv_motion(oM, a)
+                for r in range(6):
+                    Minv[iv + r, j] = -a_local[r]
+                store_column6(FP, i, j, scale6(-1.0, a))
+            continue
+        oS = load6(ws, i, W_OS)
+        U = mat6_apply(ws, i, W_IA, oS)        # line 9: U = I^A S
+        Dinv = 1.0 / dot6(oS, U)               # line 10: D = Sᵀ U
+        store6(ws, i, W_U, U)
+        ws[i, W_DINV] = Dinv
+        Minv[iv, iv] = Dinv                    # line 11 (F_i[:, i] = 0: no -D⁻¹SᵀF term)
+        if lam >= 0:
+            # corrected line 14 for column i: F^a_i[:, i] = U D⁻¹, added to F_λ (X* = 1)
+            for r in range(6):
+                FP[lam, iv, r] += U[r] * Dinv
+        for j in range(iv + 1, vend):
+            # line 12: M⁻¹[i, j] = -D⁻¹ Sᵀ F_i[:, j]
+            s = 0.0
+            for r in range(6):
+                s += oS[r] * FP[i, j, r]
+            m = -Dinv * s
+            Minv[iv, j] = m
+            if lam >= 0:
+                # corrected line 14: F_λ[:, j] += F^a_i[:, j] = F_i[:, j] + U_i M⁻¹[i, j]
+                for r in range(6):
+                    FP[lam, j, r] += FP[i, j, r] + U[r] * m
+        if lam >= 0:
+            # lines 15-16: I^a = I^A - U D⁻¹ Uᵀ ;  I^A_λ += I^a (world frame: X* I X = I)
+            mat6_add_sub_rank1(ws, lam, i, W_IA, U, Dinv)
+    # second forward pass (lines 28-36), root to leaves: row i of the upper triangle
+    for i in range(nb):
+        lam = int(packed[i, P_PARENT])
+        iv = int(packed[i, P_IV])
+        vend = int(packed[i, P_VEND])
+        if int(packed[i, P_TYPE]) == FREE_FLYER:
+            # the root (no parent): lines 30-34 reduce to P_i = S M⁻¹[i, :], set above for
+            # the subtree; the rest of its rows is zero (another tree of a forest)
+            for j in range(vend, nv):
+                for r in range(6):
+                    Minv[iv + r, j] = 0.0
+                    FP[i, j, r] = 0.0
+            continue
+        oS = load6(ws, i, W_OS)
+        if lam < 0:
+            # line 32 only: P_i = S_i M⁻¹[i, :]
+            for j in range(vend, nv):
+                Minv[iv, j] = 0.0
+            for j in range(iv, nv):
+                store_column6(FP, i, j, scale6(Minv[iv, j], oS))
+            continue
+        U = load6(ws, i, W_U)
+        Dinv = ws[i, W_DINV]
+        for j in range(iv, nv):
+            Pl = load_column6(FP, lam, j)
+            # line 30: M⁻¹[i, j] -= D⁻¹ Uᵀ P_λ[:, j] (outside the subtree: only this term)
+            m = -Dinv * dot6(U, Pl)
+            if j < vend:
+                m += Minv[iv, j]
+            Minv[iv, j] = m
+            # lines 32-34: P_i[:, j] = S_i M⁻¹[i, j] + P_λ[:, j]
+            for r in range(6):
+                FP[i, j, r] = oS[r] * m + Pl[r]
+    for r in range(nv):                        # mirror the upper triangle
+        for c in range(r):
+            Minv[r, c] = Minv[c, r]
+    return 0
+
+
+def minv(model, q):
+    """The inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
+
+    Computed directly by a three-pass recursion (Carpentier 2018) without forming or
+    factorizing M.
+    """
+    Minv = np.empty((model.nv, model.nv))
+    data = model.data
+    try:
+        status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q = _checks.vector(q, "q")
+        status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
+    if status:
+        raise _checks.input_error("minv", status, model, ("q",), (q,))
+    return Minv

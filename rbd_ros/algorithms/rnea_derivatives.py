@@ -1,0 +1,193 @@
+"""Analytical partial derivatives of inverse dynamics: ∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M.
+
+Algorithms 2 (forward pass) and 3 (backward pass) of the RSS 2018 seed (Carpentier &
+Mansard), evaluated in the world frame as Pinocchio's ``computeRNEADerivatives``; line
+numbers below are those of Algorithms 2 and 3 ("A2 l.3", "A3 l.1"). In the world frame the
+placement derivatives of A2 l.2 and A3 l.3 (Eqs. 13 and 14) become cross products with the
+world motion subspace S_j of the joint being varied, and everything else is sums.
+
+Derivation (world frame; j is the joint varied, λ = λ(j) its parent, i a body of the subtree
+of j). Varying q_j rotates the subtree of j rigidly about S_j while v_λ, a_λ stay fixed, so
+
+    ∂v_i/∂q_j = S_j × v_i + dV_j,             dV_j = v_λ × S_j                 (A2 l.3)
+    ∂a_i/∂q_j = S_j × a_i + dV_j × v_i + dA_j, dA_j = a_λ × S_j + v_λ × dV_j   (A2 l.5)
+    ∂v_i/∂q̇_j = S_j,  ∂a_i/∂q̇_j = S_j × v_i + dW_j,  dW_j = v_j × S_j + v_λ × S_j
+
+(for a 1-dof joint v_j × S_j = v_λ × S_j, so dW_j = 2 dV_j; the free-flyer root has v_λ = 0).
+With h_i = I_i v_i, f_i = I_i a_i + v_i ×* h_i - f_ext_i and I_i, f_ext_i turning with the
+subtree (∂(I m) = S ×* (I m) - I (S × m)), the Jacobi identity collapses A2 l.4-6 to
+
+    ∂f_i/∂q_j = S_j ×* f_i + I_i dA_j + B_i dV_j,    ∂f_i/∂q̇_j = B_i S_j + I_i dW_j,
+    B_i m = I_i (m × v_i) + m ×* h_i + v_i ×* (I_i m)     (a 6×6 matrix, linear in I_i).
+
+Summing over a subtree, with I^c_l = Σ I_k, B^c_l = Σ B_k and F_l = Σ f_k (A3 l.3: in the
+world frame the force transform is the identity and ∂X*/∂q_j f = S_j ×* f, Eq. 14), and
+τ_l = S_lᵀ F_l (A3 l.1, where S_l itself turns about S_j when j ⪯ l):
+
+    l ⪰ j:  ∂τ_l/∂q_j = Y_l·dA_j + Z_l·dV_j     (the S_l-rotation term (S_j × S_l)ᵀ F_l
+                                                  cancels S_lᵀ (S_j ×* F_l) exactly)
+            ∂τ_l/∂q̇_j = Z_l·S_j + Y_l·dW_j,     M[l, j] = Y_l·S_j
+            with Y_l = I^c_l S_l and Z_l = (B^c_l)ᵀ S_l;
+    l ≺ j:  ∂τ_l/∂q_j = S_l·(S_j ×* F_j + I^c_j dA_j + B^c_j dV_j)
+            ∂τ_l/∂q̇_j = S_l·(B^c_j S_j + I^c_j dW_j),          M[l, j] = S_l·I^c_j S_j;
+
+and zero when neither joint supports the other. Each body visits its ancestors once: O(n d)
+for a tree of depth d. For the free-flyer root S = Ad(oM) (six columns) and q is varied in
+the tangent space, M ← M exp(δ) with δ in the base frame, i.e. along the world twists S_k.
+"""
+import numpy as np
+
+from .. import _checks
+from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
+from ..model import (D_DA, D_DV, D_DW, D_S, FREE_FLYER, P_IV, P_PARENT, P_THETA, P_TYPE, W_OA,
+                     W_OF, W_OI, W_OM, W_OS, W_OV)
+from ..spatial import (act_force, act_motion, add6, add10, axpy6, cross_force, cross_motion,
+                       dot6, inertia_act, inertia_apply, load6, load6_vector, load10,
+                       mat6_apply, mat6_apply_transpose, scale6, se3_load, se3_store, store6,
+                       store10, sub6)
+from .common import check_configuration, check_forces, check_vector, jcalc, model_sizes, set_world
+from .crba import UNIT_MOTIONS
+
+# per-dof scratch (Data.dof): one row per entry of v; per-body scratch (Data.body_matrix): B^c
+
+
+@helper
+def inertia_variation_column(I, ov, h, m):
+    """B m = I (m × v) + m ×* h + v ×* (I m) for the body of inertia I, twist v, h = I v."""
+    return add6(add6(inertia_apply(I, cross_motion(m, ov)), cross_force(m, h)),
+                cross_force(ov, inertia_apply(I, m)))
+
+
+@helper
+def store_dof_columns(dws, k, S, v_parent, a_parent, ov):
+    """A2 lines 1-5 for one column S of joint j: the pieces its derivatives are made of."""
+    dV = cross_motion(v_parent, S)                                 # A2 l.3, Eq. 13
+    store6(dws, k, D_S, S)
+    store6(dws, k, D_DV, dV)
+    store6(dws, k, D_DA, add6(cross_motion(a_parent, S), cross_motion(v_parent, dV)))  # A2 l.5
+    store6(dws, k, D_DW, add6(cross_motion(ov, S), dV))          # A2 l.5 with u = q̇
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_2d, f64_2d,
+              f64_2d))
+def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_dv, M):
+    """dtau_dq, dtau_dv, M (nv × nv, all entries written) at (q, v, a, fext).
+
+    ws, dws, bws: the workspace's ``body``, ``dof`` and ``body_matrix`` arrays.
+    """
+    nb, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
+    status = status or check_vector(a, nv, 3) or check_forces(fext, nb, 4)
+    if status:
+        return status
+    set_world(packed, ws)                                          # RNEA lines 2-3
+    # ---- forward pass: RNEA (Algorithm 1 lines 5-11) and Algorithm 2 -------------------
+    for i in range(nb):
+        lam = int(packed[i, P_PARENT])
+        iv = int(packed[i, P_IV])
+        v_parent = load6(ws, lam, W_OV)
+        a_parent = load6(ws, lam, W_OA)
+        oM, oS = jcalc(packed, q, i, se3_load(ws, lam, W_OM))       # A2 l.1-2
+        if int(packed[i, P_TYPE]) == FREE_FLYER:
+            vJ = act_motion(oM, load6_vector(v, iv))
+            ov = add6(v_parent, vJ)
+            oa = add6(add6(a_parent, act_motion(oM, load6_vector(a, iv))),
+                      cross_motion(v_parent, vJ))
+            for k in range(6):                                     # S = Ad(oM): six columns
+                store_dof_columns(dws, iv + k, act_motion(oM, UNIT_MOTIONS[k]), v_parent,
+                                  a_parent, ov)
+        else:
+            vJ = scale6(v[iv], oS)
+            ov = add6(v_parent, vJ)
+            oa = add6(axpy6(a[iv], oS, a_parent), cross_motion(v_parent, vJ))
+            store_dof_columns(dws, iv, oS, v_parent, a_parent, ov)
+        oI = inertia_act(oM, load10(packed, i, P_THETA))
+        oh = inertia_apply(oI, ov)                                 # A2 l.4
+        f = add6(inertia_apply(oI, oa), cross_force(ov, oh))
+        if fext.shape[0]:
+            f = sub6(f, act_force(oM, load6(fext, i, 0)))
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
+        store6(ws, i, W_OV, ov)
+        store6(ws, i, W_OA, oa)
+        store6(ws, i, W_OF, f)                                     # F_i: summed below
+        store10(ws, i, W_OI, oI)                                   # I^c_i: summed below
+        for c in range(6):                                         # A2 l.6: B_i, by columns
+            col = inertia_variation_column(oI, ov, oh, UNIT_MOTIONS[c])
+            for r in range(6):
+                bws[i, 6 * r + c] = col[r]
+    # ---- backward pass: Algorithm 3 --------------------------------------------------------
+    for r in range(nv):
+        for c in range(nv):
+            dtau_dq[r, c] = 0.0
+            dtau_dv[r, c] = 0.0
+            M[r, c] = 0.0
+    for i in range(nb - 1, -1, -1):
+        Ic = load10(ws, i, W_OI)            # subtree sums are complete: children came first
+        F = load6(ws, i, W_OF)
+        iv = int(packed[i, P_IV])
+        nvi = 6 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
+        for c in range(iv, iv + nvi):
+            S = load6(dws, c, D_S)
+            Y = inertia_apply(Ic, S)                               # I^c S (also ∂τ/∂q̈)
+            Z = mat6_apply_transpose(bws, i, 0, S)                            # (B^c)ᵀ S
+            # A3 l.3 summed over the subtree, S ×* F from Eq. 14: the force set seen by
+            # the joints above i
+            dFdq = add6(add6(cross_force(S, F), inertia_apply(Ic, load6(dws, c, D_DA))),
+                        mat6_apply(bws, i, 0, load6(dws, c, D_DV)))
+            dFdv = add6(mat6_apply(bws, i, 0, S), inertia_apply(Ic, load6(dws, c, D_DW)))
+            j = i
+            while j >= 0:                                          # i and its ancestors
+                jv = int(packed[j, P_IV])
+                nvj = 6 if int(packed[j, P_TYPE]) == FREE_FLYER else 1
+                for r in range(jv, jv + nvj):
+                    Sr = load6(dws, r, D_S)
+                    # row c, column r (r ⪯ c): A3 l.1 with ∂S_c/∂q_r = S_r × S_c
+                    dtau_dq[c, r] = dot6(Y, load6(dws, r, D_DA)) + dot6(Z, load6(dws, r, D_DV))
+                    dtau_dv[c, r] = dot6(Z, Sr) + dot6(Y, load6(dws, r, D_DW))
+                    if r <= c:      # always so for an ancestor; M exactly symmetric
+                        M[c, r] = dot6(Y, Sr)
+                        M[r, c] = M[c, r]
+                    if j != i:
+                        # row r, column c (r ≺ c): A3 l.1 with S_r independent of q_c
+                        dtau_dq[r, c] = dot6(Sr, dFdq)
+                        dtau_dv[r, c] = dot6(Sr, dFdv)
+                j = int(packed[j, P_PARENT])
+        lam = int(packed[i, P_PARENT])
+        if lam >= 0:                                               # A3 l.2-3
+            store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), Ic))
+            store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), F))
+            for k in range(36):
+                bws[lam, k] += bws[i, k]
+    return 0
+
+
+_NAMES = ("q", "v", "a", "fext")
+
+
+def rnea_derivatives(model, q, v, a, fext=None):
+    """(∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).
+
+    ∂τ/∂q is taken in the tangent space: for a floating base, q ⊕ δ moves the base placement
+    to M exp(δ) with δ = (linear, angular) in the base frame (Pinocchio's convention).
+    ``fext`` as for :func:`rbd_ros.rnea` (each body's force in its own frame).
+    """
+    nv = model.nv
+    dtau_dq = np.empty((nv, nv))
+    dtau_dv = np.empty((nv, nv))
+    M = np.empty((nv, nv))
+    data = model.data
+    dws, bws = data.dof, data.body_matrix
+    if fext is None:
+        fext = data.no_fext
+    try:
+        status = rnea_derivatives_kernel(model.packed, data.body, dws, bws, q, v, a, fext,
+                                         dtau_dq, dtau_dv, M)
+    except (TypeError, ValueError):   # ValueError: numba cannot type an empty list
+        q, v, a = _checks.vectors(_NAMES, q, v, a)
+        fext = _checks.matrix(fext, "fext")
+        status = rnea_derivatives_kernel(model.packed, data.body, dws, bws, q, v, a, fext,
+                                         dtau_dq, dtau_dv, M)
+    if status:
+        raise _checks.input_error("rnea_derivatives", status, model, _NAMES, (q, v, a, fext))
+    return dtau_dq, dtau_dv, M
