@@ -78,6 +78,7 @@ f64_3d = types.Array(types.float64, 3, "C")
 f64_2d_ro = types.Array(types.float64, 2, "C", readonly=True)   # the model's packed table
 i64_1d_ro = types.Array(types.int64, 1, "C", readonly=True)     # the model's index arrays
 int64 = types.int64
+float64 = types.float64
 boolean = types.boolean
 
 # 'contract' lets LLVM fuse multiply-adds (FMA): faster, and no less accurate. No other

@@ -1,17 +1,21 @@
-"""Central finite differences of inverse and forward dynamics, for tests and benchmarks.
+"""Finite differences of inverse and forward dynamics, the baseline of the analytical
+derivatives (tests, benchmarks, the RSS paper's Table I and Fig. 3).
 
-Slow (2 nv + 2 nv + 2 nv dynamics calls) and approximate (error ~ eps² from truncation and
-~ 1e-16 |τ| / eps from rounding); the analytical versions are in ``rnea_derivatives`` and
-``aba_derivatives``. Configuration derivatives are taken in the tangent space through
-:func:`integrate`, as Pinocchio's are.
+One compiled call evaluates the 6 nv dynamics calls of central differences (error ~ ε² from
+truncation and ~ 1e-16 |τ| / ε from rounding) or the 3 nv + 1 of forward differences.
+Configuration derivatives are taken in the tangent space, as Pinocchio's are; ``integrate``
+is the general q ⊕ dv.
 """
 import math
 
 import numpy as np
 
-from ..model import FREE_FLYER
-from .aba import aba
-from .rnea import rnea
+from .. import _checks
+from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
+from ..model import FREE_FLYER, P_IQ, P_IV, P_TYPE
+from .aba import aba_kernel
+from .common import free_flyer_placement
+from .rnea import rnea_kernel
 
 
 def _skew(w):
@@ -80,52 +84,121 @@ def integrate(model, q, dv):
     return out
 
 
-def _fd_columns(f, x0, eps, perturb):
-    """Central differences of f along the nv tangent directions of x0."""
-    cols = []
-    for k in range(perturb.nv):
-        plus = f(perturb(x0, k, eps))
-        minus = f(perturb(x0, k, -eps))
-        cols.append((plus - minus) / (2.0 * eps))
-    return np.array(cols).T
+@helper
+def perturb_configuration(packed, q, k, h, out):
+    """out = q ⊕ h e_k: a step h along tangent direction k (integrate of a single column).
+
+    A 1-dof joint adds h. For the free-flyer base, M ← M exp(h e_k): a linear direction moves
+    the origin by h along the base's axis k; an angular one turns the base by h about its
+    axis k - 3 (quaternion times (sin(h/2) e, cos(h/2))).
+    """
+    for i in range(q.shape[0]):
+        out[i] = q[i]
+    body = 0
+    nb = packed.shape[0] - 1
+    while body + 1 < nb and int(packed[body + 1, P_IV]) <= k:
+        body += 1
+    iq = int(packed[body, P_IQ])
+    if int(packed[body, P_TYPE]) != FREE_FLYER:
+        out[iq] += h
+        return
+    M = free_flyer_placement(q, iq)
+    axis = k - int(packed[body, P_IV])
+    if axis < 3:
+        out[iq] += h * M[axis]
+        out[iq + 1] += h * M[3 + axis]
+        out[iq + 2] += h * M[6 + axis]
+        return
+    s = math.sin(0.5 * h)
+    c = math.cos(0.5 * h)
+    e = (s if axis == 3 else 0.0, s if axis == 4 else 0.0, s if axis == 5 else 0.0)
+    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    out[iq + 3] = w * e[0] + x * c + y * e[2] - z * e[1]
+    out[iq + 4] = w * e[1] - x * e[2] + y * c + z * e[0]
+    out[iq + 5] = w * e[2] + x * e[1] - y * e[0] + z * c
+    out[iq + 6] = w * c - x * e[0] - y * e[1] - z * e[2]
 
 
-class _Tangent:
-    def __init__(self, model):
-        self.model = model
-        self.nv = model.nv
-
-    def __call__(self, q, k, h):
-        dv = np.zeros(self.nv)
-        dv[k] = h
-        return integrate(self.model, q, dv)
+@helper
+def dynamics(which, packed, ws, q, v, u, fext, out):
+    if which == 0:
+        return rnea_kernel(packed, ws, q, v, u, fext, out)
+    return aba_kernel(packed, ws, q, v, u, fext, out)
 
 
-class _Additive:
-    def __init__(self, nv):
-        self.nv = nv
+@kernel(int64(int64, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, float64, boolean,
+              f64_2d, f64_2d, f64_2d, f64_1d, f64_2d))
+def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_dq, d_dv, d_du,
+                              q_step, work):
+    """Columns of ∂f/∂q (tangent), ∂f/∂q̇, ∂f/∂u of f = RNEA (which = 0) or ABA (which = 1).
 
-    def __call__(self, x, k, h):
-        x = np.array(x, np.float64)
-        x[k] += h
-        return x
+    Central differences (f(x + ε) - f(x - ε)) / 2ε, or forward ones (f(x + ε) - f(x)) / ε.
+    work rows: 0 v step, 1 u step, 2 f(x + ε), 3 f(x - ε) or f(x).
+    """
+    nv = v.shape[0]
+    v_step, u_step, f_plus, f_minus = work[0], work[1], work[2], work[3]
+    status = dynamics(which, packed, ws, q, v, u, fext, f_minus)     # also checks the inputs
+    if status:
+        return status
+    for k in range(nv):
+        v_step[k] = v[k]
+        u_step[k] = u[k]
+    lo = -eps if central else 0.0
+    scale = 1.0 / (eps - lo)
+    for k in range(nv):
+        for d in range(3):
+            for side in range(2):
+                h = eps if side == 0 else lo
+                target = f_plus if side == 0 else f_minus
+                if side == 1 and not central:
+                    dynamics(which, packed, ws, q, v, u, fext, target)
+                    continue
+                if d == 0:
+                    perturb_configuration(packed, q, k, h, q_step)
+                    dynamics(which, packed, ws, q_step, v, u, fext, target)
+                elif d == 1:
+                    v_step[k] = v[k] + h
+                    dynamics(which, packed, ws, q, v_step, u, fext, target)
+                    v_step[k] = v[k]
+                else:
+                    u_step[k] = u[k] + h
+                    dynamics(which, packed, ws, q, v, u_step, fext, target)
+                    u_step[k] = u[k]
+            out = d_dq if d == 0 else (d_dv if d == 1 else d_du)
+            for r in range(nv):
+                out[r, k] = (f_plus[r] - f_minus[r]) * scale
+    return 0
 
 
-def _derivatives_fd(function, model, q, v, u, fext, eps):
-    q = np.asarray(q, np.float64)
-    v = np.asarray(v, np.float64)
-    u = np.asarray(u, np.float64)
-    d_dq = _fd_columns(lambda qq: function(model, qq, v, u, fext), q, eps, _Tangent(model))
-    d_dv = _fd_columns(lambda vv: function(model, q, vv, u, fext), v, eps, _Additive(model.nv))
-    d_du = _fd_columns(lambda uu: function(model, q, v, uu, fext), u, eps, _Additive(model.nv))
+def _finite_differences(which, name, model, q, v, u, fext, eps, central):
+    nv = model.nv
+    d_dq, d_dv, d_du = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    q_step, work = np.empty(model.nq), np.empty((4, nv))
+    names = ("q", "v", "a" if which == 0 else "tau", "fext")
+    data = model.data
+    fext = data.no_fext if fext is None else fext
+    try:
+        status = finite_differences_kernel(which, model.packed, data.body, q, v, u, fext,
+                                           float(eps), bool(central), d_dq, d_dv, d_du,
+                                           q_step, work)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, u = _checks.vectors(names, q, v, u)
+        fext = _checks.matrix(fext, "fext")
+        status = finite_differences_kernel(which, model.packed, data.body, q, v, u, fext,
+                                           float(eps), bool(central), d_dq, d_dv, d_du,
+                                           q_step, work)
+    if status:
+        raise _checks.input_error(name, status, model, names, (q, v, u, fext))
     return d_dq, d_dv, d_du
 
 
-def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6):
-    """Finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`."""
-    return _derivatives_fd(rnea, model, q, v, a, fext, eps)
+def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True):
+    """Finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`; ∂/∂q in the
+    tangent space. ``central=False``: forward differences."""
+    return _finite_differences(0, "rnea_derivatives_fd", model, q, v, a, fext, eps, central)
 
 
-def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6):
-    """Finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`."""
-    return _derivatives_fd(aba, model, q, v, tau, fext, eps)
+def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True):
+    """Finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`; ∂/∂q in the
+    tangent space. ``central=False``: forward differences."""
+    return _finite_differences(1, "aba_derivatives_fd", model, q, v, tau, fext, eps, central)
