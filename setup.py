@@ -18,7 +18,8 @@ setup(
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/robots", glob("rbd_ros/robots/*.urdf")),
     ],
-    install_requires=["numpy>=1.24", "numba>=0.59", "urdf-parser-py>=0.0.4"],
+    # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
+    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4"],
     extras_require={
         # the ROS 2 Jazzy client libraries as wheels from PyPI (no ROS install needed)
         "ros": ["ros-jazzy-rclpy", "ros-jazzy-rmw-fastrtps-cpp", "ros-jazzy-sensor-msgs",

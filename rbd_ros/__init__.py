@@ -8,16 +8,29 @@ from . import _jit  # noqa: F401  (installs the kernel cache locator before anyt
 from . import inertia, robots
 from .algorithms.aba import aba
 from .algorithms.aba_derivatives import aba_derivatives
+from .algorithms.compute_all import Dynamics, compute_all
 from .algorithms.crba import crba
 from .algorithms.finite_differences import aba_derivatives_fd, integrate, rnea_derivatives_fd
 from .algorithms.minv import minv
 from .algorithms.minv_cholesky import minv_cholesky
+from .algorithms.regressor import body_regressor, joint_torque_regressor
 from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea
 from .algorithms.rnea_derivatives import rnea_derivatives
+from .batch import (aba_batch, aba_derivatives_batch, joint_torque_regressor_batch, minv_batch,
+                    rnea_batch, rnea_derivatives_batch)
+from . import identification
+from .identification import (identify_least_squares, identify_physically_consistent,
+                             is_physically_consistent, log_cholesky_from_theta, pseudo_inertia,
+                             theta_from_log_cholesky)
 from .model import Data, Model
 from .urdf import URDFError, load_model
 
-__all__ = ["Data", "Model", "URDFError", "aba", "aba_derivatives", "aba_derivatives_fd", "crba",
-           "gravity_torques", "inertia", "integrate", "load_model", "minv", "minv_cholesky",
-           "nonlinear_effects", "rnea", "rnea_derivatives", "rnea_derivatives_fd", "robots"]
+__all__ = ["Data", "Dynamics", "Model", "URDFError", "aba", "aba_batch", "aba_derivatives",
+           "aba_derivatives_batch", "aba_derivatives_fd", "body_regressor", "compute_all", "crba",
+           "gravity_torques", "identification", "identify_least_squares",
+           "identify_physically_consistent", "inertia", "integrate", "is_physically_consistent",
+           "joint_torque_regressor", "joint_torque_regressor_batch", "load_model",
+           "log_cholesky_from_theta", "minv", "minv_batch", "minv_cholesky", "nonlinear_effects",
+           "pseudo_inertia", "rnea", "rnea_batch", "rnea_derivatives", "rnea_derivatives_batch",
+           "rnea_derivatives_fd", "robots", "theta_from_log_cholesky"]
 __version__ = "0.1.0"

@@ -75,11 +75,14 @@ if _PackageCacheLocator not in _CACHE_IMPL._locator_classes:
 f64_1d = types.Array(types.float64, 1, "C")
 f64_2d = types.Array(types.float64, 2, "C")
 f64_3d = types.Array(types.float64, 3, "C")
+f64_4d = types.Array(types.float64, 4, "C")
+i64_1d = types.Array(types.int64, 1, "C")
 f64_2d_ro = types.Array(types.float64, 2, "C", readonly=True)   # the model's packed table
 i64_1d_ro = types.Array(types.int64, 1, "C", readonly=True)     # the model's index arrays
 int64 = types.int64
 float64 = types.float64
 boolean = types.boolean
+void = types.void
 
 # 'contract' lets LLVM fuse multiply-adds (FMA): faster, and no less accurate. No other
 # fast-math flag: 'nnan'/'ninf' would let it delete the finiteness checks on inputs.
@@ -94,6 +97,12 @@ def kernel(signature):
     without releasing and retaking the GIL). Parallel work goes through the batch kernels.
     """
     return numba.njit(signature, cache=True, error_model="numpy",
+                      boundscheck=False, fastmath=_FASTMATH)
+
+
+def batch_kernel(signature):
+    """Decorator for a batch entry point: like :func:`kernel`, plus ``parallel=True``."""
+    return numba.njit(signature, cache=True, parallel=True, error_model="numpy",
                       boundscheck=False, fastmath=_FASTMATH)
 
 

@@ -54,6 +54,11 @@ D_DA = 12         # 6: dA_j = a_λ × S_j + v_λ × dV_j
 D_DW = 18         # 6: dW_j = v_j × S_j + v_λ × S_j
 D_COLS = 24
 
+# compute_all's extra per-body columns
+X_FA = 0          # 6: body force at the given a, then summed over the subtree (F at a)
+X_FQ = 6          # 6: bias force, + I a at q̈ in pass 3, then summed over the subtree (F at q̈)
+X_COLS = 12
+
 
 class Model:
     """A robot's kinematic tree and inertias as flat arrays; build with ``rbd_ros.load_model``.
@@ -188,6 +193,22 @@ class Model:
         """θ per body, shape (nbodies, 10), in the order of the seeds README."""
         return np.array(self.theta)
 
+    def with_inertial_parameters(self, theta):
+        """A new Model with this one's kinematics, name, joint limits and gravity, and the
+        body inertias θ (nbodies, 10) in the order of the seeds README (about each body's
+        joint frame origin)."""
+        theta = np.array(theta, dtype=np.float64)
+        if theta.shape != (self.nbodies, 10):
+            raise ValueError(f"theta must have shape ({self.nbodies}, 10), got {theta.shape}")
+        if not np.all(np.isfinite(theta)):
+            raise ValueError("theta contains NaN or inf")
+        model = Model(self.name, self.parent, self.joint_type, self.placement, self.axis,
+                      _inertia.from_theta(theta), self.body_names, self.joint_names,
+                      lower=self.lower, upper=self.upper,
+                      velocity_limit=self.velocity_limit, effort_limit=self.effort_limit)
+        model.gravity = self.gravity
+        return model
+
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
         return (f"<rbd_ros.Model {self.name!r}: {self.nbodies} bodies, nq={self.nq}, "
@@ -212,3 +233,7 @@ class Data:
         self.dof = np.zeros((nv, D_COLS))           # per-dof columns (derivatives)
         self.body_matrix = np.zeros((nb + 1, 36))   # per-body 6×6 (derivatives: B^c)
         self.stacked = np.zeros((3 * nv + 1, nv))   # ∂τ/∂q, ∂τ/∂q̇, M and q̈ (ABA derivatives)
+        self.regressor_block = np.zeros((6, 10))    # one body's 6×10 regressor (regressors)
+        self.all_body = np.zeros((nb + 1, X_COLS))  # compute_all: forces at a and at q̈
+        self.all_dof = np.zeros((nv, 6))            # compute_all: dA columns at q̈
+        self.all_stacked = np.zeros((2 * nv, nv))   # compute_all: ∂ID/∂q at q̈, -M⁻¹

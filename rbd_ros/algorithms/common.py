@@ -9,7 +9,7 @@ import math
 
 from .._jit import helper
 from ..model import FREE_FLYER, P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, W_OA
-from ..spatial import (cross3, rot3, se3_from_quaternion, se3_load, se3_mul,
+from ..spatial import (cross3, load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
                        se3_rotate_about_axis, se3_translate_along_axis)
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
@@ -102,3 +102,25 @@ def jcalc(packed, q, i, oM_parent):
     oM = se3_rotate_about_axis(oMt, lx, ly, lz, qi)
     lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)   # rotation about a line through p
     return oM, (lx, ly, lz, ax, ay, az)
+
+
+@helper
+def jcalc_local(packed, q, v, a, i):
+    """(X, v_J, S q̈) of body i in its own frame: X = ^λX_i = X_T X_J(q_i), the placement of
+    body i in its parent's frame; v_J = S q̇ and S q̈ with S the unit axis (angular for a
+    revolute joint, linear for a prismatic one; the identity for the free-flyer root)."""
+    kind = int(packed[i, P_TYPE])
+    iv = int(packed[i, P_IV])
+    if kind == FREE_FLYER:
+        return (free_flyer_placement(q, int(packed[i, P_IQ])), load6_vector(v, iv),
+                load6_vector(a, iv))
+    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
+    XT = se3_load(packed, i, P_PLACEMENT)
+    qi = q[int(packed[i, P_IQ])]
+    if kind == PRISMATIC:
+        return (se3_translate_along_axis(XT, ax, ay, az, qi),
+                (ax * v[iv], ay * v[iv], az * v[iv], 0.0, 0.0, 0.0),
+                (ax * a[iv], ay * a[iv], az * a[iv], 0.0, 0.0, 0.0))
+    return (se3_rotate_about_axis(XT, ax, ay, az, qi),
+            (0.0, 0.0, 0.0, ax * v[iv], ay * v[iv], az * v[iv]),
+            (0.0, 0.0, 0.0, ax * a[iv], ay * a[iv], az * a[iv]))

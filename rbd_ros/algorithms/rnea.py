@@ -14,13 +14,12 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA, P_TYPE,
-                     PRISMATIC, W_OA, W_OF, W_OM, W_OV)
+from ..model import (FREE_FLYER, P_AXIS, P_IV, P_PARENT, P_THETA, P_TYPE, PRISMATIC, W_OA,
+                     W_OF, W_OM, W_OV)
 from ..spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
-                       inertia_apply, load6, load6_vector, load10, se3_load,
-                       se3_rotate_about_axis, se3_store, se3_translate_along_axis, store6, sub6)
-from .common import (check_configuration, check_forces, check_vector, free_flyer_placement,
-                     model_sizes, set_world)
+                       inertia_apply, load6, load10, se3_load, se3_store, store6, sub6)
+from .common import (check_configuration, check_forces, check_vector, jcalc_local, model_sizes,
+                     set_world)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
@@ -33,29 +32,12 @@ def rnea_kernel(packed, ws, q, v, a, fext, tau):
     set_world(packed, ws)                                          # lines 2-3
     for i in range(nb):                                            # line 5
         lam = int(packed[i, P_PARENT])
-        iv = int(packed[i, P_IV])
-        kind = int(packed[i, P_TYPE])
-        # line 6: jcalc; S_i is the unit axis (angular for revolute, linear for prismatic),
-        # the identity for the free-flyer root; v_J = S q̇, and S q̈ joins the acceleration
-        if kind == FREE_FLYER:
-            X = free_flyer_placement(q, int(packed[i, P_IQ]))
-            vJ = load6_vector(v, iv)
-            aJ = load6_vector(a, iv)
-        else:
-            ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
-            XT = se3_load(packed, i, P_PLACEMENT)
-            qi = q[int(packed[i, P_IQ])]
-            if kind == PRISMATIC:                                   # line 7: X_J X_T
-                X = se3_translate_along_axis(XT, ax, ay, az, qi)
-                vJ = (ax * v[iv], ay * v[iv], az * v[iv], 0.0, 0.0, 0.0)
-                aJ = (ax * a[iv], ay * a[iv], az * a[iv], 0.0, 0.0, 0.0)
-            else:
-                X = se3_rotate_about_axis(XT, ax, ay, az, qi)
-                vJ = (0.0, 0.0, 0.0, ax * v[iv], ay * v[iv], az * v[iv])
-                aJ = (0.0, 0.0, 0.0, ax * a[iv], ay * a[iv], az * a[iv])
+        # lines 6-7: jcalc, ^iX_λ(i) = X_J X_T (stored as its inverse, the placement of i in
+        # λ(i)); S_i the unit axis (the identity for the free-flyer root); v_J = S q̇
+        X, vJ, aJ = jcalc_local(packed, q, v, a, i)
         vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)                    # line 8
         ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ),
-                  cross_motion(vi, vJ))                            # line 9 (c_J = 0)
+                  cross_motion(vi, vJ))                           # line 9 (c_J = 0)
         I = load10(packed, i, P_THETA)
         f = add6(inertia_apply(I, ai), cross_force(vi, inertia_apply(I, vi)))   # lines 10-11
         if fext.shape[0]:

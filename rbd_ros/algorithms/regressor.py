@@ -1,0 +1,206 @@
+"""Regressors: inverse dynamics written linearly in the inertial parameters (regressor seed).
+
+    f = Y_b(v, a_g) θ            one body: f = I a_g + v ×* (I v)           Y_b: 6 × 10
+    τ = Y(q, v, v̇) θ             the whole tree, θ = [θ_0; θ_1; …]          Y: nv × 10·nbodies
+
+θ of a body is ``[m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]`` about its joint frame
+origin (``model.theta``, ``model.inertial_parameters()``), so that
+``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``.
+
+The joint torque regressor is computed as in the seed: a forward pass (RNEA's, in body
+frames) gives each body's twist v_i and gravity-including acceleration a_i in its own frame;
+the body regressor Y_b(v_i, a_i) is the 6×10 map from θ_i to the force body i needs; the
+backward pass carries that block up the tree through the force transforms ^λX_i^* and
+projects it on each ancestor's joint axis: column block i of row block j is
+S_jᵀ ^jX_i^* Y_b(v_i, a_i) for each ancestor j of i (i included), zero elsewhere.
+"""
+import numpy as np
+
+from .. import _checks
+from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
+from ..model import FREE_FLYER, P_AXIS, P_IV, P_PARENT, P_TYPE, PRISMATIC, W_OA, W_OM, W_OV
+from ..spatial import (act_force, act_inv_motion, add6, cross_motion, load6, load6_vector,
+                       se3_load, se3_store, store6)
+from .common import (WRONG_SIZE, check_configuration, check_vector, jcalc_local, model_sizes,
+                     set_world)
+
+
+@helper
+def body_regressor_into(Y, v, a):
+    """Write into Y (6, 10) the body regressor of a body with twist v and spatial
+    acceleration a (gravity included), both tuples in the body frame, linear first.
+
+    Columns follow θ = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]; with b = a_lin + ω × v_lin:
+    f_lin = m b + ([α]× + [ω]×[ω]×) h,   f_ang = -[b]× h + I α + ω × (I ω).
+    """
+    vx, vy, vz, wx, wy, wz = v
+    alx, aly, alz, ax, ay, az = a
+    bx = alx + wy * vz - wz * vy
+    by = aly + wz * vx - wx * vz
+    bz = alz + wx * vy - wy * vx
+    wxx = wx * wx
+    wyy = wy * wy
+    wzz = wz * wz
+    wxy = wx * wy
+    wxz = wx * wz
+    wyz = wy * wz
+    # mass
+    Y[0, 0] = bx
+    Y[1, 0] = by
+    Y[2, 0] = bz
+    Y[3, 0] = 0.0
+    Y[4, 0] = 0.0
+    Y[5, 0] = 0.0
+    # first moment h: f_lin = ([α]× + w wᵀ - |w|² 1) h, f_ang = -[b]× h
+    Y[0, 1] = -(wyy + wzz)
+    Y[1, 1] = az + wxy
+    Y[2, 1] = -ay + wxz
+    Y[3, 1] = 0.0
+    Y[4, 1] = -bz
+    Y[5, 1] = by
+    Y[0, 2] = -az + wxy
+    Y[1, 2] = -(wxx + wzz)
+    Y[2, 2] = ax + wyz
+    Y[3, 2] = bz
+    Y[4, 2] = 0.0
+    Y[5, 2] = -bx
+    Y[0, 3] = ay + wxz
+    Y[1, 3] = -ax + wyz
+    Y[2, 3] = -(wxx + wyy)
+    Y[3, 3] = -by
+    Y[4, 3] = bx
+    Y[5, 3] = 0.0
+    # rotational inertia about the origin: I α + ω × (I ω)
+    for r in range(3):
+        for c in range(4, 10):
+            Y[r, c] = 0.0
+    Y[3, 4] = ax                # Ixx
+    Y[4, 4] = wxz
+    Y[5, 4] = -wxy
+    Y[3, 5] = ay - wxz          # Ixy
+    Y[4, 5] = ax + wyz
+    Y[5, 5] = wxx - wyy
+    Y[3, 6] = -wyz              # Iyy
+    Y[4, 6] = ay
+    Y[5, 6] = wxy
+    Y[3, 7] = az + wxy          # Ixz
+    Y[4, 7] = wzz - wxx
+    Y[5, 7] = ax - wyz
+    Y[3, 8] = wyy - wzz         # Iyz
+    Y[4, 8] = az - wxy
+    Y[5, 8] = ay + wxz
+    Y[3, 9] = wyz               # Izz
+    Y[4, 9] = -wxz
+    Y[5, 9] = az
+
+
+@helper
+def project_block(packed, Yb, j, Y, col):
+    """Y[rows of joint j, col:col+10] = S_jᵀ Yb (Yb: a 6×10 force block in body j's frame)."""
+    iv = int(packed[j, P_IV])
+    kind = int(packed[j, P_TYPE])
+    if kind == FREE_FLYER:
+        for r in range(6):
+            for c in range(10):
+                Y[iv + r, col + c] = Yb[r, c]
+    else:
+        ax, ay, az = packed[j, P_AXIS], packed[j, P_AXIS + 1], packed[j, P_AXIS + 2]
+        off = 0 if kind == PRISMATIC else 3
+        for c in range(10):
+            Y[iv, col + c] = ax * Yb[off, c] + ay * Yb[off + 1, c] + az * Yb[off + 2, c]
+
+
+@helper
+def regressor_forward(packed, ws, q, v, a, nb):
+    """RNEA's forward pass in body frames: W_OM ^λX_i, W_OV v_i, W_OA a_i (gravity included)."""
+    set_world(packed, ws)
+    for i in range(nb):
+        lam = int(packed[i, P_PARENT])
+        X, vJ, aJ = jcalc_local(packed, q, v, a, i)
+        vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)
+        ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ), cross_motion(vi, vJ))
+        se3_store(ws, i, W_OM, X)
+        store6(ws, i, W_OV, vi)
+        store6(ws, i, W_OA, ai)
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))
+def joint_torque_regressor_kernel(packed, ws, Yb, q, v, a, Y):
+    """Y (nv, 10 nb) with Y θ = τ; ws: the model's body workspace, Yb: a (6, 10) scratch."""
+    nb, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
+    status = status or check_vector(a, nv, 3)
+    if status:
+        return status
+    if Y.shape[0] != nv or Y.shape[1] != 10 * nb:
+        return 4 * 4 + WRONG_SIZE
+    if Yb.shape[0] != 6 or Yb.shape[1] != 10:
+        return 5 * 4 + WRONG_SIZE
+    regressor_forward(packed, ws, q, v, a, nb)
+    for r in range(nv):
+        for c in range(10 * nb):
+            Y[r, c] = 0.0
+    for i in range(nb - 1, -1, -1):
+        body_regressor_into(Yb, load6(ws, i, W_OV), load6(ws, i, W_OA))
+        col = 10 * i
+        project_block(packed, Yb, i, Y, col)
+        j = i
+        lam = int(packed[j, P_PARENT])
+        while lam >= 0:
+            # carry the block to the parent's frame: each column is a spatial force
+            X = se3_load(ws, j, W_OM)
+            for c in range(10):
+                f = act_force(X, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c], Yb[5, c]))
+                for r in range(6):
+                    Yb[r, c] = f[r]
+            project_block(packed, Yb, lam, Y, col)
+            j = lam
+            lam = int(packed[j, P_PARENT])
+    return 0
+
+
+@kernel(int64(f64_1d, f64_1d, f64_2d))
+def body_regressor_kernel(v, a, Y):
+    if v.shape[0] != 6:
+        return 1 * 4 + WRONG_SIZE
+    if a.shape[0] != 6:
+        return 2 * 4 + WRONG_SIZE
+    body_regressor_into(Y, load6_vector(v, 0), load6_vector(a, 0))
+    return 0
+
+
+def body_regressor(v, a_g):
+    """The 6×10 body regressor Y_b with f = Y_b(v, a_g) θ = I a_g + v ×* (I v).
+
+    v: the body's twist, a_g: its spatial acceleration minus gravity (both in the body
+    frame, linear first); θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the
+    body frame origin.
+    """
+    v, a_g = _checks.vectors(("v", "a_g"), v, a_g)
+    Y = np.empty((6, 10))
+    status = body_regressor_kernel(v, a_g, Y)
+    if status:
+        name = "v" if status // 4 == 1 else "a_g"
+        raise ValueError(f"body_regressor: {name} must have 6 entries (a spatial vector, "
+                         f"linear part first), got {({'v': v, 'a_g': a_g}[name]).shape}")
+    return Y
+
+
+_NAMES = ("q", "v", "a")
+
+
+def joint_torque_regressor(model, q, v, a):
+    """The joint torque regressor Y (nv, 10·nbodies): ``Y @ model.inertial_parameters().ravel()
+    == rnea(model, q, v, a)``; column block i belongs to body i's θ (seeds README order)."""
+    Y = np.empty((model.nv, 10 * model.nbodies))
+    data = model.data
+    try:
+        status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block,
+                                               q, v, a, Y)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, a = _checks.vectors(_NAMES, q, v, a)
+        status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block,
+                                               q, v, a, Y)
+    if status:
+        raise _checks.input_error("joint_torque_regressor", status, model, _NAMES, (q, v, a))
+    return Y

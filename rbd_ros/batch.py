@@ -1,0 +1,300 @@
+"""Batched dynamics: many states of one model in one call, spread over numba's threads.
+
+    tau = rbd_ros.rnea_batch(model, q, v, a)          # q: (N, nq), v, a: (N, nv) -> (N, nv)
+
+Each function is one compiled entry (``parallel=True``) that splits the N states into as many
+contiguous chunks as there are threads (``numba.get_num_threads()``, at the time of the
+call) and runs, for each chunk in a ``prange``, the single-state kernel of the algorithm
+(``rnea_kernel``, ``aba_kernel``, ...) on every state of the chunk. The results are those
+of the single-state functions (the same kernels run), state by state.
+
+Each chunk needs its own workspace: per-chunk copies of the :class:`rbd_ros.Data` arrays
+are allocated once per model (and number of threads) and cached on ``model.data``, so a
+call allocates only its outputs. Like the single-state functions, a batch call keeps the
+GIL: calls on one model from several Python threads run one at a time.
+
+Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
+quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
+first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
+"""
+import numba
+import numpy as np
+
+from . import _checks
+from ._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, i64_1d, int64, void
+from .algorithms.aba import aba_kernel
+from .algorithms.aba_derivatives import aba_derivatives_kernel
+from .algorithms.minv import minv_kernel
+from .algorithms.regressor import joint_torque_regressor_kernel
+from .algorithms.rnea import rnea_kernel
+from .algorithms.rnea_derivatives import rnea_derivatives_kernel
+
+
+class BatchWorkspace:
+    """Per-chunk copies of a model's :class:`rbd_ros.Data` arrays, stacked on a leading
+    axis of length ``nchunks`` (chunk c works in ``body[c]``, ``dof[c]``, ...)."""
+
+    def __init__(self, model, nchunks):
+        data = model.data
+        self.nchunks = nchunks
+
+        def stack(arr):
+            return np.ascontiguousarray(np.repeat(arr[np.newaxis], nchunks, axis=0))
+        self.body = stack(data.body)                  # world row included (identity placement)
+        self.dof = stack(data.dof)
+        self.body_matrix = stack(data.body_matrix)
+        self.force_sets = stack(data.force_sets)
+        self.stacked = stack(data.stacked)
+        self.regressor_block = stack(data.regressor_block)
+
+
+def workspace(model, nchunks):
+    """The model's cached batch workspace, grown to at least ``nchunks`` chunks."""
+    data = model.data
+    ws = getattr(data, "_batch_workspace", None)
+    if ws is None or ws.nchunks < nchunks:
+        ws = BatchWorkspace(model, max(nchunks, numba.get_num_threads()))
+        data._batch_workspace = ws
+    return ws
+
+
+def _chunks(n):
+    """Number of chunks for n states: one per thread, at most one per state."""
+    return min(numba.get_num_threads(), n)
+
+
+# -- kernels: status[k] receives the single-state kernel's status of state k ------------------
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d, int64))
+def rnea_batch_kernel(packed, ws, q, v, a, fext, tau, status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[c]
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            status[k] = rnea_kernel(packed, w, q[k], v[k], a[k], fext[k], tau[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d, int64))
+def aba_batch_kernel(packed, ws, q, v, tau, fext, qdd, status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[c]
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            status[k] = aba_kernel(packed, w, q[k], v[k], tau[k], fext[k], qdd[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, int64))
+def minv_batch_kernel(packed, ws, FP, q, Minv, status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[c]
+        fp = FP[c]
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d,
+                   f64_3d, f64_3d, f64_3d, i64_1d, int64))
+def rnea_derivatives_batch_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_dv, M,
+                                  status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[c]
+        dw = dws[c]
+        bw = bws[c]
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k], fext[k],
+                                                dtau_dq[k], dtau_dv[k], M[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_2d, f64_2d, f64_2d,
+                   f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, int64))
+def aba_derivatives_batch_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq,
+                                 dqdd_dv, Minv, status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[c]
+        dw = dws[c]
+        bw = bws[c]
+        fp = FP[c]
+        t = tmp[c]
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
+                                               fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, i64_1d, int64))
+def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[c]
+        yb = Yb[c]
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
+
+
+# -- Python wrappers --------------------------------------------------------------------------
+
+def _array(x, name, ndim):
+    """x as a writable C-contiguous float64 array of ``ndim`` dimensions (copied only if
+    needed), or a ValueError naming the argument."""
+    if (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == ndim
+            and x.flags.c_contiguous and x.flags.writeable):
+        return x
+    return _checks.matrix(x, name, ndim)
+
+
+def _inputs(function, model, names, values, fext):
+    """Converted (N, ·) inputs and fext (an (N, 0, 6) array when None), with their leading
+    dimensions and sizes checked; returns (arrays, fext, N)."""
+    arrays = []
+    for name, x in zip(names, values):
+        arr = _array(x, name, 2)
+        size = model.nq if name == "q" else model.nv
+        if arr.shape[1] != size:
+            raise ValueError(f"{function}: {name} must have shape (N, {size}) "
+                             f"({_checks.expected_size(model, name)} per state), "
+                             f"got {arr.shape}")
+        arrays.append(arr)
+    n = arrays[0].shape[0]
+    for name, arr in zip(names[1:], arrays[1:]):
+        if arr.shape[0] != n:
+            raise ValueError(f"{function}: {name} has {arr.shape[0]} states but {names[0]} "
+                             f"has {n}: the leading dimensions (N) must agree")
+    if fext is None:
+        fext = np.empty((n, 0, 6))
+    else:
+        fext = _array(fext, "fext", 3)
+        if fext.shape[1:] != (model.nbodies, 6):
+            raise ValueError(f"{function}: fext must have shape (N, {model.nbodies}, 6) "
+                             f"(one spatial force per body and state), got {fext.shape}")
+        if fext.shape[0] != n:
+            raise ValueError(f"{function}: fext has {fext.shape[0]} states but {names[0]} "
+                             f"has {n}: the leading dimensions (N) must agree")
+    return arrays, fext, n
+
+
+def _raise_first(function, status, model, names, arrays):
+    """ValueError for the first state with a nonzero status (none: return)."""
+    bad = np.flatnonzero(status)
+    if len(bad) == 0:
+        return
+    k = int(bad[0])
+    err = _checks.input_error(function, status[k], model, names,
+                              tuple(arr[k] for arr in arrays))
+    message = str(err)
+    prefix = f"{function}: "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
+    raise ValueError(f"{function}: sample {k}: {message}")
+
+
+_NAMES_RNEA = ("q", "v", "a", "fext")
+_NAMES_ABA = ("q", "v", "tau", "fext")
+
+
+def rnea_batch(model, q, v, a, fext=None):
+    """τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
+
+    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
+    """
+    (q, v, a), fext, n = _inputs("rnea_batch", model, _NAMES_RNEA[:3], (q, v, a), fext)
+    tau = np.empty((n, model.nv))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        ws = workspace(model, nchunks)
+        rnea_batch_kernel(model.packed, ws.body, q, v, a, fext, tau, status, nchunks)
+        _raise_first("rnea_batch", status, model, _NAMES_RNEA, (q, v, a, fext))
+    return tau
+
+
+def aba_batch(model, q, v, tau, fext=None):
+    """q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
+
+    Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
+    """
+    (q, v, tau), fext, n = _inputs("aba_batch", model, _NAMES_ABA[:3], (q, v, tau), fext)
+    qdd = np.empty((n, model.nv))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        ws = workspace(model, nchunks)
+        aba_batch_kernel(model.packed, ws.body, q, v, tau, fext, qdd, status, nchunks)
+        _raise_first("aba_batch", status, model, _NAMES_ABA, (q, v, tau, fext))
+    return qdd
+
+
+def minv_batch(model, q):
+    """M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv); entry k is
+    ``rbd_ros.minv(model, q[k])``."""
+    (q,), _, n = _inputs("minv_batch", model, ("q",), (q,), None)
+    Minv = np.empty((n, model.nv, model.nv))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        ws = workspace(model, nchunks)
+        minv_batch_kernel(model.packed, ws.body, ws.force_sets, q, Minv, status, nchunks)
+        _raise_first("minv_batch", status, model, ("q",), (q,))
+    return Minv
+
+
+def rnea_derivatives_batch(model, q, v, a, fext=None):
+    """(∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv); inputs as for :func:`rnea_batch`.
+
+    Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
+    """
+    (q, v, a), fext, n = _inputs("rnea_derivatives_batch", model, _NAMES_RNEA[:3], (q, v, a),
+                                 fext)
+    nv = model.nv
+    dtau_dq = np.empty((n, nv, nv))
+    dtau_dv = np.empty((n, nv, nv))
+    M = np.empty((n, nv, nv))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        ws = workspace(model, nchunks)
+        rnea_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix, q, v, a,
+                                      fext, dtau_dq, dtau_dv, M, status, nchunks)
+        _raise_first("rnea_derivatives_batch", status, model, _NAMES_RNEA, (q, v, a, fext))
+    return dtau_dq, dtau_dv, M
+
+
+def aba_derivatives_batch(model, q, v, tau, fext=None):
+    """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv); inputs as for :func:`aba_batch`.
+
+    Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
+    """
+    (q, v, tau), fext, n = _inputs("aba_derivatives_batch", model, _NAMES_ABA[:3],
+                                   (q, v, tau), fext)
+    nv = model.nv
+    dqdd_dq = np.empty((n, nv, nv))
+    dqdd_dv = np.empty((n, nv, nv))
+    Minv = np.empty((n, nv, nv))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        ws = workspace(model, nchunks)
+        aba_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix,
+                                     ws.force_sets, ws.stacked, q, v, tau, fext, dqdd_dq,
+                                     dqdd_dv, Minv, status, nchunks)
+        _raise_first("aba_derivatives_batch", status, model, _NAMES_ABA, (q, v, tau, fext))
+    return dqdd_dq, dqdd_dv, Minv
+
+
+def joint_torque_regressor_batch(model, q, v, a):
+    """Regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies);
+    rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
+    stacked Y of identification)."""
+    names = _NAMES_RNEA[:3]
+    (q, v, a), _, n = _inputs("joint_torque_regressor_batch", model, names, (q, v, a), None)
+    nv, ncol = model.nv, 10 * model.nbodies
+    Y = np.empty((n, nv, ncol))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        ws = workspace(model, nchunks)
+        joint_torque_regressor_batch_kernel(model.packed, ws.body, ws.regressor_block, q, v, a,
+                                            Y, status, nchunks)
+        _raise_first("joint_torque_regressor_batch", status, model, names, (q, v, a))
+    return Y.reshape(n * nv, ncol)

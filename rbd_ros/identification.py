@@ -1,0 +1,389 @@
+"""Inertial parameter identification and the parametrizations it needs (regressor seed).
+
+θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body (about its joint frame
+origin, seeds README order) is linear in the dynamics, τ = Y(q, v, v̇) θ
+(:func:`rbd_ros.joint_torque_regressor`), but not every θ is a body. Here:
+
+* the 4×4 pseudo-inertia J(θ) = [[Σ, h], [hᵀ, m]], Σ = ½ tr(I) 1 - I: θ belongs to a body
+  (a positive mass density) iff J ≻ 0 (:func:`pseudo_inertia`, :func:`theta_from_pseudo_inertia`,
+  :func:`is_physically_consistent`);
+* the log-Cholesky parameters φ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3] with
+  J = U Uᵀ, U = e^α [[e^d1, s12, s13, t1], [0, e^d2, s23, t2], [0, 0, e^d3, t3], [0, 0, 0, 1]]:
+  every φ ∈ R¹⁰ gives a physical θ and back (:func:`theta_from_log_cholesky`,
+  :func:`log_cholesky_from_theta`, analytic Jacobian :func:`theta_jacobian`);
+* identification from sampled states and torques: linear least squares on the identifiable
+  combinations (:func:`identify_least_squares`) and a physically consistent nonlinear least
+  squares on φ (:func:`identify_physically_consistent`).
+
+Every parametrization function accepts one body (shape (10,)) or a stack (shape (..., 10)).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from .batch import joint_torque_regressor_batch
+
+__all__ = ["IdentificationResult", "identify_least_squares", "identify_physically_consistent",
+           "is_physically_consistent", "log_cholesky_from_theta", "pseudo_inertia",
+           "theta_from_log_cholesky", "theta_from_pseudo_inertia", "theta_jacobian"]
+
+# positions in U (before the e^α factor) of φ[1:]; φ[0] = α scales the whole of U
+_PHI_ENTRIES = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
+
+
+def _as_theta(theta):
+    theta = np.asarray(theta, np.float64)
+    if theta.shape[-1:] != (10,):
+        raise ValueError(f"theta must have shape (..., 10), got {theta.shape}")
+    return theta
+
+
+# -- pseudo-inertia ------------------------------------------------------------------------
+
+def pseudo_inertia(theta):
+    """The 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]] with Σ = ½ tr(I) 1 - I (the second
+    moment of the mass distribution, ∫ x xᵀ ρ dV); shape (..., 4, 4)."""
+    theta = _as_theta(theta)
+    J = np.zeros(theta.shape[:-1] + (4, 4))
+    ixx, ixy, iyy, ixz, iyz, izz = (theta[..., k] for k in range(4, 10))
+    half_trace = 0.5 * (ixx + iyy + izz)
+    J[..., 0, 0] = half_trace - ixx
+    J[..., 1, 1] = half_trace - iyy
+    J[..., 2, 2] = half_trace - izz
+    J[..., 0, 1] = J[..., 1, 0] = -ixy
+    J[..., 0, 2] = J[..., 2, 0] = -ixz
+    J[..., 1, 2] = J[..., 2, 1] = -iyz
+    J[..., :3, 3] = theta[..., 1:4]
+    J[..., 3, :3] = theta[..., 1:4]
+    J[..., 3, 3] = theta[..., 0]
+    return J
+
+
+def theta_from_pseudo_inertia(J):
+    """θ from a (symmetric) pseudo-inertia (..., 4, 4): m = J₃₃, h = J[:3, 3],
+    I = tr(Σ) 1 - Σ."""
+    J = np.asarray(J, np.float64)
+    if J.shape[-2:] != (4, 4):
+        raise ValueError(f"J must have shape (..., 4, 4), got {J.shape}")
+    J = 0.5 * (J + np.swapaxes(J, -1, -2))
+    theta = np.empty(J.shape[:-2] + (10,))
+    trace = J[..., 0, 0] + J[..., 1, 1] + J[..., 2, 2]
+    theta[..., 0] = J[..., 3, 3]
+    theta[..., 1:4] = J[..., :3, 3]
+    theta[..., 4] = trace - J[..., 0, 0]
+    theta[..., 5] = -J[..., 0, 1]
+    theta[..., 6] = trace - J[..., 1, 1]
+    theta[..., 7] = -J[..., 0, 2]
+    theta[..., 8] = -J[..., 1, 2]
+    theta[..., 9] = trace - J[..., 2, 2]
+    return theta
+
+
+def _centroidal_moments(theta):
+    """Principal moments (ascending) of the rotational inertia about the centre of mass."""
+    m = theta[0]
+    I = np.array([[theta[4], theta[5], theta[7]],
+                  [theta[5], theta[6], theta[8]],
+                  [theta[7], theta[8], theta[9]]])
+    if m > 0:
+        c = theta[1:4] / m
+        I = I - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    return np.linalg.eigvalsh(I)
+
+
+def _body_violation(theta):
+    if not np.all(np.isfinite(theta)):
+        return "it contains NaN or inf"
+    if theta[0] <= 0:
+        return f"non-positive mass {theta[0]:g}"
+    moments = _centroidal_moments(theta)
+    scale = np.max(np.abs(moments))
+    if moments[0] <= 0:
+        return (f"the centroidal rotational inertia is not positive definite (principal "
+                f"moments {moments[0]:.6g}, {moments[1]:.6g}, {moments[2]:.6g})")
+    if moments[0] + moments[1] <= moments[2]:
+        return (f"the principal moments {moments[0]:.6g}, {moments[1]:.6g}, {moments[2]:.6g} "
+                "violate the triangle inequality I1 + I2 > I3")
+    J = pseudo_inertia(theta)
+    try:
+        np.linalg.cholesky(J)
+    except np.linalg.LinAlgError:
+        w = np.linalg.eigvalsh(J)
+        return (f"the pseudo-inertia is not positive definite (smallest eigenvalue {w[0]:.6g}"
+                f", moments scale {scale:.3g})")
+    return None
+
+
+def is_physically_consistent(theta):
+    """``(consistent, reason)``: whether θ (one body (10,) or a stack (..., 10)) is that of
+    physical bodies -- m > 0, strict triangle inequalities of the centroidal principal
+    moments (I1 + I2 > I3, which implies I ≻ 0 there) and the pseudo-inertia J ≻ 0
+    (checked by a Cholesky factorization) -- and, when not, why (naming the first bad body
+    of a stack); reason is None when consistent."""
+    theta = _as_theta(theta)
+    flat = theta.reshape(-1, 10)
+    for k, t in enumerate(flat):
+        reason = _body_violation(t)
+        if reason is not None:
+            if theta.ndim > 1:
+                index = np.unravel_index(k, theta.shape[:-1])
+                where = index[0] if len(index) == 1 else tuple(int(i) for i in index)
+                reason = f"body {where}: {reason}"
+            return False, reason
+    return True, None
+
+
+# -- log-Cholesky ----------------------------------------------------------------------------
+
+def _upper_factor(phi):
+    """V (..., 4, 4) with U = e^α V."""
+    V = np.zeros(phi.shape[:-1] + (4, 4))
+    V[..., 0, 0] = np.exp(phi[..., 1])
+    V[..., 1, 1] = np.exp(phi[..., 2])
+    V[..., 2, 2] = np.exp(phi[..., 3])
+    V[..., 0, 1] = phi[..., 4]
+    V[..., 1, 2] = phi[..., 5]
+    V[..., 0, 2] = phi[..., 6]
+    V[..., 0, 3] = phi[..., 7]
+    V[..., 1, 3] = phi[..., 8]
+    V[..., 2, 3] = phi[..., 9]
+    V[..., 3, 3] = 1.0
+    return V
+
+
+def _as_phi(phi):
+    phi = np.asarray(phi, np.float64)
+    if phi.shape[-1:] != (10,):
+        raise ValueError(f"phi must have shape (..., 10), got {phi.shape}")
+    return phi
+
+
+def theta_from_log_cholesky(phi):
+    """θ from the log-Cholesky parameters φ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3]:
+    θ = θ(J), J = U Uᵀ. Every φ gives a physically consistent θ (m = e^{2α}, c = t)."""
+    phi = _as_phi(phi)
+    V = _upper_factor(phi)
+    J = np.exp(2.0 * phi[..., 0])[..., None, None] * (V @ np.swapaxes(V, -1, -2))
+    return theta_from_pseudo_inertia(J)
+
+
+def log_cholesky_from_theta(theta):
+    """φ from a physically consistent θ (J(θ) ≻ 0; raises ValueError otherwise): U is the
+    upper-triangular factor of J = U Uᵀ (the Cholesky factor of J with its rows and
+    columns reversed)."""
+    theta = _as_theta(theta)
+    J = pseudo_inertia(theta)
+    rev = J[..., ::-1, ::-1]
+    try:
+        L = np.linalg.cholesky(rev)
+    except np.linalg.LinAlgError:
+        _, reason = is_physically_consistent(theta)
+        raise ValueError("log_cholesky_from_theta: θ is not physically consistent"
+                         + (f" ({reason})" if reason else " (J is not positive definite)")) \
+            from None
+    U = L[..., ::-1, ::-1]            # upper triangular, positive diagonal, J = U Uᵀ
+    s = U[..., 3, 3]                  # e^α = √m
+    phi = np.empty(theta.shape)
+    phi[..., 0] = np.log(s)
+    for k, (r, c) in enumerate(_PHI_ENTRIES):
+        x = U[..., r, c] / s
+        phi[..., k + 1] = np.log(x) if r == c else x
+    return phi
+
+
+def theta_jacobian(phi):
+    """∂θ/∂φ, shape (..., 10, 10) (row: θ entry, column: φ entry), analytic.
+
+    θ = e^{2α} T(V Vᵀ) with T the linear map J -> θ, so ∂θ/∂α = 2θ and, for an entry x of V
+    at (r, c), ∂θ/∂x = e^{2α} T(∂V Vᵀ + V ∂Vᵀ) with ∂V = E_rc (times e^d for a diagonal
+    entry d)."""
+    phi = _as_phi(phi)
+    V = _upper_factor(phi)
+    scale = np.exp(2.0 * phi[..., 0])
+    out = np.empty(phi.shape + (10,))
+    out[..., :, 0] = 2.0 * theta_from_pseudo_inertia(scale[..., None, None]
+                                                     * (V @ np.swapaxes(V, -1, -2)))
+    for k, (r, c) in enumerate(_PHI_ENTRIES):
+        # ∂V Vᵀ has row r = V[:, c]ᵀ (times the entry's derivative factor)
+        dV_VT = np.zeros(phi.shape[:-1] + (4, 4))
+        factor = V[..., r, c] if r == c else 1.0       # d e^d / dd = e^d
+        dV_VT[..., r, :] = (scale * factor)[..., None] * V[..., :, c]
+        out[..., :, k + 1] = theta_from_pseudo_inertia(dV_VT + np.swapaxes(dV_VT, -1, -2))
+    return out
+
+
+# -- identification ------------------------------------------------------------------------
+
+@dataclass
+class IdentificationResult:
+    """What an identification returns.
+
+    theta: the identified θ (nbodies, 10); model: a new model carrying it
+    (``Model.with_inertial_parameters``); rms_before / rms_after: RMS torque error over the
+    samples with the starting model's θ and with the identified θ; rank: the number of
+    identifiable parameter combinations found in the data (the base size); consistent,
+    reason: ``is_physically_consistent(theta)``; extra: method-specific details.
+    """
+    theta: np.ndarray
+    model: object
+    rms_before: float
+    rms_after: float
+    rank: int
+    consistent: bool
+    reason: object
+    extra: dict
+
+
+def _samples(model, q, v, a, tau):
+    """Stacked regressor and torques of the samples (leading dimension N)."""
+    q = np.atleast_2d(np.asarray(q, np.float64))
+    v = np.atleast_2d(np.asarray(v, np.float64))
+    a = np.atleast_2d(np.asarray(a, np.float64))
+    tau = np.atleast_2d(np.asarray(tau, np.float64))
+    if tau.shape != v.shape:
+        raise ValueError(f"tau must have shape (N, {model.nv}) like v, got {tau.shape}")
+    Y = joint_torque_regressor_batch(model, np.ascontiguousarray(q), np.ascontiguousarray(v),
+                                     np.ascontiguousarray(a))
+    b = tau.reshape(-1)
+    if not np.all(np.isfinite(b)):
+        raise ValueError("tau contains NaN or inf")
+    if len(b) == 0:
+        raise ValueError("no samples")
+    return Y, b
+
+
+def _rms(r):
+    return float(np.sqrt(np.mean(r * r)))
+
+
+def _column_scales(Y):
+    """1 / column norm (1 for an all-zero column): makes the SVD's rank decision insensitive
+    to the units of θ (kg, kg·m, kg·m²) and to the sizes of the bodies."""
+    norms = np.linalg.norm(Y, axis=0)
+    return np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
+
+
+def _base(Ys, rtol):
+    """(U_r, s_r, V_r) of the SVD of Ys truncated to its numerical rank."""
+    U, s, Vt = np.linalg.svd(Ys, full_matrices=False)
+    if s.size == 0 or s[0] == 0:
+        return U[:, :0], s[:0], Vt[:0].T
+    if rtol is None:
+        rtol = max(Ys.shape) * np.finfo(np.float64).eps * 10
+    r = int(np.sum(s > rtol * s[0]))
+    return U[:, :r], s[:r], Vt[:r].T
+
+
+def identify_least_squares(model, q, v, a, tau, prior_weight=0.0, rtol=None):
+    """Least-squares θ from N samples: q (N, nq), v, a, tau (N, nv).
+
+    With ``prior_weight == 0`` only the identifiable combinations of θ (the row space of the
+    stacked regressor Y, found by an SVD of Y with its columns normalized; ``rtol`` is the
+    relative singular value threshold) are fitted; the others keep the model's current
+    values: θ = θ₀ + Y⁺ (τ - Y θ₀), the fitted torques being the projection of τ on the
+    range of Y. With ``prior_weight = w > 0`` the cost is
+    mean((Y θ - τ)²) + w ‖θ - θ₀‖² (ridge regression toward the model's θ₀).
+    The result need not be physically consistent (see ``result.consistent``).
+    """
+    if prior_weight < 0:
+        raise ValueError("prior_weight must be >= 0")
+    Y, b = _samples(model, q, v, a, tau)
+    theta0 = model.inertial_parameters().ravel()
+    r0 = b - Y @ theta0
+    D = _column_scales(Y)
+    Ys = Y * D
+    U, s, Vr = _base(Ys, rtol)
+    if prior_weight == 0:
+        delta = D * (Vr @ ((U.T @ r0) / s))
+    else:
+        n = len(b)
+        w = float(prior_weight)
+        # minimize |Y δ - r0|²/n + w |δ|²  ->  (YᵀY/n + w) δ = Yᵀ r0 / n
+        A = Y.T @ Y / n + w * np.eye(Y.shape[1])
+        delta = np.linalg.solve(A, Y.T @ r0 / n)
+    theta = (theta0 + delta).reshape(model.nbodies, 10)
+    consistent, reason = is_physically_consistent(theta)
+    return IdentificationResult(
+        theta=theta, model=model.with_inertial_parameters(theta),
+        rms_before=_rms(r0), rms_after=_rms(b - Y @ theta.ravel()), rank=len(s),
+        consistent=consistent, reason=reason,
+        extra={"base": Vr, "column_scales": D, "singular_values": s})
+
+
+def _nearest_consistent(theta, eps=1e-9):
+    """θ made physically consistent by lifting the eigenvalues of J to at least
+    eps · max(1, largest eigenvalue) (for a starting point only)."""
+    J = pseudo_inertia(theta)
+    w, Q = np.linalg.eigh(J)
+    floor = eps * np.maximum(1.0, np.max(np.abs(w), axis=-1, keepdims=True))
+    w = np.maximum(w, floor)
+    return theta_from_pseudo_inertia((Q * w[..., None, :]) @ np.swapaxes(Q, -1, -2))
+
+
+def identify_physically_consistent(model, q, v, a, tau, prior_weight=1e-4, phi0=None,
+                                   method="trf", max_iter=200, **least_squares_options):
+    """Physically consistent θ from N samples (q (N, nq), v, a, tau (N, nv)).
+
+    Minimizes  mean((Y θ(φ) - τ)²) + w ‖φ - φ₀‖²  over the log-Cholesky parameters φ of all
+    bodies with ``scipy.optimize.least_squares`` (``method="trf"`` by default, or ``"lm"``,
+    ``"dogbox"``; at most ``max_iter`` evaluations; further keyword options passed on) on
+    the analytic Jacobian Y ∂θ/∂φ (Gauss-Newton steps in a trust region), starting from
+    φ₀, the log-Cholesky parameters of the model's θ₀ (or ``phi0``). Every φ is a physical body, so the result is physically consistent.
+
+    The prior (w = ``prior_weight``, in (N·m)² per unit of φ²) regularizes toward the
+    model's θ₀ in log-Cholesky coordinates, which are nearly unit-free (log mass, log
+    principal lengths, centre of mass in metres): it fixes the combinations the data cannot
+    see and keeps every body strictly inside the physical set (a pure fit whose optimum
+    lies on the boundary J ⪰ 0 drives φ to infinity and converges slowly). With w = 0 it is
+    a pure fit. A model θ₀ that is not physical (a massless link) is first lifted to a
+    nearby consistent one.
+
+    ``extra`` holds ``phi`` and scipy's ``optimizer`` result (``status`` 0: the
+    evaluation limit was reached; the fit near the boundary of the physical set converges
+    slowly, so that is common and usually harmless).
+    """
+    from scipy.optimize import least_squares
+
+    if prior_weight < 0:
+        raise ValueError("prior_weight must be >= 0")
+    Y, b = _samples(model, q, v, a, tau)
+    nb = model.nbodies
+    theta0 = model.inertial_parameters()
+    r0 = b - Y @ theta0.ravel()
+    n = len(b)
+    # |Y θ - b|² = |R θ - Qᵀ b|² + const: the fit works on the small triangular factor
+    Qf, R = np.linalg.qr(Y)
+    c = Qf.T @ b
+    sn = 1.0 / np.sqrt(n)
+    sw = np.sqrt(prior_weight)
+    if phi0 is None:
+        start = theta0 if is_physically_consistent(theta0)[0] else _nearest_consistent(theta0)
+        phi0 = log_cholesky_from_theta(start)
+    phi0 = np.asarray(phi0, np.float64).reshape(nb, 10)
+    prior = phi0.ravel().copy()
+    eye = sw * np.eye(10 * nb)
+
+    def residual(x):
+        theta = theta_from_log_cholesky(x.reshape(nb, 10)).ravel()
+        r = sn * (R @ theta - c)
+        return np.concatenate([r, sw * (x - prior)]) if prior_weight > 0 else r
+
+    def jacobian(x):
+        Jb = theta_jacobian(x.reshape(nb, 10))           # (nb, 10, 10): ∂θ/∂φ, block diagonal
+        RJ = sn * np.einsum("rik,ikl->ril", R.reshape(R.shape[0], nb, 10), Jb)
+        RJ = RJ.reshape(R.shape[0], 10 * nb)
+        return np.vstack([RJ, eye]) if prior_weight > 0 else RJ
+
+    options = dict(x_scale="jac") if method != "lm" else {}
+    options.update(least_squares_options)
+    sol = least_squares(residual, phi0.ravel(), jac=jacobian, method=method,
+                        max_nfev=max_iter, **options)
+    phi = sol.x.reshape(nb, 10)
+    theta = theta_from_log_cholesky(phi)
+    consistent, reason = is_physically_consistent(theta)
+    return IdentificationResult(
+        theta=theta, model=model.with_inertial_parameters(theta),
+        rms_before=_rms(r0), rms_after=_rms(b - Y @ theta.ravel()),
+        rank=_base(Y * _column_scales(Y), None)[1].size,
+        consistent=consistent, reason=reason,
+        extra={"phi": phi, "optimizer": sol})

@@ -1,0 +1,183 @@
+"""Batched functions: the same results as a loop over the single-state functions, bad samples
+named by index, leading dimensions checked, N = 0 allowed."""
+import numba
+import numpy as np
+import pytest
+
+import rbd_ros
+from conftest import assert_close, robot_or_skip
+
+BATCH_ROBOTS = ("arm7", "quadruped", "talos")
+N = 37
+TOL = 1e-12
+
+# name: (batch function, single-state function, names of the per-state inputs, outputs)
+FUNCTIONS = {
+    "rnea": (rbd_ros.rnea_batch, rbd_ros.rnea, ("q", "v", "a"), 1),
+    "aba": (rbd_ros.aba_batch, rbd_ros.aba, ("q", "v", "tau"), 1),
+    "minv": (rbd_ros.minv_batch, rbd_ros.minv, ("q",), 1),
+    "rnea_derivatives": (rbd_ros.rnea_derivatives_batch, rbd_ros.rnea_derivatives,
+                         ("q", "v", "a"), 3),
+    "aba_derivatives": (rbd_ros.aba_derivatives_batch, rbd_ros.aba_derivatives,
+                        ("q", "v", "tau"), 3),
+}
+TAKES_FEXT = {"rnea", "aba", "rnea_derivatives", "aba_derivatives"}
+
+
+def batch_states(robot, n, seed=0):
+    """dict of (n, ·) arrays q, v, a, tau and fext (n, nbodies, 6)."""
+    states = [robot.random_state(seed * 1000 + k) for k in range(n)]
+    m = robot.model
+    if n == 0:
+        return {"q": np.zeros((0, m.nq)), "v": np.zeros((0, m.nv)), "a": np.zeros((0, m.nv)),
+                "tau": np.zeros((0, m.nv)), "fext": np.zeros((0, m.nbodies, 6))}
+    q, v, a, tau, fext = (np.array(x) for x in zip(*states))
+    return {"q": q, "v": v, "a": a, "tau": tau, "fext": fext}
+
+
+def as_tuple(out, nout):
+    return out if nout > 1 else (out,)
+
+
+@pytest.fixture(params=BATCH_ROBOTS)
+def robot(request):
+    return robot_or_skip(request.param)
+
+
+@pytest.mark.parametrize("function, with_fext",
+                         [(f, False) for f in FUNCTIONS] + [(f, True) for f in FUNCTIONS
+                                                            if f in TAKES_FEXT])
+def test_batch_equals_loop(robot, function, with_fext):
+    batch, single, names, nout = FUNCTIONS[function]
+    m = robot.model
+    s = batch_states(robot, N)
+    args = [s[n] for n in names]
+    fext = s["fext"] if with_fext else None
+    extra = (fext,) if function in TAKES_FEXT else ()
+    out = as_tuple(batch(m, *args, *extra), nout)
+    assert len(out) == nout
+    for k in range(N):
+        extra_k = ((None if fext is None else fext[k]),) if function in TAKES_FEXT else ()
+        ref = as_tuple(single(m, *(x[k] for x in args), *extra_k), nout)
+        for j in range(nout):
+            assert out[j].shape[0] == N
+            assert_close(out[j][k], ref[j], TOL, f"{function}[{k}] output {j}")
+
+
+def test_batch_equals_loop_with_several_thread_counts(robot):
+    """The chunking (one chunk per thread, fewer states than threads) changes nothing."""
+    m = robot.model
+    s = batch_states(robot, 5)
+    ref = np.array([rbd_ros.aba(m, s["q"][k], s["v"][k], s["tau"][k], s["fext"][k])
+                    for k in range(5)])
+    saved = numba.get_num_threads()
+    try:
+        for nthreads in sorted({1, saved}):
+            numba.set_num_threads(nthreads)
+            for n in (1, 2, 5):
+                out = rbd_ros.aba_batch(m, s["q"][:n], s["v"][:n], s["tau"][:n], s["fext"][:n])
+                assert_close(out, ref[:n], TOL, f"aba_batch n={n} threads={nthreads}")
+    finally:
+        numba.set_num_threads(saved)
+
+
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+def test_nan_in_sample_names_index_and_argument(robot, function):
+    batch, _, names, _ = FUNCTIONS[function]
+    m = robot.model
+    s = batch_states(robot, N)
+    targets = list(names) + (["fext"] if function in TAKES_FEXT else [])
+    for target in targets:
+        bad = {n: s[n].copy() for n in s}
+        bad[target][5].flat[2] = np.nan
+        bad[target][9].flat[0] = np.inf     # a later bad sample: the first one is reported
+        extra = (bad["fext"],) if function in TAKES_FEXT else ()
+        with pytest.raises(ValueError) as info:
+            batch(m, *(bad[n] for n in names), *extra)
+        message = str(info.value)
+        assert "sample 5" in message, message
+        assert f"{target} contains NaN" in message, message
+
+
+def test_zero_quaternion_names_sample():
+    robot = robot_or_skip("quadruped")
+    m = robot.model
+    s = batch_states(robot, 8)
+    s["q"][3, 3:7] = 0.0
+    with pytest.raises(ValueError, match=r"sample 3: .*q has a zero base quaternion"):
+        rbd_ros.aba_batch(m, s["q"], s["v"], s["tau"])
+
+
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+def test_mismatched_leading_dimension_raises(robot, function):
+    batch, _, names, _ = FUNCTIONS[function]
+    m = robot.model
+    s = batch_states(robot, 6)
+    for target in names[1:]:
+        args = [s[n][:5] if n == target else s[n] for n in names]
+        extra = (s["fext"],) if function in TAKES_FEXT else ()
+        with pytest.raises(ValueError, match=rf"{target} has 5 states but q has 6"):
+            batch(m, *args, *extra)
+    if function in TAKES_FEXT:
+        with pytest.raises(ValueError, match=r"fext has 4 states but q has 6"):
+            batch(m, *(s[n] for n in names), s["fext"][:4])
+
+
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+def test_wrong_shapes_raise(robot, function):
+    batch, _, names, _ = FUNCTIONS[function]
+    m = robot.model
+    s = batch_states(robot, 4)
+    for target in names:
+        args = [s[n][:, :-1] if n == target else s[n] for n in names]
+        extra = (s["fext"],) if function in TAKES_FEXT else ()
+        with pytest.raises(ValueError, match=rf"{target} must have shape \(N, "):
+            batch(m, *args, *extra)
+        args = [s[n][0] if n == target else s[n] for n in names]     # a single state: 1-D
+        with pytest.raises(ValueError, match=rf"{target} must be a 2-D array"):
+            batch(m, *args, *extra)
+    if function in TAKES_FEXT:
+        with pytest.raises(ValueError, match=r"fext must have shape \(N, "):
+            batch(m, *(s[n] for n in names), s["fext"][:, 1:])
+
+
+@pytest.mark.parametrize("function", list(FUNCTIONS))
+def test_empty_batch(robot, function):
+    batch, _, names, nout = FUNCTIONS[function]
+    m = robot.model
+    s = batch_states(robot, 0)
+    shape = (0, m.nv) if function in ("rnea", "aba") else (0, m.nv, m.nv)
+    for extra in ([(), ((s["fext"],))] if function in TAKES_FEXT else [()]):
+        out = as_tuple(batch(m, *(s[n] for n in names), *extra), nout)
+        assert len(out) == nout
+        for x in out:
+            assert x.shape == shape and x.dtype == np.float64
+
+
+def test_other_array_likes(robot):
+    """Lists, int arrays, read-only arrays and strided views give the same answer as
+    writable float64 C-contiguous arrays."""
+    m = robot.model
+    s = batch_states(robot, 6)
+    s["fext"] = np.round(s["fext"])
+    ref = rbd_ros.rnea_batch(m, s["q"], s["v"], s["a"], s["fext"])
+    wide = np.zeros((6, 2 * m.nv))
+    wide[:, ::2] = s["v"]
+    readonly = s["a"].copy()
+    readonly.flags.writeable = False
+    out = rbd_ros.rnea_batch(m, s["q"].tolist(), wide[:, ::2], readonly,
+                             s["fext"].astype(np.int64))
+    assert_close(out, ref, TOL, "array-likes")
+    with pytest.raises(ValueError, match="q must be an array of numbers"):
+        rbd_ros.rnea_batch(m, [["x"] * m.nq] * 6, s["v"], s["a"])
+
+
+def test_workspace_is_cached(robot):
+    m = robot.model
+    s = batch_states(robot, 4)
+    rbd_ros.minv_batch(m, s["q"])
+    ws = m.data._batch_workspace
+    rbd_ros.minv_batch(m, s["q"])
+    rbd_ros.aba_derivatives_batch(m, s["q"], s["v"], s["tau"])
+    assert m.data._batch_workspace is ws
+    assert ws.nchunks >= numba.get_num_threads()
