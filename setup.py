@@ -5,6 +5,22 @@ from setuptools import find_packages, setup
 
 PACKAGE = "rbd_ros"
 
+ROS_RUNTIME = [f"ros-jazzy-{name}" for name in (
+    "rclpy", "rmw-fastrtps-cpp", "sensor-msgs", "std-msgs", "nav-msgs", "diagnostic-msgs",
+    "rosidl-default-runtime")]
+ROS_BUILD = ["colcon-core", "colcon-ros", "colcon-cmake", "colcon-python-setup-py",
+             "colcon-package-selection", "colcon-output", "colcon-library-path",
+             "colcon-recursive-crawl"] + [f"ros-jazzy-{name}" for name in (
+    "ament-package", "ament-cmake", "ament-cmake-core", "ament-cmake-ros",
+    "ament-cmake-include-directories", "ament-cmake-libraries", "ament-cmake-gmock",
+    "ament-cmake-gtest", "ament-cmake-pytest", "gmock-vendor", "gtest-vendor",
+    "python-cmake-module", "fastrtps-cmake-module", "rosidl-default-generators",
+    "rosidl-core-generators", "rosidl-generator-c", "rosidl-generator-cpp",
+    "rosidl-generator-py", "rosidl-generator-type-description", "rosidl-typesupport-c",
+    "rosidl-typesupport-cpp", "rosidl-typesupport-fastrtps-c", "rosidl-typesupport-fastrtps-cpp",
+    "rosidl-typesupport-introspection-c", "rosidl-typesupport-introspection-cpp",
+    "rosidl-adapter", "rosidl-cli", "rosidl-cmake", "rosidl-parser", "rosidl-pycommon")]
+
 setup(
     name=PACKAGE,
     version="0.1.0",
@@ -21,9 +37,10 @@ setup(
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
     install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4"],
     extras_require={
-        # the ROS 2 Jazzy client libraries as wheels from PyPI (no ROS install needed)
-        "ros": ["ros-jazzy-rclpy", "ros-jazzy-rmw-fastrtps-cpp", "ros-jazzy-sensor-msgs",
-                "ros-jazzy-std-msgs", "ros-jazzy-nav-msgs", "ros-jazzy-diagnostic-msgs"],
+        # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
+        # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
+        # (colcon, ament_cmake, the rosidl generators)
+        "ros": ROS_RUNTIME + ROS_BUILD,
         # Pinocchio and its robot set are test oracles only, never a runtime dependency
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
@@ -32,5 +49,7 @@ setup(
     maintainer="rbd_ros developers",
     maintainer_email="rbd_ros@example.com",
     tests_require=["pytest"],
-    entry_points={"console_scripts": []},
+    entry_points={"console_scripts": [
+        "dynamics_node = rbd_ros.node.dynamics_node:main",
+    ]},
 )

@@ -8,7 +8,7 @@ from . import _jit  # noqa: F401  (installs the kernel cache locator before anyt
 from . import inertia, robots
 from .algorithms.aba import aba
 from .algorithms.aba_derivatives import aba_derivatives
-from .algorithms.compute_all import Dynamics, compute_all
+from .algorithms.compute_all import Dynamics, compute_all, inverse_and_forward_dynamics
 from .algorithms.crba import crba
 from .algorithms.finite_differences import aba_derivatives_fd, integrate, rnea_derivatives_fd
 from .algorithms.minv import minv
@@ -25,12 +25,13 @@ from .identification import (identify_least_squares, identify_physically_consist
 from .model import Data, Model
 from .urdf import URDFError, load_model
 
-__all__ = ["Data", "Dynamics", "Model", "URDFError", "aba", "aba_batch", "aba_derivatives",
-           "aba_derivatives_batch", "aba_derivatives_fd", "body_regressor", "compute_all", "crba",
-           "gravity_torques", "identification", "identify_least_squares",
-           "identify_physically_consistent", "inertia", "integrate", "is_physically_consistent",
+__all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
+           "body_regressor", "compute_all", "crba", "Data", "Dynamics", "gravity_torques",
+           "identification", "identify_least_squares", "identify_physically_consistent",
+           "inertia", "integrate", "inverse_and_forward_dynamics", "is_physically_consistent",
            "joint_torque_regressor", "joint_torque_regressor_batch", "load_model",
-           "log_cholesky_from_theta", "minv", "minv_batch", "minv_cholesky", "nonlinear_effects",
-           "pseudo_inertia", "rnea", "rnea_batch", "rnea_derivatives", "rnea_derivatives_batch",
-           "rnea_derivatives_fd", "robots", "theta_from_log_cholesky"]
+           "log_cholesky_from_theta", "minv", "minv_batch", "minv_cholesky", "Model",
+           "nonlinear_effects", "pseudo_inertia", "rnea", "rnea_batch", "rnea_derivatives",
+           "rnea_derivatives_batch", "rnea_derivatives_fd", "robots", "theta_from_log_cholesky",
+           "URDFError"]
 __version__ = "0.1.0"

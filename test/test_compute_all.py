@@ -174,3 +174,20 @@ def test_zero_quaternion_and_empty_list():
         rbd_ros.compute_all(m, q, [], tau)
     with pytest.raises(ValueError, match="compute_all: fext has the wrong size"):
         rbd_ros.compute_all(m, q, v, tau, None, np.zeros((m.nbodies, 5)))
+
+
+@pytest.mark.parametrize("name", ["arm7", "quadruped"])
+def test_inverse_and_forward_dynamics_equals_rnea_and_aba(name):
+    robot = robot_or_skip(name)
+    m = robot.model
+    q, v, a, tau, fext = robot.random_state(3)
+    tau_out, qdd = rbd_ros.inverse_and_forward_dynamics(m, q, v, a, tau, fext)
+    np.testing.assert_array_equal(tau_out, rbd_ros.rnea(m, q, v, a, fext))
+    np.testing.assert_array_equal(qdd, rbd_ros.aba(m, q, v, tau, fext))
+    for position, arg in enumerate(("q", "v", "a", "tau")):
+        args = [q.copy(), v.copy(), a.copy(), tau.copy()]
+        args[position][-1] = np.nan
+        with pytest.raises(ValueError, match=f"{arg} contains NaN"):
+            rbd_ros.inverse_and_forward_dynamics(m, *args)
+    with pytest.raises(ValueError, match="fext has the wrong size"):
+        rbd_ros.inverse_and_forward_dynamics(m, q, v, a, tau, fext[1:])

@@ -41,8 +41,10 @@ from ..spatial import (act_force, act_inv_force, act_inv_motion, act_motion, add
                        mat6_apply_transpose, mat6_cholesky, mat6_cholesky_solve,
                        mat6_set_inertia, scale6, se3_load, se3_store, store6, store10, sub6)
 from .common import check_configuration, check_forces, check_vector, jcalc, model_sizes, set_world
+from .aba import aba_kernel
 from .crba import UNIT_MOTIONS
 from .minv import UNIT_FORCES, load_column6, store_column6
+from .rnea import rnea_kernel
 from .rnea_derivatives import inertia_variation_column, store_dof_columns
 
 
@@ -338,3 +340,40 @@ def compute_all(model, q, v, tau, a=None, fext=None):
         raise _checks.input_error("compute_all", status, model, _NAMES, (q, v, tau, a, fext))
     return Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv],
                     out[2 * nv:3 * nv], out[3 * nv:4 * nv], out[4 * nv:5 * nv])
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d, f64_1d))
+def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
+    # statuses name an argument by position (* 4): renumber to this kernel's (q, v, a, tau, fext)
+    status = rnea_kernel(packed, ws, q, v, a, fext, tau)
+    if status:
+        position = status // 4
+        return (5 if position == 4 else position) * 4 + status % 4
+    status = aba_kernel(packed, ws, q, v, tau_in, fext, qdd)
+    if status:
+        position = status // 4
+        return (position + 1 if position >= 3 else position) * 4 + status % 4
+    return 0
+
+
+def inverse_and_forward_dynamics(model, q, v, a, tau, fext=None):
+    """(ID(q, v, a), FD(q, v, tau)) in one call: what a node needs when it publishes torques
+    and accelerations but no matrices (cheaper than :func:`compute_all`)."""
+    nv = model.nv
+    out = np.empty((2, nv))
+    data = model.data
+    if fext is None:
+        fext = data.no_fext
+    names = ("q", "v", "a", "tau", "fext")
+    try:
+        status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext,
+                                            out[0], out[1])
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, a, tau = _checks.vectors(names, q, v, a, tau)
+        fext = _checks.matrix(fext, "fext")
+        status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext,
+                                            out[0], out[1])
+    if status:
+        raise _checks.input_error("inverse_and_forward_dynamics", status, model, names,
+                                  (q, v, a, tau, fext))
+    return out[0], out[1]

@@ -1,0 +1,102 @@
+"""Joint states by name, merged from several publishers, as the arrays the core takes.
+
+ROS joint_states messages name their joints and need not carry all of them (one publisher
+per arm, a gripper driver, ...): positions, velocities and efforts are stored per joint of
+the model, and a message's name list is mapped to model indices once and cached, so a tick
+costs a few numpy fancy-index copies, never a Python loop over joints.
+"""
+import numpy as np
+
+
+class JointCache:
+    """Latest position, velocity and effort of every joint of a model, by name.
+
+    ros2_control fills interfaces it does not have with NaN; a message without a velocity
+    or effort array says nothing about them. Both leave that joint's value NaN ("unknown"),
+    and the caller decides what an unknown value means for each output.
+    """
+
+    def __init__(self, joint_names):
+        self.joint_names = tuple(joint_names)
+        self.index = {name: k for k, name in enumerate(self.joint_names)}
+        n = len(self.joint_names)
+        self.position = np.full(n, np.nan)
+        self.velocity = np.full(n, np.nan)
+        self.effort = np.full(n, np.nan)
+        self.received = np.full(n, -np.inf)   # time.monotonic() of each joint's last update
+        self.stamp = None                 # stamp of the latest message merged
+        self.updates = 0                  # messages merged since the last take()
+        self._maps = {}                   # names tuple -> (model indices, message indices)
+
+    def _map(self, names):
+        """(model indices, message indices) for a message's names; unknown names are
+        reported once per distinct list by the caller, duplicates are an error."""
+        key = tuple(names)
+        cached = self._maps.get(key)
+        if cached is not None:
+            return cached
+        if len(set(key)) != len(key):
+            dup = sorted({n for n in key if key.count(n) > 1})
+            raise ValueError(f"joint_states names {dup} more than once")
+        ours, theirs, unknown = [], [], []
+        for k, name in enumerate(key):
+            i = self.index.get(name)
+            if i is None:
+                unknown.append(name)
+            else:
+                ours.append(i)
+                theirs.append(k)
+        result = (np.array(ours, np.intp), np.array(theirs, np.intp), tuple(unknown))
+        if len(self._maps) > 64:          # a publisher that reorders names every message
+            self._maps.clear()
+        self._maps[key] = result
+        return result
+
+    def merge(self, names, position, velocity, effort, stamp, now):
+        """Merge one message's arrays (any sequence; lengths must be 0 or len(names));
+        ``now``: the receipt time (time.monotonic()) of the message.
+
+        Returns the names the model does not know (to be reported by the caller).
+        Raises ValueError for a malformed message (nothing is merged then).
+        """
+        n = len(names)
+        arrays = []
+        for label, values in (("position", position), ("velocity", velocity),
+                              ("effort", effort)):
+            arr = np.frombuffer(values, np.float64) if _is_double_buffer(values) \
+                else np.asarray(values, np.float64)
+            if arr.size not in (0, n):
+                raise ValueError(f"joint_states has {n} names but {arr.size} {label} values")
+            arrays.append(arr)
+        if n and arrays[0].size == 0:
+            raise ValueError("joint_states has no position array")
+        ours, theirs, unknown = self._map(names)
+        pos, vel, eff = arrays
+        if np.any(np.isinf(pos[theirs])) or np.any(np.isnan(pos[theirs])):
+            bad = [names[k] for k in theirs[~np.isfinite(pos[theirs])]]
+            raise ValueError(f"joint_states position of {bad} is not finite")
+        self.position[ours] = pos[theirs]
+        self.velocity[ours] = vel[theirs] if vel.size else np.nan
+        self.effort[ours] = eff[theirs] if eff.size else np.nan
+        self.received[ours] = now
+        self.stamp = stamp
+        self.updates += 1
+        return unknown
+
+    def missing(self):
+        """Names of the joints whose position has never been received."""
+        return [self.joint_names[i] for i in np.flatnonzero(np.isnan(self.position))]
+
+    def complete(self):
+        return not np.isnan(self.position).any()
+
+    def stale(self, max_age, now):
+        """Names of the joints not updated for more than ``max_age`` seconds (0: none)."""
+        if max_age <= 0:
+            return []
+        return [self.joint_names[i] for i in np.flatnonzero(now - self.received > max_age)]
+
+
+def _is_double_buffer(values):
+    """rclpy gives float64[] fields as array.array('d'): view it without a copy."""
+    return getattr(values, "typecode", None) == "d"
