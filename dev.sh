@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Developer entry point. Every command first makes sure the virtualenv is ready.
-#   ./dev.sh demo    set up, then run the main job on the bundled robot
+#   ./dev.sh demo    set up, then run the main job: rbd_demo (the dynamics node on the bundled
+#                    arm, live report; args go to rbd_demo, e.g. --duration 30 --all-outputs)
 #   ./dev.sh test    set up, then run the whole test suite
 #   ./dev.sh bench   set up, then run the core benchmark against Pinocchio on all robots
 #   ./dev.sh setup   only set up
@@ -30,7 +31,7 @@ cmd=${1:-demo}
 shift || true
 case "$cmd" in
     setup) setup ;;
-    demo)  setup; exec "$VENV/bin/python" bench/bench_core.py --robots arm7 "$@" ;;
+    demo)  setup; exec "$VENV/bin/rbd_demo" "$@" ;;
     test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
     bench) setup; exec "$VENV/bin/python" bench/bench_core.py "$@" ;;
     *) echo "usage: $0 {demo|test|bench|setup} [args...]" >&2; exit 2 ;;

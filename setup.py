@@ -33,6 +33,8 @@ setup(
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/robots", glob("rbd_ros/robots/*.urdf")),
+        ("share/" + PACKAGE + "/launch", glob("launch/*.py")),
+        ("share/" + PACKAGE + "/config", glob("config/*.yaml")),
     ],
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
     install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4"],
@@ -51,5 +53,7 @@ setup(
     tests_require=["pytest"],
     entry_points={"console_scripts": [
         "dynamics_node = rbd_ros.node.dynamics_node:main",
+        "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
+        "rbd_demo = rbd_ros.node.demo:main",
     ]},
 )

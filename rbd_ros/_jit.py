@@ -7,7 +7,8 @@ Kernels use numba's on-disk cache. Two traps are handled here:
   else under ``$XDG_CACHE_HOME/rbd_ros/numba`` (``~/.cache/rbd_ros/numba``).
 * numba checks only the source file of the cached function itself, not the helpers it
   inlines from other files, so editing ``spatial.py`` would leave stale kernels in the
-  cache. Our locator stamps every cache entry with a hash of the whole package's source.
+  cache. Our locator stamps every cache entry with a hash of all kernel sources
+  (``KERNEL_SOURCES``).
 """
 import hashlib
 import os
@@ -26,16 +27,24 @@ def cache_dir():
     return os.path.join(base, "rbd_ros", "numba")
 
 
+# The modules that define or feed compiled code: editing any of them invalidates every cached
+# kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
+KERNEL_SOURCES = ("_jit.py", "model.py", "spatial.py", "batch.py", "algorithms")
+
+
 def _package_source_hash():
     digest = hashlib.sha256()
-    for root, dirs, files in os.walk(PACKAGE_DIR):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py"):
-                path = os.path.join(root, name)
-                digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
-                with open(path, "rb") as f:
-                    digest.update(f.read())
+    paths = []
+    for entry in KERNEL_SOURCES:
+        path = os.path.join(PACKAGE_DIR, entry)
+        if os.path.isdir(path):
+            paths += [os.path.join(path, f) for f in os.listdir(path) if f.endswith(".py")]
+        else:
+            paths.append(path)
+    for path in sorted(paths):
+        digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
+        with open(path, "rb") as f:
+            digest.update(f.read())
     return digest.hexdigest()
 
 

@@ -31,6 +31,7 @@ from collections import deque
 import numpy as np
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -99,7 +100,19 @@ class _Robot:
         self.joint_v = self.v[base_v:]
         self.joint_tau = self.tau[base_v:]
         self.base_known = not model.floating_base
-        self.commanded = None                     # (names tuple -> index map, a) when given
+        self.base_received = -np.inf               # time.monotonic() of the last odometry
+        self.commanded = None                     # True once commanded accelerations came
+        # output messages, built once: a tick sets the stamp and the numbers (rclpy copies a
+        # message when it publishes it, and setting the name lists each time would cost more
+        # than the dynamics)
+        nv = model.nv
+        self.messages = {"torques": JointState(name=self.joint_names)}
+        if rbd_msg is not None:
+            self.messages.update(
+                accelerations=rbd_msg.JointVector(names=self.dof_names),
+                inverse_inertia=rbd_msg.JointMatrix(names=self.dof_names, rows=nv, cols=nv),
+                rnea_derivatives=rbd_msg.DynamicsDerivatives(names=self.dof_names, size=nv),
+                aba_derivatives=rbd_msg.DynamicsDerivatives(names=self.dof_names, size=nv))
 
 
 class DynamicsNode(Node):
@@ -126,6 +139,9 @@ class DynamicsNode(Node):
             raise ValueError("unknown_velocity must be 'skip' or 'zero'")
         self._robot = None                        # a _Robot, replaced atomically
         self._loading = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending_description = None
+        self._loader = None
         self._stats = {"ticks": 0, "published": 0, "skipped": 0, "bad_messages": 0,
                        "joint_states": 0}
         self._skip_reasons = {}
@@ -155,7 +171,7 @@ class DynamicsNode(Node):
             if rbd_msg is None:
                 raise RuntimeError("acceleration_topic needs rbd_ros_interfaces")
             self.create_subscription(rbd_msg.JointVector, p["acceleration_topic"],
-                                     self._on_commanded_acceleration, 10)
+                                     self._on_commanded_acceleration, STATE_QOS)
         if p["rate_hz"] > 0:
             self.create_timer(1.0 / p["rate_hz"], self._on_timer)
         if p["diagnostics_period"] > 0:
@@ -170,11 +186,24 @@ class DynamicsNode(Node):
 
     # -- robot description ------------------------------------------------------------------
     def _on_description(self, msg):
-        # parsing and warming up take milliseconds: done off the executor thread, so ticks
-        # of the current model go on meanwhile
-        threading.Thread(target=self._load_description,
-                         args=(msg.data, f"topic {self.params['robot_description_topic']}"),
-                         daemon=True).start()
+        # parsing and warming up take milliseconds: one loader thread does it off the
+        # executor thread, so ticks of the current model go on meanwhile; when descriptions
+        # come faster than they load, the latest one wins
+        with self._pending_lock:
+            self._pending_description = msg.data
+            if self._loader is None or not self._loader.is_alive():
+                self._loader = threading.Thread(target=self._load_pending, daemon=True)
+                self._loader.start()
+
+    def _load_pending(self):
+        source = f"topic {self.params['robot_description_topic']}"
+        while True:
+            with self._pending_lock:
+                xml, self._pending_description = self._pending_description, None
+                if xml is None:
+                    self._loader = None
+                    return
+            self._load_description(xml, source)
 
     def _load_description(self, xml, source):
         with self._loading:
@@ -196,6 +225,7 @@ class DynamicsNode(Node):
                 robot.q[:7] = current.q[:7]
                 robot.v[:6] = current.v[:6]
                 robot.base_known = current.base_known
+                robot.base_received = current.base_received
             self._robot = robot                   # the swap: one reference assignment
             self.get_logger().info(
                 f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
@@ -209,8 +239,8 @@ class DynamicsNode(Node):
             self._skip("no robot model yet (waiting for robot_description)")
             return
         try:
-            unknown = robot.cache.merge(msg.name, msg.position, msg.velocity, msg.effort,
-                                        msg.header.stamp, time.monotonic())
+            unknown, merged = robot.cache.merge(msg.name, msg.position, msg.velocity,
+                                                msg.effort, msg.header.stamp, time.monotonic())
         except ValueError as exc:
             self._stats["bad_messages"] += 1
             self._skip(f"malformed joint_states ignored: {exc}")
@@ -219,6 +249,8 @@ class DynamicsNode(Node):
             self.get_logger().warning(f"joint_states names joints the model does not have: "
                                       f"{list(unknown)[:10]} (ignored)",
                                       throttle_duration_sec=10.0)
+        if not merged:
+            return          # none of the model's joints: nothing new to compute or stamp
         if self.params["rate_hz"] <= 0:
             self._tick(robot)
 
@@ -238,6 +270,7 @@ class DynamicsNode(Node):
         robot.q[:7] = arr[:7]
         robot.v[:6] = arr[7:]                     # Odometry's twist is in the child (base) frame
         robot.base_known = True
+        robot.base_received = time.monotonic()
 
     def _on_commanded_acceleration(self, msg):
         robot = self._robot
@@ -281,6 +314,11 @@ class DynamicsNode(Node):
         if not robot.base_known:
             self._skip(f"waiting for the base state on {self.params['odometry_topic']}")
             return
+        max_age = self.params["max_joint_age"]
+        if (robot.model.floating_base and max_age > 0
+                and time.monotonic() - robot.base_received > max_age):
+            self._skip(f"base odometry older than {max_age} s")
+            return
         if self.params["acceleration_topic"] and not robot.commanded:
             self._skip(f"waiting for commanded accelerations on "
                        f"{self.params['acceleration_topic']}")
@@ -294,11 +332,11 @@ class DynamicsNode(Node):
                 return
             velocity = np.nan_to_num(velocity, nan=0.0)
         robot.joint_v[:] = velocity
-        effort_known = not np.isnan(cache.effort).any()
+        effort_known = bool(np.isfinite(cache.effort).all())
         robot.joint_tau[:] = cache.effort if effort_known else 0.0
         if not effort_known and (self.outputs["accelerations"]
                                  or self.outputs["aba_derivatives"]):
-            self.get_logger().warning("joint efforts unknown (NaN or absent): forward "
+            self.get_logger().warning("joint efforts unknown (NaN, inf or absent): forward "
                                       "dynamics outputs are not published",
                                       throttle_duration_sec=5.0)
         model = robot.model
@@ -325,33 +363,34 @@ class DynamicsNode(Node):
         return {"tau": rbd_ros.rnea(model, robot.q, robot.v, robot.a)}
 
     def _publish(self, robot, r, stamp, effort_known):
-        header_stamp = stamp
         out = self.outputs
+        msgs = robot.messages
         nbase = 6 if robot.model.floating_base else 0
         if out["torques"]:
-            msg = JointState()
-            msg.header.stamp = header_stamp
-            msg.name = robot.joint_names
+            msg = msgs["torques"]
+            msg.header.stamp = stamp
             msg.effort = conversions.doubles(r["tau"][nbase:])
             self._pub["torques"].publish(msg)
         if rbd_msg is None:
             return
-        header = JointState().header
-        header.stamp = header_stamp
         if out["accelerations"] and effort_known:
-            self._pub["accelerations"].publish(conversions.fill_joint_vector(
-                rbd_msg.JointVector(), header, robot.dof_names, r["qdd"]))
+            msg = msgs["accelerations"]
+            msg.header.stamp = stamp
+            msg.data = conversions.doubles(r["qdd"])
+            self._pub["accelerations"].publish(msg)
         if out["inverse_inertia"]:
-            self._pub["inverse_inertia"].publish(conversions.fill_joint_matrix(
-                rbd_msg.JointMatrix(), header, robot.dof_names, r["Minv"]))
-        if out["rnea_derivatives"]:
-            self._pub["rnea_derivatives"].publish(conversions.fill_derivatives(
-                rbd_msg.DynamicsDerivatives(), header, robot.dof_names, r["dtau_dq"],
-                r["dtau_dv"]))
-        if out["aba_derivatives"] and effort_known:
-            self._pub["aba_derivatives"].publish(conversions.fill_derivatives(
-                rbd_msg.DynamicsDerivatives(), header, robot.dof_names, r["dqdd_dq"],
-                r["dqdd_dv"]))
+            msg = msgs["inverse_inertia"]
+            msg.header.stamp = stamp
+            msg.data = conversions.doubles(r["Minv"])
+            self._pub["inverse_inertia"].publish(msg)
+        for key, d_dq, d_dv, known in (("rnea_derivatives", "dtau_dq", "dtau_dv", True),
+                                       ("aba_derivatives", "dqdd_dq", "dqdd_dv", effort_known)):
+            if out[key] and known:
+                msg = msgs[key]
+                msg.header.stamp = stamp
+                msg.d_dq = conversions.doubles(r[d_dq])
+                msg.d_dv = conversions.doubles(r[d_dv])
+                self._pub[key].publish(msg)
 
     def _skip(self, reason):
         self._stats["skipped"] += 1
@@ -482,6 +521,11 @@ def _request_state(robot, req, fields):
         if len(base) != nbase:
             raise RequestError(f"base_{field} must have {nbase} values for this "
                                f"{'floating' if nbase else 'fixed'}-base model, got {len(base)}")
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            raise RequestError(f"{field} of {names[bad[0]]!r} is NaN or inf ({values[bad[0]]})")
+        if not np.all(np.isfinite(base)):
+            raise RequestError(f"base_{field} contains NaN or inf")
         out.append(np.concatenate([base, values[order]]))
     return (*out, order)
 
@@ -525,7 +569,7 @@ def main(args=None):
     try:
         node = DynamicsNode()
         rclpy.spin(node)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ExternalShutdownException):   # Ctrl-C, SIGTERM: a clean stop
         pass
     except Exception as exc:   # a bad parameter: say it plainly, exit nonzero
         print(f"rbd_ros dynamics_node: {exc}", file=sys.stderr)

@@ -56,7 +56,7 @@ class JointCache:
         """Merge one message's arrays (any sequence; lengths must be 0 or len(names));
         ``now``: the receipt time (time.monotonic()) of the message.
 
-        Returns the names the model does not know (to be reported by the caller).
+        Returns (names the model does not know, whether any joint of the model was merged).
         Raises ValueError for a malformed message (nothing is merged then).
         """
         n = len(names)
@@ -75,13 +75,15 @@ class JointCache:
         if np.any(np.isinf(pos[theirs])) or np.any(np.isnan(pos[theirs])):
             bad = [names[k] for k in theirs[~np.isfinite(pos[theirs])]]
             raise ValueError(f"joint_states position of {bad} is not finite")
+        if len(ours) == 0:
+            return unknown, False             # e.g. a gripper on a shared topic: nothing new
         self.position[ours] = pos[theirs]
         self.velocity[ours] = vel[theirs] if vel.size else np.nan
         self.effort[ours] = eff[theirs] if eff.size else np.nan
         self.received[ours] = now
         self.stamp = stamp
         self.updates += 1
-        return unknown
+        return unknown, True
 
     def missing(self):
         """Names of the joints whose position has never been received."""

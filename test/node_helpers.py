@@ -1,0 +1,250 @@
+"""Test harness for the rbd_ros dynamics node: the node in-process, a tester node beside it.
+
+Each :class:`Harness` owns its own rclpy ``Context`` (so a test's DDS traffic, endpoints and
+shutdown are its own), a namespace of its own, a ``MultiThreadedExecutor`` spinning both
+nodes on a background thread, publishers for every input and subscriptions to every
+output. Nothing here sleeps for a fixed long time: waits poll a condition until a deadline.
+
+ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE must be set before the first Context is
+initialised; ``test_node.py`` does that at import.
+"""
+import itertools
+import os
+import threading
+import time
+
+import rclpy
+from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray
+from nav_msgs.msg import Odometry
+from rcl_interfaces.msg import Log
+from rclpy.context import Context
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import JointState
+from std_msgs.msg import String
+
+from rbd_ros.node.dynamics_node import DynamicsNode
+from rbd_ros_interfaces import msg as rbd_msg
+from rbd_ros_interfaces import srv as rbd_srv
+
+TIMEOUT = 10.0          # s: the longest any single condition is waited for
+
+RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
+                      history=HistoryPolicy.KEEP_LAST)
+BEST_EFFORT = QoSProfile(depth=100, reliability=ReliabilityPolicy.BEST_EFFORT,
+                         history=HistoryPolicy.KEEP_LAST)
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                     durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     history=HistoryPolicy.KEEP_LAST)
+
+OUTPUTS = {"torques": JointState, "accelerations": rbd_msg.JointVector,
+           "inverse_inertia": rbd_msg.JointMatrix,
+           "rnea_derivatives": rbd_msg.DynamicsDerivatives,
+           "aba_derivatives": rbd_msg.DynamicsDerivatives}
+SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
+            "forward_dynamics": rbd_srv.ForwardDynamics,
+            "inverse_inertia": rbd_srv.InverseInertia,
+            "inverse_dynamics_derivatives": rbd_srv.InverseDynamicsDerivatives,
+            "forward_dynamics_derivatives": rbd_srv.ForwardDynamicsDerivatives}
+
+_namespaces = itertools.count()
+_stamps = itertools.count(1)
+
+
+def new_stamp():
+    """A stamp no other message of this process carries."""
+    k = next(_stamps)
+    return Time(sec=1000 + k, nanosec=k * 1000)
+
+
+def same_stamp(a, b):
+    return a.sec == b.sec and a.nanosec == b.nanosec
+
+
+def wait_for(condition, timeout=TIMEOUT, what="condition"):
+    """Poll ``condition()`` until it is truthy; returns its value or fails the test."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.005)
+
+
+def joint_state(names, position, velocity=(), effort=(), stamp=None):
+    msg = JointState()
+    msg.header.stamp = stamp if stamp is not None else new_stamp()
+    msg.name = list(names)
+    msg.position = [float(x) for x in position]
+    msg.velocity = [float(x) for x in velocity]
+    msg.effort = [float(x) for x in effort]
+    return msg
+
+
+def odometry(base_q, base_v):
+    msg = Odometry()
+    p, o = msg.pose.pose.position, msg.pose.pose.orientation
+    p.x, p.y, p.z, o.x, o.y, o.z, o.w = (float(x) for x in base_q)
+    lin, ang = msg.twist.twist.linear, msg.twist.twist.angular
+    lin.x, lin.y, lin.z, ang.x, ang.y, ang.z = (float(x) for x in base_v)
+    return msg
+
+
+def joint_vector(names, data):
+    msg = rbd_msg.JointVector()
+    msg.names = list(names)
+    msg.data = [float(x) for x in data]
+    return msg
+
+
+class Harness:
+    """A DynamicsNode plus a tester node, spinning on their own context and thread."""
+
+    def __init__(self, params, js_qos=RELIABLE):
+        self.namespace = f"/rbd_node_test_{os.getpid()}_{next(_namespaces)}"
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.executor = None
+        self.thread = None
+        self.node = self.tester = None
+        try:
+            self._start(params, js_qos)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, params, js_qos):
+        ns, ctx = self.namespace, self.context
+        overrides = [Parameter(k, value=v) for k, v in params.items()]
+        self.node = DynamicsNode(namespace=ns, context=ctx, parameter_overrides=overrides)
+        self.params = self.node.params
+        self.tester = t = Node("rbd_node_tester", namespace=ns, context=ctx)
+        self._lock = threading.Lock()
+        self.received = {k: [] for k in list(OUTPUTS) + ["diagnostics", "rosout"]}
+        base = f"{ns}/rbd_dynamics/"
+        self.subs = {}
+        for name, msg_type in OUTPUTS.items():
+            self.subs[name] = t.create_subscription(msg_type, base + name,
+                                                    self._collector(name), RELIABLE)
+        self.subs["diagnostics"] = t.create_subscription(
+            DiagnosticArray, "/diagnostics", self._collector("diagnostics"), RELIABLE)
+        self.subs["rosout"] = t.create_subscription(Log, "/rosout", self._collector("rosout"),
+                                                    RELIABLE)
+        self.joint_states = t.create_publisher(JointState, params.get(
+            "joint_states_topic", "joint_states"), js_qos)
+        self.description = t.create_publisher(String, params.get(
+            "robot_description_topic", "robot_description"), LATCHED)
+        self.odom = t.create_publisher(Odometry, params.get("odometry_topic", "odom"),
+                                       RELIABLE)
+        self.accel = None
+        if params.get("acceleration_topic"):
+            self.accel = t.create_publisher(rbd_msg.JointVector, params["acceleration_topic"],
+                                            RELIABLE)
+        self.clients = {name: t.create_client(srv_type, base + name)
+                        for name, srv_type in SERVICES.items()}
+        self.executor = MultiThreadedExecutor(num_threads=4, context=ctx)
+        self.executor.add_node(self.node)
+        self.executor.add_node(t)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+        # every enabled output must be matched both ways before anything is published:
+        # the node's publishers are volatile, a sample sent before the match is lost
+        for name in OUTPUTS:
+            if self.node.outputs[name]:
+                wait_for(lambda n=name: self.node._pub[n].get_subscription_count() > 0
+                         and self.subs[n].get_publisher_count() > 0,
+                         what=f"discovery of ~/{name}")
+
+    def _collector(self, name):
+        def callback(msg):
+            with self._lock:
+                self.received[name].append(msg)
+        return callback
+
+    def close(self):
+        try:
+            if self.node is not None:
+                # a description still loading on the node's own thread finishes first
+                with self.node._loading:
+                    pass
+            if self.executor is not None:
+                self.executor.shutdown(timeout_sec=5.0)
+            if self.thread is not None:
+                self.thread.join(timeout=5.0)
+            for n in (self.tester, self.node):
+                if n is not None:
+                    n.destroy_node()
+        finally:
+            if self.context.ok():
+                rclpy.shutdown(context=self.context)
+
+    # -- outputs ----------------------------------------------------------------------------
+    def messages(self, topic):
+        with self._lock:
+            return list(self.received[topic])
+
+    def find(self, topic, stamp, accept=None):
+        """The latest message on ``topic`` stamped ``stamp`` (and accepted), or None."""
+        for msg in reversed(self.messages(topic)):
+            if same_stamp(msg.header.stamp, stamp) and (accept is None or accept(msg)):
+                return msg
+        return None
+
+    def exchange(self, publish, stamp, topics=("torques",), accept=None, timeout=TIMEOUT,
+                 retry=0.5):
+        """Call ``publish()`` (again every ``retry`` s: a best-effort sample may be lost
+        before discovery completes) until every topic in ``topics`` carries a message
+        stamped ``stamp``; returns {topic: message}."""
+        deadline = time.monotonic() + timeout
+        while True:
+            publish()
+            next_try = time.monotonic() + retry
+            while time.monotonic() < next_try:
+                found = {t: self.find(t, stamp, accept) for t in topics}
+                if all(m is not None for m in found.values()):
+                    return found
+                time.sleep(0.005)
+            if time.monotonic() > deadline:
+                missing = [t for t, m in found.items() if m is None]
+                raise AssertionError(f"no output on {missing} stamped {stamp} within "
+                                     f"{timeout} s; node stats {self.node._stats}, skipped "
+                                     f"for {list(self.node._skip_reasons)[-3:]}")
+
+    def send_joint_states(self, msg, publisher=None):
+        """Publish ``msg`` (again every 0.3 s) until the node has taken it in: its callback
+        ran (whether it then computed, skipped or rejected the message)."""
+        publisher = publisher or self.joint_states
+        before = self.node._stats["joint_states"]
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            publisher.publish(msg)
+            try:
+                wait_for(lambda: self.node._stats["joint_states"] > before, timeout=0.3)
+                return
+            except AssertionError:
+                pass
+        raise AssertionError("the node never received the joint_states message")
+
+    def no_output(self, stamp):
+        """True when no output topic carries ``stamp``."""
+        return all(self.find(t, stamp) is None for t in OUTPUTS)
+
+    def wait_log(self, text, timeout=TIMEOUT):
+        """Wait for a /rosout line of the dynamics node containing ``text``."""
+        def found():
+            return any(text in m.msg and m.name.endswith("rbd_dynamics")
+                       for m in self.messages("rosout"))
+        return wait_for(found, timeout=timeout, what=f"log line {text!r}")
+
+    # -- services ---------------------------------------------------------------------------
+    def call(self, service, request, timeout=TIMEOUT):
+        client = self.clients[service]
+        assert client.wait_for_service(timeout_sec=timeout), f"service {service} not up"
+        future = client.call_async(request)
+        wait_for(future.done, timeout=timeout, what=f"the {service} response")
+        return future.result()
