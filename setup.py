@@ -28,7 +28,7 @@ setup(
     license="BSD-3-Clause",
     python_requires=">=3.10",
     packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
-    package_data={PACKAGE: ["robots/*.urdf"]},
+    package_data={PACKAGE: ["robots/*.urdf", "replay/msg/*.msg"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
@@ -37,7 +37,9 @@ setup(
         ("share/" + PACKAGE + "/config", glob("config/*.yaml")),
     ],
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
-    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4"],
+    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4",
+                      # rbd_replay: rosbag2 in and out without ROS, plots
+                      "rosbags>=0.10", "matplotlib", "pyyaml"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
@@ -53,6 +55,7 @@ setup(
     tests_require=["pytest"],
     entry_points={"console_scripts": [
         "dynamics_node = rbd_ros.node.dynamics_node:main",
+        "rbd_replay = rbd_ros.replay.cli:main",
         "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
         "rbd_demo = rbd_ros.node.demo:main",
     ]},

@@ -1,0 +1,279 @@
+"""``rbd_replay``: replay a rosbag2 through the dynamics, offline (default) or ``--live``.
+
+    rbd_replay data/example_arm7 -o /tmp/replayed --all
+
+Offline: the bag is read twice (rosbags): first the joint_states (and odometry) to build the
+node's ticks (``estimation``), then every message is copied to the output bag, each answered
+joint_states message followed by what the node would have published for it, computed in
+batches with the core's batch API (stamped as the node does, logged at the input's log
+time). ``--live`` plays the bag into a dynamics_node (``live``), records its answers into the
+output bag instead, and checks them against the offline computation.
+"""
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rbd_ros
+from ..node.conversions import dof_names
+from . import bag_io, estimation, report
+from .bag_io import ReplayError
+
+OUTPUTS = tuple(bag_io.OUTPUT_TYPES)
+DEFAULT_OUTPUTS = ("torques", "accelerations")
+
+
+class Progress:
+    """A one-line progress bar on stderr (only when enabled)."""
+
+    def __init__(self, total, label, enabled):
+        self.total, self.label, self.enabled = max(int(total), 1), label, enabled
+        self.last = 0.0
+
+    def update(self, done, force=False):
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.2 and not force):
+            return
+        self.last = now
+        frac = min(done / self.total, 1.0)
+        bar = "#" * int(30 * frac)
+        sys.stderr.write(f"\r{self.label} [{bar:<30}] {done}/{self.total}")
+        if force:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimic):
+    """(reader, model, URDF text, joint_states connections, odometry connections)."""
+    reader = bag_io.open_reader(bag)
+    js_cons = bag_io.connection(reader, topic, bag_io.JOINT_STATE)
+    if urdf is not None:
+        text = Path(urdf).read_text() if os.path.isfile(urdf) else urdf
+        if not text.lstrip().startswith("<"):
+            raise ReplayError(f"--urdf {urdf!r} is neither a file nor URDF XML")
+    else:
+        text = bag_io.read_description(reader, description_topic)
+        if text is None:
+            raise ReplayError(f"no URDF: the bag has no {description_topic} message "
+                              "(std_msgs/String); pass --urdf FILE")
+    try:
+        model = rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic)
+    except (ValueError, OSError) as exc:
+        raise ReplayError(f"cannot load the URDF: {exc}") from exc
+    odom_cons = []
+    if floating_base:
+        odom_cons = bag_io.connection(reader, odom_topic, bag_io.ODOMETRY, required=False)
+        if not odom_cons:
+            raise ReplayError(f"a floating base needs the base state: the bag has no "
+                              f"nav_msgs/Odometry topic {odom_topic!r} (--odom-topic)")
+    return reader, model, text, js_cons, odom_cons
+
+
+def compute(model, t, outputs, lo, hi):
+    """The outputs of ticks lo..hi (arrays, the core's batch API): a dict of name ->
+    (rows: tick indices into lo..hi, tuple of arrays)."""
+    q, v, a, tau_in = t.q[lo:hi], t.v[lo:hi], t.a[lo:hi], t.tau_in[lo:hi]
+    rows = np.arange(hi - lo)
+    known = np.flatnonzero(t.effort_known[lo:hi])
+    nb = 6 if model.floating_base else 0
+    out = {"torques": (rows, (rbd_ros.rnea_batch(model, q, v, a)[:, nb:],))}
+    if "accelerations" in outputs:
+        out["accelerations"] = (known, (rbd_ros.aba_batch(model, q[known], v[known],
+                                                          tau_in[known]),))
+    if "inverse_inertia" in outputs:
+        out["inverse_inertia"] = (rows, (rbd_ros.minv_batch(model, q),))
+    if "rnea_derivatives" in outputs:
+        dq, dv, _ = rbd_ros.rnea_derivatives_batch(model, q, v, a)
+        out["rnea_derivatives"] = (rows, (dq, dv))
+    if "aba_derivatives" in outputs:
+        dq, dv, _ = rbd_ros.aba_derivatives_batch(model, q[known], v[known], tau_in[known])
+        out["aba_derivatives"] = (known, (dq, dv))
+    return {k: out[k] for k in outputs}
+
+
+def templates(model, outputs):
+    nv, nj = model.nv, len(model.joint_names)
+    names = list(dof_names(model))
+    spec = {"torques": (("effort",), (nj,), model.joint_names),
+            "accelerations": (("data",), (nv,), names),
+            "inverse_inertia": (("data",), (nv * nv,), names),
+            "rnea_derivatives": (("d_dq", "d_dv"), (nv * nv,) * 2, names),
+            "aba_derivatives": (("d_dq", "d_dv"), (nv * nv,) * 2, names)}
+    return {k: bag_io.Template(bag_io.OUTPUT_TYPES[k], *spec[k]) for k in outputs}
+
+
+def replay(bag, output=None, *, topic="/joint_states", urdf=None,
+           description_topic="/robot_description", floating_base=False, odom_topic="/odom",
+           mimic="error", outputs=DEFAULT_OUTPUTS, window=11, order=3, max_joint_age=0.5,
+           node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
+           report_dir=None, plots=True, live=False, rate=1.0, live_options=None):
+    """Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
+    returns the report (a dict; ``report["ticks"]`` / ``["torques"]`` hold the arrays)."""
+    outputs = tuple(k for k in OUTPUTS if k in set(outputs) | {"torques"})
+    timing = {}
+    clock = time.perf_counter()
+    reader, model, urdf_text, js_cons, odom_cons = load(
+        bag, topic=topic, urdf=urdf, description_topic=description_topic,
+        floating_base=floating_base, odom_topic=odom_topic, mimic=mimic)
+    js_ids = {c.id for c in js_cons}
+    js_raws, js_log, odom_raws, odom_log, odom_before = [], [], [], [], []
+    for con, stamp, raw in reader.messages(connections=js_cons + odom_cons):
+        if con.id in js_ids:
+            js_raws.append(raw)
+            js_log.append(stamp)
+        else:
+            odom_raws.append(raw)
+            odom_log.append(stamp)
+            odom_before.append(len(js_raws))
+    timing["read"] = time.perf_counter() - clock
+    if not js_raws:
+        raise ReplayError(f"topic {topic!r} has no messages")
+    clock = time.perf_counter()
+    t = estimation.ticks(model, js_raws, js_log, odom_raws, odom_log, odom_before,
+                         window=window, order=order, max_joint_age=max_joint_age)
+    timing["estimate"] = time.perf_counter() - clock
+
+    live_result = None
+    if live:
+        from . import live as live_mode
+        live_result = live_mode.play(reader, model, urdf_text, t, js_cons + odom_cons, js_ids,
+                                     outputs, topic=topic, odom_topic=odom_topic, rate=rate,
+                                     floating_base=floating_base, mimic=mimic,
+                                     max_joint_age=max_joint_age, node_name=node_name,
+                                     **(live_options or {}))
+
+    output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
+    tau = np.full((len(t.index), len(model.joint_names)), np.nan)
+    timing["dynamics"] = timing["encode"] = 0.0
+    clock = time.perf_counter()
+    writer = bag_io.open_writer(output, storage)
+    try:
+        copies = {}
+        for con in reader.connections:
+            key = (con.topic, con.msgtype)
+            if key not in copies:
+                copies[key] = bag_io.copy_connection(writer, con)
+        out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", bag_io.OUTPUT_TYPES[k])
+                    for k in outputs}
+        tpl = templates(model, outputs)
+        tick_of = np.full(len(js_raws), -1)
+        tick_of[t.index] = np.arange(len(t.index))
+        bar = Progress(reader.message_count, "replay", progress if progress is not None
+                       else (sys.stderr.isatty() and reader.message_count > 20000))
+        chunk, lo, hi, m, done = {}, 0, 0, -1, 0
+        compare = live_result.compare if live_result else None
+        for con, stamp, raw in reader.messages():
+            writer.write(copies[(con.topic, con.msgtype)], stamp, raw)
+            done += 1
+            if con.id not in js_ids:
+                continue
+            m += 1
+            k = tick_of[m]
+            if k < 0 and live_result is None:
+                continue
+            if k >= hi:                              # the next batch of ticks
+                lo, hi = k, min(k + batch_size, len(t.index))
+                c0 = time.perf_counter()
+                arrays = compute(model, t, outputs, lo, hi)
+                c1 = time.perf_counter()
+                tau[lo:hi] = arrays["torques"][1][0]
+                chunk = {}
+                for name, (rows, values) in arrays.items():
+                    if live_result is None:
+                        encoded = tpl[name].encode(t.sec[lo + rows], t.nanosec[lo + rows],
+                                                   *values)
+                        chunk[name] = dict(zip(rows.tolist(), encoded))
+                    else:
+                        chunk[name] = {r: tuple(x[i] for x in values)
+                                       for i, r in enumerate(rows.tolist())}
+                timing["dynamics"] += c1 - c0
+                timing["encode"] += time.perf_counter() - c1
+                bar.update(done)
+            for name in outputs:
+                item = chunk[name].get(k - lo) if k >= 0 else None
+                if live_result is not None:
+                    for live_raw in compare(m, name, item):
+                        writer.write(out_cons[name], stamp, live_raw)
+                elif item is not None:
+                    writer.write(out_cons[name], stamp, item)
+        bar.update(done, force=True)
+    finally:
+        writer.close()
+        reader.close()
+    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
+    rep = report.summarize(model, t, tau, timing, outputs=outputs, bag=str(bag),
+                           output=str(output), topic=topic, window=window, order=order,
+                           live=live_result.summary() if live_result else None)
+    if report_dir:
+        report.write(rep, report_dir)
+        if plots:
+            from . import plots as plotting
+            rep["plots"] = plotting.torque_plots(model, t, tau, report_dir)
+    return rep
+
+
+def parser():
+    p = argparse.ArgumentParser(
+        prog="rbd_replay", description="Replay a rosbag2 of joint_states through rbd_ros: "
+        "torques (RNEA at the measured q, v and a Savitzky-Golay acceleration), ABA at the "
+        "measured effort, optionally M^-1 and the derivatives; writes a new bag with the "
+        "node's output topics, a per-joint error table and plots.")
+    p.add_argument("bag", help="input rosbag2 (directory, .mcap or .db3)")
+    p.add_argument("-o", "--output", help="output bag directory (default: BAG_replay)")
+    p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
+    p.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
+    p.add_argument("--urdf", help="URDF file (default: the bag's --description-topic)")
+    p.add_argument("--description-topic", default="/robot_description")
+    p.add_argument("--floating-base", action="store_true",
+                   help="free-flyer root; base state from --odom-topic")
+    p.add_argument("--odom-topic", default="/odom", help="nav_msgs/Odometry of the base")
+    p.add_argument("--mimic", choices=("error", "independent"), default="error")
+    p.add_argument("--outputs", default=",".join(DEFAULT_OUTPUTS),
+                   help=f"comma-separated, of {','.join(OUTPUTS)}")
+    p.add_argument("--all", action="store_true", help="every output")
+    p.add_argument("--window", type=int, default=11, help="Savitzky-Golay window (samples)")
+    p.add_argument("--order", type=int, default=3, help="Savitzky-Golay polynomial degree")
+    p.add_argument("--max-joint-age", type=float, default=0.5,
+                   help="s (log time); older joints make a message skipped (0: never)")
+    p.add_argument("--node-name", default="rbd_dynamics", help="output topics: /NAME/...")
+    p.add_argument("--batch-size", type=int, default=4096)
+    p.add_argument("--report-dir", help="report.txt, report.json, plots (default: OUTPUT_report)")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--live", action="store_true",
+                   help="play the bag into a dynamics_node over ROS 2 and record its outputs")
+    p.add_argument("--rate", type=float, default=1.0, help="--live: playback speed factor")
+    return p
+
+
+def main(argv=None):
+    args = parser().parse_args(argv)
+    outputs = OUTPUTS if args.all else tuple(s.strip() for s in args.outputs.split(",") if s)
+    bad = sorted(set(outputs) - set(OUTPUTS))
+    if bad:
+        print(f"rbd_replay: unknown outputs {bad}; choose from {', '.join(OUTPUTS)}",
+              file=sys.stderr)
+        return 2
+    output = args.output or str(Path(args.bag.rstrip("/")).with_suffix("")) + "_replay"
+    try:
+        rep = replay(args.bag, output, topic=args.topic, urdf=args.urdf,
+                     description_topic=args.description_topic,
+                     floating_base=args.floating_base, odom_topic=args.odom_topic,
+                     mimic=args.mimic, outputs=outputs, window=args.window, order=args.order,
+                     max_joint_age=args.max_joint_age, node_name=args.node_name,
+                     storage=args.storage, batch_size=args.batch_size,
+                     progress=False if args.no_progress else None,
+                     report_dir=args.report_dir or output + "_report",
+                     plots=not args.no_plots, live=args.live, rate=args.rate)
+    except ReplayError as exc:
+        print(f"rbd_replay: {exc}", file=sys.stderr)
+        return 2
+    print(report.text(rep))
+    return 1 if rep.get("live") and not rep["live"]["agree"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""PNG plots of measured vs predicted torque, one per joint (matplotlib, Agg backend)."""
+import os
+import re
+
+import numpy as np
+
+
+def torque_plots(model, t, tau, directory):
+    """Writes ``torque_<joint>.png`` per joint into ``directory``; returns the paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(directory, exist_ok=True)
+    time = t.time - t.time[0] if len(t.time) else t.time
+    paths = []
+    for j, name in enumerate(model.joint_names):
+        fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(8, 4.5), sharex=True,
+                                         gridspec_kw={"height_ratios": (3, 1)})
+        ax.plot(time, t.effort[:, j], lw=0.8, label="measured effort")
+        ax.plot(time, tau[:, j], lw=0.8, label="predicted τ (RNEA)")
+        ax.set_ylabel("torque [N·m or N]")
+        ax.set_title(f"{model.name}: {name}")
+        ax.legend(loc="upper right", fontsize=8)
+        ax_err.plot(time, tau[:, j] - t.effort[:, j], lw=0.6, color="C3")
+        ax_err.set_ylabel("pred − meas")
+        ax_err.set_xlabel("time [s]")
+        err = tau[:, j] - t.effort[:, j]
+        err = err[np.isfinite(err)]
+        if len(err):
+            ax_err.set_title(f"rms {np.sqrt(np.mean(err ** 2)):.3g}, max "
+                             f"{np.abs(err).max():.3g}", fontsize=8)
+        fig.tight_layout()
+        path = os.path.join(directory, "torque_" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+                            + ".png")
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        paths.append(path)
+    return paths

@@ -1,0 +1,108 @@
+"""The replay's report: per joint, how well the URDF's torques (RNEA at the measured q, v
+and the estimated acceleration) explain the measured efforts; skips; timing.
+
+Per joint, over the answered messages whose effort of that joint is finite:
+  rms    sqrt(mean((τ_pred - τ_meas)²))      max   max |τ_pred - τ_meas|
+  corr   Pearson correlation of τ_pred and τ_meas (NaN when either is constant)
+  rms_meas  sqrt(mean(τ_meas²)), the scale to read the errors against
+"""
+import json
+import os
+
+import numpy as np
+
+
+def joint_errors(predicted, measured):
+    """Per column: (count, rms, max, corr, rms_meas) over the rows where measured is finite."""
+    rows = []
+    for j in range(predicted.shape[1]):
+        ok = np.isfinite(measured[:, j])
+        p, m = predicted[ok, j], measured[ok, j]
+        if not len(p):
+            rows.append((0, np.nan, np.nan, np.nan, np.nan))
+            continue
+        err = p - m
+        sp, sm = p.std(), m.std()
+        corr = float(np.mean((p - p.mean()) * (m - m.mean())) / (sp * sm)) if sp > 0 and sm > 0 \
+            else np.nan
+        rows.append((int(len(p)), float(np.sqrt(np.mean(err ** 2))), float(np.abs(err).max()),
+                     corr, float(np.sqrt(np.mean(m ** 2)))))
+    return rows
+
+
+def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, order,
+              live=None):
+    rows = joint_errors(tau, t.effort)
+    n = t.messages
+    total = sum(timing.values())
+    rep = {
+        "bag": bag, "output": output, "topic": topic, "model": model.name,
+        "floating_base": model.floating_base, "outputs": list(outputs),
+        "messages": n, "answered": int(len(t.index)), "skipped": dict(t.skipped),
+        "skipped_total": int(sum(t.skipped.values())),
+        "effort_unknown": int((~t.effort_known).sum()),
+        "unknown_joint_names": list(t.unknown_names),
+        "acceleration": {"method": "Savitzky-Golay local polynomial fit of the velocity",
+                         "window": window, "order": order, "time": t.time_source},
+        "joints": [{"name": name, "n": c, "rms": r, "max": mx, "corr": co, "rms_meas": rm}
+                   for name, (c, r, mx, co, rm) in zip(model.joint_names, rows)],
+        "timing_s": {k: float(v) for k, v in timing.items()},
+        "us_per_message": 1e6 * total / max(n, 1),
+        "messages_per_s": n / total if total > 0 else float("inf"),
+    }
+    if live is not None:
+        rep["live"] = live
+    rep["ticks"] = t
+    rep["torques"] = tau
+    return rep
+
+
+def _f(x, spec):
+    return "nan" if x is None or not np.isfinite(x) else format(x, spec)
+
+
+def text(rep):
+    lines = [f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
+             f"model {rep['model']} ({'floating' if rep['floating_base'] else 'fixed'} base), "
+             f"outputs: {', '.join(rep['outputs'])}",
+             f"messages {rep['messages']}, answered {rep['answered']}, skipped "
+             f"{rep['skipped_total']}" + "".join(f"; {k}: {v}" for k, v in rep["skipped"].items()),
+             ]
+    if rep["effort_unknown"]:
+        lines.append(f"{rep['effort_unknown']} answered messages lack an effort: no "
+                     "accelerations for them")
+    if rep["unknown_joint_names"]:
+        lines.append(f"ignored joint names not in the URDF: {rep['unknown_joint_names'][:10]}")
+    acc = rep["acceleration"]
+    lines.append(f"acceleration: {acc['method']}, window {acc['window']}, degree "
+                 f"{acc['order']}, times: {acc['time']}")
+    width = max([len(j["name"]) for j in rep["joints"]] + [5])
+    lines.append(f"{'joint':<{width}} {'n':>7} {'rms err':>10} {'max err':>10} {'corr':>7} "
+                 f"{'rms meas':>10}")
+    for j in rep["joints"]:
+        lines.append(f"{j['name']:<{width}} {j['n']:>7} {_f(j['rms'], '10.4g')} "
+                     f"{_f(j['max'], '10.4g')} {_f(j['corr'], '7.4f')} "
+                     f"{_f(j['rms_meas'], '10.4g')}")
+    tm = rep["timing_s"]
+    lines.append("timing: " + ", ".join(f"{k} {v:.3f} s" for k, v in tm.items())
+                 + f"; {rep['us_per_message']:.1f} us/message "
+                 f"({rep['messages_per_s']:.0f} messages/s)")
+    live = rep.get("live")
+    if live:
+        lines.append(f"live: node answered {live['answered']} of {live['expected']} expected "
+                     f"messages, {live['unanswered']} not answered, {live['unexpected']} "
+                     f"unexpected answers; max difference to offline {live['max_diff']:.3g} "
+                     f"(tolerance {live['tolerance']:g}): "
+                     f"{'AGREE' if live['agree'] else 'DISAGREE'} "
+                     f"({live['disagreeing']} disagreeing, {live['resent']} resent)")
+    return "\n".join(lines)
+
+
+def write(rep, directory):
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, "report.txt"), "w") as f:
+        f.write(text(rep) + "\n")
+    data = {k: v for k, v in rep.items() if k not in ("ticks", "torques")}
+    with open(os.path.join(directory, "report.json"), "w") as f:
+        json.dump(data, f, indent=1, default=float,
+                  allow_nan=True)
