@@ -43,7 +43,7 @@ from ..spatial import (act_force, act_inv_force, act_inv_motion, act_motion, add
 from .common import check_configuration, check_forces, check_vector, jcalc, model_sizes, set_world
 from .aba import aba_kernel
 from .crba import UNIT_MOTIONS
-from .minv import UNIT_FORCES, load_column6, store_column6
+from .minv import free_flyer_root_rows, load_column6, store_column6
 from .rnea import rnea_kernel
 from .rnea_derivatives import inertia_variation_column, store_dof_columns
 
@@ -128,22 +128,10 @@ def _passes(packed, ws, dws, bws, FP, X, XD, stacked, q, v, tau_in, a, fext, out
         iv = int(packed[i, P_IV])
         vend = int(packed[i, P_VEND])
         if int(packed[i, P_TYPE]) == FREE_FLYER:
-            # the root, S = Ad(oM): D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹; one factorization serves the M⁻¹
-            # rows here (lines 9-12) and ABA's root solve in pass 3
-            oM = se3_load(ws, i, W_OM)
+            # the root, S = Ad(oM): one factorization of I^A serves the M⁻¹ rows here
+            # (lines 9-12) and ABA's root solve in pass 3
             mat6_cholesky(ws, i, W_IA)
-            for k in range(6):                 # M⁻¹[i, i] = S⁻¹ (I^A)⁻¹ S⁻ᵀ (line 11)
-                acc = mat6_cholesky_solve(ws, i, W_IA, act_force(oM, UNIT_FORCES[k]))
-                a_local = act_inv_motion(oM, acc)
-                for r in range(6):
-                    Minv[iv + r, iv + k] = a_local[r]
-                store_column6(FP, i, iv + k, acc)    # P_i = S M⁻¹[i, :] (line 32)
-            for j in range(iv + 6, vend):      # M⁻¹[i, subtree] = -D⁻¹ Sᵀ F_i (line 12)
-                acc = mat6_cholesky_solve(ws, i, W_IA, load_column6(FP, i, j))
-                a_local = act_inv_motion(oM, acc)
-                for r in range(6):
-                    Minv[iv + r, j] = -a_local[r]
-                store_column6(FP, i, j, scale6(-1.0, acc))
+            free_flyer_root_rows(ws, FP, Minv, i, iv, vend)
             continue
         oS = load6(ws, i, W_OS)
         U = mat6_apply(ws, i, W_IA, oS)        # Table 7.1 / report l.9: U = I^A S

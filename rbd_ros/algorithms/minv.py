@@ -53,6 +53,26 @@ def store_column6(X, i, j, m):
         X[i, j, r] = m[r]
 
 
+@helper
+def free_flyer_root_rows(ws, FP, Minv, i, iv, vend):
+    """Rows of M⁻¹ of a free-flyer root i (lines 9-12) and its P_i (line 32), given the
+    Cholesky factor of its I^A at W_IA. S = Ad(oM), so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹: a 6×6 SPD solve
+    in the world frame, then S⁻¹ maps the result to the base frame."""
+    oM = se3_load(ws, i, W_OM)
+    for k in range(6):                     # M⁻¹[i, i] = D⁻¹ = S⁻¹ (I^A)⁻¹ S⁻ᵀ (line 11)
+        a = mat6_cholesky_solve(ws, i, W_IA, act_force(oM, UNIT_FORCES[k]))
+        a_local = act_inv_motion(oM, a)
+        for r in range(6):
+            Minv[iv + r, iv + k] = a_local[r]
+        store_column6(FP, i, iv + k, a)    # P_i = S M⁻¹[i, :] (line 32): the root has no parent
+    for j in range(iv + 6, vend):          # M⁻¹[i, subtree] = -D⁻¹ Sᵀ F_i (line 12)
+        a = mat6_cholesky_solve(ws, i, W_IA, load_column6(FP, i, j))
+        a_local = act_inv_motion(oM, a)
+        for r in range(6):
+            Minv[iv + r, j] = -a_local[r]
+        store_column6(FP, i, j, scale6(-1.0, a))
+
+
 @kernel(int64(f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_2d))
 def minv_kernel(packed, ws, FP, q, Minv):
     nb, nq, nv = model_sizes(packed)
@@ -75,21 +95,8 @@ def minv_kernel(packed, ws, FP, q, Minv):
         iv = int(packed[i, P_IV])
         vend = int(packed[i, P_VEND])
         if int(packed[i, P_TYPE]) == FREE_FLYER:
-            # the root, S = Ad(oM): D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹, a 6×6 SPD solve (lines 9-12)
-            oM = se3_load(ws, i, W_OM)
             mat6_cholesky(ws, i, W_IA)
-            for k in range(6):                 # M⁻¹[i, i] = D⁻¹ = S⁻¹ (I^A)⁻¹ S⁻ᵀ (line 11)
-                a = mat6_cholesky_solve(ws, i, W_IA, act_force(oM, UNIT_FORCES[k]))
-                a_local = act_inv_motion(oM, a)
-                for r in range(6):
-                    Minv[iv + r, iv + k] = a_local[r]
-                store_column6(FP, i, iv + k, a)     # P_i = S M⁻¹[i, :] (line 32), no parent
-            for j in range(iv + 6, vend):      # M⁻¹[i, subtree] = -D⁻¹ Sᵀ F_i (line 12)
-                a = mat6_cholesky_solve(ws, i, W_IA, load_column6(FP, i, j))
-                a_local = act_inv_motion(oM, a)
-                for r in range(6):
-                    Minv[iv + r, j] = -a_local[r]
-                store_column6(FP, i, j, scale6(-1.0, a))
+            free_flyer_root_rows(ws, FP, Minv, i, iv, vend)
             continue
         oS = load6(ws, i, W_OS)
         U = mat6_apply(ws, i, W_IA, oS)        # line 9: U = I^A S

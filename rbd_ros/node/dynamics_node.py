@@ -23,15 +23,12 @@ Every output is stamped with the stamp of the joint_states message it was comput
 A tick that cannot be computed correctly (joints missing or stale, unknown velocities, a
 core error) publishes nothing and says why (throttled); the node keeps running.
 """
-import sys
 import threading
 import time
 from collections import deque
 
 import numpy as np
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -39,7 +36,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 import rbd_ros
-from . import conversions
+from . import conversions, spin_node
 from .joint_cache import JointCache
 
 try:
@@ -564,21 +561,7 @@ def _guarded(node, name, handler):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = DynamicsNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):   # Ctrl-C, SIGTERM: a clean stop
-        pass
-    except Exception as exc:   # a bad parameter: say it plainly, exit nonzero
-        print(f"rbd_ros dynamics_node: {exc}", file=sys.stderr)
-        raise SystemExit(1)
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+    spin_node(DynamicsNode, "dynamics_node", args)
 
 
 if __name__ == "__main__":

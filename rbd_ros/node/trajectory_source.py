@@ -18,18 +18,15 @@ robot_state_publisher does (std_msgs/String, reliable, transient local, depth 1)
     joint_trajectory_source --ros-args -p urdf_file:=/path/robot.urdf -p publish_description:=true
 """
 import os
-import sys
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 import rbd_ros
-from . import conversions
+from . import conversions, spin_node
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -163,21 +160,7 @@ class TrajectorySource(Node):
 
 def main(args=None):
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = TrajectorySource()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):    # Ctrl-C, SIGINT, SIGTERM
-        pass
-    except (ValueError, OSError, rbd_ros.URDFError) as exc:   # bad parameter or URDF
-        print(f"rbd_ros joint_trajectory_source: {exc}", file=sys.stderr)
-        raise SystemExit(1)
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+    spin_node(TrajectorySource, "joint_trajectory_source", args)
 
 
 if __name__ == "__main__":

@@ -128,7 +128,7 @@ def play(reader, model, urdf, t, cons, js_ids, outputs, *, topic, odom_topic, ra
     proc = subprocess.Popen(_node_command(ns, node_name, params_file), env=dict(os.environ))
     rclpy.init()
     node = rclpy.create_node("rbd_replay_player", namespace=ns)
-    answers, unexpected, pending = {}, [], []
+    answers, unexpected = {}, []
     state = {"m": -1, "stamp": None}
     try:
         reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
