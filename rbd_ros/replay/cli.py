@@ -20,6 +20,7 @@ import numpy as np
 import rbd_ros
 from ..node.conversions import dof_names
 from . import bag_io, estimation, report
+from . import identify as identification
 from .bag_io import ReplayError
 
 OUTPUTS = tuple(bag_io.OUTPUT_TYPES)
@@ -109,9 +110,16 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            description_topic="/robot_description", floating_base=False, odom_topic="/odom",
            mimic="error", outputs=DEFAULT_OUTPUTS, window=11, order=3, max_joint_age=0.5,
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
-           report_dir=None, plots=True, live=False, rate=1.0, live_options=None):
+           report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
+           identify=None, prior_weight=None):
     """Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
-    returns the report (a dict; ``report["ticks"]`` / ``["torques"]`` hold the arrays)."""
+    returns the report (a dict; ``report["ticks"]`` / ``["torques"]`` hold the arrays).
+
+    ``identify`` ("least-squares" or "consistent"): also identify the inertial parameters
+    from the answered messages with a known effort (``identify``); the report gets an
+    ``identification`` section and ``report_dir`` an ``identified.urdf``."""
+    if identify is not None and floating_base:
+        raise ReplayError("--identify needs a fixed base (the base wrench is not measured)")
     outputs = tuple(k for k in OUTPUTS if k in set(outputs) | {"torques"})
     timing = {}
     clock = time.perf_counter()
@@ -207,6 +215,12 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     rep = report.summarize(model, t, tau, timing, outputs=outputs, bag=str(bag),
                            output=str(output), topic=topic, window=window, order=order,
                            live=live_result.summary() if live_result else None)
+    if identify is not None:
+        try:
+            rep["identification"] = identification.run(model, t, urdf_text, identify,
+                                                       prior_weight, report_dir)
+        except ValueError as exc:
+            raise ReplayError(str(exc)) from exc
     if report_dir:
         report.write(rep, report_dir)
         if plots:
@@ -246,6 +260,13 @@ def parser():
     p.add_argument("--live", action="store_true",
                    help="play the bag into a dynamics_node over ROS 2 and record its outputs")
     p.add_argument("--rate", type=float, default=1.0, help="--live: playback speed factor")
+    p.add_argument("--identify", nargs="?", const="consistent", default=None,
+                   choices=tuple(identification.METHODS),
+                   help="identify the inertial parameters from the bag (default method: "
+                   "consistent); writes REPORT_DIR/identified.urdf")
+    p.add_argument("--prior-weight", type=float, default=None,
+                   help="--identify: weight of the prior toward the URDF's inertias "
+                   "(default: 0 for least-squares, 1e-4 for consistent)")
     return p
 
 
@@ -267,7 +288,8 @@ def main(argv=None):
                      storage=args.storage, batch_size=args.batch_size,
                      progress=False if args.no_progress else None,
                      report_dir=args.report_dir or output + "_report",
-                     plots=not args.no_plots, live=args.live, rate=args.rate)
+                     plots=not args.no_plots, live=args.live, rate=args.rate,
+                     identify=args.identify, prior_weight=args.prior_weight)
     except ReplayError as exc:
         print(f"rbd_replay: {exc}", file=sys.stderr)
         return 2

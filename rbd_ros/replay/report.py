@@ -95,6 +95,10 @@ def text(rep):
                      f"(tolerance {live['tolerance']:g}): "
                      f"{'AGREE' if live['agree'] else 'DISAGREE'} "
                      f"({live['disagreeing']} disagreeing, {live['resent']} resent)")
+    ident = rep.get("identification")
+    if ident:
+        from .identify import text as identification_text
+        lines += identification_text(ident)
     return "\n".join(lines)
 
 
@@ -103,6 +107,9 @@ def write(rep, directory):
     with open(os.path.join(directory, "report.txt"), "w") as f:
         f.write(text(rep) + "\n")
     data = {k: v for k, v in rep.items() if k not in ("ticks", "torques")}
+    if "identification" in data:
+        data["identification"] = {k: v for k, v in data["identification"].items()
+                                  if k != "result"}
     with open(os.path.join(directory, "report.json"), "w") as f:
         json.dump(data, f, indent=1, default=float,
                   allow_nan=True)
