@@ -45,7 +45,7 @@ from .aba import aba_kernel
 from .crba import UNIT_MOTIONS
 from .minv import free_flyer_root_rows, load_column6, store_column6
 from .rnea import rnea_kernel
-from .rnea_derivatives import inertia_variation_column, store_dof_columns
+from .rnea_derivatives import store_dof_columns, store_inertia_variation
 
 
 
@@ -115,10 +115,7 @@ def _passes(packed, ws, dws, bws, FP, X, XD, stacked, q, v, tau_in, a, fext, out
         store6(X, i, X_FQ, bias)
         store10(ws, i, W_OI, oI)                                  # I^c_i: summed in pass 4
         mat6_set_inertia(ws, i, W_IA, oI)                         # I^A_i = I_i (report l.4)
-        for c in range(6):                                        # A2 l.6: B_i, by columns
-            col = inertia_variation_column(oI, ov, oh, UNIT_MOTIONS[c])
-            for r in range(6):
-                bws[i, 6 * r + c] = col[r]
+        store_inertia_variation(bws, i, oI, ov, oh)               # A2 l.6: B_i
         for j in range(iv, int(packed[i, P_VEND])):               # report l.5: F_i = 0
             for r in range(6):
                 FP[i, j, r] = 0.0

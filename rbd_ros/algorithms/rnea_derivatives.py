@@ -59,6 +59,15 @@ def inertia_variation_column(I, ov, h, m):
 
 
 @helper
+def store_inertia_variation(bws, i, I, ov, h):
+    """bws[i] = B_i (6×6 row-major), column by column: B_i m for the unit twists m."""
+    for c in range(6):
+        col = inertia_variation_column(I, ov, h, UNIT_MOTIONS[c])
+        for r in range(6):
+            bws[i, 6 * r + c] = col[r]
+
+
+@helper
 def store_dof_columns(dws, k, S, v_parent, a_parent, ov):
     """A2 lines 1-5 for one column S of joint j: the pieces its derivatives are made of."""
     dV = cross_motion(v_parent, S)                                 # A2 l.3, Eq. 13
@@ -112,10 +121,7 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
         store6(ws, i, W_OA, oa)
         store6(ws, i, W_OF, f)                                     # F_i: summed below
         store10(ws, i, W_OI, oI)                                   # I^c_i: summed below
-        for c in range(6):                                         # A2 l.6: B_i, by columns
-            col = inertia_variation_column(oI, ov, oh, UNIT_MOTIONS[c])
-            for r in range(6):
-                bws[i, 6 * r + c] = col[r]
+        store_inertia_variation(bws, i, oI, ov, oh)                # A2 l.6: B_i
     # ---- backward pass: Algorithm 3 --------------------------------------------------------
     for r in range(nv):
         for c in range(nv):
