@@ -269,7 +269,7 @@ def test_services(harness, robot):
     h = harness(dict(robot_description=xml(path), floating_base=floating))
     model = core_model(path, floating_base=floating)
     jn = list(model.joint_names)
-    nj, nb = len(jn), 6 if floating else 0
+    nj = len(jn)
     rng = np.random.default_rng(11)
     names, perm = shuffled(jn, 11)
     base_q, base_v = random_base(11)
@@ -561,3 +561,88 @@ def test_message_without_model_joints_publishes_nothing(harness):
     good_exchange(h, model, 141)
     assert h.no_output(gripper.header.stamp), "output for a message with no model joint"
     assert h.no_output(empty.header.stamp), "output for an empty message"
+
+
+# -- the console script: a process of its own, each executor ----------------------------------
+def _run_node_process(tmp_path, params):
+    import subprocess
+    import sys
+    import yaml
+    ns = f"/rbd_process_test_{os.getpid()}_{params.get('executor', 'default')}"
+    params_file = tmp_path / "params.yaml"
+    params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
+    log = open(tmp_path / "node.log", "w+")
+    proc = subprocess.Popen([sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
+                             "-r", f"__ns:={ns}", "--params-file", str(params_file)],
+                            stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
+    return ns, proc, log
+
+
+@pytest.mark.parametrize("executor", ["events", "single_threaded"])
+def test_node_process(tmp_path, executor):
+    """dynamics_node as users run it: topics and a service through each executor, and
+    Ctrl-C (SIGINT) is a clean stop."""
+    import signal
+    import threading
+
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import SingleThreadedExecutor
+    from node_helpers import RELIABLE, same_stamp
+    model = core_model(ARM7)
+    ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
+                                                 "executor": executor,
+                                                 "diagnostics_period": 0.0})
+    ctx = Context()
+    rclpy.init(context=ctx)
+    tester = rclpy.create_node("rbd_process_tester", namespace=ns, context=ctx)
+    got = []
+    tester.create_subscription(JointState, f"{ns}/rbd_dynamics/torques", got.append, RELIABLE)
+    pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
+    client = tester.create_client(SERVICES["inverse_dynamics"],
+                                  f"{ns}/rbd_dynamics/inverse_dynamics")
+    spinner = SingleThreadedExecutor(context=ctx)
+    spinner.add_node(tester)
+    thread = threading.Thread(target=spinner.spin, daemon=True)
+    thread.start()
+    try:
+        q, v, tau = random_state(model, 150)
+        msg = message(model, q, v, tau, seed=150)
+
+        def answered():
+            assert proc.poll() is None, open(log.name).read()
+            pub.publish(msg)
+            time.sleep(0.05)
+            return any(same_stamp(m.header.stamp, msg.header.stamp) for m in got)
+        wait_for(answered, timeout=60.0, what="~/torques from the node process")
+        out = next(m for m in got if same_stamp(m.header.stamp, msg.header.stamp))
+        assert_matches_core(None, model, {"torques": out}, q, v, tau)
+
+        assert client.wait_for_service(timeout_sec=30.0)
+        req = SERVICES["inverse_dynamics"].Request(joint_names=list(model.joint_names),
+                                                   q=q.tolist(), v=v.tolist(),
+                                                   a=np.ones(len(q)).tolist())
+        future = client.call_async(req)
+        wait_for(future.done, what="the inverse_dynamics response")
+        resp = future.result()
+        assert resp.success, resp.message
+        np.testing.assert_allclose(resp.tau, rbd_ros.rnea(model, q, v, np.ones(len(q))), **TOL)
+
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 0, open(log.name).read()
+        assert "Traceback" not in open(log.name).read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        spinner.shutdown(timeout_sec=2.0)
+        tester.destroy_node()
+        rclpy.shutdown(context=ctx)
+
+
+def test_node_process_refuses_a_bad_executor(tmp_path):
+    ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
+                                                 "executor": "threads"})
+    assert proc.wait(timeout=60) == 1
+    text = open(log.name).read()
+    assert "executor must be one of" in text and "threads" in text, text

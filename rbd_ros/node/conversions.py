@@ -1,7 +1,15 @@
-"""numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d'))."""
+"""numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d')).
+
+The node's 1 kHz path reads and writes serialized bytes (``rbd_ros.cdr``): rclpy's own
+conversions cost more than the dynamics (see that module). Bytes in another encoding than
+little-endian CDR go through rclpy's (de)serializer instead, with the same results. rclpy is
+imported on use: the replay tool imports this module without ROS.
+"""
 import array
 
 import numpy as np
+
+from .. import cdr
 
 BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 
@@ -47,3 +55,72 @@ def fill_derivatives(msg, header, names, d_dq, d_dv):
     msg.d_dq = doubles(d_dq)
     msg.d_dv = doubles(d_dv)
     return msg
+
+
+def decode_joint_state(decoder, raw):
+    """(names, (sec, nanosec), position, velocity, effort) of serialized
+    sensor_msgs/JointState bytes; ``decoder``: a :class:`rbd_ros.cdr.JointStateDecoder` kept
+    per subscription. Raises ValueError for bytes that do not decode."""
+    decoded = decoder.decode(raw)
+    if decoded is not None:
+        return decoded
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+    msg = deserialize_message(raw, JointState)
+    return (tuple(msg.name), (msg.header.stamp.sec, msg.header.stamp.nanosec),
+            vector(msg.position), vector(msg.velocity), vector(msg.effort))
+
+
+def decode_odometry(raw):
+    """[x y z qx qy qz qw vx vy vz wx wy wz] of serialized nav_msgs/Odometry bytes (pose in
+    the odometry frame, twist in the base frame)."""
+    decoded = cdr.decode_odometry(raw)
+    if decoded is not None:
+        return decoded[1]
+    from nav_msgs.msg import Odometry
+    from rclpy.serialization import deserialize_message
+    msg = deserialize_message(raw, Odometry)
+    p, t = msg.pose.pose, msg.twist.twist
+    return np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
+                     p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x, t.linear.y,
+                     t.linear.z, t.angular.x, t.angular.y, t.angular.z])
+
+
+class OutputEncoder:
+    """One output topic's messages, ready for ``Publisher.publish``: a message whose names
+    and sizes are set once; a tick gives the stamp and the float64 arrays.
+
+    ``fields``: the names of the float64[] fields that change, ``sizes`` their lengths.
+    The message is serialized once (``cdr.serialize``) with marker numbers in those fields
+    and checked by the RMW's own deserializer; ``encode`` then patches stamp and numbers
+    into those bytes, which rclpy publishes as they are. Should the check fail (an RMW that
+    does not speak little-endian CDR), ``encode`` fills and returns the message instead.
+    """
+
+    def __init__(self, msg, fields, sizes):
+        from rclpy.serialization import deserialize_message
+        self.msg = msg
+        self.fields = tuple(fields)
+        marks = cdr.sentinels(sizes)
+        for field, mark in zip(self.fields, marks):
+            setattr(msg, field, doubles(mark))
+        self.fallback_reason = None
+        try:
+            raw = cdr.serialize(msg)
+            self.template = cdr.Template(raw, marks)
+            if deserialize_message(raw, type(msg)) != msg:
+                raise ValueError("the RMW deserializes the template differently")
+        except Exception as exc:   # any failure: publish messages, slower but the same
+            self.template = None
+            self.fallback_reason = f"{type(exc).__name__}: {exc}"
+
+    def encode(self, stamp, *arrays):
+        """Bytes (or the message) with header stamp ``stamp`` = (sec, nanosec) and one array
+        per field, in the order of ``fields``."""
+        if self.template is not None:
+            return self.template.fill(stamp, *arrays)
+        msg = self.msg
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+        for field, values in zip(self.fields, arrays):
+            setattr(msg, field, doubles(values))
+        return msg

@@ -26,11 +26,12 @@ class JointCache:
         self.received = np.full(n, -np.inf)   # time.monotonic() of each joint's last update
         self.stamp = None                 # stamp of the latest message merged
         self.updates = 0                  # messages merged since the last take()
-        self._maps = {}                   # names tuple -> (model indices, message indices)
+        self._maps = {}                   # names tuple -> (model, message indices, unknown)
 
     def _map(self, names):
-        """(model indices, message indices) for a message's names; unknown names are
-        reported once per distinct list by the caller, duplicates are an error."""
+        """(model indices, message indices, unknown names) for a message's names; the
+        indices are slices when the message lists every joint in model order. Duplicate
+        names are an error."""
         key = tuple(names)
         cached = self._maps.get(key)
         if cached is not None:
@@ -39,6 +40,7 @@ class JointCache:
             dup = sorted({n for n in key if key.count(n) > 1})
             raise ValueError(f"joint_states names {dup} more than once")
         ours, theirs, unknown = [], [], []
+        n = len(self.joint_names)
         for k, name in enumerate(key):
             i = self.index.get(name)
             if i is None:
@@ -46,7 +48,12 @@ class JointCache:
             else:
                 ours.append(i)
                 theirs.append(k)
-        result = (np.array(ours, np.intp), np.array(theirs, np.intp), tuple(unknown))
+        if ours == list(range(n)) and len(key) == n:
+            # the message lists every joint in model order (the usual driver): slices, no
+            # index arrays, so a merge copies three arrays and nothing else
+            result = (slice(None), slice(None), ())
+        else:
+            result = (np.array(ours, np.intp), np.array(theirs, np.intp), tuple(unknown))
         if len(self._maps) > 64:          # a publisher that reorders names every message
             self._maps.clear()
         self._maps[key] = result
@@ -72,12 +79,13 @@ class JointCache:
             raise ValueError("joint_states has no position array")
         ours, theirs, unknown = self._map(names)
         pos, vel, eff = arrays
-        if np.any(np.isinf(pos[theirs])) or np.any(np.isnan(pos[theirs])):
-            bad = [names[k] for k in theirs[~np.isfinite(pos[theirs])]]
+        pos_ours = pos[theirs]
+        if not np.isfinite(pos_ours).all():
+            bad = [names[k] for k in np.arange(n)[theirs][~np.isfinite(pos_ours)]]
             raise ValueError(f"joint_states position of {bad} is not finite")
-        if len(ours) == 0:
+        if len(pos_ours) == 0:
             return unknown, False             # e.g. a gripper on a shared topic: nothing new
-        self.position[ours] = pos[theirs]
+        self.position[ours] = pos_ours
         self.velocity[ours] = vel[theirs] if vel.size else np.nan
         self.effort[ours] = eff[theirs] if eff.size else np.nan
         self.received[ours] = now
@@ -94,7 +102,7 @@ class JointCache:
 
     def stale(self, max_age, now):
         """Names of the joints not updated for more than ``max_age`` seconds (0: none)."""
-        if max_age <= 0:
+        if max_age <= 0 or now - self.received.min() <= max_age:
             return []
         return [self.joint_names[i] for i in np.flatnonzero(now - self.received > max_age)]
 

@@ -6,20 +6,21 @@ their ``.msg`` definitions (``rbd_ros/replay/msg``, copies of ``rbd_ros_interfac
 that a test keeps identical), so the output bag uses exactly the node's message types.
 
 Decoding: joint_states and odometry are parsed straight from their little-endian CDR bytes
-(messages from one publisher share a layout, found once); anything else goes through
-``rosbags``' own deserializer. Encoding: every output of one topic has the same layout
-(same names, same sizes) except the header stamp and the float64 arrays, so one message is
-serialized by ``rosbags`` as a template and N messages are filled in with numpy; a test
-checks the bytes against ``rosbags``' serializer.
+(``rbd_ros.cdr``, shared with the node); anything else goes through ``rosbags``' own
+deserializer. Encoding: every output of one topic has the same layout (same names, same
+sizes) except the header stamp and the float64 arrays, so one message is serialized by
+``rosbags`` as a ``cdr.Template`` and N messages are filled in with numpy; a test checks the
+bytes against ``rosbags``' serializer.
 """
 import functools
 import os
-import struct
 from pathlib import Path
 
 import numpy as np
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+from .. import cdr
 
 MSG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msg")
 INTERFACES = ("JointVector", "JointMatrix", "DynamicsDerivatives")
@@ -31,8 +32,6 @@ OUTPUT_TYPES = {"torques": JOINT_STATE,
                 "inverse_inertia": "rbd_ros_interfaces/msg/JointMatrix",
                 "rnea_derivatives": "rbd_ros_interfaces/msg/DynamicsDerivatives",
                 "aba_derivatives": "rbd_ros_interfaces/msg/DynamicsDerivatives"}
-_U32 = struct.Struct("<I")
-_STAMP = struct.Struct("<iI")
 
 
 class ReplayError(ValueError):
@@ -76,75 +75,26 @@ def connection(reader, topic, msgtype, required=True):
     return cons
 
 
-def _align(off, n):
-    return off + (-(off - 4)) % n          # CDR alignment counts from after the 4-byte header
-
-
-def _string_end(raw, off):
-    off = _align(off, 4)
-    return off + 4 + _U32.unpack_from(raw, off)[0]
-
-
-class JointStateDecoder:
-    """sensor_msgs/JointState CDR bytes -> (names, position, velocity, effort, stamp)."""
-
-    def __init__(self):
-        self.layouts = []            # (names bytes, names tuple), most recent first
-
-    def names(self, raw, start):
-        for k, (blob, names) in enumerate(self.layouts):
-            if raw.startswith(blob, start):
-                if k:
-                    self.layouts.insert(0, self.layouts.pop(k))
-                return names, start + len(blob)
-        count = _U32.unpack_from(raw, start)[0]
-        off, names = start + 4, []
-        for _ in range(count):
-            off = _align(off, 4)
-            n = _U32.unpack_from(raw, off)[0]
-            names.append(raw[off + 4:off + 3 + n].decode("utf-8"))
-            off += 4 + n
-        names = tuple(names)
-        self.layouts.insert(0, (raw[start:off], names))
-        del self.layouts[16:]
-        return names, off
-
-    def layout(self, raw):
-        """(names, stamp (sec, nanosec), [(offset, count)] * 3) of one message."""
-        if raw[1] != 1:
-            return None                                     # not little-endian CDR
-        stamp = _STAMP.unpack_from(raw, 4)
-        names, off = self.names(raw, _align(_string_end(raw, 12), 4))
-        arrays = []
-        for _ in range(3):
-            off = _align(off, 4)
-            n = _U32.unpack_from(raw, off)[0]
-            off = _align(off + 4, 8) if n else off + 4
-            arrays.append((off, n))
-            off += 8 * n
-        return names, stamp, arrays
-
-    @staticmethod
-    def slow(raw):
-        msg = typestore().deserialize_cdr(raw, JOINT_STATE)
-        return (tuple(msg.name), (msg.header.stamp.sec, msg.header.stamp.nanosec),
-                [np.asarray(a, np.float64) for a in (msg.position, msg.velocity, msg.effort)])
+def deserialize_joint_state(raw):
+    """(names, (sec, nanosec), [position, velocity, effort]) through rosbags' deserializer:
+    for bytes the fast decoder does not take (big-endian CDR)."""
+    msg = typestore().deserialize_cdr(raw, JOINT_STATE)
+    return (tuple(msg.name), (msg.header.stamp.sec, msg.header.stamp.nanosec),
+            [np.asarray(a, np.float64) for a in (msg.position, msg.velocity, msg.effort)])
 
 
 def decode_odometry(raw):
     """(stamp ns, [x y z qx qy qz qw vx vy vz wx wy wz]) of a nav_msgs/Odometry."""
-    if raw[1] != 1:
-        msg = typestore().deserialize_cdr(raw, ODOMETRY)
-        p, t = msg.pose.pose, msg.twist.twist
-        values = [p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
-                  p.orientation.z, p.orientation.w, t.linear.x, t.linear.y, t.linear.z,
-                  t.angular.x, t.angular.y, t.angular.z]
-        return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, np.array(values)
-    sec, nsec = _STAMP.unpack_from(raw, 4)
-    off = _align(_string_end(raw, _string_end(raw, 12)), 8)   # frame_id, child_frame_id
-    pose = np.frombuffer(raw, "<f8", 7, off)
-    twist = np.frombuffer(raw, "<f8", 6, off + 8 * (7 + 36))
-    return sec * 10**9 + nsec, np.concatenate([pose, twist])
+    decoded = cdr.decode_odometry(raw)
+    if decoded is not None:
+        (sec, nsec), values = decoded
+        return sec * 10**9 + nsec, values
+    msg = typestore().deserialize_cdr(raw, ODOMETRY)
+    p, t = msg.pose.pose, msg.twist.twist
+    values = [p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+              p.orientation.z, p.orientation.w, t.linear.x, t.linear.y, t.linear.z,
+              t.angular.x, t.angular.y, t.angular.z]
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, np.array(values)
 
 
 def decode_odometry_many(raws):
@@ -153,11 +103,10 @@ def decode_odometry_many(raws):
     stamp, X = np.zeros(K, np.int64), np.zeros((K, 13))
     groups = {}
     for k, raw in enumerate(raws):
-        if raw[1] != 1:
+        if not cdr.is_little_endian_cdr(raw):
             stamp[k], X[k] = decode_odometry(raw)
             continue
-        off = _align(_string_end(raw, _string_end(raw, 12)), 8)
-        groups.setdefault((len(raw), off), []).append(k)
+        groups.setdefault((len(raw), cdr.odometry_offset(raw)), []).append(k)
     for (length, off), ks in groups.items():
         ks = np.array(ks)
         buf = np.frombuffer(b"".join(raws[k] for k in ks), np.uint8).reshape(len(ks), length)
@@ -177,52 +126,26 @@ def read_description(reader, topic):
     return text
 
 
-class Template:
-    """N messages of one type from one template: only the stamps and float64 arrays vary."""
-
-    def __init__(self, msgtype, fields, sizes, names):
-        store = typestore()
-        cls = store.types[msgtype]
-        time_t = store.types["builtin_interfaces/msg/Time"]
-        header_t = store.types["std_msgs/msg/Header"]
-        values = {}
-        base = 0.5
-        for field, size in zip(fields, sizes):
-            values[field] = base + np.arange(size, dtype=np.float64)
-            base += size + 0.25
-        kwargs = {"header": header_t(stamp=time_t(sec=0, nanosec=0), frame_id="")}
-        if msgtype == JOINT_STATE:
-            kwargs.update(name=list(names), position=np.empty(0), velocity=np.empty(0))
-        else:
-            kwargs["names"] = list(names)
-            if msgtype.endswith("JointMatrix"):
-                n = int(round(np.sqrt(sizes[0])))
-                kwargs.update(rows=n, cols=n)
-            elif msgtype.endswith("DynamicsDerivatives"):
-                kwargs["size"] = int(round(np.sqrt(sizes[0])))
-        kwargs.update(values)
-        raw = bytes(store.serialize_cdr(cls(**kwargs), msgtype))
-        self.template = np.frombuffer(raw, np.uint8)
-        self.offsets = []
-        for field in fields:
-            off = raw.find(values[field].tobytes())
-            if off < 0 or raw[4:12] != bytes(8):
-                raise RuntimeError(f"template of {msgtype}: cannot place {field}")
-            self.offsets.append((off, values[field].size))
-
-    def encode(self, sec, nanosec, *arrays):
-        """Rows of CDR bytes: one message per entry of sec / nanosec / arrays[k] (N, ...)."""
-        n = len(sec)
-        buf = np.empty((n, self.template.size), np.uint8)
-        buf[:] = self.template
-        stamp = np.empty((n, 2), np.uint32)
-        stamp[:, 0] = np.asarray(sec, np.int64).astype(np.int32).view(np.uint32)
-        stamp[:, 1] = nanosec
-        buf[:, 4:12] = stamp.view(np.uint8).reshape(n, 8)
-        for (off, size), arr in zip(self.offsets, arrays):
-            data = np.ascontiguousarray(np.asarray(arr, "<f8").reshape(n, size))
-            buf[:, off:off + 8 * size] = data.view(np.uint8)
-        return [row.tobytes() for row in buf]
+def output_template(msgtype, fields, sizes, names):
+    """A :class:`rbd_ros.cdr.Template` of one output type, serialized by rosbags: the
+    float64[] ``fields`` have ``sizes`` elements, the name list is ``names``."""
+    store = typestore()
+    cls = store.types[msgtype]
+    time_t = store.types["builtin_interfaces/msg/Time"]
+    header_t = store.types["std_msgs/msg/Header"]
+    marks = cdr.sentinels(sizes)
+    kwargs = {"header": header_t(stamp=time_t(sec=0, nanosec=0), frame_id="")}
+    if msgtype == JOINT_STATE:
+        kwargs.update(name=list(names), position=np.empty(0), velocity=np.empty(0))
+    else:
+        kwargs["names"] = list(names)
+        if msgtype.endswith("JointMatrix"):
+            n = int(round(np.sqrt(sizes[0])))
+            kwargs.update(rows=n, cols=n)
+        elif msgtype.endswith("DynamicsDerivatives"):
+            kwargs["size"] = int(round(np.sqrt(sizes[0])))
+    kwargs.update(zip(fields, marks))
+    return cdr.Template(store.serialize_cdr(cls(**kwargs), msgtype), marks)
 
 
 def open_writer(path, storage):

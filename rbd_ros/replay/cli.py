@@ -103,7 +103,7 @@ def templates(model, outputs):
             "inverse_inertia": (("data",), (nv * nv,), names),
             "rnea_derivatives": (("d_dq", "d_dv"), (nv * nv,) * 2, names),
             "aba_derivatives": (("d_dq", "d_dv"), (nv * nv,) * 2, names)}
-    return {k: bag_io.Template(bag_io.OUTPUT_TYPES[k], *spec[k]) for k in outputs}
+    return {k: bag_io.output_template(bag_io.OUTPUT_TYPES[k], *spec[k]) for k in outputs}
 
 
 def replay(bag, output=None, *, topic="/joint_states", urdf=None,

@@ -27,7 +27,8 @@ which).
 """
 import numpy as np
 
-from .bag_io import JointStateDecoder, ReplayError, decode_odometry_many
+from ..cdr import JointStateDecoder
+from .bag_io import ReplayError, decode_odometry_many, deserialize_joint_state
 
 REASONS = ("malformed", "incomplete", "stale", "no base state", "velocity unknown",
            "acceleration unavailable")
@@ -111,9 +112,13 @@ def decode(raws, joint_names):
         return cached
 
     for m, raw in enumerate(raws):
-        lay = dec.layout(raw)
+        try:
+            lay = dec.layout(raw)
+        except ValueError:                     # truncated bytes
+            malformed[m] = True
+            continue
         if lay is None:                        # big-endian CDR: rosbags' deserializer
-            names, stamp, arrays = JointStateDecoder.slow(raw)
+            names, stamp, arrays = deserialize_joint_state(raw)
             sec[m], nsec[m] = stamp
             ours, theirs = mapping(names)
             if ours is None or any(a.size not in (0, len(names)) for a in arrays) \
