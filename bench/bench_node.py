@@ -16,6 +16,7 @@ prints a table:
 Goals: no drops at 1 kHz, p99 < 2 ms. A benchmark, not a test: run it on a quiet machine.
 
     python bench/bench_node.py [--duration 30] [--rate 1000] [--qos reliable|best_effort]
+                               [--executor events|single_threaded]
 """
 import argparse
 import array
@@ -48,6 +49,8 @@ def parse_args():
     ap.add_argument("--rate", type=float, default=1000.0, help="joint_states + odom per s (1000)")
     ap.add_argument("--qos", choices=("reliable", "best_effort"), default="reliable",
                     help="QoS of the published inputs (the node subscribes best effort)")
+    ap.add_argument("--executor", choices=("events", "single_threaded"), default="events",
+                    help="the node's executor parameter (events)")
     ap.add_argument("--robot", default="talos", help="a floating-base robot of test/oracle.py")
     ap.add_argument("--warmup", type=float, default=3.0,
                     help="seconds of publishing after the first output before measuring (3)")
@@ -168,7 +171,7 @@ def main():
     log = tempfile.NamedTemporaryFile("w+", prefix="bench_node_", suffix=".log", delete=False)
     cmd = [os.path.join(os.path.dirname(sys.executable), "dynamics_node"), "--ros-args",
            "-r", f"__node:={NODE_NAME}", "-p", "floating_base:=true",
-           "-p", "mimic_joints:=independent"]
+           "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
     for k in OUTPUTS:
         cmd += ["-p", f"publish_{k}:=true"]
     node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -248,7 +251,7 @@ def main():
             raise RuntimeError("the receiver process did not start")
         print(f"bench_node: {args.robot} ({len(joint_names)} joints, floating base) from "
               f"{urdf_path}; node pid {node.pid} (log {log.name}); inputs {args.qos} at "
-              f"{args.rate:g} Hz; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}",
+              f"{args.rate:g} Hz; node executor {args.executor}; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}",
               flush=True)
         t_start = time.monotonic()
         next_t = clock()

@@ -580,18 +580,18 @@ def _run_node_process(tmp_path, params):
 
 @pytest.mark.parametrize("executor", ["events", "single_threaded"])
 def test_node_process(tmp_path, executor):
-    """dynamics_node as users run it: topics and a service through each executor, and
-    Ctrl-C (SIGINT) is a clean stop."""
+    """dynamics_node as users run it: the URDF on the robot_description topic (loaded on the
+    node's own thread), topics and a service through each executor, and Ctrl-C (SIGINT) is a
+    clean stop."""
     import signal
     import threading
 
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
-    from node_helpers import RELIABLE, same_stamp
+    from node_helpers import LATCHED, RELIABLE, same_stamp
     model = core_model(ARM7)
-    ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
-                                                 "executor": executor,
+    ns, proc, log = _run_node_process(tmp_path, {"executor": executor,
                                                  "diagnostics_period": 0.0})
     ctx = Context()
     rclpy.init(context=ctx)
@@ -599,6 +599,8 @@ def test_node_process(tmp_path, executor):
     got = []
     tester.create_subscription(JointState, f"{ns}/rbd_dynamics/torques", got.append, RELIABLE)
     pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
+    tester.create_publisher(String, f"{ns}/robot_description", LATCHED).publish(
+        String(data=xml(ARM7)))
     client = tester.create_client(SERVICES["inverse_dynamics"],
                                   f"{ns}/rbd_dynamics/inverse_dynamics")
     spinner = SingleThreadedExecutor(context=ctx)
