@@ -564,35 +564,43 @@ def test_message_without_model_joints_publishes_nothing(harness):
 
 
 # -- the console script: a process of its own, each executor ----------------------------------
-def _run_node_process(tmp_path, params):
+def _run_node_process(tmp_path, params, without_interfaces=False):
+    """dynamics_node in a process of its own (optionally as if rbd_ros_interfaces were not
+    installed): (namespace, Popen, log file)."""
     import subprocess
     import sys
     import yaml
-    ns = f"/rbd_process_test_{os.getpid()}_{params.get('executor', 'default')}"
+    ns = f"/rbd_process_test_{os.getpid()}_{tmp_path.name}"
     params_file = tmp_path / "params.yaml"
     params_file.write_text(yaml.safe_dump({"/**": {"ros__parameters": params}}))
     log = open(tmp_path / "node.log", "w+")
-    proc = subprocess.Popen([sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
-                             "-r", f"__ns:={ns}", "--params-file", str(params_file)],
+    blocked = "import sys; sys.modules['rbd_ros_interfaces'] = None; " if without_interfaces \
+        else ""
+    code = f"{blocked}from rbd_ros.node.dynamics_node import main; main()"
+    proc = subprocess.Popen([sys.executable, "-c", code, "--ros-args", "-r", f"__ns:={ns}",
+                             "--params-file", str(params_file)],
                             stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     return ns, proc, log
 
 
-@pytest.mark.parametrize("executor", ["events", "single_threaded"])
-def test_node_process(tmp_path, executor):
+@pytest.mark.parametrize("executor,without_interfaces",
+                         [("events", False), ("single_threaded", False), ("events", True)])
+def test_node_process(tmp_path, executor, without_interfaces):
     """dynamics_node as users run it: the URDF on the robot_description topic (loaded on the
     node's own thread), topics and a service through each executor, and Ctrl-C (SIGINT) is a
-    clean stop."""
+    clean stop. Without rbd_ros_interfaces: ~/torques still, no services, and it says so."""
     import signal
     import threading
 
     import rclpy
     from rclpy.context import Context
     from rclpy.executors import SingleThreadedExecutor
+    from rclpy.node import NodeNameNonExistentError
     from node_helpers import LATCHED, RELIABLE, same_stamp
     model = core_model(ARM7)
     ns, proc, log = _run_node_process(tmp_path, {"executor": executor,
-                                                 "diagnostics_period": 0.0})
+                                                 "diagnostics_period": 0.0},
+                                      without_interfaces)
     ctx = Context()
     rclpy.init(context=ctx)
     tester = rclpy.create_node("rbd_process_tester", namespace=ns, context=ctx)
@@ -620,15 +628,21 @@ def test_node_process(tmp_path, executor):
         out = next(m for m in got if same_stamp(m.header.stamp, msg.header.stamp))
         assert_matches_core(None, model, {"torques": out}, q, v, tau)
 
-        assert client.wait_for_service(timeout_sec=30.0)
-        req = SERVICES["inverse_dynamics"].Request(joint_names=list(model.joint_names),
-                                                   q=q.tolist(), v=v.tolist(),
-                                                   a=np.ones(len(q)).tolist())
-        future = client.call_async(req)
-        wait_for(future.done, what="the inverse_dynamics response")
-        resp = future.result()
-        assert resp.success, resp.message
-        np.testing.assert_allclose(resp.tau, rbd_ros.rnea(model, q, v, np.ones(len(q))), **TOL)
+        if without_interfaces:
+            wait_for(lambda: "rbd_ros_interfaces is not installed: services are off"
+                     in open(log.name).read(), what="the services-off warning")
+
+            def services():           # the node's parameter services show it is discovered
+                try:
+                    names = [n for n, _ in
+                             tester.get_service_names_and_types_by_node("rbd_dynamics", ns)]
+                except NodeNameNonExistentError:     # not discovered yet
+                    return None
+                return names if any(n.endswith("/get_parameters") for n in names) else None
+            assert not any(n.endswith("/inverse_dynamics") for n in wait_for(services))
+        else:
+            assert client.wait_for_service(timeout_sec=30.0)
+            call_inverse_dynamics(client, model, q, v)
 
         proc.send_signal(signal.SIGINT)
         assert proc.wait(timeout=20) == 0, open(log.name).read()
@@ -640,6 +654,17 @@ def test_node_process(tmp_path, executor):
         spinner.shutdown(timeout_sec=2.0)
         tester.destroy_node()
         rclpy.shutdown(context=ctx)
+
+
+def call_inverse_dynamics(client, model, q, v):
+    a = np.ones(len(q))
+    req = SERVICES["inverse_dynamics"].Request(joint_names=list(model.joint_names),
+                                               q=q.tolist(), v=v.tolist(), a=a.tolist())
+    future = client.call_async(req)
+    wait_for(future.done, what="the inverse_dynamics response")
+    resp = future.result()
+    assert resp.success, resp.message
+    np.testing.assert_allclose(resp.tau, rbd_ros.rnea(model, q, v, a), **TOL)
 
 
 def test_node_process_refuses_a_bad_executor(tmp_path):
