@@ -381,6 +381,26 @@ def test_nan_velocity_skips_the_tick(harness):
     assert h.no_output(msg.header.stamp) and h.no_output(no_velocity.header.stamp)
 
 
+def test_skip_warnings_are_throttled(harness):
+    """A tick skipped for every message of a stream logs its reason once per 2 s, not once
+    per message."""
+    h = harness(dict(robot_description=xml(ARM7)))          # unknown_velocity: skip
+    model = core_model(ARM7)
+    good_exchange(h, model, 55)
+    q, v, tau = random_state(model, 56)
+    before = h.node._stats["skipped"]
+    t0 = time.monotonic()
+    msg = message(model, q, None, tau, seed=56)            # no velocities: every tick skips
+
+    def thirty_skipped():
+        h.joint_states.publish(msg)
+        return h.node._stats["skipped"] - before >= 30
+    wait_for(thirty_skipped, what="30 skipped ticks")
+    h.wait_log("joint velocities unknown")
+    lines = [m for m in h.messages("rosout") if "joint velocities unknown" in m.msg]
+    assert len(lines) <= 1 + int((time.monotonic() - t0) / 2.0), [m.msg for m in lines]
+
+
 def test_nan_velocity_as_zero(harness):
     h = harness(dict(robot_description=xml(ARM7), unknown_velocity="zero"))
     model = core_model(ARM7)
