@@ -603,12 +603,14 @@ def _run_node_process(tmp_path, params, without_interfaces=False):
     return ns, proc, log
 
 
-@pytest.mark.parametrize("executor,without_interfaces",
-                         [("events", False), ("single_threaded", False), ("events", True)])
-def test_node_process(tmp_path, executor, without_interfaces):
+@pytest.mark.parametrize("executor,without_interfaces,rate_hz",
+                         [("events", False, 0.0), ("single_threaded", False, 0.0),
+                          ("events", False, 200.0), ("events", True, 0.0)])
+def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
     """dynamics_node as users run it: the URDF on the robot_description topic (loaded on the
     node's own thread), topics and a service through each executor, and Ctrl-C (SIGINT) is a
-    clean stop. Without rbd_ros_interfaces: ~/torques still, no services, and it says so."""
+    clean stop. With rate_hz the executor's timer drives the ticks. Without
+    rbd_ros_interfaces: ~/torques still, no services, and it says so."""
     import signal
     import threading
 
@@ -618,7 +620,7 @@ def test_node_process(tmp_path, executor, without_interfaces):
     from rclpy.node import NodeNameNonExistentError
     from node_helpers import LATCHED, RELIABLE, same_stamp
     model = core_model(ARM7)
-    ns, proc, log = _run_node_process(tmp_path, {"executor": executor,
+    ns, proc, log = _run_node_process(tmp_path, {"executor": executor, "rate_hz": rate_hz,
                                                  "diagnostics_period": 0.0},
                                       without_interfaces)
     ctx = Context()
