@@ -608,8 +608,8 @@ def _run_node_process(tmp_path, params, without_interfaces=False):
                           ("events", False, 200.0), ("events", True, 0.0)])
 def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
     """dynamics_node as users run it: the URDF on the robot_description topic (loaded on the
-    node's own thread), topics and a service through each executor, and Ctrl-C (SIGINT) is a
-    clean stop. With rate_hz the executor's timer drives the ticks. Without
+    node's own thread), topics and a service through each executor, and Ctrl-C (SIGINT) or
+    SIGTERM is a clean stop. With rate_hz the executor's timer drives the ticks. Without
     rbd_ros_interfaces: ~/torques still, no services, and it says so."""
     import signal
     import threading
@@ -666,7 +666,7 @@ def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
             assert client.wait_for_service(timeout_sec=30.0)
             call_inverse_dynamics(client, model, q, v)
 
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(signal.SIGTERM if rate_hz else signal.SIGINT)   # both: clean stop
         assert proc.wait(timeout=20) == 0, open(log.name).read()
         assert "Traceback" not in open(log.name).read()
     finally:
