@@ -9,7 +9,8 @@ Why not the generic deserializers: for a 32-joint sensor_msgs/JointState rclpy t
 and for a nav_msgs/Odometry ~39 µs (two 36-element covariance arrays become numpy arrays);
 reading the few numbers the node needs takes ~2 µs. Output messages of one topic differ only
 in their stamp and float64 arrays, so one serialized message is a template that a tick patches
-in place (~3 µs instead of ~10 µs to convert and serialize 38 names and a matrix).
+in place: patching and publishing the bytes of a 38-name, 38×38 message took ~6 µs, against
+~10 µs for rclpy to convert and publish the message (measured, no subscriber).
 
 Big-endian or otherwise unexpected bytes are not guessed at: the decoders return None and the
 caller falls back to the generic deserializer.
