@@ -674,6 +674,7 @@ def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
             proc.kill()
             proc.wait()
         spinner.shutdown(timeout_sec=2.0)
+        thread.join(timeout=5.0)              # the spin thread is out before the node goes
         tester.destroy_node()
         rclpy.shutdown(context=ctx)
 
