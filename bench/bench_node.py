@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
+from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
 
 NODE_NAME = "rbd_dynamics"
 OUTPUTS = ("torques", "accelerations", "inverse_inertia", "rnea_derivatives", "aba_derivatives")
@@ -49,7 +50,7 @@ def parse_args():
     ap.add_argument("--rate", type=float, default=1000.0, help="joint_states + odom per s (1000)")
     ap.add_argument("--qos", choices=("reliable", "best_effort"), default="reliable",
                     help="QoS of the published inputs (the node subscribes best effort)")
-    ap.add_argument("--executor", choices=("events", "single_threaded"), default="events",
+    ap.add_argument("--executor", choices=EXECUTORS, default="events",
                     help="the node's executor parameter (events)")
     ap.add_argument("--robot", default="talos", help="a floating-base robot of test/oracle.py")
     ap.add_argument("--warmup", type=float, default=3.0,
@@ -251,7 +252,8 @@ def main():
             raise RuntimeError("the receiver process did not start")
         print(f"bench_node: {args.robot} ({len(joint_names)} joints, floating base) from "
               f"{urdf_path}; node pid {node.pid} (log {log.name}); inputs {args.qos} at "
-              f"{args.rate:g} Hz; node executor {args.executor}; ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}",
+              f"{args.rate:g} Hz; node executor {args.executor}; "
+              f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}",
               flush=True)
         t_start = time.monotonic()
         next_t = clock()

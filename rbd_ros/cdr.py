@@ -23,9 +23,12 @@ U32 = struct.Struct("<I")
 STAMP = struct.Struct("<iI")          # builtin_interfaces/Time: int32 sec, uint32 nanosec
 STAMP_OFFSET = 4                      # std_msgs/Header first: its stamp follows the encapsulation
 
-# nav_msgs/Odometry after its two strings: pose (position xyz, orientation xyzw), then the 36
-# pose covariances, then the twist (linear xyz, angular xyz)
-_ODOM_TWIST = 8 * (7 + 36)
+# nav_msgs/Odometry after its two strings, in bytes from odometry_offset(): the pose (position
+# xyz, orientation xyzw) first, then the 36 pose covariances, then the twist (linear xyz,
+# angular xyz)
+ODOM_POSE_BYTES = 8 * 7
+ODOM_TWIST_OFFSET = 8 * (7 + 36)
+ODOM_TWIST_BYTES = 8 * 6
 
 
 def is_little_endian_cdr(raw):
@@ -124,12 +127,21 @@ def decode_odometry(raw):
         offset = odometry_offset(raw)
     except struct.error as exc:
         raise ValueError(f"truncated Odometry ({len(raw)} bytes): {exc}") from None
-    if offset + _ODOM_TWIST + 48 > len(raw):
+    if offset + ODOM_TWIST_OFFSET + ODOM_TWIST_BYTES > len(raw):
         raise ValueError(f"truncated Odometry ({len(raw)} bytes)")
     values = np.empty(13)
     values[:7] = np.frombuffer(raw, "<f8", 7, offset)
-    values[7:] = np.frombuffer(raw, "<f8", 6, offset + _ODOM_TWIST)
+    values[7:] = np.frombuffer(raw, "<f8", 6, offset + ODOM_TWIST_OFFSET)
     return stamp, values
+
+
+def odometry_values(msg):
+    """The same 13 numbers from a deserialized nav_msgs/Odometry (rclpy's or rosbags'), for
+    the bytes :func:`decode_odometry` does not take."""
+    p, t = msg.pose.pose, msg.twist.twist
+    return np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
+                     p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x, t.linear.y,
+                     t.linear.z, t.angular.x, t.angular.y, t.angular.z])
 
 
 # rosidl primitive type -> struct format (little endian)

@@ -3,15 +3,20 @@
 EXECUTORS = ("events", "single_threaded")
 
 
+def check_executor(kind):
+    """The ``executor`` parameter's value, or ValueError naming the choices."""
+    if kind not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS}, got {kind!r}")
+    return kind
+
+
 def make_executor(kind, logger=None):
     """An rclpy executor: ``"events"`` is rclpy's EventsExecutor (``rclpy.experimental``, C++),
     ``"single_threaded"`` the default one. At 1 kHz of joint_states the default executor's
     Python bookkeeping (a wait set rebuilt per message) takes more CPU than the dynamics;
     an rclpy without EventsExecutor gets the default one."""
     from rclpy.executors import SingleThreadedExecutor
-    if kind not in EXECUTORS:
-        raise ValueError(f"executor must be one of {EXECUTORS}, got {kind!r}")
-    if kind == "events":
+    if check_executor(kind) == "events":
         try:
             from rclpy.experimental import EventsExecutor
         except ImportError:

@@ -79,11 +79,7 @@ def decode_odometry(raw):
         return decoded[1]
     from nav_msgs.msg import Odometry
     from rclpy.serialization import deserialize_message
-    msg = deserialize_message(raw, Odometry)
-    p, t = msg.pose.pose, msg.twist.twist
-    return np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
-                     p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x, t.linear.y,
-                     t.linear.z, t.angular.x, t.angular.y, t.angular.z])
+    return cdr.odometry_values(deserialize_message(raw, Odometry))
 
 
 class OutputEncoder:

@@ -36,7 +36,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 import rbd_ros
-from . import EXECUTORS, conversions, spin_node
+from . import check_executor, conversions, spin_node
 from ..cdr import JointStateDecoder
 from .joint_cache import JointCache
 
@@ -141,8 +141,7 @@ class DynamicsNode(Node):
                 self.outputs[k] = False
         if p["unknown_velocity"] not in ("skip", "zero"):
             raise ValueError("unknown_velocity must be 'skip' or 'zero'")
-        if p["executor"] not in EXECUTORS:
-            raise ValueError(f"executor must be one of {EXECUTORS}, got {p['executor']!r}")
+        check_executor(p["executor"])          # spin_node uses it; a typo fails here, early
         self._robot = None                        # a _Robot, replaced atomically
         self._loading = threading.Lock()
         self._pending_lock = threading.Lock()

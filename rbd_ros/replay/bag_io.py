@@ -90,11 +90,7 @@ def decode_odometry(raw):
         (sec, nsec), values = decoded
         return sec * 10**9 + nsec, values
     msg = typestore().deserialize_cdr(raw, ODOMETRY)
-    p, t = msg.pose.pose, msg.twist.twist
-    values = [p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
-              p.orientation.z, p.orientation.w, t.linear.x, t.linear.y, t.linear.z,
-              t.angular.x, t.angular.y, t.angular.z]
-    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, np.array(values)
+    return msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, cdr.odometry_values(msg)
 
 
 def decode_odometry_many(raws):
@@ -110,10 +106,11 @@ def decode_odometry_many(raws):
     for (length, off), ks in groups.items():
         ks = np.array(ks)
         buf = np.frombuffer(b"".join(raws[k] for k in ks), np.uint8).reshape(len(ks), length)
-        st = np.ascontiguousarray(buf[:, 4:12]).view(np.uint32)
-        stamp[ks] = st[:, 0].view(np.int32).astype(np.int64) * 10**9 + st[:, 1]
-        X[ks, :7] = np.ascontiguousarray(buf[:, off:off + 56]).view("<f8")
-        X[ks, 7:] = np.ascontiguousarray(buf[:, off + 344:off + 392]).view("<f8")
+        st = np.ascontiguousarray(buf[:, cdr.STAMP_OFFSET:cdr.STAMP_OFFSET + 8]).view("<u4")
+        stamp[ks] = st[:, 0].view("<i4").astype(np.int64) * 10**9 + st[:, 1]
+        X[ks, :7] = np.ascontiguousarray(buf[:, off:off + cdr.ODOM_POSE_BYTES]).view("<f8")
+        twist = off + cdr.ODOM_TWIST_OFFSET
+        X[ks, 7:] = np.ascontiguousarray(buf[:, twist:twist + cdr.ODOM_TWIST_BYTES]).view("<f8")
     return stamp, X
 
 
