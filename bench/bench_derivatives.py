@@ -80,18 +80,13 @@ def rows_for(robot, calls):
 
 def fig3(robot):
     """∂/∂q̇ at v = a = 0, zero gravity: analytical and forward finite differences."""
-    m = robot.model
-    saved = m.gravity
-    m.gravity = [0.0, 0.0, 0.0]
-    try:
-        q = robot.random_state(0)[0]
-        z = np.zeros(m.nv)
-        _, dtau_dv, _ = rbd_ros.rnea_derivatives(m, q, z, z)
-        _, dtau_dv_fd, _ = rbd_ros.rnea_derivatives_fd(m, q, z, z, central=False)
-        _, dqdd_dv, _ = rbd_ros.aba_derivatives(m, q, z, z)
-        _, dqdd_dv_fd, _ = rbd_ros.aba_derivatives_fd(m, q, z, z, central=False)
-    finally:
-        m.gravity = saved
+    m = robot.model.with_gravity([0.0, 0.0, 0.0])
+    q = robot.random_state(0)[0]
+    z = np.zeros(m.nv)
+    _, dtau_dv, _ = rbd_ros.rnea_derivatives(m, q, z, z)
+    _, dtau_dv_fd, _ = rbd_ros.rnea_derivatives_fd(m, q, z, z, central=False)
+    _, dqdd_dv, _ = rbd_ros.aba_derivatives(m, q, z, z)
+    _, dqdd_dv_fd, _ = rbd_ros.aba_derivatives_fd(m, q, z, z, central=False)
     return dtau_dv, dtau_dv_fd, dqdd_dv, dqdd_dv_fd
 
 

@@ -9,6 +9,7 @@ once and calls again.
 import numpy as np
 
 from .algorithms.common import NOT_FINITE, WRONG_SIZE, ZERO_QUATERNION
+from .model import Data
 
 
 def vector(x, name):
@@ -63,3 +64,16 @@ def input_error(function, status, model, names, values=None):
     if kind == ZERO_QUATERNION:
         return ValueError(f"{function}: {name} has a zero base quaternion (q[3:7])")
     return ValueError(f"{function}: invalid input (status {status})")
+
+
+def workspace(model, data):
+    """The workspace a call runs in: ``data`` if given and of the model's size, else the
+    model's own. A workspace of another size is refused before any kernel can touch it."""
+    if data is None:
+        return model.data
+    if not isinstance(data, Data) or not data.fits(model):
+        raise ValueError(f"data must be an rbd_ros.Data made for a model of this size "
+                         f"({model.nbodies} bodies, nv = {model.nv}), got {type(data).__name__}"
+                         + (f" for {data.nbodies} bodies, nv = {data.nv}"
+                            if isinstance(data, Data) else ""))
+    return data

@@ -8,10 +8,10 @@ call) and runs, for each chunk in a ``prange``, the single-state kernel of the a
 (``rnea_kernel``, ``aba_kernel``, ...) on every state of the chunk. The results are those
 of the single-state functions (the same kernels run), state by state.
 
-Each chunk needs its own workspace: per-chunk copies of the :class:`rbd_ros.Data` arrays
-are allocated once per model (and number of threads) and cached on ``model.data``, so a
-call allocates only its outputs. Like the single-state functions, a batch call keeps the
-GIL: calls on one model from several Python threads run one at a time.
+Each chunk needs its own workspace: per-chunk copies of the :class:`rbd_ros.Data` arrays,
+made once per workspace (and number of threads) by ``Data.batch_workspace``, so a call
+allocates only its outputs. A batch call holds its workspace's lock for its duration:
+calls on one workspace from several Python threads run one at a time.
 
 Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
 quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
@@ -28,34 +28,6 @@ from .algorithms.minv import minv_kernel
 from .algorithms.regressor import joint_torque_regressor_kernel
 from .algorithms.rnea import rnea_kernel
 from .algorithms.rnea_derivatives import rnea_derivatives_kernel
-
-
-class BatchWorkspace:
-    """Per-chunk copies of a model's :class:`rbd_ros.Data` arrays, stacked on a leading
-    axis of length ``nchunks`` (chunk c works in ``body[c]``, ``dof[c]``, ...)."""
-
-    def __init__(self, model, nchunks):
-        data = model.data
-        self.nchunks = nchunks
-
-        def stack(arr):
-            return np.ascontiguousarray(np.repeat(arr[np.newaxis], nchunks, axis=0))
-        self.body = stack(data.body)                  # world row included (identity placement)
-        self.dof = stack(data.dof)
-        self.body_matrix = stack(data.body_matrix)
-        self.force_sets = stack(data.force_sets)
-        self.stacked = stack(data.stacked)
-        self.regressor_block = stack(data.regressor_block)
-
-
-def workspace(model, nchunks):
-    """The model's cached batch workspace, grown to at least ``nchunks`` chunks."""
-    data = model.data
-    ws = getattr(data, "_batch_workspace", None)
-    if ws is None or ws.nchunks < nchunks:
-        ws = BatchWorkspace(model, max(nchunks, numba.get_num_threads()))
-        data._batch_workspace = ws
-    return ws
 
 
 def _chunks(n):
@@ -193,7 +165,7 @@ _NAMES_RNEA = ("q", "v", "a", "fext")
 _NAMES_ABA = ("q", "v", "tau", "fext")
 
 
-def rnea_batch(model, q, v, a, fext=None):
+def rnea_batch(model, q, v, a, fext=None, *, data=None):
     """τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
     Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
@@ -203,13 +175,15 @@ def rnea_batch(model, q, v, a, fext=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        ws = workspace(model, nchunks)
-        rnea_batch_kernel(model.packed, ws.body, q, v, a, fext, tau, status, nchunks)
+        data = _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            rnea_batch_kernel(model.packed, ws.body, q, v, a, fext, tau, status, nchunks)
         _raise_first("rnea_batch", status, model, _NAMES_RNEA, (q, v, a, fext))
     return tau
 
 
-def aba_batch(model, q, v, tau, fext=None):
+def aba_batch(model, q, v, tau, fext=None, *, data=None):
     """q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
@@ -219,13 +193,15 @@ def aba_batch(model, q, v, tau, fext=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        ws = workspace(model, nchunks)
-        aba_batch_kernel(model.packed, ws.body, q, v, tau, fext, qdd, status, nchunks)
+        data = _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            aba_batch_kernel(model.packed, ws.body, q, v, tau, fext, qdd, status, nchunks)
         _raise_first("aba_batch", status, model, _NAMES_ABA, (q, v, tau, fext))
     return qdd
 
 
-def minv_batch(model, q):
+def minv_batch(model, q, *, data=None):
     """M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv); entry k is
     ``rbd_ros.minv(model, q[k])``."""
     (q,), _, n = _inputs("minv_batch", model, ("q",), (q,), None)
@@ -233,13 +209,15 @@ def minv_batch(model, q):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        ws = workspace(model, nchunks)
-        minv_batch_kernel(model.packed, ws.body, ws.force_sets, q, Minv, status, nchunks)
+        data = _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            minv_batch_kernel(model.packed, ws.body, ws.force_sets, q, Minv, status, nchunks)
         _raise_first("minv_batch", status, model, ("q",), (q,))
     return Minv
 
 
-def rnea_derivatives_batch(model, q, v, a, fext=None):
+def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
     """(∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv); inputs as for :func:`rnea_batch`.
 
     Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
@@ -253,14 +231,16 @@ def rnea_derivatives_batch(model, q, v, a, fext=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        ws = workspace(model, nchunks)
-        rnea_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix, q, v, a,
-                                      fext, dtau_dq, dtau_dv, M, status, nchunks)
+        data = _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            rnea_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix, q, v, a,
+                                          fext, dtau_dq, dtau_dv, M, status, nchunks)
         _raise_first("rnea_derivatives_batch", status, model, _NAMES_RNEA, (q, v, a, fext))
     return dtau_dq, dtau_dv, M
 
 
-def aba_derivatives_batch(model, q, v, tau, fext=None):
+def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
     """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv); inputs as for :func:`aba_batch`.
 
     Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
@@ -274,15 +254,17 @@ def aba_derivatives_batch(model, q, v, tau, fext=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        ws = workspace(model, nchunks)
-        aba_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix,
-                                     ws.force_sets, ws.stacked, q, v, tau, fext, dqdd_dq,
-                                     dqdd_dv, Minv, status, nchunks)
+        data = _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            aba_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix,
+                                         ws.force_sets, ws.stacked, q, v, tau, fext, dqdd_dq,
+                                         dqdd_dv, Minv, status, nchunks)
         _raise_first("aba_derivatives_batch", status, model, _NAMES_ABA, (q, v, tau, fext))
     return dqdd_dq, dqdd_dv, Minv
 
 
-def joint_torque_regressor_batch(model, q, v, a):
+def joint_torque_regressor_batch(model, q, v, a, *, data=None):
     """Regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies);
     rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
     stacked Y of identification)."""
@@ -293,8 +275,10 @@ def joint_torque_regressor_batch(model, q, v, a):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        ws = workspace(model, nchunks)
-        joint_torque_regressor_batch_kernel(model.packed, ws.body, ws.regressor_block, q, v, a,
-                                            Y, status, nchunks)
+        data = _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            joint_torque_regressor_batch_kernel(model.packed, ws.body, ws.regressor_block, q, v, a,
+                                                Y, status, nchunks)
         _raise_first("joint_torque_regressor_batch", status, model, names, (q, v, a))
     return Y.reshape(n * nv, ncol)

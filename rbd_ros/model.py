@@ -14,6 +14,8 @@ The last row (index -1, which is also what parent = -1 points to) describes the 
 its first three numbers are gravity. Workspaces follow the same rule: their last row holds
 the world's placement (identity), velocity (zero) and acceleration (-gravity).
 """
+import threading
+
 import numpy as np
 
 from . import inertia as _inertia
@@ -60,35 +62,58 @@ X_FQ = 6          # 6: bias force, + I a at q̈ in pass 3, then summed over the 
 X_COLS = 12
 
 
-class Model:
-    """A robot's kinematic tree and inertias as flat arrays; build with ``rbd_ros.load_model``.
+
+class _Frozen:
+    """Attributes are set once, in ``__init__`` (through ``_set``); rebinding raises.
+
+    The kernels run without bounds checks and trust the sizes of the model's table and of
+    the workspace arrays, so letting Python rebind them could reach memory out of bounds.
+    """
+
+    __slots__ = ()
+
+    def _set(self, **attributes):
+        for name, value in attributes.items():
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is immutable: {name!r} cannot be set "
+                             "(see its docstring for how to derive a changed one)")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"{type(self).__name__} is immutable: {name!r} cannot be deleted")
+
+
+def _read_only(values, dtype=np.float64):
+    out = np.array(values, dtype)
+    out.flags.writeable = False
+    return out
+
+
+class Model(_Frozen):
+    """A robot's kinematic tree and inertias as flat, read-only arrays.
+
+    Build it with ``rbd_ros.load_model``. A Model is immutable: its attributes cannot be
+    rebound and its arrays are read-only; derive changed models with :meth:`with_gravity`
+    and :meth:`with_inertial_parameters` (they share the constant arrays).
 
     Attributes: ``nq``, ``nv``, ``nbodies``, ``joint_names`` (movable joints in q order; a
     floating base adds 7 entries to q and 6 to v before them), ``body_names``, ``parent``,
     ``joint_type``, ``idx_q``, ``idx_v``, ``placement`` (nbodies, 12), ``axis`` (nbodies, 3),
     ``inertia`` (nbodies, 10, compact layout), ``theta`` (nbodies, 10), joint limits
-    ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (one per movable joint) and
-    ``gravity`` (settable 3-vector, default [0, 0, -9.81]).
+    ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (one per movable joint),
+    ``gravity`` (default [0, 0, -9.81]) and ``data``, the model's own workspace, used when a
+    function is called without ``data=``: it serves one call at a time, so threads that
+    compute on one model concurrently each pass their own ``Data(model)``.
     """
 
     def __init__(self, name, parent, joint_type, placement, axis, inertia, body_names,
-                 joint_names, lower=None, upper=None, velocity_limit=None, effort_limit=None):
+                 joint_names, lower=None, upper=None, velocity_limit=None, effort_limit=None,
+                 gravity=(0.0, 0.0, -9.81)):
         parent = np.asarray(parent, np.int64)
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
-        if np.any(parent >= np.arange(nb)) or np.any(parent < -1):
-            raise ValueError("bodies must be ordered so that -1 <= parent[i] < i")
-        for i in range(1, nb):
-            # depth-first order: a body's parent is on the path from the previous body to the
-            # root, so every subtree is the contiguous range i .. subtree_end[i] - 1
-            j = i - 1
-            while j != parent[i] and j != -1:
-                j = parent[j]
-            if j != parent[i]:
-                raise ValueError(f"bodies must be in depth-first order (body {i})")
-        if np.any(joint_type[1:] == FREE_FLYER) or (nb and joint_type[0] == FREE_FLYER
-                                                     and parent[0] != -1):
-            raise ValueError("a free-flyer joint can only be the root")
+        _check_tree(parent, joint_type)
         nq_body = np.where(joint_type == FREE_FLYER, 7, 1)
         nv_body = np.where(joint_type == FREE_FLYER, 6, 1)
         idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
@@ -103,9 +128,9 @@ class Model:
         # flyer each dof hangs from the previous one
         dof_parent = np.empty(int(nv_body.sum()), np.int64)
         for i in range(nb):
-            p = parent[i]
-            dof_parent[idx_v[i]] = -1 if p < 0 else idx_v[p] + nv_body[p] - 1
-            dof_parent[idx_v[i] + 1:idx_v[i] + nv_body[i]] = np.arange(idx_v[i], idx_v[i] + nv_body[i] - 1)
+            p, first, n = parent[i], idx_v[i], nv_body[i]
+            dof_parent[first] = -1 if p < 0 else idx_v[p] + nv_body[p] - 1
+            dof_parent[first + 1:first + n] = np.arange(first, first + n - 1)
 
         inertia = np.asarray(inertia, np.float64).reshape(nb, 10)
         packed = np.zeros((nb + 1, P_COLS))
@@ -113,73 +138,67 @@ class Model:
         packed[:nb, P_TYPE] = joint_type
         packed[:nb, P_IQ] = idx_q[:nb]
         packed[:nb, P_IV] = idx_v[:nb]
-        packed[:nb, P_PLACEMENT:P_PLACEMENT + 12] = np.asarray(placement, np.float64).reshape(nb, 12)
-        packed[:nb, P_AXIS:P_AXIS + 3] = np.asarray(axis, np.float64).reshape(nb, 3)
+        packed[:nb, P_PLACEMENT:P_PLACEMENT + 12] = np.reshape(placement, (nb, 12))
+        packed[:nb, P_AXIS:P_AXIS + 3] = np.reshape(axis, (nb, 3))
         packed[:nb, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
         packed[:nb, P_VEND] = (idx_v + nv_body)[subtree_end - 1] if nb else []
-        packed[nb, P_GRAVITY:P_GRAVITY + 3] = (0.0, 0.0, -9.81)
+        packed[nb, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
         for arr in (packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent):
             arr.flags.writeable = False
 
-        self.name = name
-        self.nbodies = nb
-        self.nq = int(nq_body.sum())
-        self.nv = int(nv_body.sum())
-        self.floating_base = bool(nb and joint_type[0] == FREE_FLYER)
-        self.body_names = tuple(body_names)
-        self.joint_names = tuple(joint_names)
-        njoints = len(self.joint_names)
-        if njoints != self.nv - (6 if self.floating_base else 0):
+        nv = int(nv_body.sum())
+        floating_base = bool(nb and joint_type[0] == FREE_FLYER)
+        joint_names = tuple(joint_names)
+        njoints = len(joint_names)
+        if njoints != nv - (6 if floating_base else 0):
             raise ValueError("one joint name per 1-dof joint is required")
-        self.packed = packed
-        self.subtree_end = subtree_end
-        self.dof_parent = dof_parent
-        self.inertia = inertia
-        self.parent = parent
-        self.joint_type = joint_type
-        self.idx_q = idx_q[:nb]
-        self.idx_v = idx_v[:nb]
-        self.placement = packed[:nb, P_PLACEMENT:P_PLACEMENT + 12]
-        self.axis = packed[:nb, P_AXIS:P_AXIS + 3]
-        self.theta = packed[:nb, P_THETA:P_THETA + 10]
 
         def limits(values, default):
-            out = np.full(njoints, default) if values is None else np.asarray(values, np.float64)
-            out.flags.writeable = False
-            return out
-        self.lower = limits(lower, -np.inf)
-        self.upper = limits(upper, np.inf)
-        self.velocity_limit = limits(velocity_limit, np.inf)
-        self.effort_limit = limits(effort_limit, np.inf)
-
-        self.data = Data(self)
+            return _read_only(np.full(njoints, default) if values is None else values)
+        self._set(name=name, nbodies=nb, nq=int(nq_body.sum()), nv=nv,
+                  floating_base=floating_base, body_names=tuple(body_names),
+                  joint_names=joint_names, packed=packed, subtree_end=subtree_end,
+                  dof_parent=dof_parent, inertia=inertia, parent=parent,
+                  joint_type=joint_type, idx_q=idx_q[:nb], idx_v=idx_v[:nb],
+                  placement=packed[:nb, P_PLACEMENT:P_PLACEMENT + 12],
+                  axis=packed[:nb, P_AXIS:P_AXIS + 3], theta=packed[:nb, P_THETA:P_THETA + 10],
+                  lower=limits(lower, -np.inf), upper=limits(upper, np.inf),
+                  velocity_limit=limits(velocity_limit, np.inf),
+                  effort_limit=limits(effort_limit, np.inf))
+        self._set(data=Data(self))
 
     @property
     def gravity(self):
-        """Gravity in the world frame (m/s², default [0, 0, -9.81]); settable."""
+        """Gravity in the world frame (m/s², default [0, 0, -9.81]); a copy."""
         return np.array(self.packed[-1, P_GRAVITY:P_GRAVITY + 3])
 
-    @gravity.setter
-    def gravity(self, value):
-        try:
-            value = np.array(value, np.float64)
-        except (TypeError, ValueError):
-            value = None
-        if value is None or value.shape != (3,) or not np.all(np.isfinite(value)):
-            raise ValueError(f"gravity must be 3 finite numbers (m/s², world frame), got {value!r}")
-        self.packed.flags.writeable = True
-        self.packed[-1, P_GRAVITY:P_GRAVITY + 3] = value
-        self.packed.flags.writeable = False
+    def with_gravity(self, gravity):
+        """This model under another gravity (3 finite numbers, m/s², world frame).
+
+        The new model shares every constant array with this one except the packed table,
+        whose last row holds the gravity, and has its own workspace.
+        """
+        packed = np.array(self.packed)
+        packed[-1, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
+        packed.flags.writeable = False
+        model = object.__new__(Model)
+        attributes = dict(vars(self))
+        attributes.update(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],
+                          axis=packed[:-1, P_AXIS:P_AXIS + 3],
+                          theta=packed[:-1, P_THETA:P_THETA + 10])
+        model._set(**attributes)
+        model._set(data=Data(model))
+        return model
 
     def neutral(self):
-        """The zero configuration (identity quaternion for a floating base)."""
+        """Return the zero configuration (identity quaternion for a floating base)."""
         q = np.zeros(self.nq)
         if self.floating_base:
             q[6] = 1.0
         return q
 
     def random_configuration(self, rng=None):
-        """A configuration within the joint limits (±π where a joint is unlimited)."""
+        """Return a configuration within the joint limits (±π where a joint is unlimited)."""
         rng = np.random.default_rng(rng)
         lo = np.where(np.isfinite(self.lower), self.lower, -np.pi)
         hi = np.where(np.isfinite(self.upper), self.upper, np.pi)
@@ -190,24 +209,25 @@ class Model:
         return np.concatenate([rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat), joints])
 
     def inertial_parameters(self):
-        """θ per body, shape (nbodies, 10), in the order of the seeds README."""
+        """Return θ per body, shape (nbodies, 10), about each body's joint frame origin.
+
+        The order is [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (the convention of
+        the regressor seed, "linear parametrization regressors").
+        """
         return np.array(self.theta)
 
     def with_inertial_parameters(self, theta):
-        """A new Model with this one's kinematics, name, joint limits and gravity, and the
-        body inertias θ (nbodies, 10) in the order of the seeds README (about each body's
-        joint frame origin)."""
+        """Return this model with the body inertias θ (nbodies, 10), in the order of
+        :meth:`inertial_parameters`; kinematics, name, joint limits and gravity are kept."""
         theta = np.array(theta, dtype=np.float64)
         if theta.shape != (self.nbodies, 10):
             raise ValueError(f"theta must have shape ({self.nbodies}, 10), got {theta.shape}")
         if not np.all(np.isfinite(theta)):
             raise ValueError("theta contains NaN or inf")
-        model = Model(self.name, self.parent, self.joint_type, self.placement, self.axis,
-                      _inertia.from_theta(theta), self.body_names, self.joint_names,
-                      lower=self.lower, upper=self.upper,
-                      velocity_limit=self.velocity_limit, effort_limit=self.effort_limit)
-        model.gravity = self.gravity
-        return model
+        return Model(self.name, self.parent, self.joint_type, self.placement, self.axis,
+                     _inertia.from_theta(theta), self.body_names, self.joint_names,
+                     lower=self.lower, upper=self.upper, velocity_limit=self.velocity_limit,
+                     effort_limit=self.effort_limit, gravity=self.gravity)
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -215,25 +235,94 @@ class Model:
                 f"nv={self.nv}, {base} base>")
 
 
-class Data:
+def _check_tree(parent, joint_type):
+    nb = len(parent)
+    if np.any(parent >= np.arange(nb)) or np.any(parent < -1):
+        raise ValueError("bodies must be ordered so that -1 <= parent[i] < i")
+    for i in range(1, nb):
+        # depth-first order: a body's parent is on the path from the previous body to the
+        # root, so every subtree is the contiguous range i .. subtree_end[i] - 1
+        j = i - 1
+        while j != parent[i] and j != -1:
+            j = parent[j]
+        if j != parent[i]:
+            raise ValueError(f"bodies must be in depth-first order (body {i})")
+    if np.any(joint_type[1:] == FREE_FLYER) or (nb and joint_type[0] == FREE_FLYER
+                                                 and parent[0] != -1):
+        raise ValueError("a free-flyer joint can only be the root")
+
+
+def _gravity_vector(value):
+    try:
+        g = np.array(value, np.float64)
+    except (TypeError, ValueError):
+        g = None
+    if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
+        raise ValueError(f"gravity must be 3 finite numbers (m/s², world frame), got "
+                         f"{_excerpt(value)}")
+    return g
+
+
+def _excerpt(value, limit=60):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+class Data(_Frozen):
     """Preallocated workspace of one model; the kernels write into it and allocate nothing.
 
-    One Data serves one call at a time: threads each need their own (``Data(model)``).
+    A Data serves one call at a time and is not thread-safe: threads that compute on one
+    model concurrently each pass their own (``rbd_ros.rnea(model, q, v, a, data=Data(model))``).
+    It fits every model of the same size (``nbodies``, ``nv``), e.g. ``model.with_gravity``;
+    a call refuses a Data of another size before any kernel runs. Its arrays cannot be
+    rebound. The batch entries run their chunks in per-chunk copies held here
+    (:meth:`batch_workspace`), under ``lock``.
     """
 
     def __init__(self, model):
         nb, nv = model.nbodies, model.nv
-        self.body = np.zeros((nb + 1, W_COLS))   # last row: the world
-        self.body[-1, W_OM:W_OM + 9] = np.eye(3).ravel()
-        # inputs standing for "none" (no external force, zero velocity); kernels never write them
-        self.no_fext = np.zeros((0, 6))
-        self.zeros_v = np.zeros(nv)
-        self.matrix = np.zeros((nv, nv))             # nv×nv: M, factorized in place (Cholesky)
-        self.force_sets = np.zeros((nb, nv, 6))     # F_i / P_i force and motion sets (minv)
-        self.dof = np.zeros((nv, D_COLS))           # per-dof columns (derivatives)
-        self.body_matrix = np.zeros((nb + 1, 36))   # per-body 6×6 (derivatives: B^c)
-        self.stacked = np.zeros((3 * nv + 1, nv))   # ∂τ/∂q, ∂τ/∂q̇, M and q̈ (ABA derivatives)
-        self.regressor_block = np.zeros((6, 10))    # one body's 6×10 regressor (regressors)
-        self.all_body = np.zeros((nb + 1, X_COLS))  # compute_all: forces at a and at q̈
-        self.all_dof = np.zeros((nv, 6))            # compute_all: dA columns at q̈
-        self.all_stacked = np.zeros((2 * nv, nv))   # compute_all: ∂ID/∂q at q̈, -M⁻¹
+        body = np.zeros((nb + 1, W_COLS))            # last row: the world
+        body[-1, W_OM:W_OM + 9] = np.eye(3).ravel()
+        self._set(
+            nbodies=nb, nv=nv, body=body,
+            # inputs standing for "none" (no external force, zero velocity); never written
+            no_fext=_read_only(np.zeros((0, 6))), zeros_v=_read_only(np.zeros(nv)),
+            matrix=np.zeros((nv, nv)),               # M, factorized in place (minv_cholesky)
+            force_sets=np.zeros((nb, nv, 6)),        # F_i / P_i force and motion sets (minv)
+            dof=np.zeros((nv, D_COLS)),              # per-dof columns (derivatives)
+            body_matrix=np.zeros((nb + 1, 36)),      # per-body 6×6 (derivatives: B^c)
+            stacked=np.zeros((3 * nv + 1, nv)),      # ∂τ/∂q, ∂τ/∂q̇, M and q̈ (ABA derivatives)
+            regressor_block=np.zeros((6, 10)),       # one body's 6×10 regressor (regressors)
+            all_body=np.zeros((nb + 1, X_COLS)),     # compute_all: forces at a and at q̈
+            all_dof=np.zeros((nv, 6)),               # compute_all: dA columns at q̈
+            all_stacked=np.zeros((2 * nv, nv)),      # compute_all: ∂ID/∂q at q̈, -M⁻¹
+            lock=threading.Lock(), _batch=[None])
+
+    def fits(self, model):
+        """Whether this workspace has the sizes of ``model``."""
+        return self.nbodies == model.nbodies and self.nv == model.nv
+
+    def batch_workspace(self, nchunks):
+        """Per-chunk copies of this workspace's arrays for ``nchunks`` chunks (or more).
+
+        Each array gets a leading axis of chunks (chunk c works in ``body[c]``, ...). Made
+        on first use and grown when more chunks are asked for; call it under ``lock``.
+        """
+        batch = self._batch[0]
+        if batch is None or batch.nchunks < nchunks:
+            batch = _BatchWorkspace(self, nchunks)
+            self._batch[0] = batch
+        return batch
+
+
+class _BatchWorkspace:
+    def __init__(self, data, nchunks):
+        def stack(arr):
+            return np.ascontiguousarray(np.repeat(arr[np.newaxis], nchunks, axis=0))
+        self.nchunks = nchunks
+        self.body = stack(data.body)                  # world row included (identity placement)
+        self.dof = stack(data.dof)
+        self.body_matrix = stack(data.body_matrix)
+        self.force_sets = stack(data.force_sets)
+        self.stacked = stack(data.stacked)
+        self.regressor_block = stack(data.regressor_block)

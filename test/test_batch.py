@@ -176,8 +176,8 @@ def test_workspace_is_cached(robot):
     m = robot.model
     s = batch_states(robot, 4)
     rbd_ros.minv_batch(m, s["q"])
-    ws = m.data._batch_workspace
+    ws = m.data.batch_workspace(1)
     rbd_ros.minv_batch(m, s["q"])
     rbd_ros.aba_derivatives_batch(m, s["q"], s["v"], s["tau"])
-    assert m.data._batch_workspace is ws
+    assert m.data.batch_workspace(1) is ws
     assert ws.nchunks >= numba.get_num_threads()

@@ -33,7 +33,7 @@ def _check_against_separate(robot, seed, given_a, with_fext):
     q, v, a, tau, fext = robot.random_state(seed)
     a = a if given_a else None
     fext = fext if with_fext else None
-    res = rbd_ros.compute_all(m, q, v, tau, a, fext)
+    res = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
     assert isinstance(res, rbd_ros.Dynamics)
     assert res._fields == FIELDS
     ref = _separate(m, q, v, tau, a, fext)
@@ -57,7 +57,7 @@ def test_a_equal_to_qdd(robot):
     m = robot.model
     q, v, _, tau, fext = robot.random_state(3)
     qdd = rbd_ros.aba(m, q, v, tau, fext)
-    res = rbd_ros.compute_all(m, q, v, tau, qdd, fext)
+    res = rbd_ros.compute_all(m, q, v, a=qdd, tau=tau, fext=fext)
     assert_close(res.tau, tau, 1e-9, f"ID(FD(τ)) {robot.name}")
     M = rbd_ros.crba(m, q)
     assert_close(-M @ res.dqdd_dq, res.dtau_dq, 1e-8, f"Eq. 24 q {robot.name}")
@@ -70,12 +70,12 @@ def test_no_state_leaks_between_calls(robot):
     after other calls scribbled on them."""
     m = robot.model
     q, v, a, tau, fext = robot.random_state(4)
-    first = rbd_ros.compute_all(m, q, v, tau, a, fext)
+    first = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
     q2, v2, a2, tau2, _ = robot.random_state(5)
-    rbd_ros.compute_all(m, q2, v2, tau2)
+    rbd_ros.compute_all(m, q2, v2, tau=tau2)
     rbd_ros.aba_derivatives(m, q2, v2, tau2)
     rbd_ros.rnea_derivatives(m, q2, v2, a2)
-    again = rbd_ros.compute_all(m, q, v, tau, a, fext)
+    again = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
     for name in FIELDS:
         assert np.array_equal(getattr(first, name), getattr(again, name)), name
 
@@ -84,13 +84,8 @@ def test_own_data_per_model_copy(robot):
     """The scratch is per Data: a second Data (another thread's) gives the same results."""
     m = robot.model
     q, v, a, tau, fext = robot.random_state(6)
-    ref = rbd_ros.compute_all(m, q, v, tau, a, fext)
-    saved = m.data
-    try:
-        m.data = rbd_ros.Data(m)
-        got = rbd_ros.compute_all(m, q, v, tau, a, fext)
-    finally:
-        m.data = saved
+    ref = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
+    got = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext, data=rbd_ros.Data(m))
     for name in FIELDS:
         assert np.array_equal(getattr(ref, name), getattr(got, name)), name
 
@@ -103,7 +98,7 @@ def test_matches_pinocchio(name, with_fext):
     m = robot.model
     q, v, a, tau, fext = robot.random_state(2)
     fext = fext if with_fext else None
-    res = rbd_ros.compute_all(m, q, v, tau, a, fext)
+    res = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
     Q, V, A, T = robot.q_to_pin(q), robot.v_to_pin(v), robot.v_to_pin(a), robot.v_to_pin(tau)
     extra = [] if fext is None else [robot.fext_to_pin(fext)]
     what = f"{name} fext={with_fext}"
@@ -127,9 +122,10 @@ def test_inputs_are_converted():
     robot = get_robot("quadruped")
     m = robot.model
     q, v, a, tau, fext = robot.random_state(0)
-    ref = rbd_ros.compute_all(m, q, v, tau, a, fext)
+    ref = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
     strided = np.repeat(a, 2)[::2]                       # not C-contiguous
-    got = rbd_ros.compute_all(m, list(q), list(v), list(tau), strided, fext.tolist())
+    got = rbd_ros.compute_all(m, list(q), list(v), a=strided, tau=list(tau),
+                              fext=fext.tolist())
     for name in FIELDS:
         assert np.array_equal(getattr(ref, name), getattr(got, name)), name
 
@@ -144,7 +140,8 @@ def test_bad_inputs_raise_value_error_naming_the_argument(argument):
 
     def call(**changes):
         kw = dict(args, **changes)
-        return rbd_ros.compute_all(m, kw["q"], kw["v"], kw["tau"], kw["a"], kw["fext"])
+        return rbd_ros.compute_all(m, kw["q"], kw["v"], a=kw["a"], tau=kw["tau"],
+                                   fext=kw["fext"])
 
     short = args[argument][:-1]
     with pytest.raises(ValueError, match=f"compute_all: {argument} has the wrong size"):
@@ -169,11 +166,11 @@ def test_zero_quaternion_and_empty_list():
     zq = q.copy()
     zq[3:7] = 0.0
     with pytest.raises(ValueError, match="compute_all: q has a zero base quaternion"):
-        rbd_ros.compute_all(m, zq, v, tau)
+        rbd_ros.compute_all(m, zq, v, tau=tau)
     with pytest.raises(ValueError, match="compute_all: v has the wrong size"):
-        rbd_ros.compute_all(m, q, [], tau)
+        rbd_ros.compute_all(m, q, [], tau=tau)
     with pytest.raises(ValueError, match="compute_all: fext has the wrong size"):
-        rbd_ros.compute_all(m, q, v, tau, None, np.zeros((m.nbodies, 5)))
+        rbd_ros.compute_all(m, q, v, tau=tau, fext=np.zeros((m.nbodies, 5)))
 
 
 @pytest.mark.parametrize("name", ["arm7", "quadruped"])
@@ -181,13 +178,13 @@ def test_inverse_and_forward_dynamics_equals_rnea_and_aba(name):
     robot = robot_or_skip(name)
     m = robot.model
     q, v, a, tau, fext = robot.random_state(3)
-    tau_out, qdd = rbd_ros.inverse_and_forward_dynamics(m, q, v, a, tau, fext)
+    tau_out, qdd = rbd_ros.inverse_and_forward_dynamics(m, q, v, a=a, tau=tau, fext=fext)
     np.testing.assert_array_equal(tau_out, rbd_ros.rnea(m, q, v, a, fext))
     np.testing.assert_array_equal(qdd, rbd_ros.aba(m, q, v, tau, fext))
     for position, arg in enumerate(("q", "v", "a", "tau")):
         args = [q.copy(), v.copy(), a.copy(), tau.copy()]
         args[position][-1] = np.nan
         with pytest.raises(ValueError, match=f"{arg} contains NaN"):
-            rbd_ros.inverse_and_forward_dynamics(m, *args)
+            rbd_ros.inverse_and_forward_dynamics(m, args[0], args[1], a=args[2], tau=args[3])
     with pytest.raises(ValueError, match="fext has the wrong size"):
-        rbd_ros.inverse_and_forward_dynamics(m, q, v, a, tau, fext[1:])
+        rbd_ros.inverse_and_forward_dynamics(m, q, v, a=a, tau=tau, fext=fext[1:])

@@ -139,13 +139,9 @@ def test_fig3_dtau_dv_is_exactly_zero_without_gravity_and_motion(robot):
     m = robot.model
     q, _, _, _, _ = robot.random_state(5)
     zero = np.zeros(m.nv)
-    gravity = m.gravity
-    try:
-        m.gravity = [0.0, 0.0, 0.0]
-        dq, dv, M = rnea_derivatives(m, q, zero, zero)
-        ddq, ddv, _ = aba_derivatives(m, q, zero, zero)
-    finally:
-        m.gravity = gravity
+    m = m.with_gravity([0.0, 0.0, 0.0])
+    dq, dv, M = rnea_derivatives(m, q, zero, zero)
+    ddq, ddv, _ = aba_derivatives(m, q, zero, zero)
     assert np.all(dv == 0.0)
     assert np.all(dq == 0.0)
     assert np.all(ddv == 0.0)

@@ -260,7 +260,9 @@ def test_bad_gravity(bad):
     m = get_robot("pendulum").model
     before = m.gravity
     with pytest.raises(ValueError, match="gravity"):
-        m.gravity = bad
+        m.with_gravity(bad)
+    with pytest.raises(AttributeError):
+        m.gravity = [0.0, 0.0, -1.0]
     np.testing.assert_array_equal(m.gravity, before)
 
 

@@ -164,22 +164,18 @@ def test_floating_base_zero_quaternion_rejected():
 
 
 def test_with_inertial_parameters_keeps_the_rest():
-    m = get_robot("panda").model
-    m.gravity = (0.0, 1.0, -9.0)
-    try:
-        theta = m.inertial_parameters() * 1.5
-        other = m.with_inertial_parameters(theta)
-        assert other is not m
-        np.testing.assert_allclose(other.inertial_parameters(), theta, rtol=1e-12, atol=1e-15)
-        np.testing.assert_array_equal(other.gravity, m.gravity)
-        np.testing.assert_array_equal(other.placement, m.placement)
-        np.testing.assert_array_equal(other.lower, m.lower)
-        np.testing.assert_array_equal(other.effort_limit, m.effort_limit)
-        assert other.name == m.name and other.joint_names == m.joint_names
-        assert other.body_names == m.body_names
-        # the original is untouched
-        assert not np.allclose(m.inertial_parameters(), theta)
-    finally:
-        m.gravity = (0.0, 0.0, -9.81)
+    m = get_robot("panda").model.with_gravity((0.0, 1.0, -9.0))
+    theta = m.inertial_parameters() * 1.5
+    other = m.with_inertial_parameters(theta)
+    assert other is not m
+    np.testing.assert_allclose(other.inertial_parameters(), theta, rtol=1e-12, atol=1e-15)
+    np.testing.assert_array_equal(other.gravity, m.gravity)
+    np.testing.assert_array_equal(other.placement, m.placement)
+    np.testing.assert_array_equal(other.lower, m.lower)
+    np.testing.assert_array_equal(other.effort_limit, m.effort_limit)
+    assert other.name == m.name and other.joint_names == m.joint_names
+    assert other.body_names == m.body_names
+    # the original is untouched
+    assert not np.allclose(m.inertial_parameters(), theta)
     with pytest.raises(ValueError, match="shape"):
         m.with_inertial_parameters(np.zeros((m.nbodies, 9)))

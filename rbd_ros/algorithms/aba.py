@@ -91,10 +91,11 @@ def aba_kernel(packed, ws, q, v, tau, fext, qdd):
 _NAMES = ("q", "v", "tau", "fext")
 
 
-def aba(model, q, v, tau, fext=None):
-    """Joint accelerations q̈ = FD(q, v, τ); ``fext`` as for :func:`rbd_ros.rnea`."""
+def aba(model, q, v, tau, fext=None, *, data=None):
+    """Return the joint accelerations q̈ = FD(q, v, τ); ``fext``, ``data`` as for
+    :func:`rbd_ros.rnea`."""
     qdd = np.empty(model.nv)
-    data = model.data
+    data = _checks.workspace(model, data)
     if fext is None:
         fext = data.no_fext
     try:

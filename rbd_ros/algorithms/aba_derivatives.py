@@ -52,7 +52,7 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
 _NAMES = ("q", "v", "tau", "fext")
 
 
-def aba_derivatives(model, q, v, tau, fext=None):
+def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).
 
     ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
@@ -62,7 +62,7 @@ def aba_derivatives(model, q, v, tau, fext=None):
     dqdd_dq = np.empty((nv, nv))
     dqdd_dv = np.empty((nv, nv))
     Minv = np.empty((nv, nv))
-    data = model.data
+    data = _checks.workspace(model, data)
     dws, bws, FP, tmp = data.dof, data.body_matrix, data.force_sets, data.stacked
     if fext is None:
         fext = data.no_fext

@@ -291,7 +291,7 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, tau_in, a
 _NAMES = ("q", "v", "tau", "a", "fext")
 
 
-def compute_all(model, q, v, tau, a=None, fext=None):
+def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     """τ, q̈, M⁻¹ and the derivatives of inverse and forward dynamics at one state.
 
     Returns ``Dynamics(tau, qdd, Minv, dtau_dq, dtau_dv, dqdd_dq, dqdd_dv)`` where
@@ -306,7 +306,7 @@ def compute_all(model, q, v, tau, a=None, fext=None):
     The arrays are views of one block, valid until the caller drops them (not reused).
     """
     nv = model.nv
-    data = model.data
+    data = _checks.workspace(model, data)
     X, XD, stacked = data.all_body, data.all_dof, data.all_stacked
     out = np.empty((5 * nv + 2, nv))
     if a is None:
@@ -341,12 +341,12 @@ def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     return 0
 
 
-def inverse_and_forward_dynamics(model, q, v, a, tau, fext=None):
+def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     """(ID(q, v, a), FD(q, v, tau)) in one call: what a node needs when it publishes torques
     and accelerations but no matrices (cheaper than :func:`compute_all`)."""
     nv = model.nv
     out = np.empty((2, nv))
-    data = model.data
+    data = _checks.workspace(model, data)
     if fext is None:
         fext = data.no_fext
     names = ("q", "v", "a", "tau", "fext")

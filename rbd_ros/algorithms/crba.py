@@ -64,14 +64,15 @@ def crba_kernel(packed, ws, q, M):
     return 0
 
 
-def crba(model, q):
-    """The joint-space inertia matrix M(q), full and symmetric (nv × nv)."""
+def crba(model, q, *, data=None):
+    """Return the joint-space inertia matrix M(q), full and symmetric (nv × nv)."""
     M = np.empty((model.nv, model.nv))
+    data = _checks.workspace(model, data)
     try:
-        status = crba_kernel(model.packed, model.data.body, q, M)
+        status = crba_kernel(model.packed, data.body, q, M)
     except (TypeError, ValueError):   # not float64 C arrays: convert once
         q = _checks.vector(q, "q")
-        status = crba_kernel(model.packed, model.data.body, q, M)
+        status = crba_kernel(model.packed, data.body, q, M)
     if status:
         raise _checks.input_error("crba", status, model, ("q",), (q,))
     return M

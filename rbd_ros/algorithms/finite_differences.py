@@ -151,8 +151,7 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
                 h = eps if side == 0 else lo
                 target = f_plus if side == 0 else f_minus
                 if side == 1 and not central:
-                    dynamics(which, packed, ws, q, v, u, fext, target)
-                    continue
+                    continue          # f(x), computed once above, stays in f_minus
                 if d == 0:
                     perturb_configuration(packed, q, k, h, q_step)
                     dynamics(which, packed, ws, q_step, v, u, fext, target)
@@ -170,12 +169,12 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
     return 0
 
 
-def _finite_differences(which, name, model, q, v, u, fext, eps, central):
+def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
     nv = model.nv
     d_dq, d_dv, d_du = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
     q_step, work = np.empty(model.nq), np.empty((4, nv))
     names = ("q", "v", "a" if which == 0 else "tau", "fext")
-    data = model.data
+    data = _checks.workspace(model, data)
     fext = data.no_fext if fext is None else fext
     try:
         status = finite_differences_kernel(which, model.packed, data.body, q, v, u, fext,
@@ -192,13 +191,15 @@ def _finite_differences(which, name, model, q, v, u, fext, eps, central):
     return d_dq, d_dv, d_du
 
 
-def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True):
+def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, data=None):
     """Finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`; ∂/∂q in the
     tangent space. ``central=False``: forward differences."""
-    return _finite_differences(0, "rnea_derivatives_fd", model, q, v, a, fext, eps, central)
+    return _finite_differences(0, "rnea_derivatives_fd", model, q, v, a, fext, eps, central,
+                               data)
 
 
-def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True):
+def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, data=None):
     """Finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`; ∂/∂q in the
     tangent space. ``central=False``: forward differences."""
-    return _finite_differences(1, "aba_derivatives_fd", model, q, v, tau, fext, eps, central)
+    return _finite_differences(1, "aba_derivatives_fd", model, q, v, tau, fext, eps, central,
+                               data)

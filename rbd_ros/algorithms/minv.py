@@ -161,14 +161,14 @@ def minv_kernel(packed, ws, FP, q, Minv):
     return 0
 
 
-def minv(model, q):
+def minv(model, q, *, data=None):
     """The inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
 
     Computed directly by a three-pass recursion (Carpentier 2018) without forming or
     factorizing M.
     """
     Minv = np.empty((model.nv, model.nv))
-    data = model.data
+    data = _checks.workspace(model, data)
     try:
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     except (TypeError, ValueError):   # not float64 C arrays: convert once

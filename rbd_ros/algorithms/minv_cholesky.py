@@ -69,10 +69,10 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
     return 0
 
 
-def minv_cholesky(model, q):
+def minv_cholesky(model, q, *, data=None):
     """M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`)."""
     Minv = np.empty((model.nv, model.nv))
-    data = model.data
+    data = _checks.workspace(model, data)
     lam = model.dof_parent
     try:
         status = minv_cholesky_kernel(model.packed, data.body, q, lam, data.matrix, Minv)

@@ -189,11 +189,11 @@ def body_regressor(v, a_g):
 _NAMES = ("q", "v", "a")
 
 
-def joint_torque_regressor(model, q, v, a):
+def joint_torque_regressor(model, q, v, a, *, data=None):
     """The joint torque regressor Y (nv, 10·nbodies): ``Y @ model.inertial_parameters().ravel()
     == rnea(model, q, v, a)``; column block i belongs to body i's θ (seeds README order)."""
     Y = np.empty((model.nv, 10 * model.nbodies))
-    data = model.data
+    data = _checks.workspace(model, data)
     try:
         status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block,
                                                q, v, a, Y)

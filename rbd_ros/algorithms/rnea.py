@@ -69,11 +69,14 @@ def rnea_kernel(packed, ws, q, v, a, fext, tau):
 _NAMES = ("q", "v", "a", "fext")
 
 
-def rnea(model, q, v, a, fext=None):
-    """Joint torques τ = ID(q, v, a). ``fext`` (nbodies, 6): external spatial forces on the
-    bodies, each in its body (joint) frame, linear part first."""
+def rnea(model, q, v, a, fext=None, *, data=None):
+    """Return the joint torques τ = ID(q, v, a).
+
+    ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
+    frame, linear part first. ``data``: the workspace (default: ``model.data``).
+    """
     tau = np.empty(model.nv)
-    data = model.data
+    data = _checks.workspace(model, data)
     if fext is None:
         fext = data.no_fext
     try:
@@ -87,12 +90,12 @@ def rnea(model, q, v, a, fext=None):
     return tau
 
 
-def nonlinear_effects(model, q, v):
-    """Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
-    return rnea(model, q, v, model.data.zeros_v)
+def nonlinear_effects(model, q, v, *, data=None):
+    """Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
+    return rnea(model, q, v, model.data.zeros_v, data=data)
 
 
-def gravity_torques(model, q):
-    """Gravity torques: RNEA at zero velocity and acceleration."""
+def gravity_torques(model, q, *, data=None):
+    """Return the gravity torques: RNEA at zero velocity and acceleration."""
     zeros = model.data.zeros_v
-    return rnea(model, q, zeros, zeros)
+    return rnea(model, q, zeros, zeros, data=data)

@@ -171,7 +171,7 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
 _NAMES = ("q", "v", "a", "fext")
 
 
-def rnea_derivatives(model, q, v, a, fext=None):
+def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     """(∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).
 
     ∂τ/∂q is taken in the tangent space: for a floating base, q ⊕ δ moves the base placement
@@ -182,7 +182,7 @@ def rnea_derivatives(model, q, v, a, fext=None):
     dtau_dq = np.empty((nv, nv))
     dtau_dv = np.empty((nv, nv))
     M = np.empty((nv, nv))
-    data = model.data
+    data = _checks.workspace(model, data)
     dws, bws = data.dof, data.body_matrix
     if fext is None:
         fext = data.no_fext

@@ -221,7 +221,7 @@ class DynamicsNode(Node):
             try:
                 model = rbd_ros.load_model(xml, floating_base=self.params["floating_base"],
                                            mimic=self.params["mimic_joints"])
-                model.gravity = self.params["gravity"]
+                model = model.with_gravity(self.params["gravity"])
                 _warm_up(model)
             except Exception as exc:   # any failure keeps the previous model running
                 kept = f"; keeping model {current.model.name!r}" if current else ""
@@ -365,12 +365,12 @@ class DynamicsNode(Node):
         """One core call for every enabled output."""
         out = self.outputs
         if out["inverse_inertia"] or out["rnea_derivatives"] or out["aba_derivatives"]:
-            d = rbd_ros.compute_all(model, robot.q, robot.v, robot.tau, robot.a)
+            d = rbd_ros.compute_all(model, robot.q, robot.v, a=robot.a, tau=robot.tau)
             return {"tau": d.tau, "qdd": d.qdd, "Minv": d.Minv, "dtau_dq": d.dtau_dq,
                     "dtau_dv": d.dtau_dv, "dqdd_dq": d.dqdd_dq, "dqdd_dv": d.dqdd_dv}
         if out["accelerations"] and effort_known:
-            tau, qdd = rbd_ros.inverse_and_forward_dynamics(model, robot.q, robot.v, robot.a,
-                                                            robot.tau)
+            tau, qdd = rbd_ros.inverse_and_forward_dynamics(model, robot.q, robot.v, a=robot.a,
+                                                            tau=robot.tau)
             return {"tau": tau, "qdd": qdd}
         return {"tau": rbd_ros.rnea(model, robot.q, robot.v, robot.a)}
 
@@ -502,8 +502,8 @@ def _warm_up(model):
     """Run every kernel once so the first tick does not pay numba's cache load."""
     q = model.neutral()
     z = np.zeros(model.nv)
-    rbd_ros.compute_all(model, q, z, z)
-    rbd_ros.inverse_and_forward_dynamics(model, q, z, z, z)
+    rbd_ros.compute_all(model, q, z, tau=z)
+    rbd_ros.inverse_and_forward_dynamics(model, q, z, a=z, tau=z)
     rbd_ros.rnea(model, q, z, z)
     rbd_ros.aba(model, q, z, z)
     rbd_ros.minv(model, q)

@@ -1,0 +1,140 @@
+"""The Model/Data split: an immutable Model, workspaces passed as ``data=``, derived models."""
+import threading
+
+import numpy as np
+import pytest
+
+import rbd_ros
+from conftest import get_robot
+
+CALLS = {
+    "rnea": lambda m, s, **kw: rbd_ros.rnea(m, s["q"], s["v"], s["a"], **kw),
+    "nonlinear_effects": lambda m, s, **kw: rbd_ros.nonlinear_effects(m, s["q"], s["v"], **kw),
+    "gravity_torques": lambda m, s, **kw: rbd_ros.gravity_torques(m, s["q"], **kw),
+    "crba": lambda m, s, **kw: rbd_ros.crba(m, s["q"], **kw),
+    "aba": lambda m, s, **kw: rbd_ros.aba(m, s["q"], s["v"], s["tau"], **kw),
+    "minv": lambda m, s, **kw: rbd_ros.minv(m, s["q"], **kw),
+    "minv_cholesky": lambda m, s, **kw: rbd_ros.minv_cholesky(m, s["q"], **kw),
+    "rnea_derivatives": lambda m, s, **kw: rbd_ros.rnea_derivatives(m, s["q"], s["v"], s["a"],
+                                                                    **kw),
+    "aba_derivatives": lambda m, s, **kw: rbd_ros.aba_derivatives(m, s["q"], s["v"], s["tau"],
+                                                                  **kw),
+    "compute_all": lambda m, s, **kw: rbd_ros.compute_all(m, s["q"], s["v"], a=s["a"],
+                                                          tau=s["tau"], **kw),
+    "inverse_and_forward_dynamics": lambda m, s, **kw: rbd_ros.inverse_and_forward_dynamics(
+        m, s["q"], s["v"], a=s["a"], tau=s["tau"], **kw),
+    "joint_torque_regressor": lambda m, s, **kw: rbd_ros.joint_torque_regressor(
+        m, s["q"], s["v"], s["a"], **kw),
+    "rnea_derivatives_fd": lambda m, s, **kw: rbd_ros.rnea_derivatives_fd(
+        m, s["q"], s["v"], s["a"], **kw),
+    "rnea_batch": lambda m, s, **kw: rbd_ros.rnea_batch(m, s["Q"], s["V"], s["A"], **kw),
+    "aba_batch": lambda m, s, **kw: rbd_ros.aba_batch(m, s["Q"], s["V"], s["TAU"], **kw),
+    "minv_batch": lambda m, s, **kw: rbd_ros.minv_batch(m, s["Q"], **kw),
+    "rnea_derivatives_batch": lambda m, s, **kw: rbd_ros.rnea_derivatives_batch(
+        m, s["Q"], s["V"], s["A"], **kw),
+    "aba_derivatives_batch": lambda m, s, **kw: rbd_ros.aba_derivatives_batch(
+        m, s["Q"], s["V"], s["TAU"], **kw),
+    "joint_torque_regressor_batch": lambda m, s, **kw: rbd_ros.joint_torque_regressor_batch(
+        m, s["Q"], s["V"], s["A"], **kw),
+}
+
+
+def state(m, seed=0, n=5):
+    rng = np.random.default_rng(seed)
+    q = m.random_configuration(rng)
+    Q = np.array([m.random_configuration(rng) for _ in range(n)])
+    return {"q": q, "v": rng.normal(size=m.nv), "a": rng.normal(size=m.nv),
+            "tau": rng.normal(size=m.nv), "Q": Q, "V": rng.normal(size=(n, m.nv)),
+            "A": rng.normal(size=(n, m.nv)), "TAU": rng.normal(size=(n, m.nv))}
+
+
+def flat(result):
+    if isinstance(result, tuple):
+        return np.concatenate([np.ravel(r) for r in result])
+    return np.ravel(result)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+@pytest.mark.parametrize("robot_name", ["arm7", "quadruped"])
+def test_own_data_gives_the_same_result(name, robot_name):
+    """A workspace passed as data= gives bit-for-bit the model's own workspace's result."""
+    m = get_robot(robot_name).model
+    s = state(m)
+    ref = flat(CALLS[name](m, s))
+    other = rbd_ros.Data(m)
+    np.testing.assert_array_equal(flat(CALLS[name](m, s, data=other)), ref)
+    # and a Data of a derived model of the same size fits too
+    np.testing.assert_array_equal(
+        flat(CALLS[name](m, s, data=rbd_ros.Data(m.with_gravity(m.gravity)))), ref)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_foreign_data_is_refused(name):
+    m = get_robot("arm7").model
+    small = get_robot("pendulum").model
+    s = state(m)
+    for bad in (rbd_ros.Data(small), np.zeros((m.nbodies + 1, 96)), "data"):
+        with pytest.raises(ValueError, match="data must be an rbd_ros.Data"):
+            CALLS[name](m, s, data=bad)
+
+
+def test_threads_with_their_own_data_agree_with_serial():
+    m = get_robot("arm7").model
+    states = [state(m, seed) for seed in range(8)]
+    expected = [flat(CALLS["compute_all"](m, s)) for s in states]
+    errors = []
+
+    def work(k):
+        data = rbd_ros.Data(m)
+        for _ in range(200):
+            for s, ref in zip(states, expected):
+                if not np.array_equal(flat(CALLS["compute_all"](m, s, data=data)), ref):
+                    errors.append(k)
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+
+
+@pytest.mark.parametrize("attribute", ["nv", "nq", "packed", "data", "gravity", "joint_names",
+                                       "parent", "new_attribute"])
+def test_model_attributes_cannot_be_rebound(attribute):
+    m = get_robot("arm7").model
+    with pytest.raises(AttributeError):
+        setattr(m, attribute, getattr(m, attribute, 1))
+    with pytest.raises(AttributeError):
+        delattr(m, "nv")
+
+
+@pytest.mark.parametrize("array", ["packed", "parent", "joint_type", "idx_q", "idx_v",
+                                   "placement", "axis", "inertia", "theta", "lower",
+                                   "effort_limit", "subtree_end", "dof_parent"])
+def test_model_arrays_are_read_only(array):
+    m = get_robot("arm7").model
+    with pytest.raises(ValueError, match="read-only"):
+        getattr(m, array)[0] = 0
+
+
+@pytest.mark.parametrize("attribute", ["body", "force_sets", "dof", "nv", "lock"])
+def test_data_attributes_cannot_be_rebound(attribute):
+    d = get_robot("arm7").model.data
+    with pytest.raises(AttributeError):
+        setattr(d, attribute, np.zeros(3))
+
+
+def test_with_gravity_shares_constant_arrays_and_leaves_the_original():
+    m = get_robot("arm7").model
+    g = m.with_gravity((1.0, 2.0, -3.0))
+    np.testing.assert_array_equal(g.gravity, (1.0, 2.0, -3.0))
+    np.testing.assert_array_equal(m.gravity, (0.0, 0.0, -9.81))
+    assert g.inertia is m.inertia and g.parent is m.parent and g.dof_parent is m.dof_parent
+    assert g.data is not m.data and g.packed is not m.packed
+    np.testing.assert_array_equal(g.packed[:-1], m.packed[:-1])
+    assert not g.packed.flags.writeable
+    # τ_g is linear in g: an independent check that the new gravity is the one used
+    q = m.random_configuration(3)
+    g2 = m.with_gravity((2.0, 4.0, -6.0))
+    np.testing.assert_allclose(rbd_ros.gravity_torques(g2, q),
+                               2 * rbd_ros.gravity_torques(g, q), rtol=1e-12, atol=1e-12)
