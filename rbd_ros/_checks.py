@@ -59,7 +59,8 @@ def input_error(function, status, model, names, values=None):
         if value is not None:
             bad = np.argwhere(~np.isfinite(value))
             if len(bad):
-                where = f" at index {tuple(int(k) for k in bad[0]) if value.ndim > 1 else int(bad[0][0])}"
+                index = tuple(int(k) for k in bad[0]) if value.ndim > 1 else int(bad[0][0])
+                where = f" at index {index}"
         return ValueError(f"{function}: {name} contains NaN or inf{where}")
     if kind == ZERO_QUATERNION:
         return ValueError(f"{function}: {name} has a zero base quaternion (q[3:7])")
@@ -77,3 +78,21 @@ def workspace(model, data):
                          + (f" for {data.nbodies} bodies, nv = {data.nv}"
                             if isinstance(data, Data) else ""))
     return data
+
+
+def state_call(function, kernel, names, model, q, v, u, fext, data):
+    """The Python side of a kernel ``kernel(packed, ws, q, v, u, fext, out)`` that returns
+    one nv-vector (RNEA, ABA): defaults, the one conversion, the error message."""
+    out = np.empty(model.nv)
+    data = model.data if data is None else workspace(model, data)
+    if fext is None:
+        fext = data.no_fext
+    try:
+        status = kernel(model.packed, data.body, q, v, u, fext, out)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, u = vectors(names, q, v, u)
+        fext = matrix(fext, "fext")
+        status = kernel(model.packed, data.body, q, v, u, fext, out)
+    if status:
+        raise input_error(function, status, model, names, (q, v, u, fext))
+    return out

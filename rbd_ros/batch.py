@@ -175,7 +175,7 @@ def rnea_batch(model, q, v, a, fext=None, *, data=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        data = _checks.workspace(model, data)
+        data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             rnea_batch_kernel(model.packed, ws.body, q, v, a, fext, tau, status, nchunks)
@@ -193,7 +193,7 @@ def aba_batch(model, q, v, tau, fext=None, *, data=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        data = _checks.workspace(model, data)
+        data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             aba_batch_kernel(model.packed, ws.body, q, v, tau, fext, qdd, status, nchunks)
@@ -209,7 +209,7 @@ def minv_batch(model, q, *, data=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        data = _checks.workspace(model, data)
+        data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             minv_batch_kernel(model.packed, ws.body, ws.force_sets, q, Minv, status, nchunks)
@@ -231,7 +231,7 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        data = _checks.workspace(model, data)
+        data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             rnea_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix, q, v, a,
@@ -254,7 +254,7 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        data = _checks.workspace(model, data)
+        data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             aba_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix,
@@ -275,7 +275,7 @@ def joint_torque_regressor_batch(model, q, v, a, *, data=None):
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
-        data = _checks.workspace(model, data)
+        data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             joint_torque_regressor_batch_kernel(model.packed, ws.body, ws.regressor_block, q, v, a,

@@ -62,7 +62,6 @@ X_FQ = 6          # 6: bias force, + I a at q̈ in pass 3, then summed over the 
 X_COLS = 12
 
 
-
 class _Frozen:
     """Attributes are set once, in ``__init__`` (through ``_set``); rebinding raises.
 
@@ -247,8 +246,8 @@ def _check_tree(parent, joint_type):
             j = parent[j]
         if j != parent[i]:
             raise ValueError(f"bodies must be in depth-first order (body {i})")
-    if np.any(joint_type[1:] == FREE_FLYER) or (nb and joint_type[0] == FREE_FLYER
-                                                 and parent[0] != -1):
+    root_is_free = nb and joint_type[0] == FREE_FLYER
+    if np.any(joint_type[1:] == FREE_FLYER) or (root_is_free and parent[0] != -1):
         raise ValueError("a free-flyer joint can only be the root")
 
 

@@ -4,87 +4,105 @@ Featherstone, RBDA Table 7.1, in the world frame (as Pinocchio): the articulated
 a child is added to its parent's without the 6×6 change of frame (X* I X) that dominates the
 classic body-frame version. Pass numbers follow Table 7.1.
 """
-import numpy as np
-
 from .. import _checks
-from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import (FREE_FLYER, P_IV, P_PARENT, P_THETA, P_TYPE, W_DINV, W_IA, W_OA, W_OC,
-                     W_OF, W_OM, W_OS, W_OV, W_U, W_UU)
-from ..spatial import (act_force, act_inv_motion, act_motion, add6, axpy6, cross_force,
-                       cross_motion, dot6, inertia_act, inertia_apply, load6, load6_vector,
-                       load10, mat6_add_sub_rank1, mat6_apply, mat6_cholesky, mat6_cholesky_solve, mat6_set_inertia,
-                       scale6, se3_load, se3_store, store6, sub6)
-from .common import check_configuration, check_forces, check_vector, jcalc, model_sizes, set_world
+from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
+from ..model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
+from ..spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector, mat6_add_sub_rank1,
+                       mat6_apply, mat6_cholesky, mat6_cholesky_solve, mat6_set_inertia, scale6,
+                       se3_load, store6, sub6)
+from .common import begin_state_pass, body_bias_force, placement_step, velocity_step
+from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_nv
+
+# The only multi-dof joint is the free-flyer root, whose S (6×6) is invertible: its
+# articulated inertia is factorized in pass 2 and its acceleration solved in pass 3.
+
+
+@helper
+def aba_forward_step(packed, ws, q, v, fext, i):
+    """Pass 1 for body i: placement, v_i, c_i = v_λ × v_J (W_OC), p^A_i = v_i ×* I_i v_i -
+    f_ext,i (W_OF), I^A_i = I_i (W_IA). Returns what the derivatives reuse:
+    (oM, oS, v_λ, v_J, v_i, I_i, h_i, p^A_i)."""
+    oM, oS = placement_step(packed, ws, q, i)
+    v_parent, vJ, ov = velocity_step(packed, ws, v, i, oM, oS)
+    oI, oh, bias = body_bias_force(packed, fext, i, oM, ov)
+    store6(ws, i, W_OC, cross_motion(v_parent, vJ))
+    store6(ws, i, W_OF, bias)
+    mat6_set_inertia(ws, i, W_IA, oI)
+    return oM, oS, v_parent, vJ, ov, oI, oh, bias
+
+
+@helper
+def articulated_inertia_step(packed, ws, i):
+    """Pass 2 for body i, the inertia part (also the M⁻¹ report's lines 9-10, 15-16):
+    U = I^A S, D⁻¹ = (Sᵀ U)⁻¹ (W_U, W_DINV), I^A_λ += I^A - U D⁻¹ Uᵀ. Returns (U, D⁻¹).
+
+    The multi-dof root instead gets its I^A factorized in place (Cholesky) and (0, 0)."""
+    if joint_nv(packed, i) == 6:
+        mat6_cholesky(ws, i, W_IA)
+        return ZERO6, 0.0
+    oS = load6(ws, i, W_OS)
+    U = mat6_apply(ws, i, W_IA, oS)
+    Dinv = 1.0 / dot6(oS, U)
+    store6(ws, i, W_U, U)
+    ws[i, W_DINV] = Dinv
+    lam = int(packed[i, P_PARENT])
+    if lam >= 0:
+        mat6_add_sub_rank1(ws, lam, i, W_IA, U, Dinv)     # world frame: X* I X = I
+    return U, Dinv
+
+
+@helper
+def bias_force_step(packed, ws, tau, i, U, Dinv):
+    """Pass 2 for a 1-dof body i, the force part: u = τ - Sᵀ p^A (W_UU), and
+    p^a = p^A + I^a c + U D⁻¹ u with I^a = I^A - U D⁻¹ Uᵀ added to the parent's p^A."""
+    pA = load6(ws, i, W_OF)
+    u = tau[int(packed[i, P_IV])] - dot6(load6(ws, i, W_OS), pA)
+    ws[i, W_UU] = u
+    lam = int(packed[i, P_PARENT])
+    if lam >= 0:
+        c = load6(ws, i, W_OC)
+        Ia_c = sub6(mat6_apply(ws, i, W_IA, c), scale6(Dinv * dot6(U, c), U))
+        pa = add6(add6(pA, Ia_c), scale6(Dinv * u, U))
+        store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), pa))
+
+
+@helper
+def acceleration_step(packed, ws, tau, qdd, i):
+    """Pass 3 for body i: q̈_i and a_i = a' + S q̈_i with a' = a_λ + c (W_OA); returns
+    (a_λ, a_i). Gravity enters as the world's acceleration."""
+    iv = int(packed[i, P_IV])
+    a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
+    a_in = add6(a_parent, load6(ws, i, W_OC))
+    if joint_nv(packed, i) == 6:
+        # I^A a = f_J - p^A with f_J = S^-T τ (τ given in the base frame), I^A factorized
+        oM = se3_load(ws, i, W_OM)
+        f_joint = joint_force_in_world(packed, i, oM, load6_vector(tau, iv))
+        oa = mat6_cholesky_solve(ws, i, W_IA, sub6(f_joint, load6(ws, i, W_OF)))
+        a_joint = joint_inv_motion(packed, i, oM, sub6(oa, a_in))
+        for k in range(6):
+            qdd[iv + k] = a_joint[k]
+    else:
+        qdd_i = ws[i, W_DINV] * (ws[i, W_UU] - dot6(load6(ws, i, W_U), a_in))
+        qdd[iv] = qdd_i
+        oa = axpy6(qdd_i, load6(ws, i, W_OS), a_in)
+    store6(ws, i, W_OA, oa)
+    return a_parent, oa
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
 def aba_kernel(packed, ws, q, v, tau, fext, qdd):
-    nb, nq, nv = model_sizes(packed)
-    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
-    status = status or check_vector(tau, nv, 3) or check_forces(fext, nb, 4)
+    status = begin_state_pass(packed, ws, q, v, tau, fext)
     if status:
         return status
-    set_world(packed, ws)
-    # pass 1: velocities, velocity-product accelerations c, bias forces p^A = v ×* I v - f_ext
-    for i in range(nb):
-        lam = int(packed[i, P_PARENT])
-        iv = int(packed[i, P_IV])
-        v_parent = load6(ws, lam, W_OV)
-        oM, oS = jcalc(packed, q, i, se3_load(ws, lam, W_OM))
-        if int(packed[i, P_TYPE]) == FREE_FLYER:
-            vJ = act_motion(oM, load6_vector(v, iv))
-        else:
-            vJ = scale6(v[iv], oS)
-        ov = add6(v_parent, vJ)
-        oI = inertia_act(oM, load10(packed, i, P_THETA))
-        pA = cross_force(ov, inertia_apply(oI, ov))
-        if fext.shape[0]:
-            pA = sub6(pA, act_force(oM, load6(fext, i, 0)))
-        se3_store(ws, i, W_OM, oM)
-        store6(ws, i, W_OS, oS)
-        store6(ws, i, W_OV, ov)
-        store6(ws, i, W_OC, cross_motion(v_parent, vJ))
-        store6(ws, i, W_OF, pA)
-        mat6_set_inertia(ws, i, W_IA, oI)
-    # pass 2: articulated inertias I^A and bias forces p^A, leaves to root
-    for i in range(nb - 1, -1, -1):
-        if int(packed[i, P_TYPE]) == FREE_FLYER:
-            continue                                  # the root: solved in pass 3
-        oS = load6(ws, i, W_OS)
-        U = mat6_apply(ws, i, W_IA, oS)                # U = I^A S
-        Dinv = 1.0 / dot6(oS, U)                       # D = Sᵀ U
-        pA = load6(ws, i, W_OF)
-        u = tau[int(packed[i, P_IV])] - dot6(oS, pA)   # u = τ - Sᵀ p^A
-        store6(ws, i, W_U, U)
-        ws[i, W_DINV] = Dinv
-        ws[i, W_UU] = u
-        lam = int(packed[i, P_PARENT])
-        if lam >= 0:
-            # I^a = I^A - U D⁻¹ Uᵀ ;  p^a = p^A + I^a c + U D⁻¹ u ;  both added to the parent
-            c = load6(ws, i, W_OC)
-            Ia_c = sub6(mat6_apply(ws, i, W_IA, c), scale6(Dinv * dot6(U, c), U))
-            pa = add6(add6(pA, Ia_c), scale6(Dinv * u, U))
-            store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), pa))
-            mat6_add_sub_rank1(ws, lam, i, W_IA, U, Dinv)
-    # pass 3: accelerations, root to leaves (gravity enters as the world's acceleration)
-    for i in range(nb):
-        lam = int(packed[i, P_PARENT])
-        iv = int(packed[i, P_IV])
-        a_in = add6(load6(ws, lam, W_OA), load6(ws, i, W_OC))     # a' = a_λ + c
-        if int(packed[i, P_TYPE]) == FREE_FLYER:
-            # the free root: I^A a = f_J - p^A with f_J = S^-T τ (τ given in the base frame)
-            oM = se3_load(ws, i, W_OM)
-            f_joint = act_force(oM, load6_vector(tau, iv))
-            mat6_cholesky(ws, i, W_IA)
-            oa = mat6_cholesky_solve(ws, i, W_IA, sub6(f_joint, load6(ws, i, W_OF)))
-            a_local = act_inv_motion(oM, sub6(oa, a_in))
-            for k in range(6):
-                qdd[iv + k] = a_local[k]
-        else:
-            qdd_i = ws[i, W_DINV] * (ws[i, W_UU] - dot6(load6(ws, i, W_U), a_in))
-            qdd[iv] = qdd_i
-            oa = axpy6(qdd_i, load6(ws, i, W_OS), a_in)
-        store6(ws, i, W_OA, oa)
+    nb = packed.shape[0] - 1
+    for i in range(nb):                      # pass 1: velocities, c, p^A, I^A = I
+        aba_forward_step(packed, ws, q, v, fext, i)
+    for i in range(nb - 1, -1, -1):          # pass 2: I^A and p^A, leaves to root
+        U, Dinv = articulated_inertia_step(packed, ws, i)
+        if joint_nv(packed, i) == 1:
+            bias_force_step(packed, ws, tau, i, U, Dinv)
+    for i in range(nb):                      # pass 3: accelerations, root to leaves
+        acceleration_step(packed, ws, tau, qdd, i)
     return 0
 
 
@@ -94,16 +112,4 @@ _NAMES = ("q", "v", "tau", "fext")
 def aba(model, q, v, tau, fext=None, *, data=None):
     """Return the joint accelerations q̈ = FD(q, v, τ); ``fext``, ``data`` as for
     :func:`rbd_ros.rnea`."""
-    qdd = np.empty(model.nv)
-    data = _checks.workspace(model, data)
-    if fext is None:
-        fext = data.no_fext
-    try:
-        status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, tau = _checks.vectors(_NAMES, q, v, tau)
-        fext = _checks.matrix(fext, "fext")
-        status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
-    if status:
-        raise _checks.input_error("aba", status, model, _NAMES, (q, v, tau, fext))
-    return qdd
+    return _checks.state_call("aba", aba_kernel, _NAMES, model, q, v, tau, fext, data)

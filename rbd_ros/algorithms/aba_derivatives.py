@@ -62,7 +62,7 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     dqdd_dq = np.empty((nv, nv))
     dqdd_dv = np.empty((nv, nv))
     Minv = np.empty((nv, nv))
-    data = _checks.workspace(model, data)
+    data = model.data if data is None else _checks.workspace(model, data)
     dws, bws, FP, tmp = data.dof, data.body_matrix, data.force_sets, data.stacked
     if fext is None:
         fext = data.no_fext

@@ -1,16 +1,19 @@
-"""Pieces every kernel shares: joint calculation (``jcalc``) and input checks.
+"""Pieces every kernel shares: input checks and the first steps of a forward pass.
 
-All kernels work in the world frame (as Pinocchio's do): each body's inertia is moved to the
-world once per call, after which forces and inertias of a subtree add up without any
-change of frame. ``jcalc`` returns the body placement in the world and, for 1-dof joints,
-the joint motion subspace S in the world frame.
+The world-frame kernels (CRBA, ABA, M⁻¹, the derivatives; as Pinocchio's) move each body's
+inertia to the world once per call, after which forces and inertias of a subtree add up
+without any change of frame. Their forward passes start with the same steps, defined once
+here: the placement (``placement_step``), the velocity (``velocity_step``) and the body's
+inertia and bias force (``body_bias_force``). The joint kinds live in ``joints``.
 """
 import math
 
 from .._jit import helper
-from ..model import FREE_FLYER, P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, W_OA
-from ..spatial import (cross3, load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
-                       se3_rotate_about_axis, se3_translate_along_axis)
+from ..model import (FREE_FLYER, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, P_TYPE, W_OA, W_OM,
+                     W_OS, W_OV)
+from ..spatial import (act_force, add6, cross_force, inertia_act, inertia_apply, load6, load10,
+                       se3_load, se3_store, store6, sub6)
+from .joints import jcalc, joint_motion
 
 IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 
@@ -76,51 +79,48 @@ def check_forces(fext, nb, position):
 
 
 @helper
-def free_flyer_placement(q, iq):
-    """World placement of a free-flyer body; the quaternion is normalized here, so a
-    slightly denormalized one from a sensor gives a proper rotation."""
-    qx, qy, qz, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-    s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
-    return se3_from_quaternion(q[iq], q[iq + 1], q[iq + 2], qx * s, qy * s, qz * s, qw * s)
+def check_inputs(packed, q, v, u, fext, fext_position):
+    """Status of (q, v, u) at argument positions 1-3 and fext at ``fext_position``."""
+    nb, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
+    return status or check_vector(u, nv, 3) or check_forces(fext, nb, fext_position)
 
 
 @helper
-def jcalc(packed, q, i, oM_parent):
-    """(oMi, oS): world placement of body i and its world-frame motion subspace (1-dof).
-
-    For the free-flyer root oS is unused (its subspace is the placement's adjoint itself).
-    """
-    kind = int(packed[i, P_TYPE])
-    if kind == FREE_FLYER:
-        return free_flyer_placement(q, int(packed[i, P_IQ])), (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-    oMt = se3_mul(oM_parent, se3_load(packed, i, P_PLACEMENT))   # X_T: the fixed placement
-    lx, ly, lz = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
-    ax, ay, az = rot3(oMt, lx, ly, lz)   # world-frame axis
-    qi = q[int(packed[i, P_IQ])]
-    if kind == PRISMATIC:
-        return se3_translate_along_axis(oMt, lx, ly, lz, qi), (ax, ay, az, 0.0, 0.0, 0.0)
-    oM = se3_rotate_about_axis(oMt, lx, ly, lz, qi)
-    lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)   # rotation about a line through p
-    return oM, (lx, ly, lz, ax, ay, az)
+def begin_state_pass(packed, ws, q, v, u, fext):
+    """Check (q, v, u, fext) (argument positions 1-4) and, if they are fine, set the world
+    row for a pass at that state; returns the status."""
+    status = check_inputs(packed, q, v, u, fext, 4)
+    if status == 0:
+        set_world(packed, ws)
+    return status
 
 
 @helper
-def jcalc_local(packed, q, v, a, i):
-    """(X, v_J, S q̈) of body i in its own frame: X = ^λX_i = X_T X_J(q_i), the placement of
-    body i in its parent's frame; v_J = S q̇ and S q̈ with S the unit axis (angular for a
-    revolute joint, linear for a prismatic one; the identity for the free-flyer root)."""
-    kind = int(packed[i, P_TYPE])
-    iv = int(packed[i, P_IV])
-    if kind == FREE_FLYER:
-        return (free_flyer_placement(q, int(packed[i, P_IQ])), load6_vector(v, iv),
-                load6_vector(a, iv))
-    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
-    XT = se3_load(packed, i, P_PLACEMENT)
-    qi = q[int(packed[i, P_IQ])]
-    if kind == PRISMATIC:
-        return (se3_translate_along_axis(XT, ax, ay, az, qi),
-                (ax * v[iv], ay * v[iv], az * v[iv], 0.0, 0.0, 0.0),
-                (ax * a[iv], ay * a[iv], az * a[iv], 0.0, 0.0, 0.0))
-    return (se3_rotate_about_axis(XT, ax, ay, az, qi),
-            (0.0, 0.0, 0.0, ax * v[iv], ay * v[iv], az * v[iv]),
-            (0.0, 0.0, 0.0, ax * a[iv], ay * a[iv], az * a[iv]))
+def placement_step(packed, ws, q, i):
+    """jcalc of body i below its parent's stored placement: (oM, oS), stored at W_OM, W_OS."""
+    oM, oS = jcalc(packed, q, i, se3_load(ws, int(packed[i, P_PARENT]), W_OM))
+    se3_store(ws, i, W_OM, oM)
+    store6(ws, i, W_OS, oS)
+    return oM, oS
+
+
+@helper
+def velocity_step(packed, ws, v, i, oM, oS):
+    """(v_λ, v_J, v_i) with v_J = S q̇ and v_i = v_λ + v_J (world frame); v_i at W_OV."""
+    v_parent = load6(ws, int(packed[i, P_PARENT]), W_OV)
+    vJ = joint_motion(packed, i, oM, oS, v)
+    ov = add6(v_parent, vJ)
+    store6(ws, i, W_OV, ov)
+    return v_parent, vJ, ov
+
+
+@helper
+def body_bias_force(packed, fext, i, oM, ov):
+    """(I_i, h_i = I_i v_i, v_i ×* h_i - f_ext,i), all in the world frame."""
+    oI = inertia_act(oM, load10(packed, i, P_THETA))
+    oh = inertia_apply(oI, ov)
+    bias = cross_force(ov, oh)
+    if fext.shape[0]:
+        bias = sub6(bias, act_force(oM, load6(fext, i, 0)))
+    return oI, oh, bias

@@ -1,8 +1,9 @@
 """Finite differences of inverse and forward dynamics, the baseline of the analytical
 derivatives (tests, benchmarks, the RSS paper's Table I and Fig. 3).
 
-One compiled call evaluates the 6 nv dynamics calls of central differences (error ~ ε² from
-truncation and ~ 1e-16 |τ| / ε from rounding) or the 3 nv + 1 of forward differences.
+One compiled call evaluates the 6 nv + 1 dynamics calls of central differences (error ~ ε²
+from truncation and ~ 1e-16 |τ| / ε from rounding; the first call checks the inputs) or the
+3 nv + 1 of forward differences.
 Configuration derivatives are taken in the tangent space, as Pinocchio's are; ``integrate``
 is the general q ⊕ dv.
 """
@@ -12,9 +13,9 @@ import numpy as np
 
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
-from ..model import FREE_FLYER, P_IQ, P_IV, P_TYPE
+from ..model import FREE_FLYER, P_IV
 from .aba import aba_kernel
-from .common import free_flyer_placement
+from .joints import joint_step
 from .rnea import rnea_kernel
 
 
@@ -86,37 +87,14 @@ def integrate(model, q, dv):
 
 @helper
 def perturb_configuration(packed, q, k, h, out):
-    """out = q ⊕ h e_k: a step h along tangent direction k (integrate of a single column).
-
-    A 1-dof joint adds h. For the free-flyer base, M ← M exp(h e_k): a linear direction moves
-    the origin by h along the base's axis k; an angular one turns the base by h about its
-    axis k - 3 (quaternion times (sin(h/2) e, cos(h/2))).
-    """
+    """out = q ⊕ h e_k: a step h along tangent direction k (integrate of a single column)."""
     for i in range(q.shape[0]):
         out[i] = q[i]
     body = 0
     nb = packed.shape[0] - 1
     while body + 1 < nb and int(packed[body + 1, P_IV]) <= k:
         body += 1
-    iq = int(packed[body, P_IQ])
-    if int(packed[body, P_TYPE]) != FREE_FLYER:
-        out[iq] += h
-        return
-    M = free_flyer_placement(q, iq)
-    axis = k - int(packed[body, P_IV])
-    if axis < 3:
-        out[iq] += h * M[axis]
-        out[iq + 1] += h * M[3 + axis]
-        out[iq + 2] += h * M[6 + axis]
-        return
-    s = math.sin(0.5 * h)
-    c = math.cos(0.5 * h)
-    e = (s if axis == 3 else 0.0, s if axis == 4 else 0.0, s if axis == 5 else 0.0)
-    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-    out[iq + 3] = w * e[0] + x * c + y * e[2] - z * e[1]
-    out[iq + 4] = w * e[1] - x * e[2] + y * c + z * e[0]
-    out[iq + 5] = w * e[2] + x * e[1] - y * e[0] + z * c
-    out[iq + 6] = w * c - x * e[0] - y * e[1] - z * e[2]
+    joint_step(packed, q, body, k - int(packed[body, P_IV]), h, out)
 
 
 @helper
@@ -174,7 +152,7 @@ def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
     d_dq, d_dv, d_du = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
     q_step, work = np.empty(model.nq), np.empty((4, nv))
     names = ("q", "v", "a" if which == 0 else "tau", "fext")
-    data = _checks.workspace(model, data)
+    data = model.data if data is None else _checks.workspace(model, data)
     fext = data.no_fext if fext is None else fext
     try:
         status = finite_differences_kernel(which, model.packed, data.body, q, v, u, fext,

@@ -29,16 +29,12 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
-from ..model import (FREE_FLYER, P_IV, P_PARENT, P_THETA, P_TYPE, P_VEND, W_DINV, W_IA, W_OM,
-                     W_OS, W_U)
-from ..spatial import (act_force, act_inv_motion, dot6, inertia_act, load6, load10,
-                       mat6_add_sub_rank1, mat6_apply, mat6_cholesky, mat6_cholesky_solve,
-                       mat6_set_inertia, scale6, se3_load, se3_store, store6)
-from .common import check_configuration, jcalc, model_sizes
-
-UNIT_FORCES = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
-               (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0, 0.0, 0.0),
-               (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
+from ..spatial import (dot6, inertia_act, load6, load10, mat6_cholesky_solve, mat6_set_inertia,
+                       scale6, se3_load)
+from .aba import articulated_inertia_step
+from .common import check_configuration, model_sizes, placement_step
+from .joints import UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv
 
 
 @helper
@@ -54,23 +50,98 @@ def store_column6(X, i, j, m):
 
 
 @helper
-def free_flyer_root_rows(ws, FP, Minv, i, iv, vend):
-    """Rows of M⁻¹ of a free-flyer root i (lines 9-12) and its P_i (line 32), given the
-    Cholesky factor of its I^A at W_IA. S = Ad(oM), so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹: a 6×6 SPD solve
-    in the world frame, then S⁻¹ maps the result to the base frame."""
+def clear_force_set(packed, FP, i):
+    """Line 5: F_i = 0 on the columns of subtree(i), the only ones the passes read."""
+    for j in range(int(packed[i, P_IV]), int(packed[i, P_VEND])):
+        for r in range(6):
+            FP[i, j, r] = 0.0
+
+
+@helper
+def free_flyer_root_rows(packed, ws, FP, Minv, i):
+    """Lines 9-12 and 32 for the multi-dof root i, given the Cholesky factor of its I^A:
+    S = Ad(oM), so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹, a 6×6 SPD solve in the world frame, then S⁻¹ maps
+    the result to the base frame. P_i = S M⁻¹[i, :] (line 32: the root has no parent)."""
+    iv = int(packed[i, P_IV])
     oM = se3_load(ws, i, W_OM)
     for k in range(6):                     # M⁻¹[i, i] = D⁻¹ = S⁻¹ (I^A)⁻¹ S⁻ᵀ (line 11)
-        a = mat6_cholesky_solve(ws, i, W_IA, act_force(oM, UNIT_FORCES[k]))
-        a_local = act_inv_motion(oM, a)
+        a = mat6_cholesky_solve(ws, i, W_IA,
+                                joint_force_in_world(packed, i, oM, UNIT_MOTIONS[k]))
+        a_joint = joint_inv_motion(packed, i, oM, a)
         for r in range(6):
-            Minv[iv + r, iv + k] = a_local[r]
-        store_column6(FP, i, iv + k, a)    # P_i = S M⁻¹[i, :] (line 32): the root has no parent
-    for j in range(iv + 6, vend):          # M⁻¹[i, subtree] = -D⁻¹ Sᵀ F_i (line 12)
+            Minv[iv + r, iv + k] = a_joint[r]
+        store_column6(FP, i, iv + k, a)
+    for j in range(iv + 6, int(packed[i, P_VEND])):   # M⁻¹[i, subtree] = -D⁻¹ Sᵀ F_i (l. 12)
         a = mat6_cholesky_solve(ws, i, W_IA, load_column6(FP, i, j))
-        a_local = act_inv_motion(oM, a)
+        a_joint = joint_inv_motion(packed, i, oM, a)
         for r in range(6):
-            Minv[iv + r, j] = -a_local[r]
+            Minv[iv + r, j] = -a_joint[r]
         store_column6(FP, i, j, scale6(-1.0, a))
+
+
+@helper
+def minv_backward_step(packed, ws, FP, Minv, i, U, Dinv):
+    """Lines 11-14 (corrected line 14) for body i, after ``articulated_inertia_step``."""
+    if joint_nv(packed, i) == 6:
+        free_flyer_root_rows(packed, ws, FP, Minv, i)
+        return
+    lam = int(packed[i, P_PARENT])
+    iv = int(packed[i, P_IV])
+    oS = load6(ws, i, W_OS)
+    Minv[iv, iv] = Dinv                    # line 11 (F_i[:, i] = 0: no -D⁻¹SᵀF term)
+    if lam >= 0:
+        # corrected line 14 for column i: F^a_i[:, i] = U D⁻¹, added to F_λ (X* = 1)
+        for r in range(6):
+            FP[lam, iv, r] += U[r] * Dinv
+    for j in range(iv + 1, int(packed[i, P_VEND])):
+        m = -Dinv * dot6(oS, load_column6(FP, i, j))     # line 12: -D⁻¹ Sᵀ F_i[:, j]
+        Minv[iv, j] = m
+        if lam >= 0:
+            # corrected line 14: F_λ[:, j] += F^a_i[:, j] = F_i[:, j] + U_i M⁻¹[i, j]
+            for r in range(6):
+                FP[lam, j, r] += FP[i, j, r] + U[r] * m
+
+
+@helper
+def minv_forward_step(packed, ws, FP, Minv, i, nv):
+    """Lines 28-36 for body i: row i of the upper triangle, columns idx_v(i) .. nv - 1."""
+    lam = int(packed[i, P_PARENT])
+    iv = int(packed[i, P_IV])
+    vend = int(packed[i, P_VEND])
+    nvi = joint_nv(packed, i)
+    if lam < 0:
+        # a root: lines 30-34 reduce to P_i = S M⁻¹[i, :] (line 32); outside its subtree
+        # (another tree of a forest) its rows are zero. The multi-dof root set P_i above.
+        for j in range(vend, nv):
+            for r in range(6):
+                FP[i, j, r] = 0.0
+            for k in range(nvi):
+                Minv[iv + k, j] = 0.0
+        if nvi == 1:
+            oS = load6(ws, i, W_OS)
+            for j in range(iv, vend):
+                store_column6(FP, i, j, scale6(Minv[iv, j], oS))
+        return
+    oS = load6(ws, i, W_OS)
+    U = load6(ws, i, W_U)
+    Dinv = ws[i, W_DINV]
+    for j in range(iv, nv):
+        Pl = load_column6(FP, lam, j)
+        m = -Dinv * dot6(U, Pl)            # line 30 (outside the subtree: only this term)
+        if j < vend:
+            m += Minv[iv, j]
+        Minv[iv, j] = m
+        for r in range(6):                 # lines 32-34: P_i[:, j] = S_i M⁻¹[i, j] + P_λ
+            FP[i, j, r] = oS[r] * m + Pl[r]
+
+
+@helper
+def mirror_upper(A):
+    """Copy the upper triangle of the square A into its lower triangle."""
+    n = A.shape[0]
+    for r in range(n):
+        for c in range(r):
+            A[r, c] = A[c, r]
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_2d))
@@ -79,85 +150,16 @@ def minv_kernel(packed, ws, FP, q, Minv):
     status = check_configuration(packed, q, nq, 1)
     if status:
         return status
-    # first forward pass (lines 1-6): placements, S_i, I^A_i = I_i (world frame), F_i = 0
-    for i in range(nb):
-        lam = int(packed[i, P_PARENT])
-        oM, oS = jcalc(packed, q, i, se3_load(ws, lam, W_OM))
-        se3_store(ws, i, W_OM, oM)
-        store6(ws, i, W_OS, oS)
+    for i in range(nb):                    # first forward pass (lines 1-6)
+        oM, _ = placement_step(packed, ws, q, i)
         mat6_set_inertia(ws, i, W_IA, inertia_act(oM, load10(packed, i, P_THETA)))
-        for j in range(int(packed[i, P_IV]), int(packed[i, P_VEND])):
-            for r in range(6):
-                FP[i, j, r] = 0.0
-    # backward pass (lines 8-26), leaves to root
-    for i in range(nb - 1, -1, -1):
-        lam = int(packed[i, P_PARENT])
-        iv = int(packed[i, P_IV])
-        vend = int(packed[i, P_VEND])
-        if int(packed[i, P_TYPE]) == FREE_FLYER:
-            mat6_cholesky(ws, i, W_IA)
-            free_flyer_root_rows(ws, FP, Minv, i, iv, vend)
-            continue
-        oS = load6(ws, i, W_OS)
-        U = mat6_apply(ws, i, W_IA, oS)        # line 9: U = I^A S
-        Dinv = 1.0 / dot6(oS, U)               # line 10: D = Sᵀ U
-        store6(ws, i, W_U, U)
-        ws[i, W_DINV] = Dinv
-        Minv[iv, iv] = Dinv                    # line 11 (F_i[:, i] = 0: no -D⁻¹SᵀF term)
-        if lam >= 0:
-            # corrected line 14 for column i: F^a_i[:, i] = U D⁻¹, added to F_λ (X* = 1)
-            for r in range(6):
-                FP[lam, iv, r] += U[r] * Dinv
-        for j in range(iv + 1, vend):
-            # line 12: M⁻¹[i, j] = -D⁻¹ Sᵀ F_i[:, j]
-            s = 0.0
-            for r in range(6):
-                s += oS[r] * FP[i, j, r]
-            m = -Dinv * s
-            Minv[iv, j] = m
-            if lam >= 0:
-                # corrected line 14: F_λ[:, j] += F^a_i[:, j] = F_i[:, j] + U_i M⁻¹[i, j]
-                for r in range(6):
-                    FP[lam, j, r] += FP[i, j, r] + U[r] * m
-        if lam >= 0:
-            # lines 15-16: I^a = I^A - U D⁻¹ Uᵀ ;  I^A_λ += I^a (world frame: X* I X = I)
-            mat6_add_sub_rank1(ws, lam, i, W_IA, U, Dinv)
-    # second forward pass (lines 28-36), root to leaves: row i of the upper triangle
-    for i in range(nb):
-        lam = int(packed[i, P_PARENT])
-        iv = int(packed[i, P_IV])
-        vend = int(packed[i, P_VEND])
-        if int(packed[i, P_TYPE]) == FREE_FLYER:
-            # the root (no parent): lines 30-34 reduce to P_i = S M⁻¹[i, :], set above for
-            # the subtree; the rest of its rows is zero (another tree of a forest)
-            for j in range(vend, nv):
-                for r in range(6):
-                    Minv[iv + r, j] = 0.0
-                    FP[i, j, r] = 0.0
-            continue
-        oS = load6(ws, i, W_OS)
-        if lam < 0:
-            # line 32 only: P_i = S_i M⁻¹[i, :]
-            for j in range(vend, nv):
-                Minv[iv, j] = 0.0
-            for j in range(iv, nv):
-                store_column6(FP, i, j, scale6(Minv[iv, j], oS))
-            continue
-        U = load6(ws, i, W_U)
-        Dinv = ws[i, W_DINV]
-        for j in range(iv, nv):
-            Pl = load_column6(FP, lam, j)
-            # line 30: M⁻¹[i, j] -= D⁻¹ Uᵀ P_λ[:, j] (outside the subtree: only this term)
-            m = -Dinv * dot6(U, Pl)
-            if j < vend:
-                m += Minv[iv, j]
-            Minv[iv, j] = m
-            # lines 32-34: P_i[:, j] = S_i M⁻¹[i, j] + P_λ[:, j]
-            for r in range(6):
-                FP[i, j, r] = oS[r] * m + Pl[r]
-    for r in range(nv):                        # mirror the upper triangle
-        for c in range(r):
-            Minv[r, c] = Minv[c, r]
+        clear_force_set(packed, FP, i)
+    for i in range(nb - 1, -1, -1):        # backward pass (lines 8-26), leaves to root
+        U, Dinv = articulated_inertia_step(packed, ws, i)
+        minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
+    for i in range(nb):                    # second forward pass (lines 28-36)
+        minv_forward_step(packed, ws, FP, Minv, i, nv)
+    mirror_upper(Minv)
     return 0
 
 
@@ -168,7 +170,7 @@ def minv(model, q, *, data=None):
     factorizing M.
     """
     Minv = np.empty((model.nv, model.nv))
-    data = _checks.workspace(model, data)
+    data = model.data if data is None else _checks.workspace(model, data)
     try:
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     except (TypeError, ValueError):   # not float64 C arrays: convert once

@@ -72,7 +72,7 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
 def minv_cholesky(model, q, *, data=None):
     """M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`)."""
     Minv = np.empty((model.nv, model.nv))
-    data = _checks.workspace(model, data)
+    data = model.data if data is None else _checks.workspace(model, data)
     lam = model.dof_parent
     try:
         status = minv_cholesky_kernel(model.packed, data.body, q, lam, data.matrix, Minv)

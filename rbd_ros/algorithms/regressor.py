@@ -18,11 +18,11 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import FREE_FLYER, P_AXIS, P_IV, P_PARENT, P_TYPE, PRISMATIC, W_OA, W_OM, W_OV
-from ..spatial import (act_force, act_inv_motion, add6, cross_motion, load6, load6_vector,
-                       se3_load, se3_store, store6)
-from .common import (WRONG_SIZE, check_configuration, check_vector, jcalc_local, model_sizes,
-                     set_world)
+from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OV
+from ..spatial import act_force, load6, load6_vector, se3_load
+from .common import WRONG_SIZE, check_configuration, check_vector, model_sizes, set_world
+from .joints import joint_force_local, joint_nv
+from .rnea import body_motion_step
 
 
 @helper
@@ -38,12 +38,8 @@ def body_regressor_into(Y, v, a):
     bx = alx + wy * vz - wz * vy
     by = aly + wz * vx - wx * vz
     bz = alz + wx * vy - wy * vx
-    wxx = wx * wx
-    wyy = wy * wy
-    wzz = wz * wz
-    wxy = wx * wy
-    wxz = wx * wz
-    wyz = wy * wz
+    wxx, wyy, wzz = wx * wx, wy * wy, wz * wz
+    wxy, wxz, wyz = wx * wy, wx * wz, wy * wz
     # mass
     Y[0, 0] = bx
     Y[1, 0] = by
@@ -98,16 +94,11 @@ def body_regressor_into(Y, v, a):
 def project_block(packed, Yb, j, Y, col):
     """Y[rows of joint j, col:col+10] = S_jᵀ Yb (Yb: a 6×10 force block in body j's frame)."""
     iv = int(packed[j, P_IV])
-    kind = int(packed[j, P_TYPE])
-    if kind == FREE_FLYER:
-        for r in range(6):
-            for c in range(10):
-                Y[iv + r, col + c] = Yb[r, c]
-    else:
-        ax, ay, az = packed[j, P_AXIS], packed[j, P_AXIS + 1], packed[j, P_AXIS + 2]
-        off = 0 if kind == PRISMATIC else 3
-        for c in range(10):
-            Y[iv, col + c] = ax * Yb[off, c] + ay * Yb[off + 1, c] + az * Yb[off + 2, c]
+    for c in range(10):
+        t = joint_force_local(packed, j, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c],
+                                          Yb[5, c]))
+        for k in range(joint_nv(packed, j)):
+            Y[iv + k, col + c] = t[k]
 
 
 @helper
@@ -115,13 +106,7 @@ def regressor_forward(packed, ws, q, v, a, nb):
     """RNEA's forward pass in body frames: W_OM ^λX_i, W_OV v_i, W_OA a_i (gravity included)."""
     set_world(packed, ws)
     for i in range(nb):
-        lam = int(packed[i, P_PARENT])
-        X, vJ, aJ = jcalc_local(packed, q, v, a, i)
-        vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)
-        ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ), cross_motion(vi, vJ))
-        se3_store(ws, i, W_OM, X)
-        store6(ws, i, W_OV, vi)
-        store6(ws, i, W_OA, ai)
+        body_motion_step(packed, ws, q, v, a, i)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))
@@ -193,7 +178,7 @@ def joint_torque_regressor(model, q, v, a, *, data=None):
     """The joint torque regressor Y (nv, 10·nbodies): ``Y @ model.inertial_parameters().ravel()
     == rnea(model, q, v, a)``; column block i belongs to body i's θ (seeds README order)."""
     Y = np.empty((model.nv, 10 * model.nbodies))
-    data = _checks.workspace(model, data)
+    data = model.data if data is None else _checks.workspace(model, data)
     try:
         status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block,
                                                q, v, a, Y)

@@ -10,55 +10,51 @@ Workspace use: W_OM holds ^λX_i (the placement of body i in its parent), W_OV, 
 the body's velocity, acceleration and force in its own frame. The world row (-1) supplies
 v_0 = 0 and a_0 = -a_g, expressed in the world frame, which is the parent frame of a root.
 """
-import numpy as np
-
 from .. import _checks
-from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import (FREE_FLYER, P_AXIS, P_IV, P_PARENT, P_THETA, P_TYPE, PRISMATIC, W_OA,
-                     W_OF, W_OM, W_OV)
+from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
+from ..model import P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OM, W_OV
 from ..spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
                        inertia_apply, load6, load10, se3_load, se3_store, store6, sub6)
-from .common import (check_configuration, check_forces, check_vector, jcalc_local, model_sizes,
-                     set_world)
+from .common import begin_state_pass
+from .joints import jcalc_local, joint_force_local, joint_nv
+
+
+@helper
+def body_motion_step(packed, ws, q, v, a, i):
+    """Lines 6-9 for body i: (v_i, a_i) in its own frame; ^λX_i, v_i, a_i stored at W_OM,
+    W_OV, W_OA (also the forward pass of the regressors)."""
+    lam = int(packed[i, P_PARENT])
+    # lines 6-7: jcalc, ^iX_λ(i) = X_J X_T (stored as its inverse, the placement of i in
+    # λ(i)); S_i the unit axis (the identity for the free-flyer root); v_J = S q̇
+    X, vJ, aJ = jcalc_local(packed, q, v, a, i)
+    vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)                       # line 8
+    ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ), cross_motion(vi, vJ))  # l.9
+    se3_store(ws, i, W_OM, X)
+    store6(ws, i, W_OV, vi)
+    store6(ws, i, W_OA, ai)
+    return vi, ai
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
 def rnea_kernel(packed, ws, q, v, a, fext, tau):
-    nb, nq, nv = model_sizes(packed)
-    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
-    status = status or check_vector(a, nv, 3) or check_forces(fext, nb, 4)
+    status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
     if status:
         return status
-    set_world(packed, ws)                                          # lines 2-3
+    nb = packed.shape[0] - 1
     for i in range(nb):                                            # line 5
-        lam = int(packed[i, P_PARENT])
-        # lines 6-7: jcalc, ^iX_λ(i) = X_J X_T (stored as its inverse, the placement of i in
-        # λ(i)); S_i the unit axis (the identity for the free-flyer root); v_J = S q̇
-        X, vJ, aJ = jcalc_local(packed, q, v, a, i)
-        vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)                    # line 8
-        ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ),
-                  cross_motion(vi, vJ))                           # line 9 (c_J = 0)
-        I = load10(packed, i, P_THETA)
-        f = add6(inertia_apply(I, ai), cross_force(vi, inertia_apply(I, vi)))   # lines 10-11
+        vi, ai = body_motion_step(packed, ws, q, v, a, i)          # lines 6-9 (c_J = 0)
+        inertia = load10(packed, i, P_THETA)
+        f = add6(inertia_apply(inertia, ai),
+                 cross_force(vi, inertia_apply(inertia, vi)))     # lines 10-11
         if fext.shape[0]:
             f = sub6(f, load6(fext, i, 0))
-        se3_store(ws, i, W_OM, X)
-        store6(ws, i, W_OV, vi)
-        store6(ws, i, W_OA, ai)
         store6(ws, i, W_OF, f)
     for i in range(nb - 1, -1, -1):                                # line 14
         f = load6(ws, i, W_OF)
         iv = int(packed[i, P_IV])
-        kind = int(packed[i, P_TYPE])
-        if kind == FREE_FLYER:                                     # line 15: τ_i = S_iᵀ f_i
-            for k in range(6):
-                tau[iv + k] = f[k]
-        elif kind == PRISMATIC:
-            tau[iv] = (packed[i, P_AXIS] * f[0] + packed[i, P_AXIS + 1] * f[1]
-                       + packed[i, P_AXIS + 2] * f[2])
-        else:
-            tau[iv] = (packed[i, P_AXIS] * f[3] + packed[i, P_AXIS + 1] * f[4]
-                       + packed[i, P_AXIS + 2] * f[5])
+        t = joint_force_local(packed, i, f)                        # line 15: τ_i = S_iᵀ f_i
+        for k in range(joint_nv(packed, i)):
+            tau[iv + k] = t[k]
         lam = int(packed[i, P_PARENT])
         if lam >= 0:                                               # lines 16-17
             store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF),
@@ -75,19 +71,7 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
     frame, linear part first. ``data``: the workspace (default: ``model.data``).
     """
-    tau = np.empty(model.nv)
-    data = _checks.workspace(model, data)
-    if fext is None:
-        fext = data.no_fext
-    try:
-        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, a = _checks.vectors(_NAMES, q, v, a)
-        fext = _checks.matrix(fext, "fext")
-        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
-    if status:
-        raise _checks.input_error("rnea", status, model, _NAMES, (q, v, a, fext))
-    return tau
+    return _checks.state_call("rnea", rnea_kernel, _NAMES, model, q, v, a, fext, data)
 
 
 def nonlinear_effects(model, q, v, *, data=None):

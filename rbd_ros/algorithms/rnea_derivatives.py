@@ -39,42 +39,106 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import (D_DA, D_DV, D_DW, D_S, FREE_FLYER, P_IV, P_PARENT, P_THETA, P_TYPE, W_OA,
-                     W_OF, W_OI, W_OM, W_OS, W_OV)
-from ..spatial import (act_force, act_motion, add6, add10, axpy6, cross_force, cross_motion,
-                       dot6, inertia_act, inertia_apply, load6, load6_vector, load10,
-                       mat6_apply, mat6_apply_transpose, scale6, se3_load, se3_store, store6,
-                       store10, sub6)
-from .common import check_configuration, check_forces, check_vector, jcalc, model_sizes, set_world
-from .crba import UNIT_MOTIONS
-
-# per-dof scratch (Data.dof): one row per entry of v; per-body scratch (Data.body_matrix): B^c
+from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
+from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
+                       load10, mat6_apply, mat6_apply_transpose, store6, store10)
+from .common import begin_state_pass, body_bias_force, placement_step, velocity_step
+from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
 
 
 @helper
-def inertia_variation_column(I, ov, h, m):
+def inertia_variation_column(oI, ov, h, m):
     """B m = I (m × v) + m ×* h + v ×* (I m) for the body of inertia I, twist v, h = I v."""
-    return add6(add6(inertia_apply(I, cross_motion(m, ov)), cross_force(m, h)),
-                cross_force(ov, inertia_apply(I, m)))
+    return add6(add6(inertia_apply(oI, cross_motion(m, ov)), cross_force(m, h)),
+                cross_force(ov, inertia_apply(oI, m)))
 
 
 @helper
-def store_inertia_variation(bws, i, I, ov, h):
+def store_inertia_variation(bws, i, oI, ov, h):
     """bws[i] = B_i (6×6 row-major), column by column: B_i m for the unit twists m."""
     for c in range(6):
-        col = inertia_variation_column(I, ov, h, UNIT_MOTIONS[c])
+        col = inertia_variation_column(oI, ov, h, UNIT_MOTIONS[c])
         for r in range(6):
             bws[i, 6 * r + c] = col[r]
 
 
 @helper
-def store_dof_columns(dws, k, S, v_parent, a_parent, ov):
-    """A2 lines 1-5 for one column S of joint j: the pieces its derivatives are made of."""
-    dV = cross_motion(v_parent, S)                                 # A2 l.3, Eq. 13
-    store6(dws, k, D_S, S)
-    store6(dws, k, D_DV, dV)
-    store6(dws, k, D_DA, add6(cross_motion(a_parent, S), cross_motion(v_parent, dV)))  # A2 l.5
-    store6(dws, k, D_DW, add6(cross_motion(ov, S), dV))          # A2 l.5 with u = q̇
+def acceleration_column(a_parent, v_parent, S, dV):
+    """A2 l.5: dA_j = a_λ × S_j + v_λ × dV_j."""
+    return add6(cross_motion(a_parent, S), cross_motion(v_parent, dV))
+
+
+@helper
+def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov, oI, oh,
+                            bias):
+    """A1 l.9-11 and A2 l.1-6 for body i once its placement and velocity are known:
+    a_i (W_OA), per dof column S, dV, dA, dW (``dws``), I_i (W_OI), B_i (``bws``).
+    Returns f_i = I_i a_i + v_i ×* h_i - f_ext,i."""
+    a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
+    oa = add6(add6(a_parent, joint_motion(packed, i, oM, oS, a)),
+              cross_motion(v_parent, vJ))                                   # A1 l.9
+    iv = int(packed[i, P_IV])
+    for k in range(joint_nv(packed, i)):
+        S = subspace_column(packed, ws, i, k)
+        dV = cross_motion(v_parent, S)                                      # A2 l.3, Eq. 13
+        store6(dws, iv + k, D_S, S)
+        store6(dws, iv + k, D_DV, dV)
+        store6(dws, iv + k, D_DA, acceleration_column(a_parent, v_parent, S, dV))   # A2 l.5
+        store6(dws, iv + k, D_DW, add6(cross_motion(ov, S), dV))     # A2 l.5 with u = q̇
+    store6(ws, i, W_OA, oa)
+    store10(ws, i, W_OI, oI)                                  # I^c_i: summed going back
+    store_inertia_variation(bws, i, oI, ov, oh)               # A2 l.6: B_i
+    return add6(inertia_apply(oI, oa), bias)                  # A1 l.10-11
+
+
+@helper
+def derivative_backward_step(packed, ws, dws, bws, dA, dA_col, i, F, dtau_dq, dtau_dv, M,
+                             with_dv, with_M):
+    """Algorithm 3 for the columns c of body i, with the subtree sums I^c_i (W_OI), B^c_i
+    (``bws``) and F_i complete: the entries (c, r) and (r, c) for r a column of i or of an
+    ancestor, of ∂τ/∂q with the acceleration columns dA[:, dA_col:dA_col + 6], and, when
+    asked (constants, so the compiler drops what is not), of ∂τ/∂q̇ and M."""
+    Ic = load10(ws, i, W_OI)
+    iv = int(packed[i, P_IV])
+    for c in range(iv, iv + joint_nv(packed, i)):
+        S = load6(dws, c, D_S)
+        Y = inertia_apply(Ic, S)                                   # I^c S (also ∂τ/∂q̈)
+        Z = mat6_apply_transpose(bws, i, 0, S)                     # (B^c)ᵀ S
+        # A3 l.3 summed over the subtree, S ×* F from Eq. 14: the force set seen by the
+        # joints above i
+        dFdq = add6(add6(cross_force(S, F), inertia_apply(Ic, load6(dA, c, dA_col))),
+                    mat6_apply(bws, i, 0, load6(dws, c, D_DV)))
+        dFdv = ZERO6
+        if with_dv:
+            dFdv = add6(mat6_apply(bws, i, 0, S), inertia_apply(Ic, load6(dws, c, D_DW)))
+        j = i
+        while j >= 0:                                              # i and its ancestors
+            jv = int(packed[j, P_IV])
+            for r in range(jv, jv + joint_nv(packed, j)):
+                Sr = load6(dws, r, D_S)
+                # row c, column r (r ⪯ c): A3 l.1 with ∂S_c/∂q_r = S_r × S_c
+                dtau_dq[c, r] = dot6(Y, load6(dA, r, dA_col)) + dot6(Z, load6(dws, r, D_DV))
+                if with_dv:
+                    dtau_dv[c, r] = dot6(Z, Sr) + dot6(Y, load6(dws, r, D_DW))
+                if with_M and r <= c:      # always so for an ancestor; M exactly symmetric
+                    M[c, r] = dot6(Y, Sr)
+                    M[r, c] = M[c, r]
+                if j != i:
+                    # row r, column c (r ≺ c): A3 l.1 with S_r independent of q_c
+                    dtau_dq[r, c] = dot6(Sr, dFdq)
+                    if with_dv:
+                        dtau_dv[r, c] = dot6(Sr, dFdv)
+            j = int(packed[j, P_PARENT])
+
+
+@helper
+def subtree_sum_step(packed, ws, bws, i):
+    """A3 l.2-3: I^c_λ += I^c_i and B^c_λ += B^c_i (world frame: no change of frame)."""
+    lam = int(packed[i, P_PARENT])
+    if lam >= 0:
+        store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), load10(ws, i, W_OI)))
+        for k in range(36):
+            bws[lam, k] += bws[i, k]
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_2d, f64_2d,
@@ -84,87 +148,27 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
 
     ws, dws, bws: the workspace's ``body``, ``dof`` and ``body_matrix`` arrays.
     """
-    nb, nq, nv = model_sizes(packed)
-    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
-    status = status or check_vector(a, nv, 3) or check_forces(fext, nb, 4)
+    status = begin_state_pass(packed, ws, q, v, a, fext)          # and RNEA lines 2-3
     if status:
         return status
-    set_world(packed, ws)                                          # RNEA lines 2-3
-    # ---- forward pass: RNEA (Algorithm 1 lines 5-11) and Algorithm 2 -------------------
-    for i in range(nb):
+    nb = packed.shape[0] - 1
+    for i in range(nb):                     # forward: RNEA (A1 l.5-11) and Algorithm 2
+        oM, oS = placement_step(packed, ws, q, i)                  # A2 l.1-2
+        v_parent, vJ, ov = velocity_step(packed, ws, v, i, oM, oS)
+        oI, oh, bias = body_bias_force(packed, fext, i, oM, ov)    # A2 l.4
+        store6(ws, i, W_OF, derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS,
+                                                    v_parent, vJ, ov, oI, oh, bias))
+    dtau_dq[:, :] = 0.0                     # joints on different branches do not couple
+    dtau_dv[:, :] = 0.0
+    M[:, :] = 0.0
+    for i in range(nb - 1, -1, -1):         # backward: Algorithm 3
+        F = load6(ws, i, W_OF)              # subtree sums are complete: children came first
+        derivative_backward_step(packed, ws, dws, bws, dws, D_DA, i, F, dtau_dq, dtau_dv, M,
+                                 True, True)
+        subtree_sum_step(packed, ws, bws, i)
         lam = int(packed[i, P_PARENT])
-        iv = int(packed[i, P_IV])
-        v_parent = load6(ws, lam, W_OV)
-        a_parent = load6(ws, lam, W_OA)
-        oM, oS = jcalc(packed, q, i, se3_load(ws, lam, W_OM))       # A2 l.1-2
-        if int(packed[i, P_TYPE]) == FREE_FLYER:
-            vJ = act_motion(oM, load6_vector(v, iv))
-            ov = add6(v_parent, vJ)
-            oa = add6(add6(a_parent, act_motion(oM, load6_vector(a, iv))),
-                      cross_motion(v_parent, vJ))
-            for k in range(6):                                     # S = Ad(oM): six columns
-                store_dof_columns(dws, iv + k, act_motion(oM, UNIT_MOTIONS[k]), v_parent,
-                                  a_parent, ov)
-        else:
-            vJ = scale6(v[iv], oS)
-            ov = add6(v_parent, vJ)
-            oa = add6(axpy6(a[iv], oS, a_parent), cross_motion(v_parent, vJ))
-            store_dof_columns(dws, iv, oS, v_parent, a_parent, ov)
-        oI = inertia_act(oM, load10(packed, i, P_THETA))
-        oh = inertia_apply(oI, ov)                                 # A2 l.4
-        f = add6(inertia_apply(oI, oa), cross_force(ov, oh))
-        if fext.shape[0]:
-            f = sub6(f, act_force(oM, load6(fext, i, 0)))
-        se3_store(ws, i, W_OM, oM)
-        store6(ws, i, W_OS, oS)
-        store6(ws, i, W_OV, ov)
-        store6(ws, i, W_OA, oa)
-        store6(ws, i, W_OF, f)                                     # F_i: summed below
-        store10(ws, i, W_OI, oI)                                   # I^c_i: summed below
-        store_inertia_variation(bws, i, oI, ov, oh)                # A2 l.6: B_i
-    # ---- backward pass: Algorithm 3 --------------------------------------------------------
-    for r in range(nv):
-        for c in range(nv):
-            dtau_dq[r, c] = 0.0
-            dtau_dv[r, c] = 0.0
-            M[r, c] = 0.0
-    for i in range(nb - 1, -1, -1):
-        Ic = load10(ws, i, W_OI)            # subtree sums are complete: children came first
-        F = load6(ws, i, W_OF)
-        iv = int(packed[i, P_IV])
-        nvi = 6 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
-        for c in range(iv, iv + nvi):
-            S = load6(dws, c, D_S)
-            Y = inertia_apply(Ic, S)                               # I^c S (also ∂τ/∂q̈)
-            Z = mat6_apply_transpose(bws, i, 0, S)                            # (B^c)ᵀ S
-            # A3 l.3 summed over the subtree, S ×* F from Eq. 14: the force set seen by
-            # the joints above i
-            dFdq = add6(add6(cross_force(S, F), inertia_apply(Ic, load6(dws, c, D_DA))),
-                        mat6_apply(bws, i, 0, load6(dws, c, D_DV)))
-            dFdv = add6(mat6_apply(bws, i, 0, S), inertia_apply(Ic, load6(dws, c, D_DW)))
-            j = i
-            while j >= 0:                                          # i and its ancestors
-                jv = int(packed[j, P_IV])
-                nvj = 6 if int(packed[j, P_TYPE]) == FREE_FLYER else 1
-                for r in range(jv, jv + nvj):
-                    Sr = load6(dws, r, D_S)
-                    # row c, column r (r ⪯ c): A3 l.1 with ∂S_c/∂q_r = S_r × S_c
-                    dtau_dq[c, r] = dot6(Y, load6(dws, r, D_DA)) + dot6(Z, load6(dws, r, D_DV))
-                    dtau_dv[c, r] = dot6(Z, Sr) + dot6(Y, load6(dws, r, D_DW))
-                    if r <= c:      # always so for an ancestor; M exactly symmetric
-                        M[c, r] = dot6(Y, Sr)
-                        M[r, c] = M[c, r]
-                    if j != i:
-                        # row r, column c (r ≺ c): A3 l.1 with S_r independent of q_c
-                        dtau_dq[r, c] = dot6(Sr, dFdq)
-                        dtau_dv[r, c] = dot6(Sr, dFdv)
-                j = int(packed[j, P_PARENT])
-        lam = int(packed[i, P_PARENT])
-        if lam >= 0:                                               # A3 l.2-3
-            store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), Ic))
+        if lam >= 0:
             store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), F))
-            for k in range(36):
-                bws[lam, k] += bws[i, k]
     return 0
 
 
@@ -182,7 +186,7 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     dtau_dq = np.empty((nv, nv))
     dtau_dv = np.empty((nv, nv))
     M = np.empty((nv, nv))
-    data = _checks.workspace(model, data)
+    data = model.data if data is None else _checks.workspace(model, data)
     dws, bws = data.dof, data.body_matrix
     if fext is None:
         fext = data.no_fext

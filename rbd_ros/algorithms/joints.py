@@ -1,0 +1,159 @@
+"""Every joint kind in one place: its placement (jcalc), S·x, Sᵀf and its tangent step.
+
+The algorithms never branch on the joint kind themselves; they ask this module. A joint
+has ``joint_nv`` degrees of freedom (1 for revolute and prismatic, 6 for the free-flyer
+root) and, for each, a column S_k of its motion subspace. Results that depend on the
+number of degrees of freedom come as 6-tuples whose first ``joint_nv`` entries are used, so
+that one compiled code path serves every kind (numba needs one tuple type per variable).
+
+Kinds (``rbd_ros.model``): REVOLUTE (also URDF "continuous"): S = the unit axis, angular;
+PRISMATIC: S = the unit axis, linear; FREE_FLYER (the root only): S = Ad(oM), the six
+base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
+
+A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
+``joint_motion``, ``subspace_column``, ``joint_force_local`` and ``joint_step`` (and, for a
+multi-dof kind that is not the root, of ``joint_inv_motion``/``joint_force_in_world``, which
+the root solves of ABA and M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f.
+"""
+import math
+
+from .._jit import helper
+from ..model import FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, W_OM, W_OS
+from ..spatial import (act_force, act_inv_motion, act_motion, cross3,
+                       load6, load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
+                       se3_rotate_about_axis, se3_translate_along_axis)
+
+UNIT_MOTIONS = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
+                (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0, 0.0, 0.0),
+                (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@helper
+def joint_nv(packed, i):
+    """Number of degrees of freedom (entries of v) of the joint of body i."""
+    return 6 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
+
+
+@helper
+def free_flyer_placement(q, iq):
+    """World placement of a free-flyer body; the quaternion is normalized here, so a
+    slightly denormalized one from a sensor gives a proper rotation."""
+    qx, qy, qz, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
+    return se3_from_quaternion(q[iq], q[iq + 1], q[iq + 2], qx * s, qy * s, qz * s, qw * s)
+
+
+@helper
+def jcalc(packed, q, i, oM_parent):
+    """(oMi, oS): world placement of body i and its world-frame subspace (1-dof joints).
+
+    For the free-flyer root oS is unused: its subspace is the placement's adjoint itself.
+    """
+    kind = int(packed[i, P_TYPE])
+    if kind == FREE_FLYER:
+        return free_flyer_placement(q, int(packed[i, P_IQ])), ZERO6
+    oMt = se3_mul(oM_parent, se3_load(packed, i, P_PLACEMENT))   # X_T: the fixed placement
+    lx, ly, lz = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
+    ax, ay, az = rot3(oMt, lx, ly, lz)   # world-frame axis
+    qi = q[int(packed[i, P_IQ])]
+    if kind == PRISMATIC:
+        return se3_translate_along_axis(oMt, lx, ly, lz, qi), (ax, ay, az, 0.0, 0.0, 0.0)
+    oM = se3_rotate_about_axis(oMt, lx, ly, lz, qi)
+    lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)   # rotation about a line through p
+    return oM, (lx, ly, lz, ax, ay, az)
+
+
+@helper
+def jcalc_local(packed, q, v, a, i):
+    """(X, v_J, S q̈) of body i in its own frame: X = ^λX_i = X_T X_J(q_i), the placement of
+    body i in its parent's frame; v_J = S q̇ and S q̈ with S the unit axis (angular for a
+    revolute joint, linear for a prismatic one; the identity for the free-flyer root)."""
+    kind = int(packed[i, P_TYPE])
+    iv = int(packed[i, P_IV])
+    if kind == FREE_FLYER:
+        return (free_flyer_placement(q, int(packed[i, P_IQ])), load6_vector(v, iv),
+                load6_vector(a, iv))
+    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
+    XT = se3_load(packed, i, P_PLACEMENT)
+    qi = q[int(packed[i, P_IQ])]
+    if kind == PRISMATIC:
+        return (se3_translate_along_axis(XT, ax, ay, az, qi),
+                (ax * v[iv], ay * v[iv], az * v[iv], 0.0, 0.0, 0.0),
+                (ax * a[iv], ay * a[iv], az * a[iv], 0.0, 0.0, 0.0))
+    return (se3_rotate_about_axis(XT, ax, ay, az, qi),
+            (0.0, 0.0, 0.0, ax * v[iv], ay * v[iv], az * v[iv]),
+            (0.0, 0.0, 0.0, ax * a[iv], ay * a[iv], az * a[iv]))
+
+
+@helper
+def joint_motion(packed, i, oM, oS, x):
+    """S x[idx_v(i) : idx_v(i) + joint_nv] in the world frame (x: a velocity, an
+    acceleration or a column of them)."""
+    iv = int(packed[i, P_IV])
+    if int(packed[i, P_TYPE]) == FREE_FLYER:
+        return act_motion(oM, load6_vector(x, iv))     # x given in the base frame
+    s = x[iv]
+    return oS[0] * s, oS[1] * s, oS[2] * s, oS[3] * s, oS[4] * s, oS[5] * s
+
+
+@helper
+def subspace_column(packed, ws, i, k):
+    """Column k of the world-frame motion subspace of body i, from the workspace placement
+    (W_OM) and 1-dof subspace (W_OS)."""
+    if int(packed[i, P_TYPE]) == FREE_FLYER:
+        return act_motion(se3_load(ws, i, W_OM), UNIT_MOTIONS[k])
+    return load6(ws, i, W_OS)
+
+
+@helper
+def joint_force_local(packed, i, f):
+    """Sᵀ f for a force f in body i's own frame (first joint_nv entries of the 6-tuple)."""
+    kind = int(packed[i, P_TYPE])
+    if kind == FREE_FLYER:
+        return f
+    off = 0 if kind == PRISMATIC else 3
+    t = (packed[i, P_AXIS] * f[off] + packed[i, P_AXIS + 1] * f[off + 1]
+         + packed[i, P_AXIS + 2] * f[off + 2])
+    return t, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@helper
+def joint_inv_motion(packed, i, oM, m):
+    """The joint velocity (first joint_nv entries) whose motion S q̇ is the world motion m,
+    for the multi-dof root: S⁻¹ m = m in the base frame. (1-dof joints never need it.)"""
+    return act_inv_motion(oM, m)
+
+
+@helper
+def joint_force_in_world(packed, i, oM, t):
+    """S⁻ᵀ t for the multi-dof root: its joint wrench t (base frame) in the world frame."""
+    return act_force(oM, t)
+
+
+@helper
+def joint_step(packed, q, body, k, h, out):
+    """out[q range of body] = that joint's q ⊕ h e_k (k: its k-th tangent direction).
+
+    A 1-dof joint adds h. The free-flyer moves to M exp(h e_k): a linear direction moves the
+    origin by h along the base's axis k; an angular one turns the base by h about its axis
+    k - 3 (quaternion times (sin(h/2) e, cos(h/2))).
+    """
+    iq = int(packed[body, P_IQ])
+    if int(packed[body, P_TYPE]) != FREE_FLYER:
+        out[iq] += h
+        return
+    M = free_flyer_placement(q, iq)
+    if k < 3:
+        out[iq] += h * M[k]
+        out[iq + 1] += h * M[3 + k]
+        out[iq + 2] += h * M[6 + k]
+        return
+    s = math.sin(0.5 * h)
+    c = math.cos(0.5 * h)
+    e = (s if k == 3 else 0.0, s if k == 4 else 0.0, s if k == 5 else 0.0)
+    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
+    out[iq + 3] = w * e[0] + x * c + y * e[2] - z * e[1]
+    out[iq + 4] = w * e[1] - x * e[2] + y * c + z * e[0]
+    out[iq + 5] = w * e[2] + x * e[1] - y * e[0] + z * c
+    out[iq + 6] = w * c - x * e[0] - y * e[1] - z * e[2]
