@@ -22,11 +22,10 @@ import numpy as np
 
 from . import _checks
 from ._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, i64_1d, int64, void
-from .algorithms.aba import aba_kernel
 from .algorithms.aba_derivatives import aba_derivatives_kernel
+from .algorithms.finite_differences import FORWARD, INVERSE, dynamics
 from .algorithms.minv import minv_kernel
 from .algorithms.regressor import joint_torque_regressor_kernel
-from .algorithms.rnea import rnea_kernel
 from .algorithms.rnea_derivatives import rnea_derivatives_kernel
 
 
@@ -37,22 +36,15 @@ def _chunks(n):
 
 # -- kernels: status[k] receives the single-state kernel's status of state k ------------------
 
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d, int64))
-def rnea_batch_kernel(packed, ws, q, v, a, fext, tau, status, nchunks):
+@batch_kernel(void(int64, f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d,
+                   int64))
+def dynamics_batch_kernel(which, packed, ws, q, v, u, fext, out, status, nchunks):
+    """RNEA (which = INVERSE: u = a, out = τ) or ABA (FORWARD: u = τ, out = q̈)."""
     n = q.shape[0]
     for c in numba.prange(nchunks):
         w = ws[c]
         for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = rnea_kernel(packed, w, q[k], v[k], a[k], fext[k], tau[k])
-
-
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d, int64))
-def aba_batch_kernel(packed, ws, q, v, tau, fext, qdd, status, nchunks):
-    n = q.shape[0]
-    for c in numba.prange(nchunks):
-        w = ws[c]
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = aba_kernel(packed, w, q[k], v[k], tau[k], fext[k], qdd[k])
+            status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, int64))
@@ -161,6 +153,31 @@ def _raise_first(function, status, model, names, arrays):
     raise ValueError(f"{function}: sample {k}: {message}")
 
 
+def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data,
+         *which):
+    """One batch call: the inputs checked and converted, ``nout`` outputs (N, *out_shape) made,
+    ``kernel(packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)`` run in
+    the per-chunk copies of the workspace under its lock, the first bad state reported.
+
+    ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
+    only where the function has it (``names`` then ends with "fext"); ``which``, if given,
+    goes first (the algorithm of ``dynamics_batch_kernel``)."""
+    takes_fext = names[-1] == "fext"
+    inputs = names[:-1] if takes_fext else names
+    arrays, fext, n = _inputs(function, model, inputs, values, fext)
+    outs = tuple(np.empty((n,) + out_shape) for _ in range(nout))
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        data = model.data if data is None else _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            kernel(*which, model.packed, *(getattr(ws, name) for name in scratch), *arrays,
+                   *((fext,) if takes_fext else ()), *outs, status, nchunks)
+        _raise_first(function, status, model, names, tuple(arrays) + (fext,))
+    return outs
+
+
 _NAMES_RNEA = ("q", "v", "a", "fext")
 _NAMES_ABA = ("q", "v", "tau", "fext")
 
@@ -170,17 +187,8 @@ def rnea_batch(model, q, v, a, fext=None, *, data=None):
 
     Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
     """
-    (q, v, a), fext, n = _inputs("rnea_batch", model, _NAMES_RNEA[:3], (q, v, a), fext)
-    tau = np.empty((n, model.nv))
-    if n:
-        status = np.empty(n, np.int64)
-        nchunks = _chunks(n)
-        data = model.data if data is None else _checks.workspace(model, data)
-        with data.lock:
-            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            rnea_batch_kernel(model.packed, ws.body, q, v, a, fext, tau, status, nchunks)
-        _raise_first("rnea_batch", status, model, _NAMES_RNEA, (q, v, a, fext))
-    return tau
+    return _run("rnea_batch", dynamics_batch_kernel, ("body",), model, _NAMES_RNEA, (q, v, a),
+                fext, (model.nv,), 1, data, INVERSE)[0]
 
 
 def aba_batch(model, q, v, tau, fext=None, *, data=None):
@@ -188,33 +196,15 @@ def aba_batch(model, q, v, tau, fext=None, *, data=None):
 
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
     """
-    (q, v, tau), fext, n = _inputs("aba_batch", model, _NAMES_ABA[:3], (q, v, tau), fext)
-    qdd = np.empty((n, model.nv))
-    if n:
-        status = np.empty(n, np.int64)
-        nchunks = _chunks(n)
-        data = model.data if data is None else _checks.workspace(model, data)
-        with data.lock:
-            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            aba_batch_kernel(model.packed, ws.body, q, v, tau, fext, qdd, status, nchunks)
-        _raise_first("aba_batch", status, model, _NAMES_ABA, (q, v, tau, fext))
-    return qdd
+    return _run("aba_batch", dynamics_batch_kernel, ("body",), model, _NAMES_ABA, (q, v, tau),
+                fext, (model.nv,), 1, data, FORWARD)[0]
 
 
 def minv_batch(model, q, *, data=None):
     """M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv); entry k is
     ``rbd_ros.minv(model, q[k])``."""
-    (q,), _, n = _inputs("minv_batch", model, ("q",), (q,), None)
-    Minv = np.empty((n, model.nv, model.nv))
-    if n:
-        status = np.empty(n, np.int64)
-        nchunks = _chunks(n)
-        data = model.data if data is None else _checks.workspace(model, data)
-        with data.lock:
-            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            minv_batch_kernel(model.packed, ws.body, ws.force_sets, q, Minv, status, nchunks)
-        _raise_first("minv_batch", status, model, ("q",), (q,))
-    return Minv
+    return _run("minv_batch", minv_batch_kernel, ("body", "force_sets"), model, ("q",), (q,),
+                None, (model.nv, model.nv), 1, data)[0]
 
 
 def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
@@ -222,22 +212,9 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
 
     Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
     """
-    (q, v, a), fext, n = _inputs("rnea_derivatives_batch", model, _NAMES_RNEA[:3], (q, v, a),
-                                 fext)
-    nv = model.nv
-    dtau_dq = np.empty((n, nv, nv))
-    dtau_dv = np.empty((n, nv, nv))
-    M = np.empty((n, nv, nv))
-    if n:
-        status = np.empty(n, np.int64)
-        nchunks = _chunks(n)
-        data = model.data if data is None else _checks.workspace(model, data)
-        with data.lock:
-            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            rnea_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix, q, v, a,
-                                          fext, dtau_dq, dtau_dv, M, status, nchunks)
-        _raise_first("rnea_derivatives_batch", status, model, _NAMES_RNEA, (q, v, a, fext))
-    return dtau_dq, dtau_dv, M
+    return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
+                ("body", "dof", "body_matrix"), model, _NAMES_RNEA, (q, v, a), fext,
+                (model.nv, model.nv), 3, data)
 
 
 def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
@@ -245,40 +222,16 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
 
     Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
     """
-    (q, v, tau), fext, n = _inputs("aba_derivatives_batch", model, _NAMES_ABA[:3],
-                                   (q, v, tau), fext)
-    nv = model.nv
-    dqdd_dq = np.empty((n, nv, nv))
-    dqdd_dv = np.empty((n, nv, nv))
-    Minv = np.empty((n, nv, nv))
-    if n:
-        status = np.empty(n, np.int64)
-        nchunks = _chunks(n)
-        data = model.data if data is None else _checks.workspace(model, data)
-        with data.lock:
-            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            aba_derivatives_batch_kernel(model.packed, ws.body, ws.dof, ws.body_matrix,
-                                         ws.force_sets, ws.stacked, q, v, tau, fext, dqdd_dq,
-                                         dqdd_dv, Minv, status, nchunks)
-        _raise_first("aba_derivatives_batch", status, model, _NAMES_ABA, (q, v, tau, fext))
-    return dqdd_dq, dqdd_dv, Minv
+    return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
+                ("body", "dof", "body_matrix", "force_sets", "stacked"), model, _NAMES_ABA,
+                (q, v, tau), fext, (model.nv, model.nv), 3, data)
 
 
 def joint_torque_regressor_batch(model, q, v, a, *, data=None):
     """Regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies);
     rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
     stacked Y of identification)."""
-    names = _NAMES_RNEA[:3]
-    (q, v, a), _, n = _inputs("joint_torque_regressor_batch", model, names, (q, v, a), None)
-    nv, ncol = model.nv, 10 * model.nbodies
-    Y = np.empty((n, nv, ncol))
-    if n:
-        status = np.empty(n, np.int64)
-        nchunks = _chunks(n)
-        data = model.data if data is None else _checks.workspace(model, data)
-        with data.lock:
-            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            joint_torque_regressor_batch_kernel(model.packed, ws.body, ws.regressor_block, q, v, a,
-                                                Y, status, nchunks)
-        _raise_first("joint_torque_regressor_batch", status, model, names, (q, v, a))
-    return Y.reshape(n * nv, ncol)
+    (Y,) = _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
+                ("body", "regressor_block"), model, _NAMES_RNEA[:3], (q, v, a), None,
+                (model.nv, 10 * model.nbodies), 1, data)
+    return Y.reshape(-1, 10 * model.nbodies)

@@ -284,8 +284,10 @@ class Data(_Frozen):
         body[-1, W_OM:W_OM + 9] = np.eye(3).ravel()
         self._set(
             nbodies=nb, nv=nv, body=body,
-            # inputs standing for "none" (no external force, zero velocity); never written
-            no_fext=_read_only(np.zeros((0, 6))), zeros_v=_read_only(np.zeros(nv)),
+            # inputs standing for "none" (no external force, zero velocity); never written.
+            # Writable like any input array: the kernels are compiled for writable arrays,
+            # and a read-only one would take the slow converting path on every call.
+            no_fext=np.zeros((0, 6)), zeros_v=np.zeros(nv),
             matrix=np.zeros((nv, nv)),               # M, factorized in place (minv_cholesky)
             force_sets=np.zeros((nb, nv, 6)),        # F_i / P_i force and motion sets (minv)
             dof=np.zeros((nv, D_COLS)),              # per-dof columns (derivatives)

@@ -48,9 +48,13 @@ def se3_load(arr, i, off):
 
 
 @helper
-def se3_store(arr, i, off, M):
-    for k in range(12):
-        arr[i, off + k] = M[k]
+def store_tuple(arr, i, off, t):
+    """arr[i, off:off + len(t)] = t (a placement, motion, force or inertia tuple)."""
+    for k in range(len(t)):
+        arr[i, off + k] = t[k]
+
+
+se3_store = store6 = store10 = store_tuple
 
 
 @helper
@@ -155,12 +159,6 @@ def load6(arr, i, off):
 
 
 @helper
-def store6(arr, i, off, m):
-    for k in range(6):
-        arr[i, off + k] = m[k]
-
-
-@helper
 def add6(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4], a[5] + b[5]
 
@@ -249,44 +247,38 @@ def load10(arr, i, off):
 
 
 @helper
-def store10(arr, i, off, t):
-    for k in range(10):
-        arr[i, off + k] = t[k]
-
-
-@helper
 def add10(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3], a[4] + b[4],
             a[5] + b[5], a[6] + b[6], a[7] + b[7], a[8] + b[8], a[9] + b[9])
 
 
 @helper
-def inertia_apply(I, m):
-    """I m: the momentum of a body of inertia I (θ layout) moving with twist m."""
-    mass = I[0]
-    hx, hy, hz = I[1], I[2], I[3]
+def inertia_apply(th, m):
+    """I m: the momentum of a body of inertia I (θ layout ``th``) moving with twist m."""
+    mass = th[0]
+    hx, hy, hz = th[1], th[2], th[3]
     vx, vy, vz, wx, wy, wz = m
     cx, cy, cz = cross3(hx, hy, hz, wx, wy, wz)
     ax, ay, az = cross3(hx, hy, hz, vx, vy, vz)
     return (mass * vx - cx, mass * vy - cy, mass * vz - cz,
-            I[4] * wx + I[5] * wy + I[7] * wz + ax,
-            I[5] * wx + I[6] * wy + I[8] * wz + ay,
-            I[7] * wx + I[8] * wy + I[9] * wz + az)
+            th[4] * wx + th[5] * wy + th[7] * wz + ax,
+            th[5] * wx + th[6] * wy + th[8] * wz + ay,
+            th[7] * wx + th[8] * wy + th[9] * wz + az)
 
 
 @helper
-def inertia_act(M, I):
-    """Express an inertia given in the child frame in the parent frame (θ layout).
+def inertia_act(M, th):
+    """Express an inertia ``th`` given in the child frame in the parent frame (θ layout).
 
     The first moment is rotated then shifted; the rotational inertia is rotated and then
     moved to the parent origin: I' = R I Rᵀ + m(|p|² 1 - p pᵀ) + 2(p·h')1 - p h'ᵀ - h' pᵀ,
     with h' = R h (the parallel-axis theorem written for the first moment).
     """
-    mass = I[0]
-    hx, hy, hz = rot3(M, I[1], I[2], I[3])
+    mass = th[0]
+    hx, hy, hz = rot3(M, th[1], th[2], th[3])
     px, py, pz = M[9], M[10], M[11]
     # T = R I (row-major), then R I Rᵀ = T Rᵀ (symmetric: six entries)
-    ixx, ixy, iyy, ixz, iyz, izz = I[4], I[5], I[6], I[7], I[8], I[9]
+    ixx, ixy, iyy, ixz, iyz, izz = th[4], th[5], th[6], th[7], th[8], th[9]
     t00 = M[0] * ixx + M[1] * ixy + M[2] * ixz
     t01 = M[0] * ixy + M[1] * iyy + M[2] * iyz
     t02 = M[0] * ixz + M[1] * iyz + M[2] * izz
@@ -323,15 +315,15 @@ def load6_vector(x, k):
 
 # -- 6×6 matrices stored row-major in 36 consecutive workspace columns ---------------------
 @helper
-def mat6_set_inertia(arr, i, off, I):
-    """Write the 6×6 matrix of a θ inertia: [[m 1, -[h]], [[h], I_o]]."""
-    mass, hx, hy, hz = I[0], I[1], I[2], I[3]
+def mat6_set_inertia(arr, i, off, th):
+    """Write the 6×6 matrix of the θ inertia ``th``: [[m 1, -[h]], [[h], I_o]]."""
+    mass, hx, hy, hz = th[0], th[1], th[2], th[3]
     rows = ((mass, 0.0, 0.0, 0.0, hz, -hy),
             (0.0, mass, 0.0, -hz, 0.0, hx),
             (0.0, 0.0, mass, hy, -hx, 0.0),
-            (0.0, -hz, hy, I[4], I[5], I[7]),
-            (hz, 0.0, -hx, I[5], I[6], I[8]),
-            (-hy, hx, 0.0, I[7], I[8], I[9]))
+            (0.0, -hz, hy, th[4], th[5], th[7]),
+            (hz, 0.0, -hx, th[5], th[6], th[8]),
+            (-hy, hx, 0.0, th[7], th[8], th[9]))
     for r in range(6):
         for c in range(6):
             arr[i, off + 6 * r + c] = rows[r][c]
@@ -368,22 +360,17 @@ def mat6_add_sub_rank1(arr, dst, src, off, U, s):
 
 @helper
 def mat6_apply_transpose(arr, i, off, m):
-    """Aᵀ m for the 6×6 matrix A stored at arr[i, off:off+36]."""
-    out0 = 0.0
-    out1 = 0.0
-    out2 = 0.0
-    out3 = 0.0
-    out4 = 0.0
-    out5 = 0.0
-    for r in range(6):
-        x = m[r]
-        out0 += arr[i, off + 6 * r] * x
-        out1 += arr[i, off + 6 * r + 1] * x
-        out2 += arr[i, off + 6 * r + 2] * x
-        out3 += arr[i, off + 6 * r + 3] * x
-        out4 += arr[i, off + 6 * r + 4] * x
-        out5 += arr[i, off + 6 * r + 5] * x
-    return out0, out1, out2, out3, out4, out5
+    """Aᵀ m for the 6×6 matrix A stored at arr[i, off:off+36]: m dotted with A's columns."""
+    return (dot6(mat6_column(arr, i, off, 0), m), dot6(mat6_column(arr, i, off, 1), m),
+            dot6(mat6_column(arr, i, off, 2), m), dot6(mat6_column(arr, i, off, 3), m),
+            dot6(mat6_column(arr, i, off, 4), m), dot6(mat6_column(arr, i, off, 5), m))
+
+
+@helper
+def mat6_column(arr, i, off, c):
+    """Column c of the 6×6 matrix stored at arr[i, off:off+36]."""
+    return (arr[i, off + c], arr[i, off + 6 + c], arr[i, off + 12 + c], arr[i, off + 18 + c],
+            arr[i, off + 24 + c], arr[i, off + 30 + c])
 
 
 @helper

@@ -138,3 +138,19 @@ def test_with_gravity_shares_constant_arrays_and_leaves_the_original():
     g2 = m.with_gravity((2.0, 4.0, -6.0))
     np.testing.assert_allclose(rbd_ros.gravity_torques(g2, q),
                                2 * rbd_ros.gravity_torques(g, q), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_float64_arrays_take_the_fast_path(name, monkeypatch):
+    """C-contiguous float64 inputs reach the compiled kernel as they are: the converting
+    fallback (a TypeError from numba, then a copy) is never taken. A default argument of the
+    wrong array type (e.g. read-only) would silently cost ~100x per call."""
+    m = get_robot("quadruped").model
+    s = state(m)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the converting fallback was taken")
+    monkeypatch.setattr(rbd_ros._checks, "vector", refuse)
+    monkeypatch.setattr(rbd_ros._checks, "vectors", refuse)
+    monkeypatch.setattr(rbd_ros._checks, "matrix", refuse)
+    assert np.all(np.isfinite(flat(CALLS[name](m, s))))

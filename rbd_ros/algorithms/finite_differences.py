@@ -97,9 +97,14 @@ def perturb_configuration(packed, q, k, h, out):
     joint_step(packed, q, body, k - int(packed[body, P_IV]), h, out)
 
 
+INVERSE = 0   # RNEA: u = q̈, out = τ
+FORWARD = 1   # ABA: u = τ, out = q̈
+
+
 @helper
 def dynamics(which, packed, ws, q, v, u, fext, out):
-    if which == 0:
+    """RNEA or ABA (``which``) into ``out``; returns the kernel's status."""
+    if which == INVERSE:
         return rnea_kernel(packed, ws, q, v, u, fext, out)
     return aba_kernel(packed, ws, q, v, u, fext, out)
 
@@ -151,7 +156,7 @@ def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
     nv = model.nv
     d_dq, d_dv, d_du = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
     q_step, work = np.empty(model.nq), np.empty((4, nv))
-    names = ("q", "v", "a" if which == 0 else "tau", "fext")
+    names = ("q", "v", "a" if which == INVERSE else "tau", "fext")
     data = model.data if data is None else _checks.workspace(model, data)
     fext = data.no_fext if fext is None else fext
     try:
@@ -172,12 +177,12 @@ def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, data=None):
     """Finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`; ∂/∂q in the
     tangent space. ``central=False``: forward differences."""
-    return _finite_differences(0, "rnea_derivatives_fd", model, q, v, a, fext, eps, central,
+    return _finite_differences(INVERSE, "rnea_derivatives_fd", model, q, v, a, fext, eps, central,
                                data)
 
 
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, data=None):
     """Finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`; ∂/∂q in the
     tangent space. ``central=False``: forward differences."""
-    return _finite_differences(1, "aba_derivatives_fd", model, q, v, tau, fext, eps, central,
+    return _finite_differences(FORWARD, "aba_derivatives_fd", model, q, v, tau, fext, eps, central,
                                data)
