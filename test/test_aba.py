@@ -8,6 +8,7 @@ from conftest import SEEDS, assert_close
 TOL = 1e-10
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_aba_matches_pinocchio(robot, seed):
     q, v, _, tau, _ = robot.random_state(seed)
@@ -18,6 +19,7 @@ def test_aba_matches_pinocchio(robot, seed):
     assert_close(qdd, robot.v_from_pin(ref), TOL, f"aba {robot.name} seed {seed}")
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_aba_with_external_forces_matches_pinocchio(robot, seed):
     q, v, _, tau, fext = robot.random_state(seed)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import assert_close, robot_or_skip
+from conftest import assert_close, get_robot
 
 BATCH_ROBOTS = ("arm7", "quadruped", "talos")
 N = 37
@@ -41,7 +41,7 @@ def as_tuple(out, nout):
 
 @pytest.fixture(params=BATCH_ROBOTS)
 def robot(request):
-    return robot_or_skip(request.param)
+    return get_robot(request.param)
 
 
 @pytest.mark.parametrize("function, with_fext",
@@ -100,7 +100,7 @@ def test_nan_in_sample_names_index_and_argument(robot, function):
 
 
 def test_zero_quaternion_names_sample():
-    robot = robot_or_skip("quadruped")
+    robot = get_robot("quadruped")
     m = robot.model
     s = batch_states(robot, 8)
     s["q"][3, 3:7] = 0.0

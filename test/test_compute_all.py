@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import assert_close, get_robot, robot_or_skip, robot_path
+from conftest import assert_close, get_robot
 
 ROBOTS = ("arm7", "branched", "quadruped", "talos")
 FIELDS = ("tau", "qdd", "Minv", "dtau_dq", "dtau_dv", "dqdd_dq", "dqdd_dv")
@@ -15,7 +15,7 @@ PIN_TOL = 1e-9
 
 @pytest.fixture(params=ROBOTS)
 def robot(request):
-    return robot_or_skip(request.param)
+    return get_robot(request.param)
 
 
 def _separate(m, q, v, tau, a, fext):
@@ -97,9 +97,9 @@ def test_own_data_per_model_copy(robot):
 
 @pytest.mark.parametrize("name", ("quadruped", "talos"))
 @pytest.mark.parametrize("with_fext", (False, True))
-def test_matches_pinocchio(name, with_fext):
-    robot = robot_or_skip(name)
-    pin, pm, pd = robot.pin, robot.pm, robot.pd
+def test_matches_pinocchio(name, with_fext, pin):
+    robot = get_robot(name)
+    pm, pd = robot.pm, robot.pd
     m = robot.model
     q, v, a, tau, fext = robot.random_state(2)
     fext = fext if with_fext else None
@@ -123,7 +123,6 @@ def test_matches_pinocchio(name, with_fext):
 
 
 def test_inputs_are_converted():
-    robot_path("quadruped")
     robot = get_robot("quadruped")
     m = robot.model
     q, v, a, tau, fext = robot.random_state(0)
@@ -136,7 +135,6 @@ def test_inputs_are_converted():
 
 @pytest.mark.parametrize("argument", ("q", "v", "tau", "a", "fext"))
 def test_bad_inputs_raise_value_error_naming_the_argument(argument):
-    robot_path("quadruped")
     robot = get_robot("quadruped")
     m = robot.model
     q, v, a, tau, fext = robot.random_state(0)
@@ -162,7 +160,6 @@ def test_bad_inputs_raise_value_error_naming_the_argument(argument):
 
 
 def test_zero_quaternion_and_empty_list():
-    robot_path("quadruped")
     robot = get_robot("quadruped")
     m = robot.model
     q, v, _, tau, _ = robot.random_state(0)
@@ -178,7 +175,7 @@ def test_zero_quaternion_and_empty_list():
 
 @pytest.mark.parametrize("name", ["arm7", "quadruped"])
 def test_inverse_and_forward_dynamics_equals_rnea_and_aba(name):
-    robot = robot_or_skip(name)
+    robot = get_robot(name)
     m = robot.model
     q, v, a, tau, fext = robot.random_state(3)
     tau_out, qdd = rbd_ros.inverse_and_forward_dynamics(m, q, v, a, tau, fext)

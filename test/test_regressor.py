@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import SEEDS, assert_close, get_robot, robot_or_skip
+from conftest import SEEDS, assert_close, get_robot
 from rbd_ros import inertia as rin
 
 TOL = 1e-10
@@ -99,10 +99,11 @@ def test_dynamic_parameter_order_matches_pinocchio(pin):
     np.testing.assert_allclose(rin.to_theta(compact), I.toDynamicParameters(), atol=1e-14)
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS[:3])
 @pytest.mark.parametrize("name", REGRESSOR_ROBOTS)
 def test_regressor_matches_pinocchio(name, seed):
-    robot = robot_or_skip(name)
+    robot = get_robot(name)
     m = robot.model
     q, v, a, _, _ = robot.random_state(seed)
     Y = rbd_ros.joint_torque_regressor(m, q, v, a)

@@ -8,7 +8,7 @@ import pytest
 
 import rbd_ros
 from conftest import (BAD_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS, ROBOTS, URDF_DIR, assert_close,
-                      load_quietly, robot_path, strip_mimic)
+                      load_quietly, missing, robot_path, strip_mimic)
 from rbd_ros import inertia as rin
 
 BAD = {
@@ -103,6 +103,7 @@ def _pin_movable_joints(pm):
     return {pm.names[j]: pm.joints[j] for j in range(1, pm.njoints) if pm.joints[j].nv == 1}
 
 
+@pytest.mark.pinocchio
 def test_sizes_and_joint_names_match_pinocchio(robot):
     m, pm = robot.model, robot.pm
     pin_joints = _pin_movable_joints(pm)
@@ -117,6 +118,7 @@ def test_sizes_and_joint_names_match_pinocchio(robot):
     assert m.neutral().shape == (m.nq,)
 
 
+@pytest.mark.pinocchio
 def test_body_inertias_match_pinocchio(robot):
     """Each body's merged inertia (fixed children lumped in) equals Pinocchio's, in the joint
     frame: a direct check of fixed-joint merging."""
@@ -128,6 +130,7 @@ def test_body_inertias_match_pinocchio(robot):
         assert_close(rin.to_matrix(m.inertia[i]), ref.matrix(), 1e-10, m.body_names[i])
 
 
+@pytest.mark.pinocchio
 def test_joint_limits_match_pinocchio(robot):
     m, pm = robot.model, robot.pm
     pin_joints = _pin_movable_joints(pm)
@@ -314,7 +317,7 @@ def test_large_invalid_inertia_is_still_an_error():
 def test_example_robot_data_found():
     """example-robot-data is installed in CI; this guards against silently skipping it."""
     if ERD is None:
-        pytest.skip("example-robot-data is not installed")
+        missing("example-robot-data")        # a skip, or a failure where CI=true
     for name in EXAMPLE_ROBOT_DATA_ROBOTS:
         assert os.path.isfile(ROBOTS[name][0]), name
 
