@@ -107,6 +107,9 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "pinocchio: compares with Pinocchio (the oracle layer; also set on every "
         "test that uses the 'pin' fixture)")
+    # the markers of ament_lint's pytest tests, which test_flake8 and test_pep257 mirror
+    for marker in ("linter", "flake8", "pep257"):
+        config.addinivalue_line("markers", f"{marker}: a linter test, as ament_lint's")
 
 
 def pytest_collection_modifyitems(config, items):
