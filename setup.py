@@ -8,9 +8,10 @@ PACKAGE = "rbd_ros"
 ROS_RUNTIME = [f"ros-jazzy-{name}" for name in (
     "rclpy", "rmw-fastrtps-cpp", "sensor-msgs", "std-msgs", "nav-msgs", "diagnostic-msgs",
     "rosidl-default-runtime")]
-ROS_BUILD = ["colcon-core", "colcon-ros", "colcon-cmake", "colcon-python-setup-py",
-             "colcon-package-selection", "colcon-output", "colcon-library-path",
-             "colcon-recursive-crawl"] + [f"ros-jazzy-{name}" for name in (
+COLCON = ["colcon-core", "colcon-ros", "colcon-cmake", "colcon-python-setup-py",
+          "colcon-package-selection", "colcon-output", "colcon-library-path",
+          "colcon-recursive-crawl"]
+ROS_BUILD = COLCON + [f"ros-jazzy-{name}" for name in (
     "ament-package", "ament-cmake", "ament-cmake-core", "ament-cmake-ros",
     "ament-cmake-include-directories", "ament-cmake-libraries", "ament-cmake-gmock",
     "ament-cmake-gtest", "ament-cmake-pytest", "gmock-vendor", "gtest-vendor",

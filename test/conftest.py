@@ -1,4 +1,5 @@
-"""Shared fixtures of the rbd_ros test suite (the robot set lives in ``oracle.py``).
+"""
+Shared fixtures of the rbd_ros test suite (the robot set lives in ``oracle.py``).
 
 The suite has two layers:
 
@@ -41,7 +42,7 @@ def missing(what):
 
 
 def require_module(module, distribution):
-    """The imported ``module``; skips (fails in CI) when it cannot be imported."""
+    """Import ``module``; skip (fail in CI) when it cannot be imported."""
     try:
         return importlib.import_module(module)
     except ImportError:
@@ -49,15 +50,18 @@ def require_module(module, distribution):
 
 
 def robot_path(name):
-    """The URDF of the robot ``name``; skips (fails in CI) without example-robot-data."""
+    """Return the URDF of the robot ``name``; skip (fail in CI) without example-robot-data."""
     if not available(name):
         missing("example-robot-data")
     return ROBOTS[name][0]
 
 
 def example_robot_data_robots():
-    """The example-robot-data robots that are installed: all of them, or none (then it fails
-    the test in CI; elsewhere the caller checks the robots it has)."""
+    """
+    Return the example-robot-data robots that are installed: all of them, or none.
+
+    With none it fails the test in CI; elsewhere the caller checks the robots it has.
+    """
     if ERD is None:
         if IN_CI:
             missing("example-robot-data")
@@ -71,22 +75,29 @@ def _robot(name):
 
 
 def get_robot(name):
-    """The :class:`oracle.Robot` ``name`` (cached); its Pinocchio side is built only when a
-    test uses it, which only tests marked ``pinocchio`` may do."""
+    """
+    Return the :class:`oracle.Robot` ``name`` (cached).
+
+    Its Pinocchio side is built only when a test uses it, which only tests marked
+    ``pinocchio`` may do.
+    """
     robot_path(name)
     return _robot(name)
 
 
 @pytest.fixture(scope="session")
 def pin():
-    """The pinocchio module (tests that use it are in the oracle layer)."""
+    """Import pinocchio (tests that use this fixture are in the oracle layer)."""
     return require_module("pinocchio", "Pinocchio (pip: pin)")
 
 
 @pytest.fixture(autouse=True)
 def _oracle_layer(request):
-    """Tests marked ``pinocchio`` skip without Pinocchio (fail in CI); the others must not
-    need it, which a run without Pinocchio checks."""
+    """
+    Skip tests marked ``pinocchio`` without Pinocchio (fail them in CI).
+
+    The other tests must not need it, which a run without Pinocchio checks.
+    """
     if request.node.get_closest_marker("pinocchio") is not None:
         request.getfixturevalue("pin")
 

@@ -60,8 +60,12 @@ def test_aba_equals_mass_matrix_solve(robot, seed):
 
 
 def test_aba_free_fall(floating_robot):
-    """With no torque, no velocity and no contact, every body falls: base acceleration in
-    the world equals gravity and the joints stay at rest (τ = h(q, 0) cancels gravity)."""
+    """
+    With no torque, no velocity and no contact, every body falls.
+
+    The base acceleration in the world equals gravity and the joints stay at rest
+    (τ = h(q, 0) cancels gravity).
+    """
     m = floating_robot.model
     q = floating_robot.random_state(8)[0]
     zero = np.zeros(m.nv)

@@ -1,5 +1,8 @@
-"""Batched functions: the same results as a loop over the single-state functions, bad samples
-named by index, leading dimensions checked, N = 0 allowed."""
+"""
+Batched functions: the same results as a loop over the single-state functions.
+
+Also: bad samples named by index, leading dimensions checked, N = 0 allowed.
+"""
 import numba
 import numpy as np
 import pytest
@@ -25,7 +28,7 @@ TAKES_FEXT = {"rnea", "aba", "rnea_derivatives", "aba_derivatives"}
 
 
 def batch_states(robot, n, seed=0):
-    """dict of (n, ·) arrays q, v, a, tau and fext (n, nbodies, 6)."""
+    """Return a dict of (n, ·) arrays q, v, a, tau and fext (n, nbodies, 6)."""
     states = [robot.random_state(seed * 1000 + k) for k in range(n)]
     m = robot.model
     if n == 0:
@@ -155,8 +158,11 @@ def test_empty_batch(robot, function):
 
 
 def test_other_array_likes(robot):
-    """Lists, int arrays, read-only arrays and strided views give the same answer as
-    writable float64 C-contiguous arrays."""
+    """
+    Lists, int arrays, read-only arrays and strided views give the same answer.
+
+    The same as writable float64 C-contiguous arrays.
+    """
     m = robot.model
     s = batch_states(robot, 6)
     s["fext"] = np.round(s["fext"])

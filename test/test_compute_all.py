@@ -1,6 +1,10 @@
-"""compute_all: one kernel sharing the passes of RNEA, ABA, M⁻¹ and the derivatives of ID
+"""
+Check compute_all against the separate functions and Pinocchio.
+
+compute_all is one kernel sharing the passes of RNEA, ABA, M⁻¹ and the derivatives of ID
 and FD (RSS 2018 seed, Algorithms 1-3 and Eq. 24). Every field must equal the separate
-functions' results, and Pinocchio's."""
+functions' results, and Pinocchio's.
+"""
 import numpy as np
 import pytest
 
@@ -19,7 +23,7 @@ def robot(request):
 
 
 def _separate(m, q, v, tau, a, fext):
-    """The same quantities from the five separate functions."""
+    """Compute the same quantities with the five separate functions."""
     a0 = np.zeros(m.nv) if a is None else a
     dtau_dq, dtau_dv, _ = rbd_ros.rnea_derivatives(m, q, v, a0, fext)
     dqdd_dq, dqdd_dv, _ = rbd_ros.aba_derivatives(m, q, v, tau, fext)
@@ -53,7 +57,7 @@ def test_fields_equal_separate_functions(robot, seed, given_a, with_fext):
 
 
 def test_a_equal_to_qdd(robot):
-    """a = q̈: the RNEA derivatives at a and at q̈ coincide, and ID(q, v, q̈) = τ."""
+    """With a = q̈ the RNEA derivatives at a and at q̈ coincide, and ID(q, v, q̈) = τ."""
     m = robot.model
     q, v, _, tau, fext = robot.random_state(3)
     qdd = rbd_ros.aba(m, q, v, tau, fext)
@@ -66,8 +70,11 @@ def test_a_equal_to_qdd(robot):
 
 
 def test_no_state_leaks_between_calls(robot):
-    """Cached scratch and the shared workspace: the same inputs give bit-identical results
-    after other calls scribbled on them."""
+    """
+    Cached scratch and the shared workspace do not leak between calls.
+
+    The same inputs give bit-identical results after other calls scribbled on them.
+    """
     m = robot.model
     q, v, a, tau, fext = robot.random_state(4)
     first = rbd_ros.compute_all(m, q, v, tau, a, fext)

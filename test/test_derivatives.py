@@ -1,6 +1,9 @@
-"""Analytical derivatives of inverse and forward dynamics (RSS 2018 seed, Algorithms 2-3 and
-Eq. 24) against Pinocchio's computeRNEADerivatives / computeABADerivatives, against central
-finite differences, and against structural identities (M, M⁻¹, the zero of Fig. 3)."""
+"""
+Analytical derivatives of inverse and forward dynamics (RSS 2018 seed, Algorithms 2-3).
+
+Checked against Pinocchio's computeRNEADerivatives / computeABADerivatives, against central
+finite differences, and against structural identities (M, M⁻¹, Eq. 24, the zero of Fig. 3).
+"""
 import numpy as np
 import pytest
 
@@ -103,8 +106,11 @@ def test_aba_derivatives_match_finite_differences(robot, with_fext):
 
 @pytest.mark.pinocchio
 def test_finite_differences_of_pinocchio_agree_with_ours(robot):
-    """The FD helpers and the tangent convention, checked independently of our kernels:
-    Pinocchio's analytical ∂τ/∂q equals our FD of our RNEA."""
+    """
+    Check the FD helpers and the tangent convention independently of our kernels.
+
+    Pinocchio's analytical ∂τ/∂q equals our FD of our RNEA.
+    """
     q, v, a, _, _ = robot.random_state(12)
     ref = _pin_rnea_derivatives(robot, q, v, a)
     fd = rnea_derivatives_fd(robot.model, q, v, a)
@@ -137,8 +143,11 @@ def test_eq24_links_forward_and_inverse_derivatives(robot, seed):
 
 
 def test_fig3_dtau_dv_is_exactly_zero_without_gravity_and_motion(robot):
-    """RSS 2018 Fig. 3: with g = 0 and q̇ = q̈ = 0 every term of ∂τ/∂q̇ vanishes exactly
-    (∂τ/∂q̇ = ∂C/∂q̇ q̇ + C is zero at q̇ = 0), and so does ∂τ/∂q (τ ≡ 0 near q)."""
+    """
+    RSS 2018 Fig. 3: with g = 0 and q̇ = q̈ = 0 every term of ∂τ/∂q̇ vanishes exactly.
+
+    ∂τ/∂q̇ = ∂C/∂q̇ q̇ + C is zero at q̇ = 0, and so is ∂τ/∂q (τ ≡ 0 near q).
+    """
     m = robot.model
     q, _, _, _, _ = robot.random_state(5)
     zero = np.zeros(m.nv)

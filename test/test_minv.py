@@ -134,8 +134,11 @@ def test_minv_matches_pinocchio(name, pin):
 
 
 def test_floating_base_block_is_base_frame():
-    """The free-flyer rows use v in the base frame: rotating the whole robot about the
-    world origin leaves M⁻¹ unchanged."""
+    """
+    The free-flyer rows use v in the base frame.
+
+    So rotating the whole robot about the world origin leaves M⁻¹ unchanged.
+    """
     model = load("quadruped")
     q = model.random_configuration(3)
     A = minv(model, q)

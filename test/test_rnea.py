@@ -72,11 +72,10 @@ def test_changed_gravity_matches_pinocchio(robot, gravity):
         qp = robot.q_to_pin(q)
         assert_close(rbd_ros.rnea(m, q, v, a),
                      robot.v_from_pin(robot.pin.rnea(robot.pm, robot.pd, qp,
-                                                      robot.v_to_pin(v), robot.v_to_pin(a))),
+                                                     robot.v_to_pin(v), robot.v_to_pin(a))),
                      TOL, f"rnea, gravity {gravity}")
         assert_close(rbd_ros.gravity_torques(m, q),
-                     robot.v_from_pin(robot.pin.computeGeneralizedGravity(robot.pm, robot.pd,
-                                                                          qp)),
+                     robot.v_from_pin(robot.pin.computeGeneralizedGravity(robot.pm, robot.pd, qp)),
                      TOL, f"gravity torques, gravity {gravity}")
         if gravity == (0.0, 0.0, 0.0):
             np.testing.assert_allclose(rbd_ros.gravity_torques(m, q), 0.0, atol=1e-15)
