@@ -27,6 +27,7 @@ setup(
     version="0.1.0",
     description="Real-time rigid-body dynamics (RNEA, CRBA, ABA) for ROS 2, compiled with numba",
     license="BSD-3-Clause",
+    license_files=["LICENSE"],
     python_requires=">=3.10",
     packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
     package_data={PACKAGE: ["robots/*.urdf", "replay/msg/*.msg"]},
@@ -46,8 +47,9 @@ setup(
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
         # (colcon, ament_cmake, the rosidl generators)
         "ros": ROS_RUNTIME + ROS_BUILD,
-        # Pinocchio and its robot set are test oracles only, never a runtime dependency
-        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"],
+        # Pinocchio and its robot set are test oracles only, never a runtime dependency;
+        # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py
+        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
     },
     zip_safe=False,
