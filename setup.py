@@ -8,9 +8,10 @@ PACKAGE = "rbd_ros"
 ROS_RUNTIME = [f"ros-jazzy-{name}" for name in (
     "rclpy", "rmw-fastrtps-cpp", "sensor-msgs", "std-msgs", "nav-msgs", "diagnostic-msgs",
     "rosidl-default-runtime")]
-ROS_BUILD = ["colcon-core", "colcon-ros", "colcon-cmake", "colcon-python-setup-py",
-             "colcon-package-selection", "colcon-output", "colcon-library-path",
-             "colcon-recursive-crawl"] + [f"ros-jazzy-{name}" for name in (
+COLCON = ["colcon-core", "colcon-ros", "colcon-cmake", "colcon-python-setup-py",
+          "colcon-package-selection", "colcon-output", "colcon-library-path",
+          "colcon-recursive-crawl"]
+ROS_BUILD = COLCON + [f"ros-jazzy-{name}" for name in (
     "ament-package", "ament-cmake", "ament-cmake-core", "ament-cmake-ros",
     "ament-cmake-include-directories", "ament-cmake-libraries", "ament-cmake-gmock",
     "ament-cmake-gtest", "ament-cmake-pytest", "gmock-vendor", "gtest-vendor",
@@ -26,6 +27,7 @@ setup(
     version="0.1.0",
     description="Real-time rigid-body dynamics (RNEA, CRBA, ABA) for ROS 2, compiled with numba",
     license="BSD-3-Clause",
+    license_files=["LICENSE"],
     python_requires=">=3.10",
     packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
     package_data={PACKAGE: ["robots/*.urdf", "replay/msg/*.msg"]},
@@ -45,8 +47,9 @@ setup(
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
         # (colcon, ament_cmake, the rosidl generators)
         "ros": ROS_RUNTIME + ROS_BUILD,
-        # Pinocchio and its robot set are test oracles only, never a runtime dependency
-        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4"],
+        # Pinocchio and its robot set are test oracles only, never a runtime dependency;
+        # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py
+        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
     },
     zip_safe=False,

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Throughput (states/s) of the batched functions against a Python loop of single-state calls.
+"""
+Throughput (states/s) of the batched functions against a Python loop of single-state calls.
 
 For each robot and algorithm (rnea, aba, minv, rnea_derivatives, aba_derivatives), on N random
 states:
@@ -67,8 +68,12 @@ def calls(model, name, q, v, a, tau):
 
 
 def best_seconds(loop, batch, nthreads, repeats):
-    """Best (loop, batch 1 thread, batch nthreads) seconds; the three are measured in turn
-    within each repeat, so that a burst of load from other processes hits them alike."""
+    """
+    Return the best (loop, batch 1 thread, batch nthreads) seconds.
+
+    The three are measured in turn within each repeat, so that a burst of load from other
+    processes hits them alike.
+    """
     def timed(fn):
         t0 = time.perf_counter()
         fn()

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Per-call latency from Python of rnea, crba and aba, ours and Pinocchio's, in one process.
+"""
+Per-call latency from Python of rnea, crba and aba, ours and Pinocchio's, in one process.
 
 Both libraries get the same states (cycled through a set of random ones) and the same loop,
 so the per-call times differ only by the call itself. Also measured: the first-call time with

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""The shape of the RSS 2018 paper's Table I, Fig. 2 and Fig. 3, on our robots, with
-Pinocchio measured in the same process on the same states.
+"""
+Measure the shape of the RSS 2018 paper's Table I, Fig. 2 and Fig. 3 on our robots.
+
+Pinocchio is measured in the same process on the same states.
 
 Table I / Fig. 2: per-call latency from Python of the dynamics, their analytical derivatives
 and their central finite differences (ours), and of M⁻¹ by the analytical algorithm and by

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end benchmark of the dynamics node: drops, latency and CPU at a robot driver's rate.
+"""
+End-to-end benchmark of the dynamics node: drops, latency and CPU at a robot driver's rate.
 
 Starts ``dynamics_node`` as a subprocess on talos (example-robot-data; floating base, mimic
 joints independent, every output on), publishes odometry and joint states at --rate (1 kHz)
@@ -62,7 +63,7 @@ def parse_args():
 
 
 def cpu_seconds(pid):
-    """utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15)."""
+    """Return utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15)."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -74,15 +75,22 @@ def loadavg():
 
 
 def stamp_ns_of(raw):
-    """Header stamp of a serialized message whose first field is std_msgs/Header
-    (CDR: 4-byte encapsulation, then int32 sec, uint32 nanosec, little endian)."""
+    """
+    Return the header stamp of a serialized message whose first field is std_msgs/Header.
+
+    CDR: 4-byte encapsulation, then int32 sec, uint32 nanosec, little endian.
+    """
     sec, nanosec = struct.unpack_from("<iI", raw, 4)
     return sec * 1_000_000_000 + nanosec
 
 
 def make_states(urdf, n, rate):
-    """n consecutive states of a smooth joint trajectory (q, v, τ = RNEA of its acceleration
-    with the base held), as ready-to-assign float64[] fields, and base poses and twists."""
+    """
+    Make n consecutive states of a smooth joint trajectory, and base poses and twists.
+
+    The states (q, v, τ = RNEA of its acceleration with the base held) are ready-to-assign
+    float64[] fields.
+    """
     import rbd_ros
     from rbd_ros.node.trajectory_source import SineTrajectory
     fixed = rbd_ros.load_model(urdf, floating_base=False, mimic="independent")
@@ -99,9 +107,13 @@ def make_states(urdf, n, rate):
 
 
 def receiver(out_path):
-    """``--receiver OUT``: a process of its own that takes every output message (serialized,
-    no deserialization) in a bare wait-set loop, and on SIGINT saves (topic, stamp, receipt
-    time) to OUT (.npy). perf_counter is CLOCK_MONOTONIC: comparable across processes."""
+    """
+    Run ``--receiver OUT``: take every output message, and on SIGINT save them to OUT.
+
+    A process of its own that takes every output message (serialized, no deserialization)
+    in a bare wait-set loop, and on SIGINT saves (topic, stamp, receipt time) to OUT (.npy).
+    perf_counter is CLOCK_MONOTONIC: comparable across processes.
+    """
     import rclpy
     from rbd_ros_interfaces import msg as rbd_msg
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
@@ -283,14 +295,16 @@ def main():
             elif phase["measure_from"] is None and time.monotonic() - first >= args.warmup:
                 phase["measure_from"] = len(published)
                 late = 0
-                cpu0, wall0, self0 = cpu_seconds(node.pid), time.monotonic(), cpu_seconds(os.getpid())
+                cpu0, wall0 = cpu_seconds(node.pid), time.monotonic()
+                self0 = cpu_seconds(os.getpid())
                 recv0 = cpu_seconds(recv.pid)
                 t_meas0 = clock()
                 load0 = loadavg()
                 measure_end = wall0 + args.duration
             elif measure_end is not None and time.monotonic() >= measure_end:
                 phase["measure_to"] = len(published)
-                cpu1, wall1, self1 = cpu_seconds(node.pid), time.monotonic(), cpu_seconds(os.getpid())
+                cpu1, wall1 = cpu_seconds(node.pid), time.monotonic()
+                self1 = cpu_seconds(os.getpid())
                 recv1 = cpu_seconds(recv.pid)
                 t_meas1 = clock()
                 break
@@ -346,9 +360,9 @@ def main():
 
     # each /diagnostics message covers the second before it: those inside the window
     in_window = [d for t, d in diagnostics if t_meas0 + 900_000_000 <= t <= t_meas1 + 100_000_000]
-    tick_p50 = [float(d["tick latency p50 [us]"]) for d in in_window if "tick latency p50 [us]" in d]
-    tick_p99 = [float(d["tick latency p99 [us]"]) for d in in_window if "tick latency p99 [us]" in d]
-    tick_max = [float(d["tick latency max [us]"]) for d in in_window if "tick latency max [us]" in d]
+    tick_p50, tick_p99, tick_max = ([float(d[key]) for d in in_window if key in d]
+                                    for key in ("tick latency p50 [us]", "tick latency p99 [us]",
+                                                "tick latency max [us]"))
     last = diagnostics[-1][1] if diagnostics else {}
 
     print()

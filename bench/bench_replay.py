@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""Offline replay throughput on talos (floating base): joint_states messages per second,
-end to end (read the bag, estimate, dynamics, copy the inputs and write the outputs).
+"""
+Measure the offline replay throughput on talos (floating base).
+
+Joint_states messages per second, end to end (read the bag, estimate, dynamics, copy the
+inputs and write the outputs).
 
     NUMBA_NUM_THREADS=2 taskset -c 0,1 python bench/bench_replay.py [--messages 50000]
 

@@ -1,10 +1,11 @@
-"""Launch the rbd_ros dynamics node.
+"""
+Launch the rbd_ros dynamics node.
 
     ros2 launch rbd_ros dynamics.launch.py                                # URDF from the topic
     ros2 launch rbd_ros dynamics.launch.py urdf_file:=/path/robot.urdf    # URDF from a file
     ros2 launch rbd_ros dynamics.launch.py floating_base:=true params_file:=my.yaml
 
-Arguments:
+Launch arguments:
   urdf_file                a URDF path; when given, its content is passed as the
                            robot_description parameter (otherwise the node subscribes to
                            robot_description_topic, e.g. robot_state_publisher's)

@@ -1,4 +1,5 @@
-"""rbd_ros: rigid-body dynamics of a robot, compiled with numba, for ROS 2.
+"""
+rbd_ros: rigid-body dynamics of a robot, compiled with numba, for ROS 2.
 
     import rbd_ros
     model = rbd_ros.load_model("robot.urdf", floating_base=False)

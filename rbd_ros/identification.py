@@ -1,4 +1,5 @@
-"""Inertial parameter identification and the parametrizations it needs (regressor seed).
+"""
+Inertial parameter identification and the parametrizations it needs (regressor seed).
 
 θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body (about its joint frame
 origin, seeds README order) is linear in the dynamics, τ = Y(q, v, v̇) θ
@@ -41,8 +42,11 @@ def _as_theta(theta):
 # -- pseudo-inertia ------------------------------------------------------------------------
 
 def pseudo_inertia(theta):
-    """The 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]] with Σ = ½ tr(I) 1 - I (the second
-    moment of the mass distribution, ∫ x xᵀ ρ dV); shape (..., 4, 4)."""
+    """
+    Return the 4×4 pseudo-inertia J = [[Σ, h], [hᵀ, m]]; shape (..., 4, 4).
+
+    Σ = ½ tr(I) 1 - I is the second moment of the mass distribution, ∫ x xᵀ ρ dV.
+    """
     theta = _as_theta(theta)
     J = np.zeros(theta.shape[:-1] + (4, 4))
     ixx, ixy, iyy, ixz, iyz, izz = (theta[..., k] for k in range(4, 10))
@@ -60,8 +64,11 @@ def pseudo_inertia(theta):
 
 
 def theta_from_pseudo_inertia(J):
-    """θ from a (symmetric) pseudo-inertia (..., 4, 4): m = J₃₃, h = J[:3, 3],
-    I = tr(Σ) 1 - Σ."""
+    """
+    Return θ from a (symmetric) pseudo-inertia (..., 4, 4).
+
+    m = J₃₃, h = J[:3, 3], I = tr(Σ) 1 - Σ.
+    """
     J = np.asarray(J, np.float64)
     if J.shape[-2:] != (4, 4):
         raise ValueError(f"J must have shape (..., 4, 4), got {J.shape}")
@@ -82,13 +89,13 @@ def theta_from_pseudo_inertia(J):
 def _centroidal_moments(theta):
     """Principal moments (ascending) of the rotational inertia about the centre of mass."""
     m = theta[0]
-    I = np.array([[theta[4], theta[5], theta[7]],
-                  [theta[5], theta[6], theta[8]],
-                  [theta[7], theta[8], theta[9]]])
+    rot = np.array([[theta[4], theta[5], theta[7]],
+                    [theta[5], theta[6], theta[8]],
+                    [theta[7], theta[8], theta[9]]])
     if m > 0:
         c = theta[1:4] / m
-        I = I - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
-    return np.linalg.eigvalsh(I)
+        rot = rot - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    return np.linalg.eigvalsh(rot)
 
 
 def _body_violation(theta):
@@ -115,11 +122,14 @@ def _body_violation(theta):
 
 
 def is_physically_consistent(theta):
-    """``(consistent, reason)``: whether θ (one body (10,) or a stack (..., 10)) is that of
-    physical bodies -- m > 0, strict triangle inequalities of the centroidal principal
-    moments (I1 + I2 > I3, which implies I ≻ 0 there) and the pseudo-inertia J ≻ 0
-    (checked by a Cholesky factorization) -- and, when not, why (naming the first bad body
-    of a stack); reason is None when consistent."""
+    """
+    Return ``(consistent, reason)``: whether θ is that of physical bodies, and if not why.
+
+    θ is one body (10,) or a stack (..., 10). Physical: m > 0, strict triangle inequalities
+    of the centroidal principal moments (I1 + I2 > I3, which implies I ≻ 0 there) and the
+    pseudo-inertia J ≻ 0 (checked by a Cholesky factorization). The reason names the first
+    bad body of a stack; it is None when consistent.
+    """
     theta = _as_theta(theta)
     flat = theta.reshape(-1, 10)
     for k, t in enumerate(flat):
@@ -159,8 +169,11 @@ def _as_phi(phi):
 
 
 def theta_from_log_cholesky(phi):
-    """θ from the log-Cholesky parameters φ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3]:
-    θ = θ(J), J = U Uᵀ. Every φ gives a physically consistent θ (m = e^{2α}, c = t)."""
+    """
+    Return θ from the log-Cholesky parameters φ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3].
+
+    θ = θ(J), J = U Uᵀ. Every φ gives a physically consistent θ (m = e^{2α}, c = t).
+    """
     phi = _as_phi(phi)
     V = _upper_factor(phi)
     J = np.exp(2.0 * phi[..., 0])[..., None, None] * (V @ np.swapaxes(V, -1, -2))
@@ -168,9 +181,12 @@ def theta_from_log_cholesky(phi):
 
 
 def log_cholesky_from_theta(theta):
-    """φ from a physically consistent θ (J(θ) ≻ 0; raises ValueError otherwise): U is the
-    upper-triangular factor of J = U Uᵀ (the Cholesky factor of J with its rows and
-    columns reversed)."""
+    """
+    Return φ from a physically consistent θ (J(θ) ≻ 0; raises ValueError otherwise).
+
+    U is the upper-triangular factor of J = U Uᵀ (the Cholesky factor of J with its rows and
+    columns reversed).
+    """
     theta = _as_theta(theta)
     J = pseudo_inertia(theta)
     rev = J[..., ::-1, ::-1]
@@ -192,11 +208,13 @@ def log_cholesky_from_theta(theta):
 
 
 def theta_jacobian(phi):
-    """∂θ/∂φ, shape (..., 10, 10) (row: θ entry, column: φ entry), analytic.
+    """
+    ∂θ/∂φ, shape (..., 10, 10) (row: θ entry, column: φ entry), analytic.
 
     θ = e^{2α} T(V Vᵀ) with T the linear map J -> θ, so ∂θ/∂α = 2θ and, for an entry x of V
     at (r, c), ∂θ/∂x = e^{2α} T(∂V Vᵀ + V ∂Vᵀ) with ∂V = E_rc (times e^d for a diagonal
-    entry d)."""
+    entry d).
+    """
     phi = _as_phi(phi)
     V = _upper_factor(phi)
     scale = np.exp(2.0 * phi[..., 0])
@@ -216,7 +234,8 @@ def theta_jacobian(phi):
 
 @dataclass
 class IdentificationResult:
-    """What an identification returns.
+    """
+    What an identification returns.
 
     theta: the identified θ (nbodies, 10); model: a new model carrying it
     (``Model.with_inertial_parameters``); rms_before / rms_after: RMS torque error over the
@@ -224,6 +243,7 @@ class IdentificationResult:
     identifiable parameter combinations found in the data (the base size); consistent,
     reason: ``is_physically_consistent(theta)``; extra: method-specific details.
     """
+
     theta: np.ndarray
     model: object
     rms_before: float
@@ -257,8 +277,12 @@ def _rms(r):
 
 
 def _column_scales(Y):
-    """1 / column norm (1 for an all-zero column): makes the SVD's rank decision insensitive
-    to the units of θ (kg, kg·m, kg·m²) and to the sizes of the bodies."""
+    """
+    Return 1 / column norm (1 for an all-zero column).
+
+    This makes the SVD's rank decision insensitive to the units of θ (kg, kg·m, kg·m²) and
+    to the sizes of the bodies.
+    """
     norms = np.linalg.norm(Y, axis=0)
     return np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
 
@@ -275,7 +299,8 @@ def _base(Ys, rtol):
 
 
 def identify_least_squares(model, q, v, a, tau, prior_weight=0.0, rtol=None):
-    """Least-squares θ from N samples: q (N, nq), v, a, tau (N, nv).
+    """
+    Least-squares θ from N samples: q (N, nq), v, a, tau (N, nv).
 
     With ``prior_weight == 0`` only the identifiable combinations of θ (the row space of the
     stacked regressor Y, found by an SVD of Y with its columns normalized; ``rtol`` is the
@@ -311,8 +336,11 @@ def identify_least_squares(model, q, v, a, tau, prior_weight=0.0, rtol=None):
 
 
 def _nearest_consistent(theta, eps=1e-9):
-    """θ made physically consistent by lifting the eigenvalues of J to at least
-    eps · max(1, largest eigenvalue) (for a starting point only)."""
+    """
+    Return θ made physically consistent (for a starting point only).
+
+    The eigenvalues of J are lifted to at least eps · max(1, largest eigenvalue).
+    """
     J = pseudo_inertia(theta)
     w, Q = np.linalg.eigh(J)
     floor = eps * np.maximum(1.0, np.max(np.abs(w), axis=-1, keepdims=True))
@@ -322,13 +350,15 @@ def _nearest_consistent(theta, eps=1e-9):
 
 def identify_physically_consistent(model, q, v, a, tau, prior_weight=1e-4, phi0=None,
                                    method="trf", max_iter=200, **least_squares_options):
-    """Physically consistent θ from N samples (q (N, nq), v, a, tau (N, nv)).
+    """
+    Physically consistent θ from N samples (q (N, nq), v, a, tau (N, nv)).
 
     Minimizes  mean((Y θ(φ) - τ)²) + w ‖φ - φ₀‖²  over the log-Cholesky parameters φ of all
     bodies with ``scipy.optimize.least_squares`` (``method="trf"`` by default, or ``"lm"``,
     ``"dogbox"``; at most ``max_iter`` evaluations; further keyword options passed on) on
     the analytic Jacobian Y ∂θ/∂φ (Gauss-Newton steps in a trust region), starting from
-    φ₀, the log-Cholesky parameters of the model's θ₀ (or ``phi0``). Every φ is a physical body, so the result is physically consistent.
+    φ₀, the log-Cholesky parameters of the model's θ₀ (or ``phi0``). Every φ is a physical
+    body, so the result is physically consistent.
 
     The prior (w = ``prior_weight``, in (N·m)² per unit of φ²) regularizes toward the
     model's θ₀ in log-Cholesky coordinates, which are nearly unit-free (log mass, log

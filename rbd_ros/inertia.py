@@ -1,4 +1,5 @@
-"""The compact 10-number spatial inertia (compact-inertia seed) and its operations.
+"""
+The compact 10-number spatial inertia (compact-inertia seed) and its operations.
 
 Layout of one inertia, ``COMPACT`` (the seed's ``ksl_inertia_t``)::
 
@@ -57,7 +58,7 @@ def _shift(d):
 
 
 def centre_of_mass(inertia):
-    """c = (m·c)/m; zero for a massless body."""
+    """Return c = (m·c)/m; zero for a massless body."""
     inertia = np.asarray(inertia)
     m = inertia[..., M:M + 1]
     safe = np.where(m > 0, m, 1)
@@ -74,7 +75,7 @@ def compact(mass, com, centroidal_inertia, dtype=None):
 
 
 def rotate(inertia, R):
-    """The same body seen from axes rotated by R (x_new = R x_old): R c, R I Rᵀ."""
+    """Return the same body seen from axes rotated by R (x_new = R x_old): R c, R I Rᵀ."""
     inertia = np.asarray(inertia)
     R = np.asarray(R, inertia.dtype)
     mc = np.einsum("...ij,...j->...i", R, inertia[..., MCX:MCZ + 1])
@@ -83,7 +84,7 @@ def rotate(inertia, R):
 
 
 def translate(inertia, t):
-    """The same body seen from a frame whose origin is at -t: c + t (I is centroidal, unchanged)."""
+    """Return the body seen from a frame whose origin is at -t: c + t (I_c unchanged)."""
     inertia = np.asarray(inertia)
     t = np.asarray(t, inertia.dtype)
     out = inertia.copy()
@@ -97,8 +98,12 @@ def transform(inertia, R, p):
 
 
 def merge(parent, child, R=None, p=None):
-    """Merge ``child`` (given in its own frame, placed at (R, p) in the parent frame) into
-    ``parent``: the inertia of the rigid union, in the parent frame (fixed-joint lumping)."""
+    """
+    Merge ``child`` into ``parent``: the inertia of the rigid union, in the parent frame.
+
+    ``child`` is given in its own frame, placed at (R, p) in the parent frame (fixed-joint
+    lumping).
+    """
     parent = np.asarray(parent)
     child = np.asarray(child, parent.dtype)
     if R is not None:
@@ -114,7 +119,7 @@ def merge(parent, child, R=None, p=None):
 
 
 def to_matrix(inertia):
-    """The 6×6 spatial inertia about the frame origin, linear-first: [[m 1, -[h]], [[h], I_o]]."""
+    """Return the 6×6 spatial inertia about the origin, linear-first: [[m 1, -[h]], [[h], I_o]]."""
     theta = to_theta(inertia)
     out = np.zeros(theta.shape[:-1] + (6, 6), theta.dtype)
     idx = np.arange(3)
@@ -150,7 +155,7 @@ def to_theta(inertia):
 
 
 def from_theta(theta):
-    """The compact layout from θ (inverse of :func:`to_theta`)."""
+    """Return the compact layout from θ (inverse of :func:`to_theta`)."""
     theta = np.asarray(theta)
     if theta.dtype not in (np.float32, np.float64):
         theta = theta.astype(np.float64)
@@ -167,7 +172,8 @@ def principal_moments(inertia):
 
 
 def physical_violation(inertia, rtol=1e-9):
-    """Why this inertia is not that of a physical body, or None if it is.
+    """
+    Why this inertia is not that of a physical body, or None if it is.
 
     Physical: m ≥ 0, a massless body carries no first moment, the centroidal inertia is
     positive semi-definite and its principal moments satisfy the triangle inequalities
@@ -192,7 +198,8 @@ def physical_violation(inertia, rtol=1e-9):
 
 
 def factor(inertia, rtol=1e-12):
-    """Factor the 6×6 spatial inertia as F Fᵀ and return ``(rank, F)``, F of shape (6, rank).
+    """
+    Factor the 6×6 spatial inertia as F Fᵀ and return ``(rank, F)``, F of shape (6, rank).
 
     With m > 0 the spatial inertia is [[1, 0], [[c], 1]] · diag(m 1, I_c) · (…)ᵀ, so its rank
     is 3 + rank(I_c): 6 for a body, 5 for a thin rod, 3 for a point mass; a massless body has

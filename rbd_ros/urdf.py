@@ -1,4 +1,5 @@
-"""URDF -> Model.
+"""
+URDF -> Model.
 
 Fixed joints are removed: the child link's inertia is merged into the body it is welded to
 (compact-inertia merge) and the placements of the joints below it are composed through it,
@@ -80,7 +81,8 @@ def _parse(text, source):
 
 
 def _link_inertia(link, source, placeholders):
-    """The link's compact inertia in its own frame (zeros for a link without <inertial>).
+    """
+    Return the link's compact inertia in its own frame (zeros for a link without <inertial>).
 
     Tolerated placeholder inertias are appended to ``placeholders`` as (link, reason).
     """
@@ -93,13 +95,13 @@ def _link_inertia(link, source, placeholders):
     if mass < 0:
         raise URDFError(f"link {link.name!r} ({source}): negative mass {mass:g}")
     t = inertial.inertia
-    I = np.zeros((3, 3)) if t is None else np.array(
+    rot = np.zeros((3, 3)) if t is None else np.array(
         [[t.ixx, t.ixy, t.ixz], [t.ixy, t.iyy, t.iyz], [t.ixz, t.iyz, t.izz]], np.float64)
     R, c = _pose(inertial.origin)
-    compact = _inertia.compact(mass, c, R @ I @ R.T)
+    compact = _inertia.compact(mass, c, R @ rot @ R.T)
     why = _inertia.physical_violation(compact, rtol=1e-6)
     if why:
-        if np.max(np.abs(np.linalg.eigvalsh(I))) > PLACEHOLDER_INERTIA:
+        if np.max(np.abs(np.linalg.eigvalsh(rot))) > PLACEHOLDER_INERTIA:
             raise URDFError(f"link {link.name!r} ({source}): inertia is not physically valid: "
                             f"{why}")
         placeholders.append((link.name, why))
@@ -107,7 +109,8 @@ def _link_inertia(link, source, placeholders):
 
 
 def load_model(urdf, floating_base=False, mimic="error"):
-    """Build a :class:`Model` from a URDF file path or XML string.
+    """
+    Build a :class:`Model` from a URDF file path or XML string.
 
     ``floating_base=True`` gives the root link a free-flyer joint (q: position + quaternion
     (x, y, z, w); v: linear and angular velocity in the base frame).

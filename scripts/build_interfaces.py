@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Build rbd_ros_interfaces (msg/srv) into the running virtualenv, without a ROS install.
+"""
+Build rbd_ros_interfaces (msg/srv) into the running virtualenv, without a ROS install.
 
 Run with the virtualenv's Python after ``pip install -e .[ros]``:
 

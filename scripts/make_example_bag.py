@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Write the bundled example bag: a simulated rbd_arm7 recording (data/example_arm7/).
+"""
+Write the bundled example bag: a simulated rbd_arm7 recording (data/example_arm7/).
 
     python scripts/make_example_bag.py [OUT] [--duration 10] [--rate 100] [--seed 1]
 
@@ -44,7 +45,7 @@ def trajectory(model, t, seed=1):
 
 
 def true_model(model, seed=1, spread=0.2):
-    """The "real robot": the URDF's inertias, each body's scaled by 1 + U(-spread, spread)."""
+    """Make the "real robot": the URDF's inertias, each scaled by 1 + U(-spread, spread)."""
     rng = np.random.default_rng(seed + 1000)
     theta = model.inertial_parameters()
     scale = 1 + rng.uniform(-spread, spread, (model.nbodies, 1))
@@ -68,8 +69,11 @@ def simulate(robot="rbd_arm7", duration=10.0, rate=100.0, seed=1):
 
 def write_bag(out, urdf, joint_names, t, q, v, effort, start=1_700_000_000.0,
               storage="mcap", description_topic="/robot_description", topic="/joint_states"):
-    """A rosbag2 with the URDF and one JointState per sample (stamped at start + t, logged
-    0.5 ms later)."""
+    """
+    Write a rosbag2 with the URDF and one JointState per sample.
+
+    Each stamped at start + t, logged 0.5 ms later.
+    """
     store = bag_io.typestore()
     T = store.types["builtin_interfaces/msg/Time"]
     H = store.types["std_msgs/msg/Header"]

@@ -1,9 +1,21 @@
-"""Shared fixtures of the rbd_ros test suite (the robot set lives in ``oracle.py``).
+"""
+Shared fixtures of the rbd_ros test suite (the robot set lives in ``oracle.py``).
 
-Robots from the ``example-robot-data`` pip package (panda, ur5, hyq, talos) are skipped only
-when that package or Pinocchio is not installed; CI installs both.
+The suite has two layers:
+
+* the core layer (self-consistency: identities such as M M⁻¹ = I and ABA(RNEA(a)) = a, finite
+  differences, hand computations, error paths) needs only numpy, numba and rbd_ros, plus the
+  ``example-robot-data`` data package for its URDFs (panda, ur5, hyq, talos);
+* the oracle layer compares with Pinocchio (``pin`` on PyPI): its tests carry the
+  ``pinocchio`` marker (given explicitly, or by using the ``pin`` fixture), so
+  ``pytest -m pinocchio`` and ``pytest -m "not pinocchio"`` run one layer each.
+
+A missing Pinocchio or example-robot-data skips the tests that need it, except when the
+environment variable ``CI`` is ``true``: there it fails them, since a skipped oracle test in
+CI is no coverage.
 """
 import functools
+import importlib
 import os
 import sys
 
@@ -11,42 +23,107 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from oracle import (BAD_DIR, BUNDLED_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS, FIXED_ROBOTS,  # noqa: E402,F401
-                    FLOATING_ROBOTS, ROBOT_NAMES, ROBOTS, URDF_DIR, Robot, assert_close,
-                    available, has_mimic, load_quietly, rel_err, strip_mimic)
+from oracle import (BAD_DIR, BUNDLED_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS,  # noqa: E402,F401
+                    FIXED_ROBOTS, FLOATING_ROBOTS, ROBOT_NAMES, ROBOTS, URDF_DIR, Robot,
+                    assert_close, available, has_mimic, load_quietly, rel_err, strip_mimic)
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+"""True where a missing test dependency must fail the tests that need it (CI=true)."""
+
+SEEDS = (0, 1, 2, 3, 4)
+
+
+def missing(what):
+    """Skip the running test for lack of ``what``; in CI (CI=true) fail it instead."""
+    if IN_CI:
+        pytest.fail(f"{what} is not installed, and CI=true: a test that needs it must run "
+                    f"there, not skip (pip install -e '.[test]')", pytrace=False)
+    pytest.skip(f"{what} is not installed")
+
+
+def require_module(module, distribution):
+    """Import ``module``; skip (fail in CI) when it cannot be imported."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        missing(f"{distribution} (import {module})")
 
 
 def robot_path(name):
+    """Return the URDF of the robot ``name``; skip (fail in CI) without example-robot-data."""
     if not available(name):
-        pytest.skip("example-robot-data is not installed")
+        missing("example-robot-data")
     return ROBOTS[name][0]
 
 
+def example_robot_data_robots():
+    """
+    Return the example-robot-data robots that are installed: all of them, or none.
+
+    With none it fails the test in CI; elsewhere the caller checks the robots it has.
+    """
+    if ERD is None:
+        if IN_CI:
+            missing("example-robot-data")
+        return ()
+    return EXAMPLE_ROBOT_DATA_ROBOTS
+
+
 @functools.lru_cache(maxsize=None)
-def get_robot(name):
-    robot_path(name)
+def _robot(name):
     return Robot(name)
 
 
-def robot_or_skip(name):
-    robot_path(name)          # skips when example-robot-data is missing
-    pytest.importorskip("pinocchio")
-    return get_robot(name)
+def get_robot(name):
+    """
+    Return the :class:`oracle.Robot` ``name`` (cached).
+
+    Its Pinocchio side is built only when a test uses it, which only tests marked
+    ``pinocchio`` may do.
+    """
+    robot_path(name)
+    return _robot(name)
+
+
+@pytest.fixture(scope="session")
+def pin():
+    """Import pinocchio (tests that use this fixture are in the oracle layer)."""
+    return require_module("pinocchio", "Pinocchio (pip: pin)")
+
+
+@pytest.fixture(autouse=True)
+def _oracle_layer(request):
+    """
+    Skip tests marked ``pinocchio`` without Pinocchio (fail them in CI).
+
+    The other tests must not need it, which a run without Pinocchio checks.
+    """
+    if request.node.get_closest_marker("pinocchio") is not None:
+        request.getfixturevalue("pin")
 
 
 @pytest.fixture(params=ROBOT_NAMES)
 def robot(request):
-    return robot_or_skip(request.param)
+    """Every robot of the set (its Pinocchio side is built only if a test uses it)."""
+    return get_robot(request.param)
 
 
 @pytest.fixture(params=FLOATING_ROBOTS)
 def floating_robot(request):
-    return robot_or_skip(request.param)
+    """Every floating-base robot of the set."""
+    return get_robot(request.param)
 
 
-@pytest.fixture
-def pin():
-    return pytest.importorskip("pinocchio")
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "pinocchio: compares with Pinocchio (the oracle layer; also set on every "
+        "test that uses the 'pin' fixture)")
+    # the markers of ament_lint's pytest tests, which test_flake8 and test_pep257 mirror
+    for marker in ("linter", "flake8", "pep257"):
+        config.addinivalue_line("markers", f"{marker}: a linter test, as ament_lint's")
 
 
-SEEDS = (0, 1, 2, 3, 4)
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if "pin" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.pinocchio)

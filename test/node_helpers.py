@@ -1,4 +1,5 @@
-"""Test harness for the rbd_ros dynamics node: the node in-process, a tester node beside it.
+"""
+Test harness for the rbd_ros dynamics node: the node in-process, a tester node beside it.
 
 Each :class:`Harness` owns its own rclpy ``Context`` (so a test's DDS traffic, endpoints and
 shutdown are its own), a namespace of its own, a ``MultiThreadedExecutor`` spinning both
@@ -55,7 +56,7 @@ _stamps = itertools.count(1)
 
 
 def new_stamp():
-    """A stamp no other message of this process carries."""
+    """Return a stamp no other message of this process carries."""
     k = next(_stamps)
     return Time(sec=1000 + k, nanosec=k * 1000)
 
@@ -189,7 +190,7 @@ class Harness:
             return list(self.received[topic])
 
     def find(self, topic, stamp, accept=None):
-        """The latest message on ``topic`` stamped ``stamp`` (and accepted), or None."""
+        """Return the latest message on ``topic`` stamped ``stamp`` (and accepted), or None."""
         for msg in reversed(self.messages(topic)):
             if same_stamp(msg.header.stamp, stamp) and (accept is None or accept(msg)):
                 return msg
@@ -197,9 +198,12 @@ class Harness:
 
     def exchange(self, publish, stamp, topics=("torques",), accept=None, timeout=TIMEOUT,
                  retry=0.5):
-        """Call ``publish()`` (again every ``retry`` s: a best-effort sample may be lost
-        before discovery completes) until every topic in ``topics`` carries a message
-        stamped ``stamp``; returns {topic: message}."""
+        """
+        Call ``publish()`` until every topic in ``topics`` carries a message stamped ``stamp``.
+
+        Again every ``retry`` s: a best-effort sample may be lost before discovery
+        completes. Returns {topic: message}.
+        """
         deadline = time.monotonic() + timeout
         while True:
             publish()
@@ -216,8 +220,12 @@ class Harness:
                                      f"for {list(self.node._skip_reasons)[-3:]}")
 
     def send_joint_states(self, msg, publisher=None):
-        """Publish ``msg`` (again every 0.3 s) until the node has taken it in: its callback
-        ran (whether it then computed, skipped or rejected the message)."""
+        """
+        Publish ``msg`` (again every 0.3 s) until the node has taken it in.
+
+        That is: its callback ran (whether it then computed, skipped or rejected the
+        message).
+        """
         publisher = publisher or self.joint_states
         before = self.node._stats["joint_states"]
         deadline = time.monotonic() + TIMEOUT
@@ -231,7 +239,7 @@ class Harness:
         raise AssertionError("the node never received the joint_states message")
 
     def no_output(self, stamp):
-        """True when no output topic carries ``stamp``."""
+        """Tell whether no output topic carries ``stamp``."""
         return all(self.find(t, stamp) is None for t in OUTPUTS)
 
     def wait_log(self, text, timeout=TIMEOUT):

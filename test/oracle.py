@@ -1,4 +1,5 @@
-"""The robot set of the tests and benchmarks, and Pinocchio as an oracle.
+"""
+The robot set of the tests and benchmarks, and Pinocchio as an oracle.
 
 Pinocchio is the reference implementation (a test and benchmark dependency, never a runtime
 one). Its models order joints differently from ours and store a continuous joint as
@@ -26,7 +27,7 @@ BUNDLED_DIR = os.path.join(ROOT, "rbd_ros", "robots")
 
 
 def example_robot_data_dir():
-    """The robots folder of the example-robot-data pip package, or None if not installed."""
+    """Return the robots folder of the example-robot-data pip package (None if missing)."""
     try:
         from importlib.metadata import PackageNotFoundError, distribution
     except ImportError:  # pragma: no cover
@@ -72,8 +73,12 @@ def has_mimic(text):
 
 
 def strip_mimic(text):
-    """The URDF text without its <mimic> elements: an independent way to get what
-    ``load_model(..., mimic="independent")`` and Pinocchio's default (mimic=False) build."""
+    """
+    Return the URDF text without its <mimic> elements.
+
+    An independent way to get what ``load_model(..., mimic="independent")`` and Pinocchio's
+    default (mimic=False) build.
+    """
     text = re.sub(r"<mimic\b[^>]*/>", "", text)
     return re.sub(r"<mimic\b[^>]*>.*?</mimic>", "", text, flags=re.S)
 
@@ -86,7 +91,7 @@ def load_quietly(source, floating_base=False, **kwargs):
 
 
 def available(name):
-    """False for the example-robot-data robots when that package is not installed."""
+    """Tell whether the robot's URDF is there (no for example-robot-data's, without it)."""
     path, _ = ROBOTS[name]
     return path is not None and os.path.isfile(path)
 

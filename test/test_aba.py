@@ -8,6 +8,7 @@ from conftest import SEEDS, assert_close
 TOL = 1e-10
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_aba_matches_pinocchio(robot, seed):
     q, v, _, tau, _ = robot.random_state(seed)
@@ -18,6 +19,7 @@ def test_aba_matches_pinocchio(robot, seed):
     assert_close(qdd, robot.v_from_pin(ref), TOL, f"aba {robot.name} seed {seed}")
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_aba_with_external_forces_matches_pinocchio(robot, seed):
     q, v, _, tau, fext = robot.random_state(seed)
@@ -58,8 +60,12 @@ def test_aba_equals_mass_matrix_solve(robot, seed):
 
 
 def test_aba_free_fall(floating_robot):
-    """With no torque, no velocity and no contact, every body falls: base acceleration in
-    the world equals gravity and the joints stay at rest (τ = h(q, 0) cancels gravity)."""
+    """
+    With no torque, no velocity and no contact, every body falls.
+
+    The base acceleration in the world equals gravity and the joints stay at rest
+    (τ = h(q, 0) cancels gravity).
+    """
     m = floating_robot.model
     q = floating_robot.random_state(8)[0]
     zero = np.zeros(m.nv)

@@ -1,11 +1,14 @@
-"""Batched functions: the same results as a loop over the single-state functions, bad samples
-named by index, leading dimensions checked, N = 0 allowed."""
+"""
+Batched functions: the same results as a loop over the single-state functions.
+
+Also: bad samples named by index, leading dimensions checked, N = 0 allowed.
+"""
 import numba
 import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import assert_close, robot_or_skip
+from conftest import assert_close, get_robot
 
 BATCH_ROBOTS = ("arm7", "quadruped", "talos")
 N = 37
@@ -25,7 +28,7 @@ TAKES_FEXT = {"rnea", "aba", "rnea_derivatives", "aba_derivatives"}
 
 
 def batch_states(robot, n, seed=0):
-    """dict of (n, ·) arrays q, v, a, tau and fext (n, nbodies, 6)."""
+    """Return a dict of (n, ·) arrays q, v, a, tau and fext (n, nbodies, 6)."""
     states = [robot.random_state(seed * 1000 + k) for k in range(n)]
     m = robot.model
     if n == 0:
@@ -41,7 +44,7 @@ def as_tuple(out, nout):
 
 @pytest.fixture(params=BATCH_ROBOTS)
 def robot(request):
-    return robot_or_skip(request.param)
+    return get_robot(request.param)
 
 
 @pytest.mark.parametrize("function, with_fext",
@@ -100,7 +103,7 @@ def test_nan_in_sample_names_index_and_argument(robot, function):
 
 
 def test_zero_quaternion_names_sample():
-    robot = robot_or_skip("quadruped")
+    robot = get_robot("quadruped")
     m = robot.model
     s = batch_states(robot, 8)
     s["q"][3, 3:7] = 0.0
@@ -155,8 +158,11 @@ def test_empty_batch(robot, function):
 
 
 def test_other_array_likes(robot):
-    """Lists, int arrays, read-only arrays and strided views give the same answer as
-    writable float64 C-contiguous arrays."""
+    """
+    Lists, int arrays, read-only arrays and strided views give the same answer.
+
+    The same as writable float64 C-contiguous arrays.
+    """
     m = robot.model
     s = batch_states(robot, 6)
     s["fext"] = np.round(s["fext"])

@@ -1,5 +1,8 @@
-"""rbd_ros.cdr and the node's message encoders against two independent CDR implementations:
-rosbags' serializer/deserializer and the RMW's own (rclpy.serialization)."""
+"""
+Check rbd_ros.cdr and the node's message encoders against two other CDR implementations.
+
+The two: rosbags' serializer/deserializer and the RMW's own (rclpy.serialization).
+"""
 import numpy as np
 import pytest
 
@@ -54,7 +57,7 @@ def random_messages(rng):
 
 
 def rosbags_bytes(msg):
-    """The same message serialized by rosbags (built from rclpy's fields)."""
+    """Serialize the same message with rosbags (built from rclpy's fields)."""
     name = type(msg).__module__.split(".")[0] + "/msg/" + type(msg).__name__
     return bytes(STORE.serialize_cdr(to_rosbags(msg, name), name))
 

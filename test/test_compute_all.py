@@ -1,11 +1,15 @@
-"""compute_all: one kernel sharing the passes of RNEA, ABA, M⁻¹ and the derivatives of ID
+"""
+Check compute_all against the separate functions and Pinocchio.
+
+compute_all is one kernel sharing the passes of RNEA, ABA, M⁻¹ and the derivatives of ID
 and FD (RSS 2018 seed, Algorithms 1-3 and Eq. 24). Every field must equal the separate
-functions' results, and Pinocchio's."""
+functions' results, and Pinocchio's.
+"""
 import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import assert_close, get_robot, robot_or_skip, robot_path
+from conftest import assert_close, get_robot
 
 ROBOTS = ("arm7", "branched", "quadruped", "talos")
 FIELDS = ("tau", "qdd", "Minv", "dtau_dq", "dtau_dv", "dqdd_dq", "dqdd_dv")
@@ -15,11 +19,11 @@ PIN_TOL = 1e-9
 
 @pytest.fixture(params=ROBOTS)
 def robot(request):
-    return robot_or_skip(request.param)
+    return get_robot(request.param)
 
 
 def _separate(m, q, v, tau, a, fext):
-    """The same quantities from the five separate functions."""
+    """Compute the same quantities with the five separate functions."""
     a0 = np.zeros(m.nv) if a is None else a
     dtau_dq, dtau_dv, _ = rbd_ros.rnea_derivatives(m, q, v, a0, fext)
     dqdd_dq, dqdd_dv, _ = rbd_ros.aba_derivatives(m, q, v, tau, fext)
@@ -53,7 +57,7 @@ def test_fields_equal_separate_functions(robot, seed, given_a, with_fext):
 
 
 def test_a_equal_to_qdd(robot):
-    """a = q̈: the RNEA derivatives at a and at q̈ coincide, and ID(q, v, q̈) = τ."""
+    """With a = q̈ the RNEA derivatives at a and at q̈ coincide, and ID(q, v, q̈) = τ."""
     m = robot.model
     q, v, _, tau, fext = robot.random_state(3)
     qdd = rbd_ros.aba(m, q, v, tau, fext)
@@ -66,8 +70,11 @@ def test_a_equal_to_qdd(robot):
 
 
 def test_no_state_leaks_between_calls(robot):
-    """Cached scratch and the shared workspace: the same inputs give bit-identical results
-    after other calls scribbled on them."""
+    """
+    Cached scratch and the shared workspace do not leak between calls.
+
+    The same inputs give bit-identical results after other calls scribbled on them.
+    """
     m = robot.model
     q, v, a, tau, fext = robot.random_state(4)
     first = rbd_ros.compute_all(m, q, v, a=a, tau=tau, fext=fext)
@@ -92,9 +99,9 @@ def test_own_data_per_model_copy(robot):
 
 @pytest.mark.parametrize("name", ("quadruped", "talos"))
 @pytest.mark.parametrize("with_fext", (False, True))
-def test_matches_pinocchio(name, with_fext):
-    robot = robot_or_skip(name)
-    pin, pm, pd = robot.pin, robot.pm, robot.pd
+def test_matches_pinocchio(name, with_fext, pin):
+    robot = get_robot(name)
+    pm, pd = robot.pm, robot.pd
     m = robot.model
     q, v, a, tau, fext = robot.random_state(2)
     fext = fext if with_fext else None
@@ -118,7 +125,6 @@ def test_matches_pinocchio(name, with_fext):
 
 
 def test_inputs_are_converted():
-    robot_path("quadruped")
     robot = get_robot("quadruped")
     m = robot.model
     q, v, a, tau, fext = robot.random_state(0)
@@ -132,7 +138,6 @@ def test_inputs_are_converted():
 
 @pytest.mark.parametrize("argument", ("q", "v", "tau", "a", "fext"))
 def test_bad_inputs_raise_value_error_naming_the_argument(argument):
-    robot_path("quadruped")
     robot = get_robot("quadruped")
     m = robot.model
     q, v, a, tau, fext = robot.random_state(0)
@@ -159,7 +164,6 @@ def test_bad_inputs_raise_value_error_naming_the_argument(argument):
 
 
 def test_zero_quaternion_and_empty_list():
-    robot_path("quadruped")
     robot = get_robot("quadruped")
     m = robot.model
     q, v, _, tau, _ = robot.random_state(0)
@@ -175,7 +179,7 @@ def test_zero_quaternion_and_empty_list():
 
 @pytest.mark.parametrize("name", ["arm7", "quadruped"])
 def test_inverse_and_forward_dynamics_equals_rnea_and_aba(name):
-    robot = robot_or_skip(name)
+    robot = get_robot(name)
     m = robot.model
     q, v, a, tau, fext = robot.random_state(3)
     tau_out, qdd = rbd_ros.inverse_and_forward_dynamics(m, q, v, a=a, tau=tau, fext=fext)

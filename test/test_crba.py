@@ -14,6 +14,7 @@ def pin_mass_matrix(robot, q):
     return robot.matrix_from_pin(Mp)
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_crba_matches_pinocchio(robot, seed):
     q = robot.random_state(seed)[0]
@@ -57,6 +58,7 @@ def test_crba_does_not_depend_on_gravity(robot, seed):
     np.testing.assert_array_equal(M1, M2)
 
 
+@pytest.mark.pinocchio
 def test_crba_kinetic_energy_matches_pinocchio(robot):
     """½ vᵀ M v equals Pinocchio's kinetic energy (a scalar check of the whole matrix)."""
     q, v, _, _, _ = robot.random_state(21)
@@ -67,6 +69,7 @@ def test_crba_kinetic_energy_matches_pinocchio(robot):
     assert ke > 0
 
 
+@pytest.mark.pinocchio
 def test_floating_base_mass_block_is_total_mass(floating_robot):
     """The linear block of a floating base's M is m_total · 1 (v_lin in the base frame)."""
     m = floating_robot.model

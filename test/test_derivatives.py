@@ -1,11 +1,14 @@
-"""Analytical derivatives of inverse and forward dynamics (RSS 2018 seed, Algorithms 2-3 and
-Eq. 24) against Pinocchio's computeRNEADerivatives / computeABADerivatives, against central
-finite differences, and against structural identities (M, M⁻¹, the zero of Fig. 3)."""
+"""
+Analytical derivatives of inverse and forward dynamics (RSS 2018 seed, Algorithms 2-3).
+
+Checked against Pinocchio's computeRNEADerivatives / computeABADerivatives, against central
+finite differences, and against structural identities (M, M⁻¹, Eq. 24, the zero of Fig. 3).
+"""
 import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import assert_close, get_robot, robot_or_skip, robot_path
+from conftest import assert_close, get_robot
 from rbd_ros.algorithms.aba_derivatives import aba_derivatives
 from rbd_ros.algorithms.finite_differences import (aba_derivatives_fd, integrate,
                                                    rnea_derivatives_fd)
@@ -20,7 +23,7 @@ FD_TOL = 1e-5
 
 @pytest.fixture(params=ROBOTS)
 def robot(request):
-    return robot_or_skip(request.param)
+    return get_robot(request.param)
 
 
 def _symmetric_from_upper(A):
@@ -60,6 +63,7 @@ def _compare(ours, ref, tol, names, what):
 
 
 # -- against Pinocchio ---------------------------------------------------------------------
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("with_fext", (False, True))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rnea_derivatives_match_pinocchio(robot, seed, with_fext):
@@ -70,6 +74,7 @@ def test_rnea_derivatives_match_pinocchio(robot, seed, with_fext):
     _compare(ours, ref, PIN_TOL, NAMES_ID, f"{robot.name} seed {seed} fext={with_fext}")
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("with_fext", (False, True))
 @pytest.mark.parametrize("seed", SEEDS)
 def test_aba_derivatives_match_pinocchio(robot, seed, with_fext):
@@ -99,9 +104,13 @@ def test_aba_derivatives_match_finite_differences(robot, with_fext):
     _compare(ours, ref, FD_TOL, NAMES_FD, f"FD {robot.name} fext={with_fext}")
 
 
+@pytest.mark.pinocchio
 def test_finite_differences_of_pinocchio_agree_with_ours(robot):
-    """The FD helpers and the tangent convention, checked independently of our kernels:
-    Pinocchio's analytical ∂τ/∂q equals our FD of our RNEA."""
+    """
+    Check the FD helpers and the tangent convention independently of our kernels.
+
+    Pinocchio's analytical ∂τ/∂q equals our FD of our RNEA.
+    """
     q, v, a, _, _ = robot.random_state(12)
     ref = _pin_rnea_derivatives(robot, q, v, a)
     fd = rnea_derivatives_fd(robot.model, q, v, a)
@@ -134,8 +143,11 @@ def test_eq24_links_forward_and_inverse_derivatives(robot, seed):
 
 
 def test_fig3_dtau_dv_is_exactly_zero_without_gravity_and_motion(robot):
-    """RSS 2018 Fig. 3: with g = 0 and q̇ = q̈ = 0 every term of ∂τ/∂q̇ vanishes exactly
-    (∂τ/∂q̇ = ∂C/∂q̇ q̇ + C is zero at q̇ = 0), and so does ∂τ/∂q (τ ≡ 0 near q)."""
+    """
+    RSS 2018 Fig. 3: with g = 0 and q̇ = q̈ = 0 every term of ∂τ/∂q̇ vanishes exactly.
+
+    ∂τ/∂q̇ = ∂C/∂q̇ q̇ + C is zero at q̇ = 0, and so is ∂τ/∂q (τ ≡ 0 near q).
+    """
     m = robot.model
     q, _, _, _, _ = robot.random_state(5)
     zero = np.zeros(m.nv)
@@ -174,9 +186,10 @@ def test_repeated_calls_are_identical(robot):
 
 
 # -- integrate ----------------------------------------------------------------------------
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("name", ("quadruped", "talos", "arm7"))
 def test_integrate_matches_pinocchio(name):
-    robot = robot_or_skip(name)
+    robot = get_robot(name)
     m = robot.model
     rng = np.random.default_rng(3)
     q = m.random_configuration(rng)
@@ -189,7 +202,6 @@ def test_integrate_matches_pinocchio(name):
 
 # -- inputs -------------------------------------------------------------------------------
 def test_inputs_are_converted_and_checked():
-    robot_path("quadruped")
     m = get_robot("quadruped").model
     q, v, a, tau, fext = get_robot("quadruped").random_state(0)
     ref = rnea_derivatives(m, q, v, a, fext)

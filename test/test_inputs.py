@@ -1,5 +1,9 @@
-"""Input validation: bad inputs raise ValueError naming the argument; other array-likes give
-the same answer as C-contiguous float64 arrays."""
+"""
+Input validation of the core functions.
+
+Bad inputs raise ValueError naming the argument; other array-likes give the same answer as
+C-contiguous float64 arrays.
+"""
 import re
 
 import numpy as np
@@ -13,7 +17,7 @@ INPUT_ROBOTS = ("arm7", "prismatic", "quadruped")
 
 
 def names_argument(message, name):
-    """True if the message speaks of the argument ``name`` as such ("v has ...")."""
+    """Tell whether the message speaks of the argument ``name`` as such ("v has ...")."""
     return re.search(rf"(^|[\s:(,'\"]){re.escape(name)}['\"]?\s+(has|contains|must|is)\b",
                      message) is not None
 

@@ -1,4 +1,5 @@
-"""config/dynamics.yaml and launch/dynamics.launch.py against the node's PARAMETERS.
+"""
+config/dynamics.yaml and launch/dynamics.launch.py against the node's PARAMETERS.
 
 The launch file is loaded with launch's own loader only where launch_ros is installed (a ROS 2
 install; not the pip venv): elsewhere that test skips and the ``ast`` tests still check it.
@@ -19,8 +20,12 @@ LAUNCH_ARGUMENTS = {"urdf_file", "robot_description_topic", "params_file", "floa
 
 
 def node_parameters():
-    """{name: (default, description)}: the node's PARAMETERS, imported when rclpy is there,
-    else read from its source (a dict literal) so the check runs without ROS too."""
+    """
+    Return the node's PARAMETERS, {name: (default, description)}.
+
+    Imported when rclpy is there, else read from its source (a dict literal) so the check
+    runs without ROS too.
+    """
     try:
         from rbd_ros.node.dynamics_node import PARAMETERS
         return PARAMETERS

@@ -1,4 +1,5 @@
-"""ROS 2 tests of the dynamics node (rbd_ros/node): real rclpy, the node in-process.
+"""
+ROS 2 tests of the dynamics node (rbd_ros/node): real rclpy, the node in-process.
 
 Every number the node publishes or answers is compared with the core (``rbd_ros.rnea``,
 ``aba``, ``minv``, ``rnea_derivatives``, ``aba_derivatives``) evaluated here on a model
@@ -66,7 +67,7 @@ def random_base(seed):
 
 
 def shuffled(names, seed):
-    """A permutation of ``names`` that is not the identity, and its index array."""
+    """Return a permutation of ``names`` that is not the identity, and its index array."""
     rng = np.random.default_rng(seed)
     while True:
         perm = rng.permutation(len(names))
@@ -75,15 +76,19 @@ def shuffled(names, seed):
 
 
 def message(model, q, v=None, tau=None, seed=0, stamp=None):
-    """A JointState with the joints in a shuffled order."""
+    """Make a JointState with the joints in a shuffled order."""
     names, perm = shuffled(list(model.joint_names), seed)
     return joint_state(names, q[perm], () if v is None else v[perm],
                        () if tau is None else tau[perm], stamp=stamp)
 
 
 def assert_matches_core(h, model, found, q, v, tau, a=None, base=None):
-    """The messages in ``found`` (topic -> message) equal the core at the joint state
-    (q, v, tau) in model order (plus the base pose/twist ``base`` on a floating base)."""
+    """
+    Assert that the messages in ``found`` (topic -> message) equal the core's results.
+
+    The core is evaluated at the joint state (q, v, tau) in model order (plus the base
+    pose/twist ``base`` on a floating base).
+    """
     nb = 6 if model.floating_base else 0
     if base is not None:
         q = np.concatenate([base[0], q])
@@ -117,7 +122,7 @@ def assert_matches_core(h, model, found, q, v, tau, a=None, base=None):
 
 @pytest.fixture
 def harness():
-    """harness(params) -> a started Harness; every one is closed at teardown."""
+    """Give a maker of started Harnesses (called with the node's parameters), closed at teardown."""
     made = []
 
     def make(params, **kwargs):
@@ -221,7 +226,7 @@ FIELDS = {"inverse_dynamics": ("q", "v", "a"), "forward_dynamics": ("q", "v", "t
 
 
 def service_request(service, names, values, base=None):
-    """A request naming ``names`` with ``values[field]`` already in that order."""
+    """Make a request naming ``names`` with ``values[field]`` already in that order."""
     req = SERVICES[service].Request()
     req.joint_names = list(names)
     for field in FIELDS[service]:
@@ -232,7 +237,7 @@ def service_request(service, names, values, base=None):
 
 
 def expected_response(service, model, x, resp, names):
-    """Checks ``resp`` against the core; ``x``: the full model-order q, v, a / tau."""
+    """Check ``resp`` against the core; ``x``: the full model-order q, v, a / tau."""
     nb = 6 if model.floating_base else 0
     jn = list(model.joint_names)
     idx = np.concatenate([np.arange(nb), nb + np.array([jn.index(n) for n in names])])
@@ -382,8 +387,11 @@ def test_nan_velocity_skips_the_tick(harness):
 
 
 def test_skip_warnings_are_throttled(harness):
-    """A tick skipped for every message of a stream logs its reason once per 2 s, not once
-    per message."""
+    """
+    A tick skipped for every message of a stream logs its reason once per 2 s.
+
+    Not once per message.
+    """
     h = harness(dict(robot_description=xml(ARM7)))          # unknown_velocity: skip
     model = core_model(ARM7)
     good_exchange(h, model, 55)
@@ -569,8 +577,12 @@ def test_rate_hz(harness):
 
 # -- messages without the model's joints -----------------------------------------------------
 def test_message_without_model_joints_publishes_nothing(harness):
-    """A gripper driver sharing the topic, or an empty message, must not re-emit the previous
-    state stamped as new."""
+    """
+    A message without the model's joints publishes nothing.
+
+    A gripper driver sharing the topic, or an empty message, must not re-emit the previous
+    state stamped as new.
+    """
     h = harness(dict(robot_description=xml(ARM7)))
     model = core_model(ARM7)
     good_exchange(h, model, 140)
@@ -585,8 +597,11 @@ def test_message_without_model_joints_publishes_nothing(harness):
 
 # -- the console script: a process of its own, each executor ----------------------------------
 def _run_node_process(tmp_path, params, without_interfaces=False):
-    """dynamics_node in a process of its own (optionally as if rbd_ros_interfaces were not
-    installed): (namespace, Popen, log file)."""
+    """
+    Start dynamics_node in a process of its own; return (namespace, Popen, log file).
+
+    Optionally as if rbd_ros_interfaces were not installed.
+    """
     import subprocess
     import sys
     import yaml
@@ -607,10 +622,14 @@ def _run_node_process(tmp_path, params, without_interfaces=False):
                          [("events", False, 0.0), ("single_threaded", False, 0.0),
                           ("events", False, 200.0), ("events", True, 0.0)])
 def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
-    """dynamics_node as users run it: the URDF on the robot_description topic (loaded on the
-    node's own thread), topics and a service through each executor, and Ctrl-C (SIGINT) or
-    SIGTERM is a clean stop. With rate_hz the executor's timer drives the ticks. Without
-    rbd_ros_interfaces: ~/torques still, no services, and it says so."""
+    """
+    Run dynamics_node as users run it.
+
+    The URDF on the robot_description topic (loaded on the node's own thread), topics and a
+    service through each executor, and Ctrl-C (SIGINT) or SIGTERM is a clean stop. With
+    rate_hz the executor's timer drives the ticks. Without rbd_ros_interfaces: ~/torques
+    still, no services, and it says so.
+    """
     import signal
     import threading
 

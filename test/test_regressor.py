@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import SEEDS, assert_close, get_robot, robot_or_skip
+from conftest import SEEDS, assert_close, get_robot
 from rbd_ros import inertia as rin
 
 TOL = 1e-10
@@ -11,7 +11,7 @@ REGRESSOR_ROBOTS = ("arm7", "branched", "prismatic", "quadruped", "panda", "talo
 
 
 def force_cross(v):
-    """The 6×6 matrix of v ×* (linear-first)."""
+    """Return the 6×6 matrix of v ×* (linear-first)."""
     def hat(x):
         return np.array([[0, -x[2], x[1]], [x[2], 0, -x[0]], [-x[1], x[0], 0]])
     out = np.zeros((6, 6))
@@ -30,15 +30,15 @@ def test_body_regressor_matches_newton_euler(seed):
     for _ in range(3):
         compact = rin.compact(rng.uniform(0.1, 3), rng.normal(size=3),
                               np.diag(rng.uniform(0.1, 1, 3)))
-        I = rin.to_matrix(compact)
-        f = I @ a + force_cross(v) @ I @ v
+        inertia = rin.to_matrix(compact)
+        f = inertia @ a + force_cross(v) @ inertia @ v
         assert_close(Y @ rin.to_theta(compact), f, 1e-13, "body regressor")
     # each column is the force of the unit parameter (linearity, also for unphysical θ)
     for k in range(10):
         e = np.zeros(10)
         e[k] = 1.0
-        I = spatial_matrix(e)
-        assert_close(Y[:, k], I @ a + force_cross(v) @ I @ v, 1e-13, f"column {k}")
+        inertia = spatial_matrix(e)
+        assert_close(Y[:, k], inertia @ a + force_cross(v) @ inertia @ v, 1e-13, f"column {k}")
 
 
 def spatial_matrix(theta):
@@ -93,16 +93,17 @@ def test_regressor_is_linear_in_theta_for_any_theta(name):
 
 
 def test_dynamic_parameter_order_matches_pinocchio(pin):
-    I = pin.Inertia(2.0, np.array([0.1, -0.2, 0.3]),
-                    np.array([[0.5, 0.01, 0.02], [0.01, 0.6, 0.03], [0.02, 0.03, 0.7]]))
-    compact = rin.compact(2.0, [0.1, -0.2, 0.3], I.inertia)
-    np.testing.assert_allclose(rin.to_theta(compact), I.toDynamicParameters(), atol=1e-14)
+    ref = pin.Inertia(2.0, np.array([0.1, -0.2, 0.3]),
+                      np.array([[0.5, 0.01, 0.02], [0.01, 0.6, 0.03], [0.02, 0.03, 0.7]]))
+    compact = rin.compact(2.0, [0.1, -0.2, 0.3], ref.inertia)
+    np.testing.assert_allclose(rin.to_theta(compact), ref.toDynamicParameters(), atol=1e-14)
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS[:3])
 @pytest.mark.parametrize("name", REGRESSOR_ROBOTS)
 def test_regressor_matches_pinocchio(name, seed):
-    robot = robot_or_skip(name)
+    robot = get_robot(name)
     m = robot.model
     q, v, a, _, _ = robot.random_state(seed)
     Y = rbd_ros.joint_torque_regressor(m, q, v, a)

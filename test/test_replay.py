@@ -1,5 +1,9 @@
-"""rbd_replay: bags written with rosbags, replayed, checked against the core message by
-message and against an independent computation of the report's numbers."""
+"""
+Check rbd_replay on bags written with rosbags.
+
+The bags are replayed and checked against the core message by message and against an
+independent computation of the report's numbers.
+"""
 import filecmp
 import glob
 import os
@@ -43,7 +47,7 @@ def js(names, q, v, e, ns):
 
 
 def write_raw(path, records, urdf=None, extra=()):
-    """records: [(log ns, raw JointState)]; extra: [(topic, msgtype, [(ns, raw)])]."""
+    """Write a bag; records: [(log ns, raw JointState)], extra: [(topic, msgtype, [(ns, raw)])]."""
     w = bag_io.open_writer(path, "mcap")
     try:
         if urdf:

@@ -1,5 +1,9 @@
-"""rbd_replay --identify: the identified URDF round-trips the identified θ, and the replay's
-identification lowers the torque error of the example bag (checked independently)."""
+"""
+Check rbd_replay --identify.
+
+The identified URDF round-trips the identified θ, and the replay's identification lowers the
+torque error of the example bag (checked independently).
+"""
 import json
 import os
 import xml.etree.ElementTree as ET
@@ -156,8 +160,11 @@ def test_replay_identify_lowers_the_error(tmp_path, method, capsys):
 
 
 def _theta_from_urdf(text, model):
-    """θ of the bodies read directly from the written <inertial> elements (no validity
-    checks: a least-squares θ need not be a body)."""
+    """
+    Read θ of the bodies directly from the written <inertial> elements.
+
+    No validity checks: a least-squares θ need not be a body.
+    """
     root = ET.fromstring(text)
     links = {x.get("name"): x for x in root.iter("link")}
     theta = []

@@ -8,6 +8,7 @@ from conftest import SEEDS, assert_close
 TOL = 1e-10
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rnea_matches_pinocchio(robot, seed):
     q, v, a, _, _ = robot.random_state(seed)
@@ -18,6 +19,7 @@ def test_rnea_matches_pinocchio(robot, seed):
     assert_close(tau, robot.v_from_pin(ref), TOL, f"rnea {robot.name} seed {seed}")
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_rnea_with_external_forces_matches_pinocchio(robot, seed):
     q, v, a, _, fext = robot.random_state(seed)
@@ -37,6 +39,7 @@ def test_rnea_zero_fext_equals_no_fext(robot, seed):
                                   rbd_ros.rnea(m, q, v, a))
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_nonlinear_effects_matches_pinocchio(robot, seed):
     q, v, _, _, _ = robot.random_state(seed)
@@ -45,6 +48,7 @@ def test_nonlinear_effects_matches_pinocchio(robot, seed):
     assert_close(nle, robot.v_from_pin(ref), TOL, f"nle {robot.name} seed {seed}")
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", SEEDS)
 def test_gravity_torques_matches_pinocchio(robot, seed):
     q, _, _, _, _ = robot.random_state(seed)
@@ -54,6 +58,7 @@ def test_gravity_torques_matches_pinocchio(robot, seed):
     assert np.max(np.abs(ref)) > 0   # the comparison is not trivially 0 == 0
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("gravity", [(0.0, 0.0, 0.0), (1.5, -2.0, 3.0), (0.0, -9.81, 0.0)])
 def test_changed_gravity_matches_pinocchio(robot, gravity):
     m = robot.model.with_gravity(gravity)
@@ -65,11 +70,10 @@ def test_changed_gravity_matches_pinocchio(robot, gravity):
         qp = robot.q_to_pin(q)
         assert_close(rbd_ros.rnea(m, q, v, a),
                      robot.v_from_pin(robot.pin.rnea(robot.pm, robot.pd, qp,
-                                                      robot.v_to_pin(v), robot.v_to_pin(a))),
+                                                     robot.v_to_pin(v), robot.v_to_pin(a))),
                      TOL, f"rnea, gravity {gravity}")
         assert_close(rbd_ros.gravity_torques(m, q),
-                     robot.v_from_pin(robot.pin.computeGeneralizedGravity(robot.pm, robot.pd,
-                                                                          qp)),
+                     robot.v_from_pin(robot.pin.computeGeneralizedGravity(robot.pm, robot.pd, qp)),
                      TOL, f"gravity torques, gravity {gravity}")
         if gravity == (0.0, 0.0, 0.0):
             np.testing.assert_allclose(rbd_ros.gravity_torques(m, q), 0.0, atol=1e-15)
@@ -108,7 +112,17 @@ def test_nonnormalized_quaternion_is_normalized(floating_robot, seed):
     assert_close(rbd_ros.crba(m, q_scaled), rbd_ros.crba(m, q), 1e-12, "crba")
     assert_close(rbd_ros.aba(m, q_scaled, v, tau, fext), rbd_ros.aba(m, q, v, tau, fext), 1e-12,
                  "aba")
-    # and against Pinocchio given the normalized quaternion
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("seed", SEEDS[:3])
+def test_nonnormalized_quaternion_matches_pinocchio(floating_robot, seed):
+    """A scaled base quaternion gives Pinocchio's RNEA at the normalized one."""
+    robot = floating_robot
+    m = robot.model
+    q, v, a, _, _ = robot.random_state(seed)
+    q_scaled = q.copy()
+    q_scaled[3:7] *= 3.7
     ref = robot.pin.rnea(robot.pm, robot.pd, robot.q_to_pin(q), robot.v_to_pin(v),
                          robot.v_to_pin(a))
     assert_close(rbd_ros.rnea(m, q_scaled, v, a), robot.v_from_pin(ref), TOL, "rnea vs pin")

@@ -8,7 +8,7 @@ import pytest
 
 import rbd_ros
 from conftest import (BAD_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS, ROBOTS, URDF_DIR, assert_close,
-                      load_quietly, robot_path, strip_mimic)
+                      load_quietly, missing, robot_path, strip_mimic)
 from rbd_ros import inertia as rin
 
 BAD = {
@@ -99,10 +99,11 @@ def test_xml_string_equals_path(name):
 
 
 def _pin_movable_joints(pm):
-    """name -> JointModel of Pinocchio's 1-dof joints."""
+    """Map name -> JointModel of Pinocchio's 1-dof joints."""
     return {pm.names[j]: pm.joints[j] for j in range(1, pm.njoints) if pm.joints[j].nv == 1}
 
 
+@pytest.mark.pinocchio
 def test_sizes_and_joint_names_match_pinocchio(robot):
     m, pm = robot.model, robot.pm
     pin_joints = _pin_movable_joints(pm)
@@ -117,9 +118,13 @@ def test_sizes_and_joint_names_match_pinocchio(robot):
     assert m.neutral().shape == (m.nq,)
 
 
+@pytest.mark.pinocchio
 def test_body_inertias_match_pinocchio(robot):
-    """Each body's merged inertia (fixed children lumped in) equals Pinocchio's, in the joint
-    frame: a direct check of fixed-joint merging."""
+    """
+    Each body's merged inertia (fixed children lumped in) equals Pinocchio's.
+
+    In the joint frame: a direct check of fixed-joint merging.
+    """
     m, pm = robot.model, robot.pm
     theta = m.inertial_parameters()
     for i, jid in enumerate(robot.body_joint):
@@ -128,6 +133,7 @@ def test_body_inertias_match_pinocchio(robot):
         assert_close(rin.to_matrix(m.inertia[i]), ref.matrix(), 1e-10, m.body_names[i])
 
 
+@pytest.mark.pinocchio
 def test_joint_limits_match_pinocchio(robot):
     m, pm = robot.model, robot.pm
     pin_joints = _pin_movable_joints(pm)
@@ -169,7 +175,7 @@ def test_neutral(robot):
 
 
 def _urdf_masses(text):
-    """link name -> <mass value>, and the joints, from an independent XML parse."""
+    """Read link name -> <mass value>, and the joints, with an independent XML parse."""
     root = ET.fromstring(text)
     masses = {}
     for link in root.findall("link"):
@@ -181,8 +187,11 @@ def _urdf_masses(text):
 
 
 def test_total_mass_after_fixed_joint_merging(robot):
-    """Σ body masses = Σ URDF link masses, minus (fixed base) the links welded to the world:
-    the root and whatever hangs below it through fixed joints only."""
+    """
+    Σ body masses = Σ URDF link masses, minus (fixed base) the links welded to the world.
+
+    Those are the root and whatever hangs below it through fixed joints only.
+    """
     masses, joints = _urdf_masses(robot.xml)
     children = {j[2] for j in joints}
     roots = [name for name in masses if name not in children]
@@ -238,7 +247,7 @@ def test_continuous_joint_takes_one_angle():
 
 
 def test_unknown_tags_are_ignored():
-    """gazebo / transmission elements are not errors."""
+    """Gazebo / transmission elements are not errors."""
     path = os.path.join(URDF_DIR, "pendulum.urdf")
     with open(path, encoding="utf-8") as f:
         text = f.read()
@@ -254,8 +263,12 @@ def test_unknown_tags_are_ignored():
 
 @pytest.mark.parametrize("name", EXAMPLE_ROBOT_DATA_ROBOTS)
 def test_example_robot_data_loads_unmodified(name):
-    """The example-robot-data files load as shipped. Where they use mimic joints (panda,
-    talos) the default is an error that says 'mimic'; mimic="independent" loads them."""
+    """
+    The example-robot-data files load as shipped.
+
+    Where they use mimic joints (panda, talos) the default is an error that says 'mimic';
+    mimic="independent" loads them.
+    """
     path = robot_path(name)
     with open(path, encoding="utf-8") as f:
         text = f.read()
@@ -291,8 +304,12 @@ def test_bad_mimic_option():
 
 
 def test_hyq_placeholder_inertia_is_kept_with_a_warning():
-    """hyq's base_link has the rank-one placeholder inertia 'every entry 1e-6'; it is tiny,
-    so it is kept as given (like Pinocchio) with a warning naming the link."""
+    """
+    Hyq's placeholder inertia is kept, with a warning.
+
+    hyq's base_link has the rank-one placeholder inertia 'every entry 1e-6'; it is tiny, so
+    it is kept as given (like Pinocchio) with a warning naming the link.
+    """
     path = robot_path("hyq")
     with pytest.warns(UserWarning, match="base_link"):
         m = rbd_ros.load_model(path, floating_base=True)
@@ -301,8 +318,12 @@ def test_hyq_placeholder_inertia_is_kept_with_a_warning():
 
 
 def test_large_invalid_inertia_is_still_an_error():
-    """The placeholder tolerance is for tiny inertias only: bad_inertia.urdf (moments of
-    order 1 kg m²) must still fail, and so must a tiny one with a negative mass."""
+    """
+    The placeholder tolerance is for tiny inertias only.
+
+    bad_inertia.urdf (moments of order 1 kg m²) must still fail, and so must a tiny one with
+    a negative mass.
+    """
     with pytest.raises(rbd_ros.URDFError, match="triangle"):
         rbd_ros.load_model(os.path.join(BAD_DIR, "bad_inertia.urdf"))
     with open(os.path.join(BAD_DIR, "negative_mass.urdf"), encoding="utf-8") as f:
@@ -314,7 +335,7 @@ def test_large_invalid_inertia_is_still_an_error():
 def test_example_robot_data_found():
     """example-robot-data is installed in CI; this guards against silently skipping it."""
     if ERD is None:
-        pytest.skip("example-robot-data is not installed")
+        missing("example-robot-data")        # a skip, or a failure where CI=true
     for name in EXAMPLE_ROBOT_DATA_ROBOTS:
         assert os.path.isfile(ROBOTS[name][0]), name
 

@@ -11,7 +11,7 @@ def names():
 
 
 def path(name=DEFAULT):
-    """Path of a bundled robot's URDF, e.g. ``path("rbd_quadruped")``."""
+    """Return the path of the URDF of the bundled robot ``name``, e.g. "rbd_quadruped"."""
     candidate = os.path.join(DIR, name + ".urdf")
     if not os.path.isfile(candidate):
         raise ValueError(f"no bundled robot {name!r}; bundled robots: {', '.join(names())}")
