@@ -126,7 +126,30 @@ def load_model(urdf, floating_base=False, mimic="error"):
     links = {link.name: link for link in robot.links}
     if not links:
         raise URDFError(f"URDF ({source}) has no <link>")
+    children, root = _tree(robot, links, source, mimic)
+    bodies = _Bodies(links, source)
+    # body -1 is the world when the base is fixed: what is welded to it has no effect
+    root_body = bodies.add(-1, FREE_FLYER, _IDENTITY, np.zeros(3), root) if floating_base else -1
+    visited = bodies.build(children, root, root_body)
+    if bodies.placeholders:
+        names = [name for name, _ in bodies.placeholders]
+        warnings.warn(f"{source}: links {names} have placeholder inertias below "
+                      f"{PLACEHOLDER_INERTIA:g} kg m² that no body can have "
+                      f"({bodies.placeholders[0][1]}); kept as given", stacklevel=2)
+    unreachable = sorted(set(links) - visited)
+    if unreachable:
+        raise URDFError(f"URDF ({source}): links {unreachable} are not connected to the root "
+                        f"{root!r} (a kinematic loop)")
+    return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
+                 bodies.axis, bodies.inertia, bodies.body_names, bodies.joint_names,
+                 bodies.lower, bodies.upper, bodies.velocity, bodies.effort)
 
+
+_IDENTITY = (np.eye(3), np.zeros(3))
+
+
+def _tree(robot, links, source, mimic):
+    """Return (children joints per link in document order, the root link), or refuse."""
     children = {name: [] for name in links}
     parent_joint = {}
     for joint in robot.joints:
@@ -146,70 +169,72 @@ def load_model(urdf, floating_base=False, mimic="error"):
                             "loops are not supported")
         parent_joint[joint.child] = joint
         children[joint.parent].append(joint)
-
     roots = [name for name in links if name not in parent_joint]
     if not roots:
         raise URDFError(f"URDF ({source}) has no root link: its joints form a loop")
     if len(roots) > 1:
         raise URDFError(f"URDF ({source}) has several root links {roots}: it must be one tree")
-    root = roots[0]
+    return children, roots[0]
 
-    parent, jtype, placement, axis, inertia = [], [], [], [], []
-    body_names, joint_names = [], []
-    lower, upper, vel, eff = [], [], [], []
 
-    def add_body(parent_index, kind, pose, ax, body_name):
-        parent.append(parent_index)
-        jtype.append(kind)
-        placement.append(np.concatenate([pose[0].ravel(), pose[1]]))
-        axis.append(ax)
-        inertia.append(np.zeros(10))
-        body_names.append(body_name)
-        return len(parent) - 1
+class _Bodies:
+    """The movable bodies of a URDF tree as the lists a :class:`Model` is built from."""
 
-    # body -1 is the world when the base is fixed: what is welded to it has no effect
-    visited = set()
-    placeholders = []
-    if floating_base:
-        root_body = add_body(-1, FREE_FLYER, (np.eye(3), np.zeros(3)), np.zeros(3), root)
-    else:
-        root_body = -1
+    def __init__(self, links, source):
+        self.links, self.source = links, source
+        self.parent, self.joint_type, self.placement, self.axis = [], [], [], []
+        self.inertia, self.body_names, self.joint_names = [], [], []
+        self.lower, self.upper, self.velocity, self.effort = [], [], [], []
+        self.placeholders = []
 
-    def visit(link_name, body, link_pose):
-        """Depth-first, children in document order: subtrees are contiguous, parent[i] < i."""
-        visited.add(link_name)
-        link_inertia = _link_inertia(links[link_name], source, placeholders)
-        if body >= 0:
-            inertia[body] = _inertia.merge(inertia[body], link_inertia, *link_pose)
-        for joint in children[link_name]:
-            pose = _compose(link_pose, _pose(joint.origin))   # joint frame in the body frame
-            if joint.type == "fixed":
-                visit(joint.child, body, pose)
-                continue
-            ax = np.asarray(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), np.float64)
-            norm = np.linalg.norm(ax)
-            if not np.isfinite(norm) or norm < 1e-12:
-                raise URDFError(f"joint {joint.name!r} ({source}) has a zero or invalid axis {ax}")
-            new = add_body(body, SUPPORTED[joint.type], pose, ax / norm, joint.child)
-            joint_names.append(joint.name)
-            lim = joint.limit
-            continuous = joint.type == "continuous"
-            lower.append(-np.inf if continuous or lim is None or lim.lower is None else lim.lower)
-            upper.append(np.inf if continuous or lim is None or lim.upper is None else lim.upper)
-            vel.append(np.inf if lim is None or lim.velocity is None else lim.velocity)
-            eff.append(np.inf if lim is None or lim.effort is None else lim.effort)
-            visit(joint.child, new, (np.eye(3), np.zeros(3)))
+    def add(self, parent, kind, pose, axis, name):
+        """Append a body moved by a joint of ``kind`` at ``pose`` in its parent's frame."""
+        self.parent.append(parent)
+        self.joint_type.append(kind)
+        self.placement.append(np.concatenate([pose[0].ravel(), pose[1]]))
+        self.axis.append(axis)
+        self.inertia.append(np.zeros(10))
+        self.body_names.append(name)
+        return len(self.parent) - 1
 
-    visit(root, root_body, (np.eye(3), np.zeros(3)))
+    def add_movable(self, joint, parent, pose):
+        """Append the body of a movable joint, with its axis and limits."""
+        ax = np.asarray(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), np.float64)
+        norm = np.linalg.norm(ax)
+        if not np.isfinite(norm) or norm < 1e-12:
+            raise URDFError(f"joint {joint.name!r} ({self.source}) has a zero or invalid "
+                            f"axis {ax}")
+        body = self.add(parent, SUPPORTED[joint.type], pose, ax / norm, joint.child)
+        self.joint_names.append(joint.name)
+        lim = joint.limit
+        continuous = joint.type == "continuous"
+        self.lower.append(-np.inf if continuous or lim is None or lim.lower is None
+                          else lim.lower)
+        self.upper.append(np.inf if continuous or lim is None or lim.upper is None
+                          else lim.upper)
+        self.velocity.append(np.inf if lim is None or lim.velocity is None else lim.velocity)
+        self.effort.append(np.inf if lim is None or lim.effort is None else lim.effort)
+        return body
 
-    if placeholders:
-        warnings.warn(f"{source}: links {[name for name, _ in placeholders]} have placeholder "
-                      f"inertias below {PLACEHOLDER_INERTIA:g} kg m² that no body can have "
-                      f"({placeholders[0][1]}); kept as given", stacklevel=2)
-    unreachable = sorted(set(links) - visited)
-    if unreachable:
-        raise URDFError(f"URDF ({source}): links {unreachable} are not connected to the root "
-                        f"{root!r} (a kinematic loop)")
+    def build(self, children, root, root_body):
+        """
+        Walk the tree and return the set of links reached.
 
-    return Model(robot.name or "robot", parent, jtype, placement, axis, inertia, body_names,
-                 joint_names, lower, upper, vel, eff)
+        Depth-first, children in document order, so that subtrees are contiguous and
+        parent[i] < i; a fixed joint merges its child link into the body above
+        (compact-inertia merge). Iterative: a chain of any depth loads.
+        """
+        visited = set()
+        stack = [(None, root, root_body, _IDENTITY)]
+        while stack:
+            joint, link_name, body, pose = stack.pop()
+            if joint is not None and joint.type != "fixed":
+                body = self.add_movable(joint, body, pose)
+                pose = _IDENTITY                      # the link frame is the joint frame
+            visited.add(link_name)
+            link_inertia = _link_inertia(self.links[link_name], self.source, self.placeholders)
+            if body >= 0:
+                self.inertia[body] = _inertia.merge(self.inertia[body], link_inertia, *pose)
+            for child in reversed(children[link_name]):   # popped in document order
+                stack.append((child, child.child, body, _compose(pose, _pose(child.origin))))
+        return visited

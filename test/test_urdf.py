@@ -343,3 +343,21 @@ def test_example_robot_data_found():
 def test_talos_has_38_dofs():
     m = load_quietly(robot_path("talos"), True, mimic="independent")
     assert (m.nq, m.nv) == (39, 38)
+
+
+def test_deep_chain_loads_without_recursion():
+    """A 3,000-link serial chain (deeper than Python's recursion limit) loads, and its
+    dynamics satisfy ABA(q, v, RNEA(q, v, a)) = a."""
+    n = 3000
+    inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" '
+                'ixz="0" iyz="0"/></inertial>')
+    links = "".join(f'<link name="l{i}">{inertial}</link>' for i in range(n + 1))
+    joints = "".join(
+        f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
+        f'<origin xyz="0 0 0.1"/><axis xyz="0 {i % 2} {1 - i % 2}"/></joint>' for i in range(n))
+    model = rbd_ros.load_model(f'<robot name="chain">{links}{joints}</robot>')
+    assert model.nv == n and model.joint_names[-1] == f"j{n - 1}"
+    rng = np.random.default_rng(0)
+    q, v, a = rng.uniform(-0.1, 0.1, (3, n))
+    tau = rbd_ros.rnea(model, q, v, a)
+    np.testing.assert_allclose(rbd_ros.aba(model, q, v, tau), a, rtol=0, atol=1e-6)
