@@ -37,9 +37,9 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
+from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
 
 NODE_NAME = "rbd_dynamics"
-OUTPUTS = ("torques", "accelerations", "inverse_inertia", "rnea_derivatives", "aba_derivatives")
 STATES = 1000                     # distinct states, cycled
 GOAL_P99_MS = 2.0
 
@@ -103,11 +103,11 @@ def receiver(out_path):
     no deserialization) in a bare wait-set loop, and on SIGINT saves (topic, stamp, receipt
     time) to OUT (.npy). perf_counter is CLOCK_MONOTONIC: comparable across processes."""
     import rclpy
-    from rbd_ros_interfaces import msg as rbd_msg
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
-    from sensor_msgs.msg import JointState
+    from rbd_ros.node.conversions import message_class
+    from rbd_ros.outputs import BY_NAME
 
     stop = []
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
@@ -115,10 +115,7 @@ def receiver(out_path):
     node = rclpy.create_node("rbd_bench_receiver")
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST)
-    types = {"torques": JointState, "accelerations": rbd_msg.JointVector,
-             "inverse_inertia": rbd_msg.JointMatrix,
-             "rnea_derivatives": rbd_msg.DynamicsDerivatives,
-             "aba_derivatives": rbd_msg.DynamicsDerivatives}
+    types = {k: message_class(BY_NAME[k].msgtype) for k in OUTPUTS}
     subs = [(i, types[k], node.create_subscription(types[k], f"/{NODE_NAME}/{k}", lambda m: None,
                                                    qos, raw=True).handle)
             for i, k in enumerate(OUTPUTS)]
@@ -283,14 +280,16 @@ def main():
             elif phase["measure_from"] is None and time.monotonic() - first >= args.warmup:
                 phase["measure_from"] = len(published)
                 late = 0
-                cpu0, wall0, self0 = cpu_seconds(node.pid), time.monotonic(), cpu_seconds(os.getpid())
+                cpu0, wall0 = cpu_seconds(node.pid), time.monotonic()
+                self0 = cpu_seconds(os.getpid())
                 recv0 = cpu_seconds(recv.pid)
                 t_meas0 = clock()
                 load0 = loadavg()
                 measure_end = wall0 + args.duration
             elif measure_end is not None and time.monotonic() >= measure_end:
                 phase["measure_to"] = len(published)
-                cpu1, wall1, self1 = cpu_seconds(node.pid), time.monotonic(), cpu_seconds(os.getpid())
+                cpu1, wall1 = cpu_seconds(node.pid), time.monotonic()
+                self1 = cpu_seconds(os.getpid())
                 recv1 = cpu_seconds(recv.pid)
                 t_meas1 = clock()
                 break
@@ -346,9 +345,9 @@ def main():
 
     # each /diagnostics message covers the second before it: those inside the window
     in_window = [d for t, d in diagnostics if t_meas0 + 900_000_000 <= t <= t_meas1 + 100_000_000]
-    tick_p50 = [float(d["tick latency p50 [us]"]) for d in in_window if "tick latency p50 [us]" in d]
-    tick_p99 = [float(d["tick latency p99 [us]"]) for d in in_window if "tick latency p99 [us]" in d]
-    tick_max = [float(d["tick latency max [us]"]) for d in in_window if "tick latency max [us]" in d]
+    tick_p50, tick_p99, tick_max = (
+        [float(d[key]) for d in in_window if key in d]
+        for key in ("tick latency p50 [us]", "tick latency p99 [us]", "tick latency max [us]"))
     last = diagnostics[-1][1] if diagnostics else {}
 
     print()

@@ -12,8 +12,8 @@ in their stamp and float64 arrays, so one serialized message is a template that 
 in place: patching and publishing the bytes of a 38-name, 38×38 message took ~6 µs, against
 ~10 µs for rclpy to convert and publish the message (measured, no subscriber).
 
-Big-endian or otherwise unexpected bytes are not guessed at: the decoders return None and the
-caller falls back to the generic deserializer.
+Big-endian or otherwise unexpected bytes are not guessed at: the decoders return None, or hand
+them to the caller's generic deserializer (rclpy's in the node, rosbags' in the replay).
 """
 import struct
 
@@ -117,11 +117,18 @@ def odometry_offset(raw):
     return align(string_end(raw, string_end(raw, 12)), 8)
 
 
-def decode_odometry(raw):
-    """((sec, nanosec), [x y z qx qy qz qw vx vy vz wx wy wz]) of nav_msgs/Odometry bytes, or
-    None (not little-endian CDR). The twist is in the child frame, as Odometry defines it."""
+def decode_odometry(raw, deserialize=None):
+    """((sec, nanosec), [x y z qx qy qz qw vx vy vz wx wy wz]) of nav_msgs/Odometry bytes: the
+    pose in the odometry frame, the twist in the child (base) frame, as Odometry defines them.
+
+    Bytes that are not little-endian CDR go through ``deserialize`` (the caller's generic
+    deserializer, rclpy's or rosbags': bytes -> message), or give None without one. Raises
+    ValueError for truncated bytes."""
     if not is_little_endian_cdr(raw):
-        return None
+        if deserialize is None:
+            return None
+        msg = deserialize(raw)
+        return (msg.header.stamp.sec, msg.header.stamp.nanosec), odometry_values(msg)
     try:
         stamp = STAMP.unpack_from(raw, STAMP_OFFSET)
         offset = odometry_offset(raw)
@@ -135,9 +142,41 @@ def decode_odometry(raw):
     return stamp, values
 
 
+def decode_odometry_many(raws, deserialize):
+    """(stamps (K, 2) [sec, nanosec], values (K, 13)) of K nav_msgs/Odometry messages, as
+    :func:`decode_odometry` gives them one by one, read with numpy once per layout (length
+    and frame names) instead of message by message. Bytes that do not decode give NaN
+    values (an odometry message the node ignores)."""
+    K = len(raws)
+    stamps, values = np.zeros((K, 2), np.int64), np.zeros((K, 13))
+    groups = {}
+    for k, raw in enumerate(raws):
+        try:
+            if not is_little_endian_cdr(raw):
+                stamps[k], values[k] = decode_odometry(raw, deserialize)
+                continue
+            offset = odometry_offset(raw)
+            if offset + ODOM_TWIST_OFFSET + ODOM_TWIST_BYTES > len(raw):
+                raise ValueError(f"truncated Odometry ({len(raw)} bytes)")
+        except Exception:        # struct.error, ValueError, the deserializer's own errors
+            values[k] = np.nan
+            continue
+        groups.setdefault((len(raw), offset), []).append(k)
+    for (length, off), ks in groups.items():
+        ks = np.array(ks)
+        buf = np.frombuffer(b"".join(raws[k] for k in ks), np.uint8).reshape(len(ks), length)
+        st = np.ascontiguousarray(buf[:, STAMP_OFFSET:STAMP_OFFSET + 8]).view("<u4")
+        stamps[ks, 0] = st[:, 0].view("<i4")
+        stamps[ks, 1] = st[:, 1]
+        values[ks, :7] = np.ascontiguousarray(buf[:, off:off + ODOM_POSE_BYTES]).view("<f8")
+        twist = off + ODOM_TWIST_OFFSET
+        values[ks, 7:] = np.ascontiguousarray(buf[:, twist:twist + ODOM_TWIST_BYTES]).view("<f8")
+    return stamps, values
+
+
 def odometry_values(msg):
-    """The same 13 numbers from a deserialized nav_msgs/Odometry (rclpy's or rosbags'), for
-    the bytes :func:`decode_odometry` does not take."""
+    """The 13 numbers of :func:`decode_odometry` from a deserialized nav_msgs/Odometry
+    (rclpy's or rosbags')."""
     p, t = msg.pose.pose, msg.twist.twist
     return np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
                      p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x, t.linear.y,
@@ -235,7 +274,8 @@ class Template:
         return bytes(self._buffer)
 
     def encode(self, sec, nanosec, *arrays):
-        """Many messages' bytes: one per entry of ``sec``, ``nanosec`` and ``arrays[k]`` (N, ...)."""
+        """Many messages' bytes: one per entry of ``sec``, ``nanosec`` and ``arrays[k]``
+        (N, ...)."""
         n = len(sec)
         buf = np.empty((n, self.template.size), np.uint8)
         buf[:] = self.template

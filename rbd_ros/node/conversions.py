@@ -2,21 +2,22 @@
 
 The node's 1 kHz path reads and writes serialized bytes (``rbd_ros.cdr``): rclpy's own
 conversions cost more than the dynamics (see that module). Bytes in another encoding than
-little-endian CDR go through rclpy's (de)serializer instead, with the same results. rclpy is
-imported on use: the replay tool imports this module without ROS.
+little-endian CDR go through rclpy's (de)serializer instead, with the same results. rclpy and
+the message packages are imported on use.
 """
 import array
+import importlib
 
 import numpy as np
 
-from .. import cdr
-
-BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+from .. import cdr, outputs
 
 
-def dof_names(model):
-    """One name per entry of v: the base's six (floating base), then the joints."""
-    return (BASE_DOF_NAMES if model.floating_base else ()) + tuple(model.joint_names)
+def message_class(msgtype):
+    """The rclpy message class of ``msgtype`` ("package/msg/Name"); ImportError when that
+    package is not installed."""
+    package, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(package + ".msg"), name)
 
 
 def doubles(x):
@@ -31,13 +32,6 @@ def vector(values):
     if getattr(values, "typecode", None) == "d":
         return np.frombuffer(values, np.float64)
     return np.asarray(values, np.float64)
-
-
-def fill_joint_vector(msg, header, names, data):
-    msg.header = header
-    msg.names = names
-    msg.data = doubles(data)
-    return msg
 
 
 def fill_joint_matrix(msg, header, names, matrix):
@@ -71,15 +65,21 @@ def decode_joint_state(decoder, raw):
             vector(msg.position), vector(msg.velocity), vector(msg.effort))
 
 
-def decode_odometry(raw):
-    """[x y z qx qy qz qw vx vy vz wx wy wz] of serialized nav_msgs/Odometry bytes (pose in
-    the odometry frame, twist in the base frame)."""
-    decoded = cdr.decode_odometry(raw)
-    if decoded is not None:
-        return decoded[1]
+def odometry_deserializer():
+    """rclpy's deserializer of nav_msgs/Odometry bytes: the fallback of
+    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself."""
     from nav_msgs.msg import Odometry
     from rclpy.serialization import deserialize_message
-    return cdr.odometry_values(deserialize_message(raw, Odometry))
+
+    def deserialize(raw):
+        return deserialize_message(raw, Odometry)
+    return deserialize
+
+
+def output_encoder(output, model):
+    """The :class:`OutputEncoder` of one ``rbd_ros.outputs.Output`` for ``model``."""
+    msg = message_class(output.msgtype)(**outputs.message_fields(output, model))
+    return OutputEncoder(msg, output.fields, outputs.array_sizes(output, model))
 
 
 class OutputEncoder:

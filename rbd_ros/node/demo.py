@@ -28,10 +28,10 @@ import time
 
 import numpy as np
 
+from .. import outputs as table
+
 NODE_NAME = "rbd_dynamics"
 ACC_TOLERANCE = 1e-6          # rad/s²: ABA∘RNEA round trip is ~1e-12 on the bundled robots
-BASIC_OUTPUTS = ("torques", "accelerations")
-EXTRA_OUTPUTS = ("inverse_inertia", "rnea_derivatives", "aba_derivatives")
 
 
 def parse_args(argv=None):
@@ -43,8 +43,8 @@ def parse_args(argv=None):
     ap.add_argument("--robot", default="rbd_arm7",
                     help="a bundled robot (rbd_arm7, rbd_quadruped) or a URDF file path")
     ap.add_argument("--all-outputs", action="store_true",
-                    help="also publish ~/inverse_inertia, ~/rnea_derivatives, "
-                         "~/aba_derivatives")
+                    help="also publish " + ", ".join(o.topic for o in table.OUTPUTS
+                                                     if not o.default))
     ap.add_argument("--startup-timeout", type=float, default=600.0,
                     help="seconds to wait for the node's first output (default 600: a first "
                          "run compiles the kernels)")
@@ -135,8 +135,7 @@ class Monitor:
 
     def __init__(self, node, source, outputs):
         from diagnostic_msgs.msg import DiagnosticArray
-        from rbd_ros_interfaces import msg as rbd_msg
-        from sensor_msgs.msg import JointState
+        from .conversions import message_class
         self.source = source
         self.outputs = outputs
         self.counts = {k: 0 for k in outputs}
@@ -150,12 +149,9 @@ class Monitor:
         self.diag_prev_js = None
         self.node_js_rate = None
         self._acc_index = None
-        types = {"torques": JointState, "accelerations": rbd_msg.JointVector,
-                 "inverse_inertia": rbd_msg.JointMatrix,
-                 "rnea_derivatives": rbd_msg.DynamicsDerivatives,
-                 "aba_derivatives": rbd_msg.DynamicsDerivatives}
         for k in outputs:
-            node.create_subscription(types[k], f"/{NODE_NAME}/{k}",
+            node.create_subscription(message_class(table.BY_NAME[k].msgtype),
+                                     f"/{NODE_NAME}/{k}",
                                      lambda msg, k=k: self._on_output(k, msg), 50)
         node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
 
@@ -196,12 +192,9 @@ class Monitor:
         return counts, err
 
 
-SHORT = {"torques": "τ←", "accelerations": "q̈←", "inverse_inertia": "M⁻¹←",
-         "rnea_derivatives": "∂τ←", "aba_derivatives": "∂q̈←"}
-
-
 def _header(outputs, shown):
-    cols = ["  t[s]", "  js→", " node←"] + [f"{SHORT[k]:>6}" for k in outputs]
+    cols = ["  t[s]", "  js→", " node←"]
+    cols += [f"{table.BY_NAME[k].symbol + '←':>6}" for k in outputs]
     cols += [f"{'τ ' + n[:9]:>11}" for n in shown]
     cols += ["  max|q̈−q̈_traj|", "  tick p50/p99 [µs]"]
     return " ".join(cols)
@@ -224,9 +217,8 @@ def _row(t, dt, sent, mon, counts, err, shown_idx):
 def run(args):
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     urdf_path = resolve_robot(args.robot)
-    outputs = BASIC_OUTPUTS + (EXTRA_OUTPUTS if args.all_outputs else ())
-    params = {f"publish_{k}": "true" if k in outputs else "false"
-              for k in BASIC_OUTPUTS + EXTRA_OUTPUTS}
+    outputs = table.NAMES if args.all_outputs else table.DEFAULTS
+    params = {o.parameter: "true" if o.name in outputs else "false" for o in table.OUTPUTS}
     params.update(robot_description_topic="robot_description", floating_base="false",
                   mimic_joints="independent")
 

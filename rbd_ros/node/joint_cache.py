@@ -7,6 +7,8 @@ costs a few numpy fancy-index copies, never a Python loop over joints.
 """
 import numpy as np
 
+from .. import outputs
+
 
 class JointCache:
     """Latest position, velocity and effort of every joint of a model, by name.
@@ -36,8 +38,8 @@ class JointCache:
         cached = self._maps.get(key)
         if cached is not None:
             return cached
-        if len(set(key)) != len(key):
-            dup = sorted({n for n in key if key.count(n) > 1})
+        dup = outputs.duplicate_names(key)
+        if dup:
             raise ValueError(f"joint_states names {dup} more than once")
         ours, theirs, unknown = [], [], []
         n = len(self.joint_names)
@@ -67,18 +69,13 @@ class JointCache:
         Raises ValueError for a malformed message (nothing is merged then).
         """
         n = len(names)
-        arrays = []
-        for label, values in (("position", position), ("velocity", velocity),
-                              ("effort", effort)):
-            arr = np.frombuffer(values, np.float64) if _is_double_buffer(values) \
-                else np.asarray(values, np.float64)
-            if arr.size not in (0, n):
-                raise ValueError(f"joint_states has {n} names but {arr.size} {label} values")
-            arrays.append(arr)
-        if n and arrays[0].size == 0:
-            raise ValueError("joint_states has no position array")
+        pos, vel, eff = (np.frombuffer(values, np.float64) if _is_double_buffer(values)
+                         else np.asarray(values, np.float64)
+                         for values in (position, velocity, effort))
+        error = outputs.size_error(n, (pos.size, vel.size, eff.size))
+        if error:
+            raise ValueError(error)
         ours, theirs, unknown = self._map(names)
-        pos, vel, eff = arrays
         pos_ours = pos[theirs]
         if not np.isfinite(pos_ours).all():
             bad = [names[k] for k in np.arange(n)[theirs][~np.isfinite(pos_ours)]]
@@ -97,13 +94,8 @@ class JointCache:
         """Names of the joints whose position has never been received."""
         return [self.joint_names[i] for i in np.flatnonzero(np.isnan(self.position))]
 
-    def complete(self):
-        return not np.isnan(self.position).any()
-
-    def stale(self, max_age, now):
-        """Names of the joints not updated for more than ``max_age`` seconds (0: none)."""
-        if max_age <= 0 or now - self.received.min() <= max_age:
-            return []
+    def older_than(self, max_age, now):
+        """Names of the joints not updated for more than ``max_age`` seconds."""
         return [self.joint_names[i] for i in np.flatnonzero(now - self.received > max_age)]
 
 

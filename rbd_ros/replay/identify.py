@@ -98,8 +98,10 @@ def link_bodies(root, model):
 
 
 def write_identified_urdf(urdf_xml, model, theta):
-    """The URDF text ``urdf_xml`` with the inertias θ (nbodies, 10, seeds README order,
-    about each body's joint frame = its own link's frame) of ``model``'s bodies; every
+    """The URDF text ``urdf_xml`` with the inertias θ (nbodies, 10, in the order of the
+    linear parametrization seed, "Linearly Parametrized Dynamics and Inertia
+    Representations": m, m·c, Ixx, Ixy, Iyy, Ixz, Iyz, Izz, about each body's joint frame =
+    its own link's frame) of ``model``'s bodies; every
     other element, attribute and comment is kept."""
     theta = np.asarray(theta, np.float64).reshape(model.nbodies, 10)
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
@@ -112,7 +114,8 @@ def write_identified_urdf(urdf_xml, model, theta):
     com = np.where(mass[:, None] != 0, theta[:, 1:4] / np.where(mass != 0, mass, 1)[:, None], 0)
     rot_o = theta[:, [4, 5, 7, 5, 6, 8, 7, 8, 9]].reshape(-1, 3, 3)   # about the link origin
     centroidal = rot_o - mass[:, None, None] * (
-        np.einsum("bi,bi->b", com, com)[:, None, None] * np.eye(3) - com[:, :, None] * com[:, None, :])
+        np.einsum("bi,bi->b", com, com)[:, None, None] * np.eye(3)
+        - com[:, :, None] * com[:, None, :])
     for link in root.findall("link"):
         name = link.get("name")
         if name not in owner:
