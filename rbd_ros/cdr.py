@@ -1,4 +1,5 @@
-"""Little-endian CDR of the few messages rbd_ros reads and writes at a high rate.
+"""
+Little-endian CDR of the few messages rbd_ros reads and writes at a high rate.
 
 ROS 2 serializes messages as CDR (OMG XCDR1): a 4-byte encapsulation header (byte 1 is 1 for
 little endian), then the fields in order, each primitive aligned to its size counted from the
@@ -47,7 +48,8 @@ def string_end(raw, offset):
 
 
 class JointStateDecoder:
-    """sensor_msgs/JointState bytes -> names, stamp and the three float64 arrays, zero-copy.
+    """
+    sensor_msgs/JointState bytes -> names, stamp and the three float64 arrays, zero-copy.
 
     A publisher sends the same name list every time: the bytes of the last few distinct lists
     are kept, and a message whose bytes start the same way reuses the decoded names (the CDR
@@ -82,8 +84,12 @@ class JointStateDecoder:
         return names, offset
 
     def layout(self, raw):
-        """(names, (sec, nanosec), [(offset, count)] for position, velocity, effort), or None
-        for bytes that are not little-endian CDR. Raises ValueError for truncated bytes."""
+        """
+        Find the names, the stamp and where the three arrays are.
+
+        (names, (sec, nanosec), [(offset, count)] for position, velocity, effort), or None
+        for bytes that are not little-endian CDR. Raises ValueError for truncated bytes.
+        """
         if not is_little_endian_cdr(raw):
             return None
         try:
@@ -103,8 +109,12 @@ class JointStateDecoder:
         return names, stamp, arrays
 
     def decode(self, raw):
-        """(names, (sec, nanosec), position, velocity, effort) as read-only float64 views of
-        ``raw``, or None (not little-endian CDR)."""
+        """
+        Decode JointState bytes without copying the arrays.
+
+        (names, (sec, nanosec), position, velocity, effort) as read-only float64 views of
+        ``raw``, or None (not little-endian CDR).
+        """
         layout = self.layout(raw)
         if layout is None:
             return None
@@ -118,12 +128,16 @@ def odometry_offset(raw):
 
 
 def decode_odometry(raw, deserialize=None):
-    """((sec, nanosec), [x y z qx qy qz qw vx vy vz wx wy wz]) of nav_msgs/Odometry bytes: the
+    """
+    Decode the stamp, pose and twist of nav_msgs/Odometry bytes.
+
+    ((sec, nanosec), [x y z qx qy qz qw vx vy vz wx wy wz]) of nav_msgs/Odometry bytes: the
     pose in the odometry frame, the twist in the child (base) frame, as Odometry defines them.
 
     Bytes that are not little-endian CDR go through ``deserialize`` (the caller's generic
     deserializer, rclpy's or rosbags': bytes -> message), or give None without one. Raises
-    ValueError for truncated bytes."""
+    ValueError for truncated bytes.
+    """
     if not is_little_endian_cdr(raw):
         if deserialize is None:
             return None
@@ -143,10 +157,14 @@ def decode_odometry(raw, deserialize=None):
 
 
 def decode_odometry_many(raws, deserialize):
-    """(stamps (K, 2) [sec, nanosec], values (K, 13)) of K nav_msgs/Odometry messages, as
+    """
+    Decode many nav_msgs/Odometry messages at once.
+
+    (stamps (K, 2) [sec, nanosec], values (K, 13)) of K nav_msgs/Odometry messages, as
     :func:`decode_odometry` gives them one by one, read with numpy once per layout (length
     and frame names) instead of message by message. Bytes that do not decode give NaN
-    values (an odometry message the node ignores)."""
+    values (an odometry message the node ignores).
+    """
     K = len(raws)
     stamps, values = np.zeros((K, 2), np.int64), np.zeros((K, 13))
     groups = {}
@@ -175,8 +193,12 @@ def decode_odometry_many(raws, deserialize):
 
 
 def odometry_values(msg):
-    """The 13 numbers of :func:`decode_odometry` from a deserialized nav_msgs/Odometry
-    (rclpy's or rosbags')."""
+    """
+    Return the 13 numbers of :func:`decode_odometry` from a deserialized message.
+
+    The 13 numbers of :func:`decode_odometry` from a deserialized nav_msgs/Odometry
+    (rclpy's or rosbags').
+    """
     p, t = msg.pose.pose, msg.twist.twist
     return np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
                      p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x, t.linear.y,
@@ -190,7 +212,10 @@ _PRIMITIVES = {"boolean": "?", "octet": "B", "uint8": "B", "int8": "b", "int16":
 
 
 def serialize(msg):
-    """Little-endian CDR bytes of a ROS 2 Python message (anything with rosidl's
+    """
+    Serialize a ROS 2 Python message as little-endian CDR.
+
+    Little-endian CDR bytes of a ROS 2 Python message (anything with rosidl's
     ``get_fields_and_field_types``), for building a :class:`Template` once.
 
     Not rclpy's ``serialize_message``: with rmw_fastrtps 8.4.3 that returns 8 bytes past the
@@ -233,8 +258,12 @@ def _write(out, type_name, value):
 
 
 def sentinels(sizes):
-    """Distinct float64 arrays of the given sizes whose bytes occur nowhere else in a message
-    (non-integer, increasing): serialized into a template, they mark where each array goes."""
+    """
+    Return marker arrays of the given sizes for a :class:`Template`.
+
+    Distinct float64 arrays of the given sizes whose bytes occur nowhere else in a message
+    (non-integer, increasing): serialized into a template, they mark where each array goes.
+    """
     out, start = [], 0.5
     for size in sizes:
         out.append(start + np.arange(size, dtype=np.float64))
@@ -243,7 +272,10 @@ def sentinels(sizes):
 
 
 class Template:
-    """Messages of one topic from one serialized example: only the header stamp and some
+    """
+    Messages of one topic made from one serialized example.
+
+    Messages of one topic from one serialized example: only the header stamp and some
     float64 arrays vary (same names, same sizes).
 
     ``raw``: the example serialized with a zero stamp and ``marks`` (see :func:`sentinels`)
@@ -266,16 +298,24 @@ class Template:
         self._views = [np.frombuffer(self._buffer, "<f8", n, off) for off, n in self.offsets]
 
     def fill(self, stamp, *arrays):
-        """One message's bytes: ``stamp`` (sec, nanosec), then one array per mark, in order
-        (any shape with the mark's number of elements)."""
+        """
+        Return one message's bytes.
+
+        One message's bytes: ``stamp`` (sec, nanosec), then one array per mark, in order
+        (any shape with the mark's number of elements).
+        """
         STAMP.pack_into(self._buffer, STAMP_OFFSET, *stamp)
         for view, values in zip(self._views, arrays):
             view[:] = values.reshape(-1)
         return bytes(self._buffer)
 
     def encode(self, sec, nanosec, *arrays):
-        """Many messages' bytes: one per entry of ``sec``, ``nanosec`` and ``arrays[k]``
-        (N, ...)."""
+        """
+        Return many messages' bytes.
+
+        Many messages' bytes: one per entry of ``sec``, ``nanosec`` and ``arrays[k]``
+        (N, ...).
+        """
         n = len(sec)
         buf = np.empty((n, self.template.size), np.uint8)
         buf[:] = self.template

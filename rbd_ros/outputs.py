@@ -1,4 +1,5 @@
-"""The dynamics node's outputs and its tick rule, in one place and without ROS.
+"""
+The dynamics node's outputs and its tick rule, in one place and without ROS.
 
 The node (``rbd_ros/node``), the replay tool (``rbd_ros/replay``, offline and ``--live``),
 the demo and the bag writer take from here, so that for the same messages and parameters the
@@ -89,7 +90,7 @@ CALLS = (("rnea", ("tau", "joint_tau")),
 
 
 def check_outputs(names):
-    """``names`` as a tuple in table order; ValueError for a name that is not an output."""
+    """Return ``names`` in table order; ValueError for a name that is not an output."""
     bad = sorted(set(names) - set(NAMES))
     if bad:
         raise ValueError(f"unknown outputs {bad}; choose from {', '.join(NAMES)}")
@@ -97,7 +98,7 @@ def check_outputs(names):
 
 
 def message_fields(output, model):
-    """The fields of ``output``'s messages that ``model`` fixes: names and sizes."""
+    """Return the fields of ``output``'s messages that ``model`` fixes: names and sizes."""
     nv = model.nv
     if output.msgtype == JOINT_STATE:
         return {"name": list(model.joint_names)}
@@ -110,7 +111,7 @@ def message_fields(output, model):
 
 
 def array_sizes(output, model):
-    """The number of values of each of ``output.fields`` for ``model``."""
+    """Return the number of values of each of ``output.fields`` for ``model``."""
     nv, nj = model.nv, len(model.joint_names)
     sizes = {"tau": nv, "joint_tau": nj, "qdd": nv}
     return tuple(sizes.get(r, nv * nv) for r in output.results)
@@ -124,10 +125,13 @@ class Computation(NamedTuple):
 
 
 def computation(enabled, effort_known):
-    """The :class:`Computation` of a tick with the outputs ``enabled`` (names): the outputs
-    that need the effort are left out when it is unknown; the call is the cheapest of
-    ``CALLS`` that gives their results (rnea alone for torques, inverse_and_forward_dynamics
-    with accelerations, compute_all once a matrix is needed)."""
+    """
+    Return the :class:`Computation` of a tick with the outputs ``enabled`` (names).
+
+    The outputs that need the effort are left out when it is unknown; the call is the
+    cheapest of ``CALLS`` that gives their results (rnea alone for torques,
+    inverse_and_forward_dynamics with accelerations, compute_all once a matrix is needed).
+    """
     published = tuple(o for o in OUTPUTS if o.name in enabled
                       and (effort_known or not o.needs_effort))
     needed = {r for o in published for r in o.results}
@@ -136,8 +140,12 @@ def computation(enabled, effort_known):
 
 
 def compute(call, model, q, v, a, tau):
-    """The results (a dict, see ``RESULTS``) of one core ``call`` at one state;
-    ``tau``: the measured effort of every dof. Raises the core's ValueError."""
+    """
+    Run one core ``call`` at one state and return its results.
+
+    The results are a dict (see ``RESULTS``); ``tau`` is the measured effort of every dof.
+    Raises the core's ValueError.
+    """
     nb = 6 if model.floating_base else 0
     if call == "compute_all":
         d = rbd_ros.compute_all(model, q, v, a=a, tau=tau)
@@ -161,9 +169,13 @@ _BATCH = {"tau": ("rnea_batch", "a", None), "qdd": ("aba_batch", "tau", None),
 
 
 def compute_batch(model, enabled, q, v, a, tau, effort_known):
-    """The outputs ``enabled`` of N states (q, v, a, tau: (N, ·), effort_known: (N,)) with
-    the core's batch API: {name: (rows, arrays)}, ``rows`` the states that publish it (those
-    with a known effort for the outputs that need it; see :func:`computation`)."""
+    """
+    Compute the outputs ``enabled`` of N states with the core's batch API.
+
+    q, v, a, tau: (N, ·), effort_known: (N,). Returns {name: (rows, arrays)}, ``rows`` the
+    states that publish it (those with a known effort for the outputs that need it; see
+    :func:`computation`).
+    """
     nb = 6 if model.floating_base else 0
     rows = {False: np.arange(len(q)), True: np.flatnonzero(effort_known)}
     select = {False: slice(None), True: rows[True]}
@@ -213,16 +225,20 @@ ODOMETRY_REASONS = {"malformed odometry": "malformed odometry ignored: {error}",
 
 
 def duplicate_names(names):
-    """The names a joint_states message lists more than once (sorted): it is malformed."""
+    """Return the names a joint_states message lists more than once (sorted)."""
     if len(set(names)) == len(names):
         return []
     return sorted({n for n in names if names.count(n) > 1})
 
 
 def size_error(count, sizes):
-    """Why arrays of ``sizes`` (position, velocity, effort) do not fit a joint_states message
-    with ``count`` names, or None: each has 0 or ``count`` values, and names need positions.
-    Such a message is malformed, and so is one with a NaN/inf position of a model joint."""
+    """
+    Say why a joint_states message's arrays do not fit its names, or return None.
+
+    ``sizes``: of position, velocity and effort; ``count``: the number of names. Each has 0
+    or ``count`` values, and names need positions. Such a message is malformed, and so is
+    one with a NaN/inf position of a model joint.
+    """
     for label, size in zip(("position", "velocity", "effort"), sizes):
         if size not in (0, count):
             return f"joint_states has {count} names but {size} {label} values"
@@ -232,8 +248,12 @@ def size_error(count, sizes):
 
 
 def valid_odometry(values):
-    """Whether odometry [x y z qx qy qz qw vx vy vz wx wy wz] (or (K, 13) of them) can be the
-    base state: finite, with a nonzero quaternion (normalized where it is used)."""
+    """
+    Tell whether odometry values can be the base state.
+
+    ``values``: [x y z qx qy qz qw vx vy vz wx wy wz], or (K, 13) of them. Usable: finite,
+    with a nonzero quaternion (normalized where it is used).
+    """
     quat = values[..., 3:7]
     return np.isfinite(values).all(axis=-1) & ((quat * quat).sum(axis=-1) >= 1e-12)
 
@@ -244,15 +264,22 @@ def effort_known(effort):
 
 
 def zero_unknown(x):
-    """``x`` with its NaN/inf entries set to 0, in place: unknown velocities under
-    unknown_velocity "zero"."""
-    x[~np.isfinite(x)] = 0.0
+    """
+    Set the NaN/inf entries of ``x`` to 0, in place, and return ``x``.
+
+    What unknown velocities become under unknown_velocity "zero".
+    """
+    finite = np.isfinite(x)
+    if not finite.all():
+        x[~finite] = 0.0
     return x
 
 
 class TickState:
-    """A merged joint state: of one tick (arrays (nj,), numbers) or of every message of a
-    recording (arrays (M, nj), (M,)).
+    """
+    A merged joint state, of one tick or of every message of a recording.
+
+    Of one tick: arrays (nj,) and numbers; of a recording: arrays (M, nj) and (M,).
 
     ``position``, ``velocity``: model joint order, NaN where unknown (a NaN position: never
     received); ``joint_age``: seconds since the update of the joint updated longest ago;
@@ -288,7 +315,8 @@ def _acceleration_unavailable(s):
 
 
 class TickRule:
-    """Whether a tick computes, from its :class:`TickState`, under the node's parameters.
+    """
+    Whether a tick computes, from its :class:`TickState`, under the node's parameters.
 
     Checks in order; the first that fails is the reason (``REASONS``) nothing is published:
     every joint received ("incomplete"); none older than ``max_joint_age`` ("stale"; 0:
@@ -338,9 +366,13 @@ class TickRule:
         return None
 
     def reasons(self, state, codes):
-        """Every message at once: ``codes`` (M,) indices into ``REASON_KEYS`` of the reasons
-        found before the rule (malformed, no model joint; -1: none) get the first failing
-        check's where they are -1, in place; -1 left: compute. Returns ``codes``."""
+        """
+        Decide every message of a recording at once.
+
+        ``codes`` (M,): indices into ``REASON_KEYS`` of the reasons found before the rule
+        (malformed, no model joint), -1 elsewhere; where -1, the first failing check's index
+        is set, in place; -1 left: compute. Returns ``codes``.
+        """
         for key, fails in self.checks:
             codes[(codes < 0) & fails(state)] = REASON_KEYS.index(key)
         return codes

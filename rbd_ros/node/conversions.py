@@ -1,4 +1,5 @@
-"""numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d')).
+"""
+numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d')).
 
 The node's 1 kHz path reads and writes serialized bytes (``rbd_ros.cdr``): rclpy's own
 conversions cost more than the dynamics (see that module). Bytes in another encoding than
@@ -14,21 +15,25 @@ from .. import cdr, outputs
 
 
 def message_class(msgtype):
-    """The rclpy message class of ``msgtype`` ("package/msg/Name"); ImportError when that
-    package is not installed."""
+    """
+    Return the rclpy message class of ``msgtype`` ("package/msg/Name").
+
+    The rclpy message class of ``msgtype`` ("package/msg/Name"); ImportError when that
+    package is not installed.
+    """
     package, _, name = msgtype.split("/")
     return getattr(importlib.import_module(package + ".msg"), name)
 
 
 def doubles(x):
-    """A float64[] message field from a numpy array: one memcpy, no per-element checks."""
+    """Make a float64[] message field from a numpy array: one memcpy, no per-element checks."""
     out = array.array("d")
     out.frombytes(memoryview(np.ascontiguousarray(x, np.float64)).cast("B"))
     return out
 
 
 def vector(values):
-    """A float64[] field (array.array) as a numpy array, without copying."""
+    """View a float64[] field (array.array) as a numpy array, without copying."""
     if getattr(values, "typecode", None) == "d":
         return np.frombuffer(values, np.float64)
     return np.asarray(values, np.float64)
@@ -52,9 +57,13 @@ def fill_derivatives(msg, header, names, d_dq, d_dv):
 
 
 def decode_joint_state(decoder, raw):
-    """(names, (sec, nanosec), position, velocity, effort) of serialized
+    """
+    Decode serialized sensor_msgs/JointState bytes.
+
+    (names, (sec, nanosec), position, velocity, effort) of serialized
     sensor_msgs/JointState bytes; ``decoder``: a :class:`rbd_ros.cdr.JointStateDecoder` kept
-    per subscription. Raises ValueError for bytes that do not decode."""
+    per subscription. Raises ValueError for bytes that do not decode.
+    """
     decoded = decoder.decode(raw)
     if decoded is not None:
         return decoded
@@ -66,8 +75,12 @@ def decode_joint_state(decoder, raw):
 
 
 def odometry_deserializer():
-    """rclpy's deserializer of nav_msgs/Odometry bytes: the fallback of
-    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself."""
+    """
+    Return rclpy's deserializer of nav_msgs/Odometry bytes.
+
+    rclpy's deserializer of nav_msgs/Odometry bytes: the fallback of
+    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself.
+    """
     from nav_msgs.msg import Odometry
     from rclpy.serialization import deserialize_message
 
@@ -77,13 +90,16 @@ def odometry_deserializer():
 
 
 def output_encoder(output, model):
-    """The :class:`OutputEncoder` of one ``rbd_ros.outputs.Output`` for ``model``."""
+    """Return the :class:`OutputEncoder` of one ``rbd_ros.outputs.Output`` for ``model``."""
     msg = message_class(output.msgtype)(**outputs.message_fields(output, model))
     return OutputEncoder(msg, output.fields, outputs.array_sizes(output, model))
 
 
 class OutputEncoder:
-    """One output topic's messages, ready for ``Publisher.publish``: a message whose names
+    """
+    One output topic's messages, ready for ``Publisher.publish``.
+
+    One output topic's messages, ready for ``Publisher.publish``: a message whose names
     and sizes are set once; a tick gives the stamp and the float64 arrays.
 
     ``fields``: the names of the float64[] fields that change, ``sizes`` their lengths.
@@ -111,8 +127,12 @@ class OutputEncoder:
             self.fallback_reason = f"{type(exc).__name__}: {exc}"
 
     def encode(self, stamp, *arrays):
-        """Bytes (or the message) with header stamp ``stamp`` = (sec, nanosec) and one array
-        per field, in the order of ``fields``."""
+        """
+        Return the bytes (or the message) of one tick's output.
+
+        Bytes (or the message) with header stamp ``stamp`` = (sec, nanosec) and one array
+        per field, in the order of ``fields``.
+        """
         if self.template is not None:
             return self.template.fill(stamp, *arrays)
         msg = self.msg

@@ -1,4 +1,5 @@
-"""The rbd_ros dynamics node: joint states in, dynamics out, on topics and services.
+"""
+The rbd_ros dynamics node: joint states in, dynamics out, on topics and services.
 
 Thin glue around the core (``rbd_ros``): messages become arrays (``conversions``,
 ``joint_cache``), the tick rule of ``rbd_ros.outputs`` (shared with the replay tool) decides
@@ -298,8 +299,12 @@ class DynamicsNode(Node):
         self._skip(reason, **details)
 
     def _skip(self, key, **details):
-        """Count a message or tick that publishes nothing, by ``key`` of ``SKIP_TEXTS`` and
-        by its text (for /diagnostics), and log the text (throttled)."""
+        """
+        Count and log a message or tick that publishes nothing.
+
+        Counted by ``key`` of ``SKIP_TEXTS`` and by its text (for /diagnostics); the text
+        (``details`` filled in) is logged, throttled.
+        """
         text = SKIP_TEXTS[key].format(**details)
         self._stats["skipped"] += 1
         self._skip_counts[key] = self._skip_counts.get(key, 0) + 1
@@ -312,7 +317,8 @@ class DynamicsNode(Node):
         self._warn(text, 2.0)
 
     def _warn(self, text, period):
-        """Log ``text`` at most once per ``period`` seconds.
+        """
+        Log ``text`` at most once per ``period`` seconds.
 
         Throttled here, not by rclpy: its ``throttle_duration_sec`` inspects the caller's
         source file on every call (~0.2 ms, measured), which a tick skipped at 1 kHz cannot

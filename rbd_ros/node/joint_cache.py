@@ -1,4 +1,5 @@
-"""Joint states by name, merged from several publishers, as the arrays the core takes.
+"""
+Joint states by name, merged from several publishers, as the arrays the core takes.
 
 ROS joint_states messages name their joints and need not carry all of them (one publisher
 per arm, a gripper driver, ...): positions, velocities and efforts are stored per joint of
@@ -11,7 +12,8 @@ from .. import outputs
 
 
 class JointCache:
-    """Latest position, velocity and effort of every joint of a model, by name.
+    """
+    Latest position, velocity and effort of every joint of a model, by name.
 
     ros2_control fills interfaces it does not have with NaN; a message without a velocity
     or effort array says nothing about them. Both leave that joint's value NaN ("unknown"),
@@ -31,9 +33,13 @@ class JointCache:
         self._maps = {}                   # names tuple -> (model, message indices, unknown)
 
     def _map(self, names):
-        """(model indices, message indices, unknown names) for a message's names; the
+        """
+        Map a message's names to model indices (cached per name list).
+
+        (model indices, message indices, unknown names) for a message's names; the
         indices are slices when the message lists every joint in model order. Duplicate
-        names are an error."""
+        names are an error.
+        """
         key = tuple(names)
         cached = self._maps.get(key)
         if cached is not None:
@@ -62,7 +68,10 @@ class JointCache:
         return result
 
     def merge(self, names, position, velocity, effort, stamp, now):
-        """Merge one message's arrays (any sequence; lengths must be 0 or len(names));
+        """
+        Merge one message's arrays into the latest state of each joint.
+
+        Merge one message's arrays (any sequence; lengths must be 0 or len(names));
         ``now``: the receipt time (time.monotonic()) of the message.
 
         Returns (names the model does not know, whether any joint of the model was merged).
@@ -100,5 +109,5 @@ class JointCache:
 
 
 def _is_double_buffer(values):
-    """rclpy gives float64[] fields as array.array('d'): view it without a copy."""
+    """Tell whether ``values`` is rclpy's float64[] field (array.array('d'))."""
     return getattr(values, "typecode", None) == "d"

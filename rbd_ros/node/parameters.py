@@ -1,4 +1,5 @@
-"""The dynamics node's parameters and the tick rule they set; no ROS here.
+"""
+The dynamics node's parameters and the tick rule they set; no ROS here.
 
 ``config/dynamics.yaml`` documents every parameter (a test keeps it in step with
 ``PARAMETERS``). The ``publish_<output>`` parameters come from the outputs table
@@ -31,8 +32,11 @@ PARAMETERS = {
 
 
 def tick_rule(params):
-    """The :class:`rbd_ros.outputs.TickRule` of the parameter values ``params`` (a dict);
-    ValueError for a bad ``unknown_velocity`` or ``executor``."""
+    """
+    Return the :class:`rbd_ros.outputs.TickRule` of the parameter values ``params``.
+
+    ``params``: a dict. ValueError for a bad ``unknown_velocity`` or ``executor``.
+    """
     check_executor(params["executor"])       # spin_node uses it; a typo fails here, early
     return outputs.TickRule(floating_base=bool(params["floating_base"]),
                             max_joint_age=params["max_joint_age"],
@@ -41,12 +45,15 @@ def tick_rule(params):
 
 
 def available_outputs(interfaces=True):
-    """The names of the outputs the node can publish, in table order: without
-    rbd_ros_interfaces (``interfaces`` False) only those of standard message types."""
+    """
+    Return the names of the outputs the node can publish, in table order.
+
+    Without rbd_ros_interfaces (``interfaces`` False) only those of standard message types.
+    """
     return tuple(o.name for o in outputs.OUTPUTS
                  if interfaces or not o.msgtype.startswith("rbd_ros_interfaces/"))
 
 
 def enabled_outputs(params, interfaces=True):
-    """The names of the available outputs (see above) the parameters ``params`` turn on."""
+    """Return the names of the available outputs the parameters ``params`` turn on."""
     return tuple(n for n in available_outputs(interfaces) if params[outputs.BY_NAME[n].parameter])

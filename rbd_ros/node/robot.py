@@ -1,4 +1,5 @@
-"""What one robot description gives the dynamics node, down to each tick's publishing.
+"""
+What one robot description gives the dynamics node, down to each tick's publishing.
 
 A :class:`Robot` holds the model, the merged joint states (``JointCache``), the arrays a tick
 assembles q, v, a and τ in, one pre-serialized encoder per enabled output and, for a tick with
@@ -41,8 +42,11 @@ class Robot:
         self.plans = {known: self._plan(enabled, publishers, known) for known in (True, False)}
 
     def _plan(self, enabled, publishers, effort_known):
-        """(core call, steps): a step per published output, (publish, encode, result,
-        second result or None)."""
+        """
+        Return (core call, publish steps) of a tick with the effort known or not.
+
+        A step per published output: (publish, encode, result, second result or None).
+        """
         work = outputs.computation(enabled, effort_known)
         steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode,
                        o.results[0], o.results[1] if len(o.results) > 1 else None)
@@ -61,8 +65,12 @@ class Robot:
 
 
 def publish(steps, results, stamp):
-    """Publish one tick: ``steps`` of a :class:`Robot` plan, ``results`` of
-    ``rbd_ros.outputs.compute``, ``stamp`` (sec, nanosec) of the joint_states message."""
+    """
+    Publish the outputs of one tick.
+
+    ``steps``: of a :class:`Robot` plan; ``results``: of ``rbd_ros.outputs.compute``;
+    ``stamp``: (sec, nanosec) of the joint_states message.
+    """
     for send, encode, first, second in steps:
         if second is None:
             send(encode(stamp, results[first]))

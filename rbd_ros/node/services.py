@@ -1,4 +1,5 @@
-"""The dynamics node's services: dynamics of the caller's own state, not the measured one.
+"""
+The dynamics node's services: dynamics of the caller's own state, not the measured one.
 
 Each request names the joints (in any order) and gives q, v and a or τ (plus the base state
 for a floating base); the answer comes in the request's joint order, base first. A bad
@@ -110,7 +111,7 @@ def _request_dofs(robot, req, order):
 
 
 def _split(robot, x, order):
-    """A v-sized result as (joints in request order, base part)."""
+    """Split a v-sized result into (joints in request order, base part)."""
     nbase = 6 if robot.model.floating_base else 0
     inverse = np.empty_like(order)
     inverse[order] = np.arange(len(order))
@@ -118,7 +119,7 @@ def _split(robot, x, order):
 
 
 def _guarded(node, name, handler):
-    """A service callback that answers success=false with the reason instead of failing."""
+    """Wrap ``handler`` in a callback that answers success=false instead of failing."""
     def callback(req, resp):
         robot = node._robot
         if robot is None:

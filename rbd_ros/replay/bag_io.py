@@ -1,4 +1,7 @@
-"""rosbag2 in and out with ``rosbags``: the message types, fast CDR decoding of the inputs
+"""
+Read and write rosbag2 with ``rosbags``.
+
+rosbag2 in and out with ``rosbags``: the message types, fast CDR decoding of the inputs
 and template encoding of the node's outputs (``rbd_ros.outputs.OUTPUTS``).
 
 The typestore is ROS 2 Jazzy's plus the ``rbd_ros_interfaces`` messages, registered from
@@ -47,7 +50,7 @@ def typestore():
 
 
 def open_reader(path):
-    """A rosbags Reader of the bag at ``path``, opened; ReplayError when it cannot be."""
+    """Open a rosbags Reader of the bag at ``path``; ReplayError when it cannot be."""
     path = Path(path)
     if not path.exists():
         raise ReplayError(f"no such bag: {path}")
@@ -60,7 +63,7 @@ def open_reader(path):
 
 
 def connection(reader, topic, msgtype, required=True):
-    """The reader's connections of ``topic``, checked to carry ``msgtype``."""
+    """Return the reader's connections of ``topic``, checked to carry ``msgtype``."""
     cons = [c for c in reader.connections if c.topic == topic]
     if not cons:
         if not required:
@@ -74,21 +77,29 @@ def connection(reader, topic, msgtype, required=True):
 
 
 def deserialize_joint_state(raw):
-    """(names, (sec, nanosec), [position, velocity, effort]) through rosbags' deserializer:
-    for bytes the fast decoder does not take (big-endian CDR)."""
+    """
+    Decode a sensor_msgs/JointState with rosbags' deserializer.
+
+    (names, (sec, nanosec), [position, velocity, effort]) through rosbags' deserializer:
+    for bytes the fast decoder does not take (big-endian CDR).
+    """
     msg = typestore().deserialize_cdr(raw, JOINT_STATE)
     return (tuple(msg.name), (msg.header.stamp.sec, msg.header.stamp.nanosec),
             [np.asarray(a, np.float64) for a in (msg.position, msg.velocity, msg.effort)])
 
 
 def deserialize_odometry(raw):
-    """A nav_msgs/Odometry through rosbags' deserializer: the fallback of
-    ``rbd_ros.cdr.decode_odometry`` for bytes it does not read itself."""
+    """
+    Deserialize a nav_msgs/Odometry with rosbags.
+
+    A nav_msgs/Odometry through rosbags' deserializer: the fallback of
+    ``rbd_ros.cdr.decode_odometry`` for bytes it does not read itself.
+    """
     return typestore().deserialize_cdr(raw, ODOMETRY)
 
 
 def read_description(reader, topic):
-    """The last std_msgs/String on ``topic`` (the URDF), or None when there is none."""
+    """Return the last std_msgs/String on ``topic`` (the URDF), or None when there is none."""
     cons = connection(reader, topic, STRING, required=False)
     text = None
     for con, _, raw in reader.messages(connections=cons):
@@ -97,8 +108,12 @@ def read_description(reader, topic):
 
 
 def output_template(output, model):
-    """A :class:`rbd_ros.cdr.Template` of one ``rbd_ros.outputs.Output`` for ``model``,
-    serialized by rosbags."""
+    """
+    Serialize the :class:`rbd_ros.cdr.Template` of one output with rosbags.
+
+    A :class:`rbd_ros.cdr.Template` of one ``rbd_ros.outputs.Output`` for ``model``,
+    serialized by rosbags.
+    """
     store = typestore()
     cls = store.types[output.msgtype]
     time_t = store.types["builtin_interfaces/msg/Time"]
@@ -113,7 +128,7 @@ def output_template(output, model):
 
 
 def open_writer(path, storage):
-    """A new rosbags Writer at ``path`` (which must not exist), opened."""
+    """Open a new rosbags Writer at ``path`` (which must not exist)."""
     path = Path(path)
     if path.exists():
         raise ReplayError(f"output {path} exists: remove it or choose another -o")
@@ -124,12 +139,12 @@ def open_writer(path, storage):
 
 
 def add_connection(writer, topic, msgtype):
-    """A writer connection of ``topic`` with the type from :func:`typestore`."""
+    """Add a writer connection of ``topic`` with the type from :func:`typestore`."""
     return writer.add_connection(topic, msgtype, typestore=typestore())
 
 
 def copy_connection(writer, con):
-    """A writer connection like the reader's ``con`` (same type, definition and QoS)."""
+    """Add a writer connection like the reader's ``con`` (same type, definition and QoS)."""
     ext = con.ext
     kwargs = {"serialization_format": getattr(ext, "serialization_format", "cdr"),
               "offered_qos_profiles": getattr(ext, "offered_qos_profiles", ())}

@@ -1,4 +1,5 @@
-"""``rbd_replay``: replay a rosbag2 through the dynamics, offline (default) or ``--live``.
+"""
+``rbd_replay``: replay a rosbag2 through the dynamics, offline (default) or ``--live``.
 
     rbd_replay data/example_arm7 -o /tmp/replayed --all
 
@@ -72,7 +73,7 @@ def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimi
 
 
 def compute(model, t, outputs, lo, hi):
-    """The outputs of ticks lo..hi: {name: (rows: tick indices into lo..hi, arrays)}."""
+    """Compute the outputs of ticks lo..hi: {name: (rows: tick indices into lo..hi, arrays)}."""
     return table.compute_batch(model, outputs, t.q[lo:hi], t.v[lo:hi], t.a[lo:hi],
                                t.tau_in[lo:hi], t.effort_known[lo:hi])
 
@@ -90,7 +91,10 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
            identify=None, prior_weight=None):
-    """Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
+    """
+    Replay ``bag`` offline (or ``live``) and return the report.
+
+    Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
     returns the report (a dict; ``report["ticks"]`` / ``["torques"]`` hold the arrays).
 
     ``max_joint_age``, ``unknown_velocity``: the node's parameters of the same names (and
@@ -98,14 +102,9 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     "zero" (the node without an acceleration_topic). ``identify`` ("least-squares" or
     "consistent"): also identify the inertial parameters from the answered messages with a
     known effort (``identify``); the report gets an ``identification`` section and
-    ``report_dir`` an ``identified.urdf``."""
-    if identify is not None and (floating_base or acceleration != "estimate"):
-        raise ReplayError("--identify needs a fixed base (the base wrench is not measured) "
-                          "and the estimated acceleration")
-    try:
-        outputs = table.check_outputs(set(outputs) | {"torques"})
-    except ValueError as exc:
-        raise ReplayError(str(exc)) from None
+    ``report_dir`` an ``identified.urdf``.
+    """
+    outputs = _check_arguments(outputs, identify, floating_base, acceleration)
     timing = {}
     clock = time.perf_counter()
     reader, model, urdf_text, js_cons, odom_cons = load(
@@ -145,6 +144,23 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
                            output=str(output), topic=topic, window=window, order=order,
                            acceleration=acceleration, rule=rule,
                            live=live_result.summary() if live_result else None)
+    _finish(rep, model, t, tau, urdf_text, identify, prior_weight, report_dir, plots)
+    return rep
+
+
+def _check_arguments(outputs, identify, floating_base, acceleration):
+    """Return the outputs to compute (torques always, table order); ReplayError if bad."""
+    if identify is not None and (floating_base or acceleration != "estimate"):
+        raise ReplayError("--identify needs a fixed base (the base wrench is not measured) "
+                          "and the estimated acceleration")
+    try:
+        return table.check_outputs(set(outputs) | {"torques"})
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
+
+
+def _finish(rep, model, t, tau, urdf_text, identify, prior_weight, report_dir, plots):
+    """Add the identification to the report ``rep``; write the report files and plots."""
     if identify is not None:
         try:
             rep["identification"] = identification.run(model, t, urdf_text, identify,
@@ -156,12 +172,15 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         if plots:
             from . import plots as plotting
             rep["plots"] = plotting.torque_plots(model, t, tau, report_dir)
-    return rep
 
 
 def _read_inputs(reader, cons, js_ids):
-    """(joint_states bytes, their log times, odometry bytes, their log times, for each
-    odometry message the number of joint_states messages before it) in log-time order."""
+    """
+    Read the joint_states and odometry messages of ``cons`` in log-time order.
+
+    (joint_states bytes, their log times, odometry bytes, their log times, for each
+    odometry message the number of joint_states messages before it) in log-time order.
+    """
     js_raws, js_log, odom_raws, odom_log, odom_before = [], [], [], [], []
     for con, stamp, raw in reader.messages(connections=cons):
         if con.id in js_ids:
@@ -176,9 +195,13 @@ def _read_inputs(reader, cons, js_ids):
 
 def _write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, node_name,
            batch_size, progress):
-    """Copy every message of ``reader`` to ``writer``, each answered joint_states message
+    """
+    Write the output bag: the input messages and the outputs of each.
+
+    Copy every message of ``reader`` to ``writer``, each answered joint_states message
     followed by its outputs (computed offline, or the node's answers with ``live_result``);
-    returns the torques (answered messages, joints)."""
+    returns the torques (answered messages, joints).
+    """
     copies = {}
     for con in reader.connections:
         key = (con.topic, con.msgtype)
@@ -210,8 +233,12 @@ def _write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, no
 
 
 class _Batches:
-    """The outputs of the answered messages, computed ``batch_size`` ticks at a time: per
-    joint_states message, {output: bytes} (``encode``) or {output: arrays}."""
+    """
+    The outputs of the answered messages, computed ``batch_size`` ticks at a time.
+
+    The outputs of the answered messages, computed ``batch_size`` ticks at a time: per
+    joint_states message, {output: bytes} (``encode``) or {output: arrays}.
+    """
 
     def __init__(self, model, t, outputs, batch_size, timing, encode):
         self.model, self.t, self.outputs = model, t, outputs
@@ -255,7 +282,7 @@ class _Batches:
 
 
 def parser():
-    """The command line of ``rbd_replay``."""
+    """Return the command line parser of ``rbd_replay``."""
     p = argparse.ArgumentParser(
         prog="rbd_replay", description="Replay a rosbag2 of joint_states through rbd_ros: "
         "torques (RNEA at the measured q, v and a Savitzky-Golay acceleration), ABA at the "

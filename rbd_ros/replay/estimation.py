@@ -1,4 +1,5 @@
-"""From recorded joint_states (and odometry) to the node's ticks and the states they compute.
+"""
+From recorded joint_states (and odometry) to the node's ticks and the states they compute.
 
 Merging (what the node does, ``rbd_ros/node/joint_cache.py``): joint_states messages may be
 partial (one publisher per arm, ...); every message updates the joints it names, and the
@@ -33,7 +34,8 @@ ACCELERATIONS = ("estimate", "zero")
 
 
 def savgol_derivative(t, y, window=11, order=3):
-    """dy/dt at every sample time t (N,) of y (N, k) by local least-squares polynomials.
+    """
+    dy/dt at every sample time t (N,) of y (N, k) by local least-squares polynomials.
 
     Returns (N, k); all NaN when there are fewer than order + 1 samples (a shorter window
     is used when N < window). t must be strictly increasing.
@@ -58,7 +60,7 @@ def savgol_derivative(t, y, window=11, order=3):
 
 
 def _general(t, y, window, order, rows):
-    """The local fits of the samples ``rows`` (the windows of every sample: see above)."""
+    """Fit the local polynomials of the samples ``rows`` (their windows: see above)."""
     n, h = len(t), window // 2
     start = np.clip(rows - h, 0, n - window)
     idx = start[:, None] + np.arange(window)                      # (N, W)
@@ -79,9 +81,13 @@ def _forward_fill_index(present):
 
 
 def decode(raws, joint_names):
-    """joint_states CDR bytes -> dict of (M, nj) arrays P, V, E (NaN: not in the message),
+    """
+    Decode joint_states CDR bytes into per-message arrays in model joint order.
+
+    joint_states CDR bytes -> dict of (M, nj) arrays P, V, E (NaN: not in the message),
     present (M, nj), stamp (M,) seconds, sec / nanosec (M,), malformed (M,) and the names
-    the model does not know."""
+    the model does not know.
+    """
     nj, M = len(joint_names), len(raws)
     index = {name: k for k, name in enumerate(joint_names)}
     P, V, E = (np.full((M, nj), np.nan) for _ in range(3))
@@ -112,16 +118,9 @@ def decode(raws, joint_names):
             malformed[m] = True
             continue
         if lay is None:                        # big-endian CDR: rosbags' deserializer
-            names, stamp, arrays = deserialize_joint_state(raw)
-            sec[m], nsec[m] = stamp
-            ours, theirs = mapping(names)
-            if ours is None or outputs.size_error(len(names), [a.size for a in arrays]):
-                malformed[m] = True
-                continue
-            for dst, a in zip((P, V, E), arrays):
-                if a.size:
-                    dst[m, ours] = a[theirs]
-            present[m, ours] = True
+            names, (sec[m], nsec[m]), arrays = deserialize_joint_state(raw)
+            malformed[m] = not _merge_row(m, len(names), mapping(names), arrays, (P, V, E),
+                                          present)
             continue
         names, (sec[m], nsec[m]), arrays = lay
         n = len(names)
@@ -146,10 +145,26 @@ def decode(raws, joint_names):
             "stamp": sec * 10**9 + nsec, "malformed": malformed, "unknown": sorted(unknown)}
 
 
+def _merge_row(m, count, mapping, arrays, dst, present):
+    """Put one deserialized message's arrays in row ``m``; False when it is malformed."""
+    ours, theirs = mapping
+    if ours is None or outputs.size_error(count, [a.size for a in arrays]):
+        return False
+    for out, a in zip(dst, arrays):
+        if a.size:
+            out[m, ours] = a[theirs]
+    present[m, ours] = True
+    return True
+
+
 def _times(stamp, log, masks, required=True):
-    """Header stamps when usable for every series (positive, strictly increasing), else log
+    """
+    Choose the sample times: header stamps when usable, else log times.
+
+    Header stamps when usable for every series (positive, strictly increasing), else log
     times; (times, source). Neither usable: ReplayError when ``required`` (the velocity is
-    differentiated), else the log times."""
+    differentiated), else the log times.
+    """
     for t, source in ((stamp, "header stamps"), (log, "log times")):
         if source == "header stamps" and not np.all(stamp > 0):
             continue
@@ -173,7 +188,8 @@ def _differentiate(times, V, valid, window, order):
 
 
 class Ticks:
-    """The node's ticks over a recording: what it answers, at which state, what it skips.
+    """
+    The node's ticks over a recording: what it answers, at which state, what it skips.
 
     Per answered message (``index``: its joint_states index): ``q``, ``v``, ``a`` (model
     order, base first), ``effort`` (measured, joints; NaN: unknown), ``effort_known``,
@@ -184,16 +200,20 @@ class Ticks:
     """
 
     def reason(self, m):
-        """The reason joint_states message ``m`` is skipped, or None (answered)."""
+        """Return the reason joint_states message ``m`` is skipped, or None (answered)."""
         code = int(self.codes[m])
         return None if code < 0 else outputs.REASON_KEYS[code]
 
 
 def ticks(model, js_raws, js_log, odom_raws=(), odom_log=(), odom_before=(), *, window=11,
           order=3, max_joint_age=0.5, unknown_velocity="skip", acceleration="estimate"):
-    """The node's ticks (:class:`Ticks`) over a recording, under the node's tick rule with
+    """
+    Decide and assemble the node's ticks over a recording.
+
+    The node's ticks (:class:`Ticks`) over a recording, under the node's tick rule with
     these parameters (``odom_before[k]``: how many joint_states messages precede odometry
-    message k in the bag)."""
+    message k in the bag).
+    """
     if acceleration not in ACCELERATIONS:
         raise ReplayError(f"acceleration must be one of {ACCELERATIONS}, got {acceleration!r}")
     try:
@@ -237,7 +257,7 @@ def ticks(model, js_raws, js_log, odom_raws=(), odom_log=(), odom_before=(), *, 
 
 
 def _check_joints(joint_names, present, unknown):
-    """ReplayError when joints of the URDF never appear in the joint_states."""
+    """Raise ReplayError when joints of the URDF never appear in the joint_states."""
     never = [joint_names[j] for j in np.flatnonzero(~present.any(axis=0))]
     if len(present) and len(never) == len(joint_names):
         raise ReplayError(f"no joint of the URDF ({list(joint_names)[:8]}...) appears in the "
@@ -248,7 +268,7 @@ def _check_joints(joint_names, present, unknown):
 
 
 def _answered(model, codes, d, times, q, v, a, e, base, source):
-    """The :class:`Ticks` of the messages with ``codes`` -1 (and the counts of the others)."""
+    """Return the :class:`Ticks` of the messages with ``codes`` -1 (and the others' counts)."""
     t = Ticks()
     ok = np.flatnonzero(codes < 0)
     t.index = ok
@@ -273,10 +293,14 @@ def _answered(model, codes, d, times, q, v, a, e, base, source):
 
 
 def _base(model, odom_raws, odom_log, odom_before, log, window, order, estimate):
-    """The base state at every joint_states message from the latest valid odometry read
+    """
+    Return the base state at every joint_states message.
+
+    The base state at every joint_states message from the latest valid odometry read
     before it: {"q" (M, 7), "v" (M, 6), "a" (M, 6), "age" (M,) s since that odometry (inf:
     none), "ignored": invalid odometry messages, "source": their times} ((M, 0) arrays and
-    no ages on a fixed base)."""
+    no ages on a fixed base).
+    """
     M = len(log)
     if not model.floating_base:
         return {"q": np.zeros((M, 0)), "v": np.zeros((M, 0)), "a": np.zeros((M, 0)),

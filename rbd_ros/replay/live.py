@@ -1,4 +1,5 @@
-"""``rbd_replay --live``: play the bag into a dynamics_node over ROS 2, record its answers.
+"""
+``rbd_replay --live``: play the bag into a dynamics_node over ROS 2, record its answers.
 
 A dynamics_node is started (a subprocess of this Python: ``python -m
 rbd_ros.node.dynamics_node``) in a private namespace ``/rbd_replay_<pid>`` with the URDF, the
@@ -50,8 +51,12 @@ class LiveResult:
         self.resent = 0
 
     def compare(self, m, name, offline):
-        """Raw answers to write for message m / output name, comparing with offline
-        arrays (tuple, or None when offline does not answer)."""
+        """
+        Return the raw answers to write for message m / output name, comparing them.
+
+        Raw answers to write for message m / output name, comparing with offline
+        arrays (tuple, or None when offline does not answer).
+        """
         raws = [raw for mm, n, raw in self.unexpected if mm == m and n == name]
         raw = self.answers.get((m, name))
         if raw is None:
@@ -72,7 +77,7 @@ class LiveResult:
         return [raw] + raws
 
     def summary(self):
-        """The report's ``live`` section."""
+        """Return the report's ``live`` section."""
         answered = sum(1 for key in self.expected if key in self.answers)
         return {"expected": len(self.expected), "answered": answered,
                 "unanswered": len(self.expected) - answered,
@@ -227,8 +232,12 @@ class _Player:
         self.spin_for(0.1)
 
     def joint_states(self, m, raw):
-        """Publish joint_states message ``m`` (after its commanded acceleration) and wait for
-        its answers; when the node took it before the acceleration, send both again."""
+        """
+        Publish joint_states message ``m`` and wait for its answers.
+
+        Publish joint_states message ``m`` (after its commanded acceleration) and wait for
+        its answers; when the node took it before the acceleration, send both again.
+        """
         self.state["m"], self.state["stamp"] = m, bytes(raw[4:12])
         k = self.tick_of.get(m)
         t = self.t

@@ -1,4 +1,7 @@
-"""The replay's report: per joint, how well the URDF's torques (RNEA at the measured q, v
+"""
+The replay's report: how well the URDF's torques explain the measured efforts.
+
+The replay's report: per joint, how well the URDF's torques (RNEA at the measured q, v
 and the estimated acceleration) explain the measured efforts; skips; timing.
 
 Per joint, over the answered messages whose effort of that joint is finite:
@@ -32,8 +35,12 @@ def joint_errors(predicted, measured):
 
 def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, order,
               acceleration="estimate", rule=None, live=None):
-    """The report of a replay (a dict): ``t`` the ticks (``estimation.Ticks``), ``tau`` the
-    predicted torques of the answered messages; ``rule``: the node's parameters used."""
+    """
+    Return the report of a replay (a dict).
+
+    The report of a replay (a dict): ``t`` the ticks (``estimation.Ticks``), ``tau`` the
+    predicted torques of the answered messages; ``rule``: the node's parameters used.
+    """
     rows = joint_errors(tau, t.effort)
     n = t.messages
     total = sum(timing.values())
@@ -69,7 +76,7 @@ def _f(x, spec):
 
 
 def text(rep):
-    """The report as text (report.txt, and what ``rbd_replay`` prints)."""
+    """Return the report as the text of report.txt, which ``rbd_replay`` prints."""
     lines = [f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
              f"model {rep['model']} ({'floating' if rep['floating_base'] else 'fixed'} base), "
              f"outputs: {', '.join(rep['outputs'])}",
