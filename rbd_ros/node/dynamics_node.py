@@ -364,13 +364,6 @@ class DynamicsNode(Node):
         msg.status = [status]
         self._diag_pub.publish(msg)
 
-    def latency_stats(self):
-        """(count, p50, p99, max) of recent tick latencies in µs (for tools and tests)."""
-        lat = np.array(self._latency) * 1e6
-        if not len(lat):
-            return 0, float("nan"), float("nan"), float("nan")
-        return len(lat), np.percentile(lat, 50), np.percentile(lat, 99), lat.max()
-
 
 # -- helpers ---------------------------------------------------------------------------------
 def _warm_up(model):
