@@ -38,9 +38,9 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
+from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
 
 NODE_NAME = "rbd_dynamics"
-OUTPUTS = ("torques", "accelerations", "inverse_inertia", "rnea_derivatives", "aba_derivatives")
 STATES = 1000                     # distinct states, cycled
 GOAL_P99_MS = 2.0
 
@@ -115,11 +115,11 @@ def receiver(out_path):
     perf_counter is CLOCK_MONOTONIC: comparable across processes.
     """
     import rclpy
-    from rbd_ros_interfaces import msg as rbd_msg
     from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
-    from sensor_msgs.msg import JointState
+    from rbd_ros.node.conversions import message_class
+    from rbd_ros.outputs import BY_NAME
 
     stop = []
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
@@ -127,10 +127,7 @@ def receiver(out_path):
     node = rclpy.create_node("rbd_bench_receiver")
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST)
-    types = {"torques": JointState, "accelerations": rbd_msg.JointVector,
-             "inverse_inertia": rbd_msg.JointMatrix,
-             "rnea_derivatives": rbd_msg.DynamicsDerivatives,
-             "aba_derivatives": rbd_msg.DynamicsDerivatives}
+    types = {k: message_class(BY_NAME[k].msgtype) for k in OUTPUTS}
     subs = [(i, types[k], node.create_subscription(types[k], f"/{NODE_NAME}/{k}", lambda m: None,
                                                    qos, raw=True).handle)
             for i, k in enumerate(OUTPUTS)]
@@ -360,9 +357,9 @@ def main():
 
     # each /diagnostics message covers the second before it: those inside the window
     in_window = [d for t, d in diagnostics if t_meas0 + 900_000_000 <= t <= t_meas1 + 100_000_000]
-    tick_p50, tick_p99, tick_max = ([float(d[key]) for d in in_window if key in d]
-                                    for key in ("tick latency p50 [us]", "tick latency p99 [us]",
-                                                "tick latency max [us]"))
+    tick_p50, tick_p99, tick_max = (
+        [float(d[key]) for d in in_window if key in d]
+        for key in ("tick latency p50 [us]", "tick latency p99 [us]", "tick latency max [us]"))
     last = diagnostics[-1][1] if diagnostics else {}
 
     print()

@@ -1,4 +1,5 @@
-"""Little-endian CDR of the few messages rbd_ros reads and writes at a high rate.
+"""
+Little-endian CDR of the few messages rbd_ros reads and writes at a high rate.
 
 ROS 2 serializes messages as CDR (OMG XCDR1): a 4-byte encapsulation header (byte 1 is 1 for
 little endian), then the fields in order, each primitive aligned to its size counted from the
@@ -12,8 +13,8 @@ in their stamp and float64 arrays, so one serialized message is a template that 
 in place: patching and publishing the bytes of a 38-name, 38×38 message took ~6 µs, against
 ~10 µs for rclpy to convert and publish the message (measured, no subscriber).
 
-Big-endian or otherwise unexpected bytes are not guessed at: the decoders return None and the
-caller falls back to the generic deserializer.
+Big-endian or otherwise unexpected bytes are not guessed at: the decoders return None, or hand
+them to the caller's generic deserializer (rclpy's in the node, rosbags' in the replay).
 """
 import struct
 
@@ -47,7 +48,8 @@ def string_end(raw, offset):
 
 
 class JointStateDecoder:
-    """sensor_msgs/JointState bytes -> names, stamp and the three float64 arrays, zero-copy.
+    """
+    sensor_msgs/JointState bytes -> names, stamp and the three float64 arrays, zero-copy.
 
     A publisher sends the same name list every time: the bytes of the last few distinct lists
     are kept, and a message whose bytes start the same way reuses the decoded names (the CDR
@@ -82,8 +84,12 @@ class JointStateDecoder:
         return names, offset
 
     def layout(self, raw):
-        """(names, (sec, nanosec), [(offset, count)] for position, velocity, effort), or None
-        for bytes that are not little-endian CDR. Raises ValueError for truncated bytes."""
+        """
+        Find the names, the stamp and where the three arrays are.
+
+        (names, (sec, nanosec), [(offset, count)] for position, velocity, effort), or None
+        for bytes that are not little-endian CDR. Raises ValueError for truncated bytes.
+        """
         if not is_little_endian_cdr(raw):
             return None
         try:
@@ -103,8 +109,12 @@ class JointStateDecoder:
         return names, stamp, arrays
 
     def decode(self, raw):
-        """(names, (sec, nanosec), position, velocity, effort) as read-only float64 views of
-        ``raw``, or None (not little-endian CDR)."""
+        """
+        Decode JointState bytes without copying the arrays.
+
+        (names, (sec, nanosec), position, velocity, effort) as read-only float64 views of
+        ``raw``, or None (not little-endian CDR).
+        """
         layout = self.layout(raw)
         if layout is None:
             return None
@@ -117,11 +127,22 @@ def odometry_offset(raw):
     return align(string_end(raw, string_end(raw, 12)), 8)
 
 
-def decode_odometry(raw):
-    """((sec, nanosec), [x y z qx qy qz qw vx vy vz wx wy wz]) of nav_msgs/Odometry bytes, or
-    None (not little-endian CDR). The twist is in the child frame, as Odometry defines it."""
+def decode_odometry(raw, deserialize=None):
+    """
+    Decode the stamp, pose and twist of nav_msgs/Odometry bytes.
+
+    ((sec, nanosec), [x y z qx qy qz qw vx vy vz wx wy wz]) of nav_msgs/Odometry bytes: the
+    pose in the odometry frame, the twist in the child (base) frame, as Odometry defines them.
+
+    Bytes that are not little-endian CDR go through ``deserialize`` (the caller's generic
+    deserializer, rclpy's or rosbags': bytes -> message), or give None without one. Raises
+    ValueError for truncated bytes.
+    """
     if not is_little_endian_cdr(raw):
-        return None
+        if deserialize is None:
+            return None
+        msg = deserialize(raw)
+        return (msg.header.stamp.sec, msg.header.stamp.nanosec), odometry_values(msg)
     try:
         stamp = STAMP.unpack_from(raw, STAMP_OFFSET)
         offset = odometry_offset(raw)
@@ -135,9 +156,49 @@ def decode_odometry(raw):
     return stamp, values
 
 
+def decode_odometry_many(raws, deserialize):
+    """
+    Decode many nav_msgs/Odometry messages at once.
+
+    (stamps (K, 2) [sec, nanosec], values (K, 13)) of K nav_msgs/Odometry messages, as
+    :func:`decode_odometry` gives them one by one, read with numpy once per layout (length
+    and frame names) instead of message by message. Bytes that do not decode give NaN
+    values (an odometry message the node ignores).
+    """
+    K = len(raws)
+    stamps, values = np.zeros((K, 2), np.int64), np.zeros((K, 13))
+    groups = {}
+    for k, raw in enumerate(raws):
+        try:
+            if not is_little_endian_cdr(raw):
+                stamps[k], values[k] = decode_odometry(raw, deserialize)
+                continue
+            offset = odometry_offset(raw)
+            if offset + ODOM_TWIST_OFFSET + ODOM_TWIST_BYTES > len(raw):
+                raise ValueError(f"truncated Odometry ({len(raw)} bytes)")
+        except Exception:        # struct.error, ValueError, the deserializer's own errors
+            values[k] = np.nan
+            continue
+        groups.setdefault((len(raw), offset), []).append(k)
+    for (length, off), ks in groups.items():
+        ks = np.array(ks)
+        buf = np.frombuffer(b"".join(raws[k] for k in ks), np.uint8).reshape(len(ks), length)
+        st = np.ascontiguousarray(buf[:, STAMP_OFFSET:STAMP_OFFSET + 8]).view("<u4")
+        stamps[ks, 0] = st[:, 0].view("<i4")
+        stamps[ks, 1] = st[:, 1]
+        values[ks, :7] = np.ascontiguousarray(buf[:, off:off + ODOM_POSE_BYTES]).view("<f8")
+        twist = off + ODOM_TWIST_OFFSET
+        values[ks, 7:] = np.ascontiguousarray(buf[:, twist:twist + ODOM_TWIST_BYTES]).view("<f8")
+    return stamps, values
+
+
 def odometry_values(msg):
-    """The same 13 numbers from a deserialized nav_msgs/Odometry (rclpy's or rosbags'), for
-    the bytes :func:`decode_odometry` does not take."""
+    """
+    Return the 13 numbers of :func:`decode_odometry` from a deserialized message.
+
+    The 13 numbers of :func:`decode_odometry` from a deserialized nav_msgs/Odometry
+    (rclpy's or rosbags').
+    """
     p, t = msg.pose.pose, msg.twist.twist
     return np.array([p.position.x, p.position.y, p.position.z, p.orientation.x,
                      p.orientation.y, p.orientation.z, p.orientation.w, t.linear.x, t.linear.y,
@@ -151,7 +212,10 @@ _PRIMITIVES = {"boolean": "?", "octet": "B", "uint8": "B", "int8": "b", "int16":
 
 
 def serialize(msg):
-    """Little-endian CDR bytes of a ROS 2 Python message (anything with rosidl's
+    """
+    Serialize a ROS 2 Python message as little-endian CDR.
+
+    Little-endian CDR bytes of a ROS 2 Python message (anything with rosidl's
     ``get_fields_and_field_types``), for building a :class:`Template` once.
 
     Not rclpy's ``serialize_message``: with rmw_fastrtps 8.4.3 that returns 8 bytes past the
@@ -194,8 +258,12 @@ def _write(out, type_name, value):
 
 
 def sentinels(sizes):
-    """Distinct float64 arrays of the given sizes whose bytes occur nowhere else in a message
-    (non-integer, increasing): serialized into a template, they mark where each array goes."""
+    """
+    Return marker arrays of the given sizes for a :class:`Template`.
+
+    Distinct float64 arrays of the given sizes whose bytes occur nowhere else in a message
+    (non-integer, increasing): serialized into a template, they mark where each array goes.
+    """
     out, start = [], 0.5
     for size in sizes:
         out.append(start + np.arange(size, dtype=np.float64))
@@ -204,7 +272,10 @@ def sentinels(sizes):
 
 
 class Template:
-    """Messages of one topic from one serialized example: only the header stamp and some
+    """
+    Messages of one topic made from one serialized example.
+
+    Messages of one topic from one serialized example: only the header stamp and some
     float64 arrays vary (same names, same sizes).
 
     ``raw``: the example serialized with a zero stamp and ``marks`` (see :func:`sentinels`)
@@ -227,15 +298,24 @@ class Template:
         self._views = [np.frombuffer(self._buffer, "<f8", n, off) for off, n in self.offsets]
 
     def fill(self, stamp, *arrays):
-        """One message's bytes: ``stamp`` (sec, nanosec), then one array per mark, in order
-        (any shape with the mark's number of elements)."""
+        """
+        Return one message's bytes.
+
+        One message's bytes: ``stamp`` (sec, nanosec), then one array per mark, in order
+        (any shape with the mark's number of elements).
+        """
         STAMP.pack_into(self._buffer, STAMP_OFFSET, *stamp)
         for view, values in zip(self._views, arrays):
             view[:] = values.reshape(-1)
         return bytes(self._buffer)
 
     def encode(self, sec, nanosec, *arrays):
-        """Many messages' bytes: one per entry of ``sec``, ``nanosec`` and ``arrays[k]`` (N, ...)."""
+        """
+        Return many messages' bytes.
+
+        Many messages' bytes: one per entry of ``sec``, ``nanosec`` and ``arrays[k]``
+        (N, ...).
+        """
         n = len(sec)
         buf = np.empty((n, self.template.size), np.uint8)
         buf[:] = self.template

@@ -142,11 +142,19 @@ def test_decode_odometry():
             p.orientation.z, p.orientation.w, t.linear.x, t.linear.y, t.linear.z,
             t.angular.x, t.angular.y, t.angular.z]
     np.testing.assert_array_equal(values, want)
-    # big endian: the node's fallback (the RMW's deserializer) gives the same numbers
+    # big endian: the node's fallback (the RMW's deserializer) and the replay's (rosbags')
+    # give the same numbers and stamp
     name = "nav_msgs/msg/Odometry"
     big = bytes(STORE.serialize_cdr(to_rosbags(msg, name), name, little_endian=False))
     assert cdr.decode_odometry(big) is None
-    np.testing.assert_array_equal(conversions.decode_odometry(big), want)
+    for fallback in (conversions.odometry_deserializer(), bag_io.deserialize_odometry):
+        big_stamp, big_values = cdr.decode_odometry(big, fallback)
+        assert big_stamp == stamp
+        np.testing.assert_array_equal(big_values, want)
+    # many at once: the same numbers as one by one, in either byte order
+    stamps, many = cdr.decode_odometry_many([rosbags_bytes(msg), big], bag_io.deserialize_odometry)
+    assert [tuple(s) for s in stamps] == [tuple(stamp)] * 2
+    np.testing.assert_array_equal(many, [want, want])
 
 
 def test_template_fill_and_encode():

@@ -15,29 +15,13 @@ yaml = pytest.importorskip("yaml")
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIG = os.path.join(ROOT, "config", "dynamics.yaml")
 LAUNCH = os.path.join(ROOT, "launch", "dynamics.launch.py")
-NODE_SOURCE = os.path.join(ROOT, "rbd_ros", "node", "dynamics_node.py")
 LAUNCH_ARGUMENTS = {"urdf_file", "robot_description_topic", "params_file", "floating_base"}
 
 
 def node_parameters():
-    """
-    Return the node's PARAMETERS, {name: (default, description)}.
-
-    Imported when rclpy is there, else read from its source (a dict literal) so the check
-    runs without ROS too.
-    """
-    try:
-        from rbd_ros.node.dynamics_node import PARAMETERS
-        return PARAMETERS
-    except ImportError:
-        pass
-    with open(NODE_SOURCE, encoding="utf-8") as f:
-        tree = ast.parse(f.read())
-    for stmt in tree.body:
-        if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                and getattr(stmt.targets[0], "id", None) == "PARAMETERS"):
-            return ast.literal_eval(stmt.value)
-    raise AssertionError("PARAMETERS not found in dynamics_node.py")
+    """Return the node's PARAMETERS, {name: (default, description)} (a module without ROS)."""
+    from rbd_ros.node.parameters import PARAMETERS
+    return PARAMETERS
 
 
 def config_parameters():

@@ -24,7 +24,7 @@ pytest.importorskip("nav_msgs")
 pytest.importorskip("diagnostic_msgs")
 
 import rbd_ros  # noqa: E402
-from rbd_ros.node.conversions import BASE_DOF_NAMES  # noqa: E402
+from rbd_ros.outputs import BASE_DOF_NAMES  # noqa: E402
 from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402

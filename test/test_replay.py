@@ -19,6 +19,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import rbd_ros  # noqa: E402
+import rbd_ros.outputs  # noqa: E402
+from rbd_ros.outputs import BY_NAME, NAMES as OUTPUTS  # noqa: E402
 from rbd_ros.replay import ReplayError, bag_io, replay, savgol_derivative  # noqa: E402
 from rbd_ros.replay.cli import main, templates  # noqa: E402
 import make_example_bag as mk  # noqa: E402
@@ -82,9 +84,9 @@ def test_msg_copies_are_the_interfaces():
 def test_templates_are_rosbags_bytes(robot, floating):
     model = rbd_ros.load_model(rbd_ros.robots.path(robot), floating_base=floating)
     rng = np.random.default_rng(0)
-    names = list(rbd_ros.node.conversions.dof_names(model))
+    names = list(rbd_ros.outputs.dof_names(model))
     nv, nj = model.nv, len(model.joint_names)
-    for name, tpl in templates(model, bag_io.OUTPUT_TYPES).items():
+    for name, tpl in templates(model, OUTPUTS).items():
         sec, nsec = np.array([5, -3]), np.array([7, 999999999])
         if name == "torques":
             arrays = (rng.normal(size=(2, nj)),)
@@ -95,7 +97,7 @@ def test_templates_are_rosbags_bytes(robot, floating):
         else:
             arrays = (rng.normal(size=(2, nv, nv)), rng.normal(size=(2, nv, nv)))
         raws = tpl.encode(sec, nsec, *arrays)
-        cls = STORE.types[bag_io.OUTPUT_TYPES[name]]
+        cls = STORE.types[BY_NAME[name].msgtype]
         for k in range(2):
             header = H(stamp=T(sec=int(sec[k]), nanosec=int(nsec[k])), frame_id="")
             if name == "torques":
@@ -129,7 +131,7 @@ def test_savgol_derivative():
 
 def test_offline_matches_core_and_report(arm_bag, tmp_path):
     path, model, t, q, v, e = arm_bag
-    rep = replay(path, tmp_path / "out", outputs=bag_io.OUTPUT_TYPES, report_dir=tmp_path / "r",
+    rep = replay(path, tmp_path / "out", outputs=OUTPUTS, report_dir=tmp_path / "r",
                  progress=False)
     assert rep["answered"] == len(t) and rep["skipped_total"] == 0
     assert len(glob.glob(str(tmp_path / "r" / "torque_*.png"))) == 7
@@ -138,7 +140,7 @@ def test_offline_matches_core_and_report(arm_bag, tmp_path):
         assert [s for s, _ in out[topic]] == [s for s, _ in inp[topic]]
     # independent: scipy's Savitzky-Golay on the recorded velocities, the core per message
     a = savgol_filter(v, 11, 3, deriv=1, delta=0.01, axis=0, mode="interp")
-    names = list(rbd_ros.node.conversions.dof_names(model))
+    names = list(rbd_ros.outputs.dof_names(model))
     tau_all = []
     for k in range(len(t)):
         stamp_k = inp["/joint_states"][k][1].header.stamp
@@ -288,7 +290,7 @@ def test_live_matches_offline(tmp_path, monkeypatch):
     urdf, model, t, q, v, e, _ = mk.simulate("rbd_arm7", duration=0.4, rate=100.0, seed=4)
     path = tmp_path / "live_in"
     mk.write_bag(path, urdf, model.joint_names, t, q, v, e)
-    rep = replay(path, tmp_path / "live_out", outputs=bag_io.OUTPUT_TYPES, live=True, rate=4,
+    rep = replay(path, tmp_path / "live_out", outputs=OUTPUTS, live=True, rate=4,
                  progress=False, plots=False)
     live = rep["live"]
     assert live["expected"] == 5 * len(t)
@@ -296,7 +298,7 @@ def test_live_matches_offline(tmp_path, monkeypatch):
     assert live["agree"] and live["max_diff"] <= 1e-9
     out = read(tmp_path / "live_out")
     assert len(out["/rbd_dynamics/torques"]) == len(t)
-    offline = replay(path, tmp_path / "off_out", outputs=bag_io.OUTPUT_TYPES, progress=False,
+    offline = replay(path, tmp_path / "off_out", outputs=OUTPUTS, progress=False,
                      plots=False)
     off = read(tmp_path / "off_out")
     for topic in off:

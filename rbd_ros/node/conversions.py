@@ -1,43 +1,42 @@
-"""numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d')).
+"""
+numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d')).
 
 The node's 1 kHz path reads and writes serialized bytes (``rbd_ros.cdr``): rclpy's own
 conversions cost more than the dynamics (see that module). Bytes in another encoding than
-little-endian CDR go through rclpy's (de)serializer instead, with the same results. rclpy is
-imported on use: the replay tool imports this module without ROS.
+little-endian CDR go through rclpy's (de)serializer instead, with the same results. rclpy and
+the message packages are imported on use.
 """
 import array
+import importlib
 
 import numpy as np
 
-from .. import cdr
-
-BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+from .. import cdr, outputs
 
 
-def dof_names(model):
-    """One name per entry of v: the base's six (floating base), then the joints."""
-    return (BASE_DOF_NAMES if model.floating_base else ()) + tuple(model.joint_names)
+def message_class(msgtype):
+    """
+    Return the rclpy message class of ``msgtype`` ("package/msg/Name").
+
+    The rclpy message class of ``msgtype`` ("package/msg/Name"); ImportError when that
+    package is not installed.
+    """
+    package, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(package + ".msg"), name)
 
 
 def doubles(x):
-    """A float64[] message field from a numpy array: one memcpy, no per-element checks."""
+    """Make a float64[] message field from a numpy array: one memcpy, no per-element checks."""
     out = array.array("d")
     out.frombytes(memoryview(np.ascontiguousarray(x, np.float64)).cast("B"))
     return out
 
 
 def vector(values):
-    """A float64[] field (array.array) as a numpy array, without copying."""
+    """View a float64[] field (array.array) as a numpy array, without copying."""
     if getattr(values, "typecode", None) == "d":
         return np.frombuffer(values, np.float64)
     return np.asarray(values, np.float64)
-
-
-def fill_joint_vector(msg, header, names, data):
-    msg.header = header
-    msg.names = names
-    msg.data = doubles(data)
-    return msg
 
 
 def fill_joint_matrix(msg, header, names, matrix):
@@ -58,9 +57,13 @@ def fill_derivatives(msg, header, names, d_dq, d_dv):
 
 
 def decode_joint_state(decoder, raw):
-    """(names, (sec, nanosec), position, velocity, effort) of serialized
+    """
+    Decode serialized sensor_msgs/JointState bytes.
+
+    (names, (sec, nanosec), position, velocity, effort) of serialized
     sensor_msgs/JointState bytes; ``decoder``: a :class:`rbd_ros.cdr.JointStateDecoder` kept
-    per subscription. Raises ValueError for bytes that do not decode."""
+    per subscription. Raises ValueError for bytes that do not decode.
+    """
     decoded = decoder.decode(raw)
     if decoded is not None:
         return decoded
@@ -71,19 +74,32 @@ def decode_joint_state(decoder, raw):
             vector(msg.position), vector(msg.velocity), vector(msg.effort))
 
 
-def decode_odometry(raw):
-    """[x y z qx qy qz qw vx vy vz wx wy wz] of serialized nav_msgs/Odometry bytes (pose in
-    the odometry frame, twist in the base frame)."""
-    decoded = cdr.decode_odometry(raw)
-    if decoded is not None:
-        return decoded[1]
+def odometry_deserializer():
+    """
+    Return rclpy's deserializer of nav_msgs/Odometry bytes.
+
+    rclpy's deserializer of nav_msgs/Odometry bytes: the fallback of
+    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself.
+    """
     from nav_msgs.msg import Odometry
     from rclpy.serialization import deserialize_message
-    return cdr.odometry_values(deserialize_message(raw, Odometry))
+
+    def deserialize(raw):
+        return deserialize_message(raw, Odometry)
+    return deserialize
+
+
+def output_encoder(output, model):
+    """Return the :class:`OutputEncoder` of one ``rbd_ros.outputs.Output`` for ``model``."""
+    msg = message_class(output.msgtype)(**outputs.message_fields(output, model))
+    return OutputEncoder(msg, output.fields, outputs.array_sizes(output, model))
 
 
 class OutputEncoder:
-    """One output topic's messages, ready for ``Publisher.publish``: a message whose names
+    """
+    One output topic's messages, ready for ``Publisher.publish``.
+
+    One output topic's messages, ready for ``Publisher.publish``: a message whose names
     and sizes are set once; a tick gives the stamp and the float64 arrays.
 
     ``fields``: the names of the float64[] fields that change, ``sizes`` their lengths.
@@ -111,8 +127,12 @@ class OutputEncoder:
             self.fallback_reason = f"{type(exc).__name__}: {exc}"
 
     def encode(self, stamp, *arrays):
-        """Bytes (or the message) with header stamp ``stamp`` = (sec, nanosec) and one array
-        per field, in the order of ``fields``."""
+        """
+        Return the bytes (or the message) of one tick's output.
+
+        Bytes (or the message) with header stamp ``stamp`` = (sec, nanosec) and one array
+        per field, in the order of ``fields``.
+        """
         if self.template is not None:
             return self.template.fill(stamp, *arrays)
         msg = self.msg

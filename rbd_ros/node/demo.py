@@ -1,4 +1,5 @@
-"""rbd_demo: the dynamics node on a moving robot, with a live report and correctness check.
+"""
+rbd_demo: the dynamics node on a moving robot, with a live report and correctness check.
 
     rbd_demo [--duration 10] [--rate 200] [--robot rbd_arm7|rbd_quadruped|FILE.urdf] [--all-outputs]
 
@@ -28,10 +29,10 @@ import time
 
 import numpy as np
 
+from .. import outputs as table
+
 NODE_NAME = "rbd_dynamics"
 ACC_TOLERANCE = 1e-6          # rad/s²: ABA∘RNEA round trip is ~1e-12 on the bundled robots
-BASIC_OUTPUTS = ("torques", "accelerations")
-EXTRA_OUTPUTS = ("inverse_inertia", "rnea_derivatives", "aba_derivatives")
 
 
 def parse_args(argv=None):
@@ -43,8 +44,8 @@ def parse_args(argv=None):
     ap.add_argument("--robot", default="rbd_arm7",
                     help="a bundled robot (rbd_arm7, rbd_quadruped) or a URDF file path")
     ap.add_argument("--all-outputs", action="store_true",
-                    help="also publish ~/inverse_inertia, ~/rnea_derivatives, "
-                         "~/aba_derivatives")
+                    help="also publish " + ", ".join(o.topic for o in table.OUTPUTS
+                                                     if not o.default))
     ap.add_argument("--startup-timeout", type=float, default=600.0,
                     help="seconds to wait for the node's first output (default 600: a first "
                          "run compiles the kernels)")
@@ -55,7 +56,7 @@ def parse_args(argv=None):
 
 
 def resolve_robot(robot):
-    """A bundled robot's name or a URDF path -> the URDF path."""
+    """Return the URDF path of a bundled robot's name or a URDF path."""
     import rbd_ros
     if robot in rbd_ros.robots.names():
         return rbd_ros.robots.path(robot)
@@ -66,7 +67,7 @@ def resolve_robot(robot):
 
 
 def node_command():
-    """The dynamics_node console script next to this interpreter (same virtualenv)."""
+    """Return the dynamics_node console script next to this interpreter (same virtualenv)."""
     exe = os.path.join(os.path.dirname(sys.executable), "dynamics_node")
     if os.access(exe, os.X_OK):
         return [exe]
@@ -135,8 +136,7 @@ class Monitor:
 
     def __init__(self, node, source, outputs):
         from diagnostic_msgs.msg import DiagnosticArray
-        from rbd_ros_interfaces import msg as rbd_msg
-        from sensor_msgs.msg import JointState
+        from .conversions import message_class
         self.source = source
         self.outputs = outputs
         self.counts = {k: 0 for k in outputs}
@@ -150,12 +150,9 @@ class Monitor:
         self.diag_prev_js = None
         self.node_js_rate = None
         self._acc_index = None
-        types = {"torques": JointState, "accelerations": rbd_msg.JointVector,
-                 "inverse_inertia": rbd_msg.JointMatrix,
-                 "rnea_derivatives": rbd_msg.DynamicsDerivatives,
-                 "aba_derivatives": rbd_msg.DynamicsDerivatives}
         for k in outputs:
-            node.create_subscription(types[k], f"/{NODE_NAME}/{k}",
+            node.create_subscription(message_class(table.BY_NAME[k].msgtype),
+                                     f"/{NODE_NAME}/{k}",
                                      lambda msg, k=k: self._on_output(k, msg), 50)
         node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diagnostics, 10)
 
@@ -196,12 +193,9 @@ class Monitor:
         return counts, err
 
 
-SHORT = {"torques": "τ←", "accelerations": "q̈←", "inverse_inertia": "M⁻¹←",
-         "rnea_derivatives": "∂τ←", "aba_derivatives": "∂q̈←"}
-
-
 def _header(outputs, shown):
-    cols = ["  t[s]", "  js→", " node←"] + [f"{SHORT[k]:>6}" for k in outputs]
+    cols = ["  t[s]", "  js→", " node←"]
+    cols += [f"{table.BY_NAME[k].symbol + '←':>6}" for k in outputs]
     cols += [f"{'τ ' + n[:9]:>11}" for n in shown]
     cols += ["  max|q̈−q̈_traj|", "  tick p50/p99 [µs]"]
     return " ".join(cols)
@@ -222,11 +216,11 @@ def _row(t, dt, sent, mon, counts, err, shown_idx):
 
 
 def run(args):
+    """Run the demo; return the exit status."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     urdf_path = resolve_robot(args.robot)
-    outputs = BASIC_OUTPUTS + (EXTRA_OUTPUTS if args.all_outputs else ())
-    params = {f"publish_{k}": "true" if k in outputs else "false"
-              for k in BASIC_OUTPUTS + EXTRA_OUTPUTS}
+    outputs = table.NAMES if args.all_outputs else table.DEFAULTS
+    params = {o.parameter: "true" if o.name in outputs else "false" for o in table.OUTPUTS}
     params.update(robot_description_topic="robot_description", floating_base="false",
                   mimic_joints="independent")
 
@@ -244,8 +238,7 @@ def run(args):
 
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)   # Ctrl-C: KeyboardInterrupt
     executor = SingleThreadedExecutor()
-    source = monitor_node = None
-    status = 1
+    source = monitor_node = monitor = None
     try:
         source = TrajectorySource(parameter_overrides=[
             Parameter("urdf_file", value=urdf_path),
@@ -256,58 +249,12 @@ def run(args):
         monitor = Monitor(monitor_node, source, outputs)
         executor.add_node(source)
         executor.add_node(monitor_node)
-        names = source.joint_names
-        shown_idx = list(range(min(3, len(names))))
-        shown = [names[i] for i in shown_idx]
         env_domain = os.environ.get("ROS_DOMAIN_ID", "0")
-        print(f"rbd_demo: {source.model.name!r} ({len(names)} joints, {urdf_path}); "
-              f"dynamics_node pid {node_proc.proc.pid}; joint_states at {args.rate:g} Hz; "
-              f"ROS_DOMAIN_ID={env_domain}; {args.duration:g} s after the first output "
-              f"(Ctrl-C stops)", flush=True)
-
-        start = time.monotonic()
-        end = None
-        next_report = None
-        next_wait_note = start + 15.0
-        last_report, last_sent = start, 0
-        while True:
-            executor.spin_once(timeout_sec=0.01)
-            now = time.monotonic()
-            if not node_proc.alive():
-                print(f"rbd_demo: dynamics_node exited with status {node_proc.proc.returncode}",
-                      file=sys.stderr)
-                break
-            if end is None:
-                if monitor.first_output is not None:
-                    end = monitor.first_output + args.duration
-                    next_report = monitor.first_output + 1.0
-                    last_report, last_sent = monitor.first_output, source.published
-                    print(f"first output after {monitor.first_output - start:.1f} s "
-                          f"(node start, URDF, warm-up)")
-                    print("per second: js→ joint_states sent, node← joint_states the node got "
-                          "(/diagnostics), τ← q̈← … outputs received; τ: ~/torques [N·m]; "
-                          "q̈ check: ~/accelerations vs the trajectory [rad/s²]; tick: the "
-                          "node's compute + publish time")
-                    print(_header(outputs, shown), flush=True)
-                elif now - start > args.startup_timeout:
-                    print(f"rbd_demo: no output from the node within {args.startup_timeout:g} "
-                          f"s", file=sys.stderr)
-                    break
-                elif now >= next_wait_note:
-                    print(f"waiting for the node's first output ({now - start:.0f} s; the first "
-                          f"run after an install or a source change compiles the kernels, "
-                          f"which takes minutes)", flush=True)
-                    next_wait_note += 15.0
-                continue
-            if now >= next_report:
-                dt = now - last_report
-                counts, err = monitor.take_window()
-                print(_row(now - monitor.first_output, dt, source.published - last_sent,
-                           monitor, counts, err, shown_idx), flush=True)
-                last_report, last_sent = now, source.published
-                next_report += 1.0
-            if now >= end:
-                break
+        print(f"rbd_demo: {source.model.name!r} ({len(source.joint_names)} joints, "
+              f"{urdf_path}); dynamics_node pid {node_proc.proc.pid}; joint_states at "
+              f"{args.rate:g} Hz; ROS_DOMAIN_ID={env_domain}; {args.duration:g} s after the "
+              f"first output (Ctrl-C stops)", flush=True)
+        _spin(executor, node_proc, monitor, source, outputs, args)
     except KeyboardInterrupt:
         print("\nrbd_demo: interrupted", flush=True)
     finally:
@@ -318,9 +265,73 @@ def run(args):
                 n.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
-
-    if source is None or monitor_node is None:
+    if monitor is None:
         return 1
+    return _verdict(monitor, source, rc)
+
+
+def _alive(node_proc):
+    """Tell whether the node still runs (and say so when it does not)."""
+    if node_proc.alive():
+        return True
+    print(f"rbd_demo: dynamics_node exited with status {node_proc.proc.returncode}",
+          file=sys.stderr)
+    return False
+
+
+def _wait_first_output(executor, node_proc, monitor, start, timeout):
+    """Spin until the node's first output; False when it exits or ``timeout`` s pass."""
+    next_note = start + 15.0
+    while monitor.first_output is None:
+        executor.spin_once(timeout_sec=0.01)
+        now = time.monotonic()
+        if not _alive(node_proc):
+            return False
+        if now - start > timeout:
+            print(f"rbd_demo: no output from the node within {timeout:g} s", file=sys.stderr)
+            return False
+        if now >= next_note:
+            print(f"waiting for the node's first output ({now - start:.0f} s; the first run "
+                  f"after an install or a source change compiles the kernels, which takes "
+                  f"minutes)", flush=True)
+            next_note += 15.0
+    return True
+
+
+def _spin(executor, node_proc, monitor, source, outputs, args):
+    """Spin for ``--duration`` s after the node's first output, printing a row a second."""
+    start = time.monotonic()
+    if not _wait_first_output(executor, node_proc, monitor, start, args.startup_timeout):
+        return
+    names = source.joint_names
+    shown_idx = list(range(min(3, len(names))))
+    first = monitor.first_output
+    end, next_report = first + args.duration, first + 1.0
+    last_report, last_sent = first, source.published
+    print(f"first output after {first - start:.1f} s (node start, URDF, warm-up)")
+    print("per second: js→ joint_states sent, node← joint_states the node got "
+          "(/diagnostics), τ← q̈← … outputs received; τ: ~/torques [N·m]; "
+          "q̈ check: ~/accelerations vs the trajectory [rad/s²]; tick: the "
+          "node's compute + publish time")
+    print(_header(outputs, [names[i] for i in shown_idx]), flush=True)
+    while True:
+        executor.spin_once(timeout_sec=0.01)
+        now = time.monotonic()
+        if not _alive(node_proc):
+            return
+        if now >= next_report:
+            dt = now - last_report
+            counts, err = monitor.take_window()
+            print(_row(now - first, dt, source.published - last_sent, monitor, counts, err,
+                       shown_idx), flush=True)
+            last_report, last_sent = now, source.published
+            next_report += 1.0
+        if now >= end:
+            return
+
+
+def _verdict(monitor, source, rc):
+    """Print the summary; 0 when outputs came in and the acceleration check held, else 1."""
     total = sum(monitor.counts.values())
     received = ", ".join(f"{k} {v}" for k, v in monitor.counts.items())
     print(f"summary: joint_states sent {source.published}; received {received}; "
@@ -329,19 +340,17 @@ def run(args):
           f"node exit status {rc}")
     if total == 0:
         print("rbd_demo: FAILED: nothing received from the node", file=sys.stderr)
-        status = 1
-    elif monitor.acc_checked == 0:
+        return 1
+    if monitor.acc_checked == 0:
         print("rbd_demo: FAILED: no ~/accelerations received: the check did not run",
               file=sys.stderr)
-        status = 1
-    elif monitor.acc_err_max > ACC_TOLERANCE:
+        return 1
+    if monitor.acc_err_max > ACC_TOLERANCE:
         print("rbd_demo: FAILED: ~/accelerations differs from the trajectory's acceleration",
               file=sys.stderr)
-        status = 1
-    else:
-        status = 0
-        print("rbd_demo: OK")
-    return status
+        return 1
+    print("rbd_demo: OK")
+    return 0
 
 
 def main(argv=None):

@@ -1,4 +1,5 @@
-"""Joint states by name, merged from several publishers, as the arrays the core takes.
+"""
+Joint states by name, merged from several publishers, as the arrays the core takes.
 
 ROS joint_states messages name their joints and need not carry all of them (one publisher
 per arm, a gripper driver, ...): positions, velocities and efforts are stored per joint of
@@ -7,9 +8,12 @@ costs a few numpy fancy-index copies, never a Python loop over joints.
 """
 import numpy as np
 
+from .. import outputs
+
 
 class JointCache:
-    """Latest position, velocity and effort of every joint of a model, by name.
+    """
+    Latest position, velocity and effort of every joint of a model, by name.
 
     ros2_control fills interfaces it does not have with NaN; a message without a velocity
     or effort array says nothing about them. Both leave that joint's value NaN ("unknown"),
@@ -29,15 +33,19 @@ class JointCache:
         self._maps = {}                   # names tuple -> (model, message indices, unknown)
 
     def _map(self, names):
-        """(model indices, message indices, unknown names) for a message's names; the
+        """
+        Map a message's names to model indices (cached per name list).
+
+        (model indices, message indices, unknown names) for a message's names; the
         indices are slices when the message lists every joint in model order. Duplicate
-        names are an error."""
+        names are an error.
+        """
         key = tuple(names)
         cached = self._maps.get(key)
         if cached is not None:
             return cached
-        if len(set(key)) != len(key):
-            dup = sorted({n for n in key if key.count(n) > 1})
+        dup = outputs.duplicate_names(key)
+        if dup:
             raise ValueError(f"joint_states names {dup} more than once")
         ours, theirs, unknown = [], [], []
         n = len(self.joint_names)
@@ -60,25 +68,23 @@ class JointCache:
         return result
 
     def merge(self, names, position, velocity, effort, stamp, now):
-        """Merge one message's arrays (any sequence; lengths must be 0 or len(names));
+        """
+        Merge one message's arrays into the latest state of each joint.
+
+        Merge one message's arrays (any sequence; lengths must be 0 or len(names));
         ``now``: the receipt time (time.monotonic()) of the message.
 
         Returns (names the model does not know, whether any joint of the model was merged).
         Raises ValueError for a malformed message (nothing is merged then).
         """
         n = len(names)
-        arrays = []
-        for label, values in (("position", position), ("velocity", velocity),
-                              ("effort", effort)):
-            arr = np.frombuffer(values, np.float64) if _is_double_buffer(values) \
-                else np.asarray(values, np.float64)
-            if arr.size not in (0, n):
-                raise ValueError(f"joint_states has {n} names but {arr.size} {label} values")
-            arrays.append(arr)
-        if n and arrays[0].size == 0:
-            raise ValueError("joint_states has no position array")
+        pos, vel, eff = (np.frombuffer(values, np.float64) if _is_double_buffer(values)
+                         else np.asarray(values, np.float64)
+                         for values in (position, velocity, effort))
+        error = outputs.size_error(n, (pos.size, vel.size, eff.size))
+        if error:
+            raise ValueError(error)
         ours, theirs, unknown = self._map(names)
-        pos, vel, eff = arrays
         pos_ours = pos[theirs]
         if not np.isfinite(pos_ours).all():
             bad = [names[k] for k in np.arange(n)[theirs][~np.isfinite(pos_ours)]]
@@ -97,16 +103,11 @@ class JointCache:
         """Names of the joints whose position has never been received."""
         return [self.joint_names[i] for i in np.flatnonzero(np.isnan(self.position))]
 
-    def complete(self):
-        return not np.isnan(self.position).any()
-
-    def stale(self, max_age, now):
-        """Names of the joints not updated for more than ``max_age`` seconds (0: none)."""
-        if max_age <= 0 or now - self.received.min() <= max_age:
-            return []
+    def older_than(self, max_age, now):
+        """Names of the joints not updated for more than ``max_age`` seconds."""
         return [self.joint_names[i] for i in np.flatnonzero(now - self.received > max_age)]
 
 
 def _is_double_buffer(values):
-    """rclpy gives float64[] fields as array.array('d'): view it without a copy."""
+    """Tell whether ``values`` is rclpy's float64[] field (array.array('d'))."""
     return getattr(values, "typecode", None) == "d"

@@ -66,8 +66,8 @@ class SineTrajectory:
         half = np.where(finite, 0.5 * (upper - lower), UNLIMITED_HALF_RANGE)
         k = np.arange(harmonics)
         # frequencies: the base one, then incommensurate multiples, each slightly per joint
-        self.omega = 2 * np.pi * frequency * (1 + 1.618 * k)[None, :] * rng.uniform(0.8, 1.25,
-                                                                                     (n, harmonics))
+        spread = rng.uniform(0.8, 1.25, (n, harmonics))
+        self.omega = 2 * np.pi * frequency * (1 + 1.618 * k)[None, :] * spread
         weights = rng.uniform(0.5, 1.0, (n, harmonics)) / (1 + k)[None, :]
         weights /= weights.sum(axis=1, keepdims=True)            # Σ_k |A_k| = amplitude·half
         self.amp = amplitude * half[:, None] * weights

@@ -1,13 +1,15 @@
-"""``rbd_replay``: replay a rosbag2 through the dynamics, offline (default) or ``--live``.
+"""
+``rbd_replay``: replay a rosbag2 through the dynamics, offline (default) or ``--live``.
 
     rbd_replay data/example_arm7 -o /tmp/replayed --all
 
 Offline: the bag is read twice (rosbags): first the joint_states (and odometry) to build the
-node's ticks (``estimation``), then every message is copied to the output bag, each answered
-joint_states message followed by what the node would have published for it, computed in
-batches with the core's batch API (stamped as the node does, logged at the input's log
-time). ``--live`` plays the bag into a dynamics_node (``live``), records its answers into the
-output bag instead, and checks them against the offline computation.
+node's ticks (``estimation``, with the node's tick rule and parameters), then every message is
+copied to the output bag, each answered joint_states message followed by what the node would
+have published for it (``rbd_ros.outputs``: the outputs table and their computation, in
+batches with the core's batch API), stamped as the node does, logged at the input's log time.
+``--live`` plays the bag into a dynamics_node (``live``), records its answers into the output
+bag instead, and checks them against the offline computation.
 """
 import argparse
 import os
@@ -18,13 +20,10 @@ from pathlib import Path
 import numpy as np
 
 import rbd_ros
-from ..node.conversions import dof_names
+from .. import outputs as table
 from . import bag_io, estimation, report
 from . import identify as identification
 from .bag_io import ReplayError
-
-OUTPUTS = tuple(bag_io.OUTPUT_TYPES)
-DEFAULT_OUTPUTS = ("torques", "accelerations")
 
 
 class Progress:
@@ -74,147 +73,94 @@ def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimi
 
 
 def compute(model, t, outputs, lo, hi):
-    """The outputs of ticks lo..hi (arrays, the core's batch API): a dict of name ->
-    (rows: tick indices into lo..hi, tuple of arrays)."""
-    q, v, a, tau_in = t.q[lo:hi], t.v[lo:hi], t.a[lo:hi], t.tau_in[lo:hi]
-    rows = np.arange(hi - lo)
-    known = np.flatnonzero(t.effort_known[lo:hi])
-    nb = 6 if model.floating_base else 0
-    out = {"torques": (rows, (rbd_ros.rnea_batch(model, q, v, a)[:, nb:],))}
-    if "accelerations" in outputs:
-        out["accelerations"] = (known, (rbd_ros.aba_batch(model, q[known], v[known],
-                                                          tau_in[known]),))
-    if "inverse_inertia" in outputs:
-        out["inverse_inertia"] = (rows, (rbd_ros.minv_batch(model, q),))
-    if "rnea_derivatives" in outputs:
-        dq, dv, _ = rbd_ros.rnea_derivatives_batch(model, q, v, a)
-        out["rnea_derivatives"] = (rows, (dq, dv))
-    if "aba_derivatives" in outputs:
-        dq, dv, _ = rbd_ros.aba_derivatives_batch(model, q[known], v[known], tau_in[known])
-        out["aba_derivatives"] = (known, (dq, dv))
-    return {k: out[k] for k in outputs}
+    """Compute the outputs of ticks lo..hi: {name: (rows: tick indices into lo..hi, arrays)}."""
+    return table.compute_batch(model, outputs, t.q[lo:hi], t.v[lo:hi], t.a[lo:hi],
+                               t.tau_in[lo:hi], t.effort_known[lo:hi])
 
 
 def templates(model, outputs):
-    nv, nj = model.nv, len(model.joint_names)
-    names = list(dof_names(model))
-    spec = {"torques": (("effort",), (nj,), model.joint_names),
-            "accelerations": (("data",), (nv,), names),
-            "inverse_inertia": (("data",), (nv * nv,), names),
-            "rnea_derivatives": (("d_dq", "d_dv"), (nv * nv,) * 2, names),
-            "aba_derivatives": (("d_dq", "d_dv"), (nv * nv,) * 2, names)}
-    return {k: bag_io.output_template(bag_io.OUTPUT_TYPES[k], *spec[k]) for k in outputs}
+    """{name: cdr.Template} of the outputs ``outputs`` (names) for ``model``."""
+    return {k: bag_io.output_template(table.BY_NAME[k], model) for k in outputs}
 
 
 def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            description_topic="/robot_description", floating_base=False, odom_topic="/odom",
-           mimic="error", outputs=DEFAULT_OUTPUTS, window=11, order=3, max_joint_age=0.5,
+           mimic="error", outputs=table.DEFAULTS, window=11, order=3,
+           max_joint_age=table.DEFAULT_MAX_JOINT_AGE,
+           unknown_velocity=table.UNKNOWN_VELOCITY[0], acceleration="estimate",
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
            identify=None, prior_weight=None):
-    """Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
+    """
+    Replay ``bag`` offline (or ``live``) and return the report.
+
+    Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
     returns the report (a dict; ``report["ticks"]`` / ``["torques"]`` hold the arrays).
 
-    ``identify`` ("least-squares" or "consistent"): also identify the inertial parameters
-    from the answered messages with a known effort (``identify``); the report gets an
-    ``identification`` section and ``report_dir`` an ``identified.urdf``."""
-    if identify is not None and floating_base:
-        raise ReplayError("--identify needs a fixed base (the base wrench is not measured)")
-    outputs = tuple(k for k in OUTPUTS if k in set(outputs) | {"torques"})
+    ``max_joint_age``, ``unknown_velocity``: the node's parameters of the same names (and
+    defaults); ``acceleration``: "estimate" (Savitzky-Golay, ``window``, ``order``) or
+    "zero" (the node without an acceleration_topic). ``identify`` ("least-squares" or
+    "consistent"): also identify the inertial parameters from the answered messages with a
+    known effort (``identify``); the report gets an ``identification`` section and
+    ``report_dir`` an ``identified.urdf``.
+    """
+    outputs = _check_arguments(outputs, identify, floating_base, acceleration)
     timing = {}
     clock = time.perf_counter()
     reader, model, urdf_text, js_cons, odom_cons = load(
         bag, topic=topic, urdf=urdf, description_topic=description_topic,
         floating_base=floating_base, odom_topic=odom_topic, mimic=mimic)
     js_ids = {c.id for c in js_cons}
-    js_raws, js_log, odom_raws, odom_log, odom_before = [], [], [], [], []
-    for con, stamp, raw in reader.messages(connections=js_cons + odom_cons):
-        if con.id in js_ids:
-            js_raws.append(raw)
-            js_log.append(stamp)
-        else:
-            odom_raws.append(raw)
-            odom_log.append(stamp)
-            odom_before.append(len(js_raws))
+    inputs = _read_inputs(reader, js_cons + odom_cons, js_ids)
     timing["read"] = time.perf_counter() - clock
-    if not js_raws:
+    if not inputs[0]:
         raise ReplayError(f"topic {topic!r} has no messages")
     clock = time.perf_counter()
-    t = estimation.ticks(model, js_raws, js_log, odom_raws, odom_log, odom_before,
-                         window=window, order=order, max_joint_age=max_joint_age)
+    rule = dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity)
+    t = estimation.ticks(model, *inputs, window=window, order=order,
+                         acceleration=acceleration, **rule)
     timing["estimate"] = time.perf_counter() - clock
 
     live_result = None
     if live:
         from . import live as live_mode
         live_result = live_mode.play(reader, model, urdf_text, t, js_cons + odom_cons, js_ids,
-                                     outputs, topic=topic, odom_topic=odom_topic, rate=rate,
+                                     outputs, odom_topic=odom_topic, rate=rate,
                                      floating_base=floating_base, mimic=mimic,
-                                     max_joint_age=max_joint_age, node_name=node_name,
-                                     **(live_options or {}))
+                                     acceleration=acceleration, node_name=node_name,
+                                     **rule, **(live_options or {}))
 
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
-    tau = np.full((len(t.index), len(model.joint_names)), np.nan)
-    timing["dynamics"] = timing["encode"] = 0.0
-    clock = time.perf_counter()
     writer = bag_io.open_writer(output, storage)
+    clock = time.perf_counter()
     try:
-        copies = {}
-        for con in reader.connections:
-            key = (con.topic, con.msgtype)
-            if key not in copies:
-                copies[key] = bag_io.copy_connection(writer, con)
-        out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", bag_io.OUTPUT_TYPES[k])
-                    for k in outputs}
-        tpl = templates(model, outputs)
-        tick_of = np.full(len(js_raws), -1)
-        tick_of[t.index] = np.arange(len(t.index))
-        bar = Progress(reader.message_count, "replay", progress if progress is not None
-                       else (sys.stderr.isatty() and reader.message_count > 20000))
-        chunk, lo, hi, m, done = {}, 0, 0, -1, 0
-        compare = live_result.compare if live_result else None
-        for con, stamp, raw in reader.messages():
-            writer.write(copies[(con.topic, con.msgtype)], stamp, raw)
-            done += 1
-            if con.id not in js_ids:
-                continue
-            m += 1
-            k = tick_of[m]
-            if k < 0 and live_result is None:
-                continue
-            if k >= hi:                              # the next batch of ticks
-                lo, hi = k, min(k + batch_size, len(t.index))
-                c0 = time.perf_counter()
-                arrays = compute(model, t, outputs, lo, hi)
-                c1 = time.perf_counter()
-                tau[lo:hi] = arrays["torques"][1][0]
-                chunk = {}
-                for name, (rows, values) in arrays.items():
-                    if live_result is None:
-                        encoded = tpl[name].encode(t.sec[lo + rows], t.nanosec[lo + rows],
-                                                   *values)
-                        chunk[name] = dict(zip(rows.tolist(), encoded))
-                    else:
-                        chunk[name] = {r: tuple(x[i] for x in values)
-                                       for i, r in enumerate(rows.tolist())}
-                timing["dynamics"] += c1 - c0
-                timing["encode"] += time.perf_counter() - c1
-                bar.update(done)
-            for name in outputs:
-                item = chunk[name].get(k - lo) if k >= 0 else None
-                if live_result is not None:
-                    for live_raw in compare(m, name, item):
-                        writer.write(out_cons[name], stamp, live_raw)
-                elif item is not None:
-                    writer.write(out_cons[name], stamp, item)
-        bar.update(done, force=True)
+        tau = _write(reader, writer, model, t, outputs, js_ids, live_result, timing,
+                     node_name=node_name, batch_size=batch_size, progress=progress)
     finally:
         writer.close()
         reader.close()
     timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
     rep = report.summarize(model, t, tau, timing, outputs=outputs, bag=str(bag),
                            output=str(output), topic=topic, window=window, order=order,
+                           acceleration=acceleration, rule=rule,
                            live=live_result.summary() if live_result else None)
+    _finish(rep, model, t, tau, urdf_text, identify, prior_weight, report_dir, plots)
+    return rep
+
+
+def _check_arguments(outputs, identify, floating_base, acceleration):
+    """Return the outputs to compute (torques always, table order); ReplayError if bad."""
+    if identify is not None and (floating_base or acceleration != "estimate"):
+        raise ReplayError("--identify needs a fixed base (the base wrench is not measured) "
+                          "and the estimated acceleration")
+    try:
+        return table.check_outputs(set(outputs) | {"torques"})
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
+
+
+def _finish(rep, model, t, tau, urdf_text, identify, prior_weight, report_dir, plots):
+    """Add the identification to the report ``rep``; write the report files and plots."""
     if identify is not None:
         try:
             rep["identification"] = identification.run(model, t, urdf_text, identify,
@@ -226,15 +172,124 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         if plots:
             from . import plots as plotting
             rep["plots"] = plotting.torque_plots(model, t, tau, report_dir)
-    return rep
+
+
+def _read_inputs(reader, cons, js_ids):
+    """
+    Read the joint_states and odometry messages of ``cons`` in log-time order.
+
+    (joint_states bytes, their log times, odometry bytes, their log times, for each
+    odometry message the number of joint_states messages before it) in log-time order.
+    """
+    js_raws, js_log, odom_raws, odom_log, odom_before = [], [], [], [], []
+    for con, stamp, raw in reader.messages(connections=cons):
+        if con.id in js_ids:
+            js_raws.append(raw)
+            js_log.append(stamp)
+        else:
+            odom_raws.append(raw)
+            odom_log.append(stamp)
+            odom_before.append(len(js_raws))
+    return js_raws, js_log, odom_raws, odom_log, odom_before
+
+
+def _write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, node_name,
+           batch_size, progress):
+    """
+    Write the output bag: the input messages and the outputs of each.
+
+    Copy every message of ``reader`` to ``writer``, each answered joint_states message
+    followed by its outputs (computed offline, or the node's answers with ``live_result``);
+    returns the torques (answered messages, joints).
+    """
+    copies = {}
+    for con in reader.connections:
+        key = (con.topic, con.msgtype)
+        if key not in copies:
+            copies[key] = bag_io.copy_connection(writer, con)
+    out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", table.BY_NAME[k].msgtype)
+                for k in outputs}
+    batches = _Batches(model, t, outputs, batch_size, timing, encode=live_result is None)
+    bar = Progress(reader.message_count, "replay", progress if progress is not None
+                   else (sys.stderr.isatty() and reader.message_count > 20000))
+    m, done = -1, 0
+    for con, stamp, raw in reader.messages():
+        writer.write(copies[(con.topic, con.msgtype)], stamp, raw)
+        done += 1
+        if con.id not in js_ids:
+            continue
+        m += 1
+        items = batches.items(m)
+        bar.update(done)
+        for name in outputs:
+            item = items.get(name)
+            if live_result is not None:
+                for live_raw in live_result.compare(m, name, item):
+                    writer.write(out_cons[name], stamp, live_raw)
+            elif item is not None:
+                writer.write(out_cons[name], stamp, item)
+    bar.update(done, force=True)
+    return batches.tau
+
+
+class _Batches:
+    """
+    The outputs of the answered messages, computed ``batch_size`` ticks at a time.
+
+    The outputs of the answered messages, computed ``batch_size`` ticks at a time: per
+    joint_states message, {output: bytes} (``encode``) or {output: arrays}.
+    """
+
+    def __init__(self, model, t, outputs, batch_size, timing, encode):
+        self.model, self.t, self.outputs = model, t, outputs
+        self.batch_size, self.timing, self.encode = batch_size, timing, encode
+        self.templates = templates(model, outputs) if encode else None
+        self.tick_of = np.full(t.messages, -1)
+        self.tick_of[t.index] = np.arange(len(t.index))
+        self.tau = np.full((len(t.index), len(model.joint_names)), np.nan)
+        self.lo = self.hi = 0
+        self.chunk = {}
+        timing["dynamics"] = timing["encode"] = 0.0
+
+    def items(self, m):
+        """{output: bytes or arrays} of joint_states message ``m`` ({} when not answered)."""
+        k = self.tick_of[m]
+        if k < 0:
+            return {}
+        if k >= self.hi:
+            self._compute(k)
+        return {name: item for name, rows in self.chunk.items()
+                if (item := rows.get(k - self.lo)) is not None}
+
+    def _compute(self, lo):
+        t = self.t
+        self.lo, self.hi = lo, min(lo + self.batch_size, len(t.index))
+        c0 = time.perf_counter()
+        arrays = compute(self.model, t, self.outputs, self.lo, self.hi)
+        c1 = time.perf_counter()
+        self.tau[self.lo:self.hi] = arrays["torques"][1][0]
+        self.chunk = {}
+        for name, (rows, values) in arrays.items():
+            if self.encode:
+                k = self.lo + rows
+                encoded = self.templates[name].encode(t.sec[k], t.nanosec[k], *values)
+                self.chunk[name] = dict(zip(rows.tolist(), encoded))
+            else:
+                self.chunk[name] = {r: tuple(x[i] for x in values)
+                                    for i, r in enumerate(rows.tolist())}
+        self.timing["dynamics"] += c1 - c0
+        self.timing["encode"] += time.perf_counter() - c1
 
 
 def parser():
+    """Return the command line parser of ``rbd_replay``."""
     p = argparse.ArgumentParser(
         prog="rbd_replay", description="Replay a rosbag2 of joint_states through rbd_ros: "
         "torques (RNEA at the measured q, v and a Savitzky-Golay acceleration), ABA at the "
         "measured effort, optionally M^-1 and the derivatives; writes a new bag with the "
-        "node's output topics, a per-joint error table and plots.")
+        "node's output topics, a per-joint error table and plots. Messages are answered or "
+        "skipped by the dynamics node's own rule, with its parameters (--max-joint-age, "
+        "--unknown-velocity, --acceleration zero for a node without acceleration_topic).")
     p.add_argument("bag", help="input rosbag2 (directory, .mcap or .db3)")
     p.add_argument("-o", "--output", help="output bag directory (default: BAG_replay)")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
@@ -245,13 +300,22 @@ def parser():
                    help="free-flyer root; base state from --odom-topic")
     p.add_argument("--odom-topic", default="/odom", help="nav_msgs/Odometry of the base")
     p.add_argument("--mimic", choices=("error", "independent"), default="error")
-    p.add_argument("--outputs", default=",".join(DEFAULT_OUTPUTS),
-                   help=f"comma-separated, of {','.join(OUTPUTS)}")
+    p.add_argument("--outputs", default=",".join(table.DEFAULTS),
+                   help=f"comma-separated, of {','.join(table.NAMES)}")
     p.add_argument("--all", action="store_true", help="every output")
+    p.add_argument("--acceleration", choices=estimation.ACCELERATIONS, default="estimate",
+                   help="estimate: Savitzky-Golay derivative of the velocity (the node's "
+                   "commanded acceleration in --live); zero: a = 0, as the node without an "
+                   "acceleration_topic")
     p.add_argument("--window", type=int, default=11, help="Savitzky-Golay window (samples)")
     p.add_argument("--order", type=int, default=3, help="Savitzky-Golay polynomial degree")
-    p.add_argument("--max-joint-age", type=float, default=0.5,
-                   help="s (log time); older joints make a message skipped (0: never)")
+    p.add_argument("--max-joint-age", type=float, default=table.DEFAULT_MAX_JOINT_AGE,
+                   help="the node's max_joint_age: s (log time); a message whose joints or "
+                   "base odometry are older is skipped (0: never; default %(default)s)")
+    p.add_argument("--unknown-velocity", choices=table.UNKNOWN_VELOCITY,
+                   default=table.UNKNOWN_VELOCITY[0],
+                   help="the node's unknown_velocity: a NaN, inf or absent velocity skips "
+                   "the message (skip) or counts as 0 (zero); default %(default)s")
     p.add_argument("--node-name", default="rbd_dynamics", help="output topics: /NAME/...")
     p.add_argument("--batch-size", type=int, default=4096)
     p.add_argument("--report-dir", help="report.txt, report.json, plots (default: OUTPUT_report)")
@@ -271,20 +335,18 @@ def parser():
 
 
 def main(argv=None):
+    """``rbd_replay``: 0 on success, 2 for bad input, 1 when --live disagrees."""
     args = parser().parse_args(argv)
-    outputs = OUTPUTS if args.all else tuple(s.strip() for s in args.outputs.split(",") if s)
-    bad = sorted(set(outputs) - set(OUTPUTS))
-    if bad:
-        print(f"rbd_replay: unknown outputs {bad}; choose from {', '.join(OUTPUTS)}",
-              file=sys.stderr)
-        return 2
+    outputs = table.NAMES if args.all \
+        else tuple(s.strip() for s in args.outputs.split(",") if s)
     output = args.output or str(Path(args.bag.rstrip("/")).with_suffix("")) + "_replay"
     try:
         rep = replay(args.bag, output, topic=args.topic, urdf=args.urdf,
                      description_topic=args.description_topic,
                      floating_base=args.floating_base, odom_topic=args.odom_topic,
                      mimic=args.mimic, outputs=outputs, window=args.window, order=args.order,
-                     max_joint_age=args.max_joint_age, node_name=args.node_name,
+                     max_joint_age=args.max_joint_age, unknown_velocity=args.unknown_velocity,
+                     acceleration=args.acceleration, node_name=args.node_name,
                      storage=args.storage, batch_size=args.batch_size,
                      progress=False if args.no_progress else None,
                      report_dir=args.report_dir or output + "_report",

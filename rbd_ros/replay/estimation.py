@@ -1,41 +1,41 @@
-"""From recorded joint_states (and odometry) to the states the dynamics are computed at.
+"""
+From recorded joint_states (and odometry) to the node's ticks and the states they compute.
 
 Merging (what the node does, ``rbd_ros/node/joint_cache.py``): joint_states messages may be
 partial (one publisher per arm, ...); every message updates the joints it names, and the
-node computes one tick per message from the latest value of every joint. The replay does
-the same, message by message in the bag's log-time order, and skips (and counts) the
-messages the node would not answer:
+node decides one tick per message from the latest value of every joint. The replay does the
+same, message by message in the bag's log-time order, with the node's tick rule
+(``rbd_ros.outputs.TickRule``) and parameters, and counts the messages the node would not
+answer by the rule's reasons (``rbd_ros.outputs.REASONS``): malformed, no model joint,
+incomplete, stale, no base state, stale base, velocity unknown, acceleration unavailable.
+The node's clock is the log time: a joint's age is the log time since the message that last
+updated it, the base's since the last valid odometry.
 
-  malformed       array lengths that do not match the names, duplicate names, a NaN/inf
-                  position: nothing is merged (the node's "malformed joint_states")
-  incomplete      some joint of the model has not been received yet
-  stale           some joint was last updated more than ``max_joint_age`` s (log time) ago
-  no base state   floating base: no valid odometry logged before the message
-  velocity unknown  a joint's latest velocity is NaN or absent
-  acceleration unavailable  the differentiator had too few samples of a joint
-
-Acceleration: the velocity of each joint is differentiated with a Savitzky–Golay filter:
-at each sample, a polynomial of degree ``order`` is fitted by least squares to the
-``window`` samples centred on it (the first / last ``window`` samples near the ends, as
-``scipy.signal.savgol_filter(..., mode="interp")``), in the samples' own time stamps, and
-its slope there is the acceleration. With uniform sampling this is exactly the classic
-Savitzky–Golay derivative filter; with jitter or gaps it stays a correct local fit. Each
-joint uses only the messages that carry it (with a finite velocity); the base acceleration
-is the same filter on the odometry twist (base frame, as the node reads it). Times are the
-header stamps, or the log times when stamps are zero or not increasing (the report says
-which).
+Acceleration: ``acceleration="zero"`` is the node without an acceleration_topic (a = 0).
+``"estimate"`` (the default) plays the commanded acceleration: the velocity of each joint is
+differentiated with a Savitzky–Golay filter: at each sample, a polynomial of degree ``order``
+is fitted by least squares to the ``window`` samples centred on it (the first / last
+``window`` samples near the ends, as ``scipy.signal.savgol_filter(..., mode="interp")``), in
+the samples' own time stamps, and its slope there is the acceleration. With uniform sampling
+this is exactly the classic Savitzky–Golay derivative filter; with jitter or gaps it stays a
+correct local fit. Each joint uses only the messages that carry it with a finite velocity
+(the others have no estimate: "acceleration unavailable", or 0 where ``unknown_velocity`` is
+"zero" sets that velocity to 0); the base acceleration is the same filter on the odometry
+twist (base frame, as the node reads it). Times are the header stamps, or the log times when
+stamps are zero or not increasing (the report says which).
 """
 import numpy as np
 
+from .. import cdr, outputs
 from ..cdr import JointStateDecoder
-from .bag_io import ReplayError, decode_odometry_many, deserialize_joint_state
+from .bag_io import ReplayError, deserialize_joint_state, deserialize_odometry
 
-REASONS = ("malformed", "incomplete", "stale", "no base state", "velocity unknown",
-           "acceleration unavailable")
+ACCELERATIONS = ("estimate", "zero")
 
 
 def savgol_derivative(t, y, window=11, order=3):
-    """dy/dt at every sample time t (N,) of y (N, k) by local least-squares polynomials.
+    """
+    dy/dt at every sample time t (N,) of y (N, k) by local least-squares polynomials.
 
     Returns (N, k); all NaN when there are fewer than order + 1 samples (a shorter window
     is used when N < window). t must be strictly increasing.
@@ -60,7 +60,7 @@ def savgol_derivative(t, y, window=11, order=3):
 
 
 def _general(t, y, window, order, rows):
-    """The local fits of the samples ``rows`` (the windows of every sample: see above)."""
+    """Fit the local polynomials of the samples ``rows`` (their windows: see above)."""
     n, h = len(t), window // 2
     start = np.clip(rows - h, 0, n - window)
     idx = start[:, None] + np.arange(window)                      # (N, W)
@@ -80,14 +80,14 @@ def _forward_fill_index(present):
     return np.maximum.accumulate(np.where(present, m, -1), axis=0)
 
 
-class Ticks:
-    """The messages the node would answer and the states they give (model order)."""
-
-
 def decode(raws, joint_names):
-    """joint_states CDR bytes -> dict of (M, nj) arrays P, V, E (NaN: not in the message),
+    """
+    Decode joint_states CDR bytes into per-message arrays in model joint order.
+
+    joint_states CDR bytes -> dict of (M, nj) arrays P, V, E (NaN: not in the message),
     present (M, nj), stamp (M,) seconds, sec / nanosec (M,), malformed (M,) and the names
-    the model does not know."""
+    the model does not know.
+    """
     nj, M = len(joint_names), len(raws)
     index = {name: k for k, name in enumerate(joint_names)}
     P, V, E = (np.full((M, nj), np.nan) for _ in range(3))
@@ -95,13 +95,13 @@ def decode(raws, joint_names):
     sec = np.zeros(M, np.int64)
     nsec = np.zeros(M, np.int64)
     malformed = np.zeros(M, bool)
-    maps, groups, unknown, seen = {}, {}, set(), set()
+    maps, groups, unknown = {}, {}, set()
     dec = JointStateDecoder()
 
     def mapping(names):
         cached = maps.get(names)
         if cached is None:
-            if len(set(names)) != len(names):
+            if outputs.duplicate_names(names):
                 cached = None, None
             else:
                 pairs = [(index[n], k) for k, n in enumerate(names) if n in index]
@@ -118,25 +118,16 @@ def decode(raws, joint_names):
             malformed[m] = True
             continue
         if lay is None:                        # big-endian CDR: rosbags' deserializer
-            names, stamp, arrays = deserialize_joint_state(raw)
-            sec[m], nsec[m] = stamp
-            ours, theirs = mapping(names)
-            if ours is None or any(a.size not in (0, len(names)) for a in arrays) \
-                    or (names and arrays[0].size == 0):
-                malformed[m] = True
-                continue
-            for dst, a in zip((P, V, E), arrays):
-                if a.size:
-                    dst[m, ours] = a[theirs]
-            present[m, ours] = True
+            names, (sec[m], nsec[m]), arrays = deserialize_joint_state(raw)
+            malformed[m] = not _merge_row(m, len(names), mapping(names), arrays, (P, V, E),
+                                          present)
             continue
         names, (sec[m], nsec[m]), arrays = lay
         n = len(names)
         ours, theirs = mapping(names)
-        if ours is None or any(c not in (0, n) for _, c in arrays) or (n and arrays[0][1] == 0):
+        if ours is None or outputs.size_error(n, [c for _, c in arrays]):
             malformed[m] = True
             continue
-        seen.add(names)
         groups.setdefault((names, len(raw), tuple(arrays)), []).append(m)
     for (names, length, arrays), ms in groups.items():
         ours, theirs = maps[names]
@@ -154,14 +145,32 @@ def decode(raws, joint_names):
             "stamp": sec * 10**9 + nsec, "malformed": malformed, "unknown": sorted(unknown)}
 
 
-def _times(stamp, log, masks):
-    """Header stamps when usable for every series (positive, strictly increasing), else log
-    times; (times, source)."""
+def _merge_row(m, count, mapping, arrays, dst, present):
+    """Put one deserialized message's arrays in row ``m``; False when it is malformed."""
+    ours, theirs = mapping
+    if ours is None or outputs.size_error(count, [a.size for a in arrays]):
+        return False
+    for out, a in zip(dst, arrays):
+        if a.size:
+            out[m, ours] = a[theirs]
+    present[m, ours] = True
+    return True
+
+
+def _times(stamp, log, masks, required=True):
+    """
+    Choose the sample times: header stamps when usable, else log times.
+
+    Header stamps when usable for every series (positive, strictly increasing), else log
+    times; (times, source). Neither usable: ReplayError when ``required`` (the velocity is
+    differentiated), else the log times.
+    """
     for t, source in ((stamp, "header stamps"), (log, "log times")):
         if source == "header stamps" and not np.all(stamp > 0):
             continue
         t = (t - t.min()) * 1e-9 if len(t) else t.astype(float)  # exact int ns differences
-        if all(np.all(np.diff(t[mask]) > 0) for mask in masks):
+        if all(np.all(np.diff(t[mask]) > 0) for mask in masks) or not required \
+                and source == "log times":
             return t, source
     raise ReplayError("joint_states (or odometry) samples of one joint share a time stamp "
                       "and a log time: cannot differentiate the velocity")
@@ -178,87 +187,141 @@ def _differentiate(times, V, valid, window, order):
     return A
 
 
+class Ticks:
+    """
+    The node's ticks over a recording: what it answers, at which state, what it skips.
+
+    Per answered message (``index``: its joint_states index): ``q``, ``v``, ``a`` (model
+    order, base first), ``effort`` (measured, joints; NaN: unknown), ``effort_known``,
+    ``tau_in`` (every dof: the measured effort, 0 where unknown and for the base), ``sec``,
+    ``nanosec`` (header stamp), ``time`` (s). Per message: ``codes`` (index into
+    ``rbd_ros.outputs.REASON_KEYS``, -1: answered). And ``messages``, ``skipped`` (reason:
+    count), ``unknown_names``, ``odometry_ignored``, ``time_source``.
+    """
+
+    def reason(self, m):
+        """Return the reason joint_states message ``m`` is skipped, or None (answered)."""
+        code = int(self.codes[m])
+        return None if code < 0 else outputs.REASON_KEYS[code]
+
+
 def ticks(model, js_raws, js_log, odom_raws=(), odom_log=(), odom_before=(), *, window=11,
-          order=3, max_joint_age=0.5):
-    """The node's ticks over a recording: which joint_states messages it answers and the
-    (q, v, a, measured τ) of each (``Ticks``), the skips per reason and notes."""
+          order=3, max_joint_age=0.5, unknown_velocity="skip", acceleration="estimate"):
+    """
+    Decide and assemble the node's ticks over a recording.
+
+    The node's ticks (:class:`Ticks`) over a recording, under the node's tick rule with
+    these parameters (``odom_before[k]``: how many joint_states messages precede odometry
+    message k in the bag).
+    """
+    if acceleration not in ACCELERATIONS:
+        raise ReplayError(f"acceleration must be one of {ACCELERATIONS}, got {acceleration!r}")
+    try:
+        rule = outputs.TickRule(floating_base=model.floating_base, max_joint_age=max_joint_age,
+                                unknown_velocity=unknown_velocity,
+                                commanded_acceleration=acceleration == "estimate")
+    except ValueError as exc:
+        raise ReplayError(str(exc)) from None
     joint_names = tuple(model.joint_names)
     d = decode(js_raws, joint_names)
     present, M = d["present"], len(js_raws)
+    _check_joints(joint_names, present, d["unknown"])
     log = np.asarray(js_log, np.int64)
-    never = [joint_names[j] for j in np.flatnonzero(~present.any(axis=0))]
-    if M and len(never) == len(joint_names):
-        raise ReplayError(f"no joint of the URDF ({list(joint_names)[:8]}...) appears in the "
-                          f"joint_states; they name {d['unknown'][:8]}: wrong URDF or topic?")
-    if M and never:
-        raise ReplayError(f"{len(never)} joints of the URDF never appear in the joint_states: "
-                          f"{never[:8]} (the bag's joints do not match the URDF)")
-    valid_v = present & np.isfinite(d["V"])
-    times, source = _times(d["stamp"], log, [present[:, j] for j in range(len(joint_names))])
-    A = _differentiate(times, d["V"], valid_v, window, order)
-
+    estimate = acceleration == "estimate"
+    times, source = _times(d["stamp"], log, [present[:, j] for j in range(len(joint_names))],
+                           required=estimate)
     idx = _forward_fill_index(present)
     safe = np.maximum(idx, 0)
     cols = np.arange(len(joint_names))
-    q, v, a, e = (X[safe, cols] for X in (d["P"], d["V"], A, d["E"]))
-    reason = np.full(M, -1)
+    q, v, e = (X[safe, cols] for X in (d["P"], d["V"], d["E"]))
+    q[idx < 0] = np.nan                                   # never received
+    if estimate:
+        valid_v = present & np.isfinite(d["V"])
+        a = _differentiate(times, d["V"], valid_v, window, order)[safe, cols]
+    else:
+        a = np.zeros_like(q)
+    base = _base(model, odom_raws, odom_log, odom_before, log, window, order, estimate)
+    if rule.zero_unknown_velocity:                         # v = 0 and no slope to estimate
+        unknown = ~np.isfinite(v)
+        v[unknown] = 0.0
+        a[unknown] = 0.0
+    codes = np.full(M, -1)
+    codes[d["malformed"]] = outputs.REASON_KEYS.index("malformed")
+    codes[(codes < 0) & ~present.any(axis=1)] = outputs.REASON_KEYS.index("no model joint")
+    acceleration_known = np.isfinite(a).all(axis=1) & np.isfinite(base["a"]).all(axis=1)
+    state = outputs.TickState(q, v, (log - log[safe].min(axis=1)) * 1e-9, base["age"],
+                              acceleration_known)
+    rule.reasons(state, codes)
+    return _answered(model, codes, d, times, q, v, a, e, base,
+                     source + (f"; odometry: {base['source']}" if model.floating_base else ""))
 
-    def mark(mask, k):
-        reason[(reason < 0) & mask] = k
 
-    mark(d["malformed"], 0)
-    mark((idx < 0).any(axis=1), 1)
-    if max_joint_age > 0:
-        mark((log[:, None] - log[safe] > max_joint_age * 1e9).any(axis=1), 2)
+def _check_joints(joint_names, present, unknown):
+    """Raise ReplayError when joints of the URDF never appear in the joint_states."""
+    never = [joint_names[j] for j in np.flatnonzero(~present.any(axis=0))]
+    if len(present) and len(never) == len(joint_names):
+        raise ReplayError(f"no joint of the URDF ({list(joint_names)[:8]}...) appears in the "
+                          f"joint_states; they name {unknown[:8]}: wrong URDF or topic?")
+    if len(present) and never:
+        raise ReplayError(f"{len(never)} joints of the URDF never appear in the joint_states: "
+                          f"{never[:8]} (the bag's joints do not match the URDF)")
 
-    nb = 7 if model.floating_base else 0
-    base_q = np.zeros((M, nb))
-    base_v = base_a = np.zeros((M, 6 if nb else 0))
-    if model.floating_base:
-        base_q, base_v, base_a, no_base, odom_source = _base(odom_raws, odom_log, odom_before, M,
-                                                                 window, order)
-        mark(no_base, 3)
-        source += f"; odometry: {odom_source}"
-    mark(~np.isfinite(v).all(axis=1), 4)
-    mark(~(np.isfinite(a).all(axis=1) & np.isfinite(base_a).all(axis=1)), 5)
 
+def _answered(model, codes, d, times, q, v, a, e, base, source):
+    """Return the :class:`Ticks` of the messages with ``codes`` -1 (and the others' counts)."""
     t = Ticks()
-    ok = np.flatnonzero(reason < 0)
+    ok = np.flatnonzero(codes < 0)
     t.index = ok
-    t.q = np.ascontiguousarray(np.hstack([base_q[ok], q[ok]]))
-    t.v = np.ascontiguousarray(np.hstack([base_v[ok], v[ok]]))
-    t.a = np.ascontiguousarray(np.hstack([base_a[ok], a[ok]]))
+    t.codes = codes
+    t.q = np.ascontiguousarray(np.hstack([base["q"][ok], q[ok]]))
+    t.v = np.ascontiguousarray(np.hstack([base["v"][ok], v[ok]]))
+    t.a = np.ascontiguousarray(np.hstack([base["a"][ok], a[ok]]))
     t.effort = e[ok]                                   # measured, joints only (NaN: unknown)
-    t.effort_known = np.isfinite(t.effort).all(axis=1)
+    t.effort_known = outputs.effort_known(t.effort)
     t.tau_in = np.zeros_like(t.v)
-    t.tau_in[:, 6 if model.floating_base else 0:] = np.where(t.effort_known[:, None], t.effort, 0.0)
+    t.tau_in[:, 6 if model.floating_base else 0:] = np.where(t.effort_known[:, None],
+                                                             t.effort, 0.0)
     t.sec, t.nanosec = d["sec"][ok], d["nanosec"][ok]
     t.time = times[ok]
-    t.messages = M
-    t.skipped = {REASONS[k]: int((reason == k).sum()) for k in range(len(REASONS))
-                 if (reason == k).any()}
+    t.messages = len(codes)
+    t.skipped = {key: int((codes == k).sum()) for k, key in enumerate(outputs.REASON_KEYS)
+                 if (codes == k).any()}
     t.unknown_names = d["unknown"]
+    t.odometry_ignored = base["ignored"]
     t.time_source = source
     return t
 
 
-def _base(odom_raws, odom_log, odom_before, M, window, order):
-    """Base q (7), v (6), a (6) at every joint_states message from the latest valid
-    odometry read before it (``odom_before[k]``: how many joint_states messages precede
-    odometry message k in the bag); and the mask of messages with none."""
-    if not len(odom_raws):
-        return (np.zeros((M, 7)), np.zeros((M, 6)), np.zeros((M, 6)), np.ones(M, bool),
-                "none")
-    stamp, X = decode_odometry_many(odom_raws)
-    valid = np.isfinite(X).all(axis=1) & (np.einsum("ij,ij->i", X[:, 3:7], X[:, 3:7]) >= 1e-12)
+def _base(model, odom_raws, odom_log, odom_before, log, window, order, estimate):
+    """
+    Return the base state at every joint_states message.
+
+    The base state at every joint_states message from the latest valid odometry read
+    before it: {"q" (M, 7), "v" (M, 6), "a" (M, 6), "age" (M,) s since that odometry (inf:
+    none), "ignored": invalid odometry messages, "source": their times} ((M, 0) arrays and
+    no ages on a fixed base).
+    """
+    M = len(log)
+    if not model.floating_base:
+        return {"q": np.zeros((M, 0)), "v": np.zeros((M, 0)), "a": np.zeros((M, 0)),
+                "age": np.full(M, np.inf), "ignored": 0, "source": "none"}
+    stamps, X = cdr.decode_odometry_many(odom_raws, deserialize_odometry)
+    valid = outputs.valid_odometry(X)
     olog = np.asarray(odom_log, np.int64)[valid]
     before = np.asarray(odom_before, np.int64)[valid]
-    X, stamp = X[valid], stamp[valid]
-    ot, source = _times(stamp, olog, [np.ones(len(X), bool)])
-    acc = savgol_derivative(ot, X[:, 7:], window, order) if len(X) else np.zeros((0, 6))
+    X, stamp = X[valid], stamps[valid, 0] * 10**9 + stamps[valid, 1]
     k = np.searchsorted(before, np.arange(M), side="right") - 1
     none = k < 0
     k = np.maximum(k, 0)
+    out = {"ignored": int((~valid).sum()), "source": "none"}
     if not len(X):
-        return np.zeros((M, 7)), np.zeros((M, 6)), np.zeros((M, 6)), np.ones(M, bool), source
-    return X[k, :7], X[k, 7:], acc[k], none, source
+        out.update(q=np.zeros((M, 7)), v=np.zeros((M, 6)), a=np.zeros((M, 6)),
+                   age=np.full(M, np.inf))
+        return out
+    acc = np.zeros((len(X), 6))
+    ot, out["source"] = _times(stamp, olog, [np.ones(len(X), bool)], required=estimate)
+    if estimate:
+        acc = savgol_derivative(ot, X[:, 7:], window, order)
+    out.update(q=X[k, :7], v=X[k, 7:], a=acc[k],
+               age=np.where(none, np.inf, (log - olog[k]) * 1e-9))
+    return out

@@ -1,4 +1,7 @@
-"""``rbd_replay --identify``: the robot's inertial parameters identified from the replayed
+"""
+Identify the robot's inertial parameters from a replay (``rbd_replay --identify``).
+
+``rbd_replay --identify``: the robot's inertial parameters identified from the replayed
 samples, written back into the URDF, and the report's section about it.
 
 The samples are the replay's answered messages with a known effort: the measured q and v,
@@ -28,8 +31,12 @@ def _num(x):
 
 
 def _inertial_element(mass, com, rot, indent):
-    """<inertial> with origin (rpy zero), mass and inertia; ``indent`` is the whitespace
-    before the element (children one level deeper)."""
+    """
+    Make an <inertial> element with origin (rpy zero), mass and inertia.
+
+    <inertial> with origin (rpy zero), mass and inertia; ``indent`` is the whitespace
+    before the element (children one level deeper).
+    """
     inner = indent + "  "
     el = ET.Element("inertial")
     el.text = inner
@@ -41,8 +48,12 @@ def _inertial_element(mass, com, rot, indent):
 
 
 def _replace_inertial(link, make, comment):
-    """Replace the link's <inertial> (or add one as its first child) by ``make(indent)``,
-    preceded by the XML comment ``comment``."""
+    """
+    Replace the link's <inertial> (or add one as its first child).
+
+    Replace the link's <inertial> (or add one as its first child) by ``make(indent)``,
+    preceded by the XML comment ``comment``.
+    """
     old = link.find("inertial")
     children = list(link)
     index = children.index(old) if old is not None else 0
@@ -67,9 +78,13 @@ def _replace_inertial(link, make, comment):
 
 
 def link_bodies(root, model):
-    """{link name: body index} for the links that belong to a movable body of ``model``
+    """
+    Map the links of the movable bodies of ``model`` to their body index.
+
+    {link name: body index} for the links that belong to a movable body of ``model``
     (its own link or one welded to it through fixed joints); links welded to the world
-    are left out."""
+    are left out.
+    """
     joints = root.findall("joint")
     parent_joint = {j.find("child").get("link"): j for j in joints}
     children = {}
@@ -98,9 +113,15 @@ def link_bodies(root, model):
 
 
 def write_identified_urdf(urdf_xml, model, theta):
-    """The URDF text ``urdf_xml`` with the inertias θ (nbodies, 10, seeds README order,
-    about each body's joint frame = its own link's frame) of ``model``'s bodies; every
-    other element, attribute and comment is kept."""
+    """
+    Return the URDF text ``urdf_xml`` with the identified inertias θ.
+
+    The URDF text ``urdf_xml`` with the inertias θ (nbodies, 10, in the order of the
+    linear parametrization seed, "Linearly Parametrized Dynamics and Inertia
+    Representations": m, m·c, Ixx, Ixy, Iyy, Ixz, Iyz, Izz, about each body's joint frame =
+    its own link's frame) of ``model``'s bodies; every
+    other element, attribute and comment is kept.
+    """
     theta = np.asarray(theta, np.float64).reshape(model.nbodies, 10)
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
     root = ET.fromstring(urdf_xml.encode("utf-8") if isinstance(urdf_xml, str) else urdf_xml,
@@ -112,7 +133,8 @@ def write_identified_urdf(urdf_xml, model, theta):
     com = np.where(mass[:, None] != 0, theta[:, 1:4] / np.where(mass != 0, mass, 1)[:, None], 0)
     rot_o = theta[:, [4, 5, 7, 5, 6, 8, 7, 8, 9]].reshape(-1, 3, 3)   # about the link origin
     centroidal = rot_o - mass[:, None, None] * (
-        np.einsum("bi,bi->b", com, com)[:, None, None] * np.eye(3) - com[:, :, None] * com[:, None, :])
+        np.einsum("bi,bi->b", com, com)[:, None, None] * np.eye(3)
+        - com[:, :, None] * com[:, None, :])
     for link in root.findall("link"):
         name = link.get("name")
         if name not in owner:
@@ -136,9 +158,11 @@ def write_identified_urdf(urdf_xml, model, theta):
 
 
 def identify(model, t, method="consistent", prior_weight=None):
-    """Run the identification on the replay's ticks ``t`` (messages with a known effort).
+    """
+    Run the identification on the replay's ticks ``t`` (messages with a known effort).
 
-    Returns (result, rows): the IdentificationResult and the tick indices used."""
+    Returns (result, rows): the IdentificationResult and the tick indices used.
+    """
     if model.floating_base:
         raise ValueError("--identify needs a fixed base (the base wrench is not measured)")
     if method not in METHODS:
@@ -155,9 +179,13 @@ def identify(model, t, method="consistent", prior_weight=None):
 
 
 def section(model, t, result, rows, method, urdf_path=None):
-    """The report's ``identification`` entry: per joint and overall RMS torque error
+    """
+    Return the report's ``identification`` entry.
+
+    The report's ``identification`` entry: per joint and overall RMS torque error
     (predicted - measured effort) over the identification samples, before (the URDF) and
-    after (the identified inertias)."""
+    after (the identified inertias).
+    """
     from ..batch import rnea_batch
 
     q, v, a, e = t.q[rows], t.v[rows], t.a[rows], t.effort[rows]
@@ -181,7 +209,7 @@ def section(model, t, result, rows, method, urdf_path=None):
 
 
 def text(sec):
-    """The report.txt lines of the section."""
+    """Return the report.txt lines of the section."""
     lines = [f"identification ({sec['method']}, prior weight {sec['prior_weight']:g}) on "
              f"{sec['samples']} samples: {sec['identifiable']} identifiable combinations of "
              f"{sec['parameters']} parameters; "
@@ -198,8 +226,12 @@ def text(sec):
 
 
 def run(model, t, urdf_text, method="consistent", prior_weight=None, report_dir=None):
-    """Identify, write ``identified.urdf`` into ``report_dir`` (when given) and return the
-    report section."""
+    """
+    Identify, write ``identified.urdf`` and return the report section.
+
+    Identify, write ``identified.urdf`` into ``report_dir`` (when given) and return the
+    report section.
+    """
     import os
 
     result, rows = identify(model, t, method, prior_weight)

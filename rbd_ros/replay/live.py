@@ -1,20 +1,24 @@
-"""``rbd_replay --live``: play the bag into a dynamics_node over ROS 2, record its answers.
+"""
+``rbd_replay --live``: play the bag into a dynamics_node over ROS 2, record its answers.
 
 A dynamics_node is started (a subprocess of this Python: ``python -m
-rbd_ros.node.dynamics_node``) in a private namespace ``/rbd_replay_<pid>`` with the URDF,
-``acceleration_topic: replay_acceleration`` and the requested outputs. The joint_states
-(and odometry) messages are published, byte for byte as recorded, at the recorded rate
-(``--rate`` times faster); before each joint_states message the node will answer, the
-offline acceleration estimate is published on ``replay_acceleration`` (the node computes
-τ = RNEA(q, v, a) at the commanded a), and the player waits (lock step, up to
-``timeout`` s) for every expected answer, matched by header stamp. The answers are written to
-the output bag (at the log time of the message they answer) and compared with the offline
-results: agreement means |live - offline| <= tolerance * max(1, max |offline|) per message;
-messages the node did not answer, and answers nobody expected, are counted. The node
-handles its subscriptions in creation order, so when a joint_states message overtakes the
-acceleration before it (a loaded machine), the node answers at the previous acceleration:
-the player checks each torques answer and then sends the acceleration and the joint_states
-once more (counted as "resent"; the report's comparison uses the final answers).
+rbd_ros.node.dynamics_node``) in a private namespace ``/rbd_replay_<pid>`` with the URDF, the
+replay's tick-rule parameters (max_joint_age scaled by ``--rate``, unknown_velocity) and the
+requested outputs. The joint_states (and odometry) messages are published, byte for byte as
+recorded, at the recorded rate (``--rate`` times faster). With the estimated acceleration the
+node gets ``acceleration_topic: replay_acceleration``, and before each joint_states message it
+will answer the offline estimate is published there (the node computes τ = RNEA(q, v, a) at
+the commanded a); with ``--acceleration zero`` it has no acceleration_topic (a = 0). The
+player waits (lock step, up to ``timeout`` s) for every expected answer (the outputs
+``rbd_ros.outputs.computation`` publishes for the message), matched by header stamp. The
+answers are written to the output bag (at the log time of the message they answer) and
+compared with the offline results: agreement means |live - offline| <= tolerance * max(1,
+max |offline|) per message; messages the node did not answer, and answers nobody expected,
+are counted. The node handles its subscriptions in creation order, so when a joint_states
+message overtakes the acceleration before it (a loaded machine), the node answers at the
+previous acceleration: the player checks each torques answer and then sends the
+acceleration and the joint_states once more (counted as "resent"; the report's comparison
+uses the final answers).
 
 ROS_AUTOMATIC_DISCOVERY_RANGE defaults to LOCALHOST (set it, or ROS_DOMAIN_ID, to choose).
 """
@@ -28,12 +32,9 @@ import time
 import numpy as np
 
 import rbd_ros
-from ..node.conversions import dof_names
+from .. import outputs as table
 from . import bag_io
 from .bag_io import ReplayError
-
-_SHAPES = {"torques": ("effort",), "accelerations": ("data",), "inverse_inertia": ("data",),
-           "rnea_derivatives": ("d_dq", "d_dv"), "aba_derivatives": ("d_dq", "d_dv")}
 
 
 class LiveResult:
@@ -47,17 +48,23 @@ class LiveResult:
         self.max_diff = 0.0
         self.disagreeing = 0
         self.compared = 0
+        self.resent = 0
 
     def compare(self, m, name, offline):
-        """Raw answers to write for message m / output name, comparing with offline
-        arrays (tuple, or None when offline does not answer)."""
+        """
+        Return the raw answers to write for message m / output name, comparing them.
+
+        Raw answers to write for message m / output name, comparing with offline
+        arrays (tuple, or None when offline does not answer).
+        """
         raws = [raw for mm, n, raw in self.unexpected if mm == m and n == name]
         raw = self.answers.get((m, name))
         if raw is None:
             return raws
         if offline is not None:
-            msg = bag_io.typestore().deserialize_cdr(raw, bag_io.OUTPUT_TYPES[name])
-            live = [np.asarray(getattr(msg, f), np.float64) for f in _SHAPES[name]]
+            output = table.BY_NAME[name]
+            msg = bag_io.typestore().deserialize_cdr(raw, output.msgtype)
+            live = [np.asarray(getattr(msg, f), np.float64) for f in output.fields]
             for x, y in zip(live, offline):
                 y = np.asarray(y).ravel()
                 diff = np.abs(x - y).max() / max(1.0, np.abs(y).max()) if x.shape == y.shape \
@@ -70,13 +77,13 @@ class LiveResult:
         return [raw] + raws
 
     def summary(self):
+        """Return the report's ``live`` section."""
         answered = sum(1 for key in self.expected if key in self.answers)
         return {"expected": len(self.expected), "answered": answered,
                 "unanswered": len(self.expected) - answered,
                 "unexpected": len(self.unexpected), "compared": self.compared,
                 "disagreeing": self.disagreeing, "max_diff": self.max_diff,
-                "tolerance": self.tolerance,
-                "resent": getattr(self, "resent", 0),
+                "tolerance": self.tolerance, "resent": self.resent,
                 "agree": self.disagreeing == 0 and not self.unexpected}
 
 
@@ -85,124 +92,55 @@ def _node_command(ns, node_name, params_file):
             "-r", f"__ns:={ns}", "-r", f"__node:={node_name}", "--params-file", params_file]
 
 
-def _params(urdf, outputs, floating_base, mimic, max_joint_age):
+def _params(urdf, outputs, *, floating_base, mimic, max_joint_age, unknown_velocity,
+            commanded):
     import yaml
     p = {"robot_description": urdf, "floating_base": bool(floating_base),
          "mimic_joints": mimic, "joint_states_topic": "joint_states",
-         "odometry_topic": "odom", "acceleration_topic": "replay_acceleration",
-         "max_joint_age": float(max_joint_age), "unknown_velocity": "skip",
+         "odometry_topic": "odom", "acceleration_topic": "replay_acceleration" if commanded
+         else "", "max_joint_age": float(max_joint_age), "unknown_velocity": unknown_velocity,
          "diagnostics_period": 0.0}
-    for k in bag_io.OUTPUT_TYPES:
-        p["publish_" + k] = k in outputs
+    for o in table.OUTPUTS:
+        p[o.parameter] = o.name in outputs
     return yaml.safe_dump({"/**": {"ros__parameters": p}})
 
 
-def play(reader, model, urdf, t, cons, js_ids, outputs, *, topic, odom_topic, rate,
-         floating_base, mimic, max_joint_age, node_name, timeout=2.0, tolerance=1e-9,
-         startup_timeout=60.0):
+def _expected(t, outputs):
+    """{(m, output): True} of what the node publishes for joint_states message m."""
+    plans = {known: table.computation(outputs, known).outputs for known in (True, False)}
+    return {(int(m), o.name): True for k, m in enumerate(t.index)
+            for o in plans[bool(t.effort_known[k])]}
+
+
+def play(reader, model, urdf, t, cons, js_ids, outputs, *, odom_topic, rate, floating_base,
+         mimic, max_joint_age, unknown_velocity, acceleration, node_name, timeout=2.0,
+         tolerance=1e-9, startup_timeout=60.0):
+    """Play the bag's joint_states (and odometry) into a dynamics_node; a LiveResult."""
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     try:
         import rclpy
-        import rclpy.duration
-        from rclpy.qos import QoSProfile, ReliabilityPolicy
-        from rbd_ros_interfaces.msg import JointVector
-        from sensor_msgs.msg import JointState
-        from nav_msgs.msg import Odometry
     except ImportError as exc:
         raise ReplayError(f"--live needs ROS 2 (rclpy) and rbd_ros_interfaces: {exc}") from exc
     if rate <= 0:
         raise ReplayError("--rate must be > 0")
     ns = f"/rbd_replay_{os.getpid()}"
-    tick_of = {int(m): k for k, m in enumerate(t.index)}
-    expected = {}
-    for m, k in tick_of.items():
-        for name in outputs:
-            if name in ("accelerations", "aba_derivatives") and not t.effort_known[k]:
-                continue
-            expected[(m, name)] = True
-    names = list(dof_names(model))
+    commanded = acceleration == "estimate"
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(_params(urdf, outputs, floating_base, mimic,
-                        max_joint_age / rate if max_joint_age > 0 else 0.0))
+        f.write(_params(urdf, outputs, floating_base=floating_base, mimic=mimic,
+                        max_joint_age=max_joint_age / rate if max_joint_age > 0 else 0.0,
+                        unknown_velocity=unknown_velocity, commanded=commanded))
         params_file = f.name
     proc = subprocess.Popen(_node_command(ns, node_name, params_file), env=dict(os.environ))
     rclpy.init()
-    node = rclpy.create_node("rbd_replay_player", namespace=ns)
-    answers, unexpected = {}, []
-    state = {"m": -1, "stamp": None}
     try:
-        reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-        pub_js = node.create_publisher(JointState, "joint_states", reliable)
-        pub_odom = node.create_publisher(Odometry, "odom", reliable)
-        pub_acc = node.create_publisher(JointVector, "replay_acceleration", reliable)
-        from rbd_ros_interfaces.msg import DynamicsDerivatives, JointMatrix
-        classes = {"torques": JointState, "accelerations": JointVector,
-                   "inverse_inertia": JointMatrix, "rnea_derivatives": DynamicsDerivatives,
-                   "aba_derivatives": DynamicsDerivatives}
-
-        def on_answer(name):
-            def callback(raw):
-                stamp = bytes(raw[4:12])
-                if state["stamp"] == stamp and (state["m"], name) in expected:
-                    answers[(state["m"], name)] = bytes(raw)
-                else:
-                    unexpected.append((state["m"], name, bytes(raw)))
-            return callback
-        subs = [node.create_subscription(classes[k], f"{ns}/{node_name}/{k}", on_answer(k),
-                                         reliable, raw=True) for k in outputs]
-        deadline = time.monotonic() + startup_timeout
-        while (pub_js.get_subscription_count() < 1 or pub_acc.get_subscription_count() < 1
-               or any(s.get_publisher_count() < 1 for s in subs)
-               or (floating_base and pub_odom.get_subscription_count() < 1)):
-            if proc.poll() is not None:
-                raise ReplayError(f"dynamics_node exited with code {proc.returncode}")
-            if time.monotonic() > deadline:
-                raise ReplayError("dynamics_node did not come up within "
-                                  f"{startup_timeout:.0f} s")
-            rclpy.spin_once(node, timeout_sec=0.05)
-        tau = rbd_ros.rnea_batch(model, t.q, t.v, t.a)[:, 6 if model.floating_base else 0:]
-        resent = 0
-        for _ in range(50):                               # let matching settle
-            rclpy.spin_once(node, timeout_sec=0.01)
-        acc_msg = JointVector()
-        acc_msg.names = names
-        t0_wall, t0_log, m = None, None, -1
-        for con, stamp, raw in reader.messages(connections=cons):
-            if t0_wall is None:
-                t0_wall, t0_log = time.monotonic(), stamp
-            due = t0_wall + (stamp - t0_log) * 1e-9 / rate
-            while time.monotonic() < due:
-                rclpy.spin_once(node, timeout_sec=max(0.0, min(0.01, due - time.monotonic())))
-            if con.id not in js_ids:
-                pub_odom.publish(raw)
-                continue
-            m += 1
-            state["m"], state["stamp"] = m, bytes(raw[4:12])
-            k = tick_of.get(m)
-            if k is not None:
-                acc_msg.header.stamp.sec = int(t.sec[k])
-                acc_msg.header.stamp.nanosec = int(t.nanosec[k])
-                acc_msg.data = t.a[k].tolist()
-            want = [key for key in ((m, n) for n in outputs) if key in expected]
-            for attempt in range(2):
-                if k is not None:
-                    pub_acc.publish(acc_msg)
-                    pub_acc.wait_for_all_acked(rclpy.duration.Duration(seconds=0.5))
-                    _spin_for(rclpy, node, 0.002)
-                pub_js.publish(raw)
-                end = time.monotonic() + (timeout if want else 0.0)
-                while time.monotonic() < end and not all(key in answers for key in want):
-                    rclpy.spin_once(node, timeout_sec=0.005)
-                # the node took the joint_states before the acceleration: send both again
-                if k is None or (m, "torques") not in answers or _close(
-                        answers[(m, "torques")], tau[k], tolerance):
-                    break
-                resent += 1
-                for key in want:
-                    answers.pop(key, None)
-        _spin_for(rclpy, node, 0.1)
+        player = _Player(ns, node_name, model, t, outputs, commanded, floating_base,
+                         timeout, tolerance)
+        try:
+            player.wait_for_node(proc, startup_timeout)
+            player.play(reader, cons, js_ids, rate)
+        finally:
+            player.node.destroy_node()
     finally:
-        node.destroy_node()
         rclpy.try_shutdown()
         proc.send_signal(signal.SIGINT)
         try:
@@ -210,18 +148,129 @@ def play(reader, model, urdf, t, cons, js_ids, outputs, *, topic, odom_topic, ra
         except subprocess.TimeoutExpired:
             proc.kill()
         os.unlink(params_file)
-    result = LiveResult(answers, expected, unexpected, tolerance)
-    result.resent = resent
+    result = LiveResult(player.answers, player.expected, player.unexpected, tolerance)
+    result.resent = player.resent
     return result
+
+
+class _Player:
+    """The player's node: publishers of the inputs, subscriptions to the node's outputs."""
+
+    def __init__(self, ns, node_name, model, t, outputs, commanded, floating_base, timeout,
+                 tolerance):
+        import rclpy
+        import rclpy.duration
+        from rclpy.qos import QoSProfile, ReliabilityPolicy
+        from ..node.conversions import message_class
+        try:
+            JointVector = message_class(table.JOINT_VECTOR)
+            classes = {o.name: message_class(o.msgtype) for o in table.OUTPUTS}
+            JointState, Odometry = (message_class(table.JOINT_STATE),
+                                    message_class(bag_io.ODOMETRY))
+        except ImportError as exc:
+            raise ReplayError(f"--live needs rbd_ros_interfaces and nav_msgs: {exc}") from exc
+        self.rclpy, self.t, self.outputs = rclpy, t, outputs
+        self.timeout, self.tolerance = timeout, tolerance
+        self.commanded, self.floating_base = commanded, floating_base
+        self.node = node = rclpy.create_node("rbd_replay_player", namespace=ns)
+        self.ack = rclpy.duration.Duration(seconds=0.5)
+        reliable = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+        self.pub_js = node.create_publisher(JointState, "joint_states", reliable)
+        self.pub_odom = node.create_publisher(Odometry, "odom", reliable)
+        self.pub_acc = node.create_publisher(JointVector, "replay_acceleration", reliable)
+        self.acc_msg = JointVector()
+        self.acc_msg.names = list(table.dof_names(model))
+        self.tick_of = {int(m): k for k, m in enumerate(t.index)}
+        self.expected = _expected(t, outputs)
+        self.answers, self.unexpected = {}, []
+        self.state = {"m": -1, "stamp": None}
+        self.resent = 0
+        self.tau = rbd_ros.rnea_batch(model, t.q, t.v, t.a)[:, 6 if model.floating_base else 0:]
+        self.subs = [node.create_subscription(classes[k], f"{ns}/{node_name}/{k}",
+                                              self._on_answer(k), reliable, raw=True)
+                     for k in outputs]
+
+    def _on_answer(self, name):
+        def callback(raw):
+            state = self.state
+            if state["stamp"] == bytes(raw[4:12]) and (state["m"], name) in self.expected:
+                self.answers[(state["m"], name)] = bytes(raw)
+            else:
+                self.unexpected.append((state["m"], name, bytes(raw)))
+        return callback
+
+    def wait_for_node(self, proc, startup_timeout):
+        """Until the node's endpoints match the player's (ReplayError if it never does)."""
+        deadline = time.monotonic() + startup_timeout
+        while (self.pub_js.get_subscription_count() < 1
+               or (self.commanded and self.pub_acc.get_subscription_count() < 1)
+               or any(s.get_publisher_count() < 1 for s in self.subs)
+               or (self.floating_base and self.pub_odom.get_subscription_count() < 1)):
+            if proc.poll() is not None:
+                raise ReplayError(f"dynamics_node exited with code {proc.returncode}")
+            if time.monotonic() > deadline:
+                raise ReplayError("dynamics_node did not come up within "
+                                  f"{startup_timeout:.0f} s")
+            self.rclpy.spin_once(self.node, timeout_sec=0.05)
+        self.spin_for(0.5)                                # let matching settle
+
+    def play(self, reader, cons, js_ids, rate):
+        """Publish the messages of ``cons`` at the recorded rate times ``rate``."""
+        t0_wall, t0_log, m = None, None, -1
+        for con, stamp, raw in reader.messages(connections=cons):
+            if t0_wall is None:
+                t0_wall, t0_log = time.monotonic(), stamp
+            due = t0_wall + (stamp - t0_log) * 1e-9 / rate
+            while time.monotonic() < due:
+                self.rclpy.spin_once(self.node,
+                                     timeout_sec=max(0.0, min(0.01, due - time.monotonic())))
+            if con.id not in js_ids:
+                self.pub_odom.publish(raw)
+                continue
+            m += 1
+            self.joint_states(m, raw)
+        self.spin_for(0.1)
+
+    def joint_states(self, m, raw):
+        """
+        Publish joint_states message ``m`` and wait for its answers.
+
+        Publish joint_states message ``m`` (after its commanded acceleration) and wait for
+        its answers; when the node took it before the acceleration, send both again.
+        """
+        self.state["m"], self.state["stamp"] = m, bytes(raw[4:12])
+        k = self.tick_of.get(m)
+        t = self.t
+        commanded = self.commanded and k is not None
+        if commanded:
+            self.acc_msg.header.stamp.sec = int(t.sec[k])
+            self.acc_msg.header.stamp.nanosec = int(t.nanosec[k])
+            self.acc_msg.data = t.a[k].tolist()
+        want = [key for key in ((m, n) for n in self.outputs) if key in self.expected]
+        for _ in range(2):
+            if commanded:
+                self.pub_acc.publish(self.acc_msg)
+                self.pub_acc.wait_for_all_acked(self.ack)
+                self.spin_for(0.002)
+            self.pub_js.publish(raw)
+            end = time.monotonic() + (self.timeout if want else 0.0)
+            while time.monotonic() < end and not all(key in self.answers for key in want):
+                self.rclpy.spin_once(self.node, timeout_sec=0.005)
+            if not commanded or (m, "torques") not in self.answers or _close(
+                    self.answers[(m, "torques")], self.tau[k], self.tolerance):
+                return
+            self.resent += 1
+            for key in want:
+                self.answers.pop(key, None)
+
+    def spin_for(self, seconds):
+        """Spin the player's node for ``seconds``."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.rclpy.spin_once(self.node, timeout_sec=max(0.0, end - time.monotonic()))
 
 
 def _close(raw, tau, tolerance):
     effort = bag_io.typestore().deserialize_cdr(raw, bag_io.JOINT_STATE).effort
     return effort.shape == tau.shape and \
         np.abs(effort - tau).max() <= tolerance * max(1.0, np.abs(tau).max())
-
-
-def _spin_for(rclpy, node, seconds):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        rclpy.spin_once(node, timeout_sec=max(0.0, end - time.monotonic()))

@@ -1,4 +1,7 @@
-"""The replay's report: per joint, how well the URDF's torques (RNEA at the measured q, v
+"""
+The replay's report: how well the URDF's torques explain the measured efforts.
+
+The replay's report: per joint, how well the URDF's torques (RNEA at the measured q, v
 and the estimated acceleration) explain the measured efforts; skips; timing.
 
 Per joint, over the answered messages whose effort of that joint is finite:
@@ -31,7 +34,13 @@ def joint_errors(predicted, measured):
 
 
 def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, order,
-              live=None):
+              acceleration="estimate", rule=None, live=None):
+    """
+    Return the report of a replay (a dict).
+
+    The report of a replay (a dict): ``t`` the ticks (``estimation.Ticks``), ``tau`` the
+    predicted torques of the answered messages; ``rule``: the node's parameters used.
+    """
     rows = joint_errors(tau, t.effort)
     n = t.messages
     total = sum(timing.values())
@@ -40,10 +49,15 @@ def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, ord
         "floating_base": model.floating_base, "outputs": list(outputs),
         "messages": n, "answered": int(len(t.index)), "skipped": dict(t.skipped),
         "skipped_total": int(sum(t.skipped.values())),
+        "rule": dict(rule or {}),
         "effort_unknown": int((~t.effort_known).sum()),
+        "odometry_ignored": int(t.odometry_ignored),
         "unknown_joint_names": list(t.unknown_names),
-        "acceleration": {"method": "Savitzky-Golay local polynomial fit of the velocity",
-                         "window": window, "order": order, "time": t.time_source},
+        "acceleration": ({"method": "Savitzky-Golay local polynomial fit of the velocity",
+                          "window": window, "order": order, "time": t.time_source}
+                         if acceleration == "estimate" else
+                         {"method": "zero (the node without an acceleration_topic)",
+                          "time": t.time_source}),
         "joints": [{"name": name, "n": c, "rms": r, "max": mx, "corr": co, "rms_meas": rm}
                    for name, (c, r, mx, co, rm) in zip(model.joint_names, rows)],
         "timing_s": {k: float(v) for k, v in timing.items()},
@@ -62,20 +76,29 @@ def _f(x, spec):
 
 
 def text(rep):
+    """Return the report as the text of report.txt, which ``rbd_replay`` prints."""
     lines = [f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
              f"model {rep['model']} ({'floating' if rep['floating_base'] else 'fixed'} base), "
              f"outputs: {', '.join(rep['outputs'])}",
              f"messages {rep['messages']}, answered {rep['answered']}, skipped "
-             f"{rep['skipped_total']}" + "".join(f"; {k}: {v}" for k, v in rep["skipped"].items()),
-             ]
+             f"{rep['skipped_total']}"
+             + "".join(f"; {k}: {v}" for k, v in rep["skipped"].items())]
+    if rep["rule"]:
+        lines.append("the node's rule: " + ", ".join(f"{k} {v}" for k, v in rep["rule"].items()))
     if rep["effort_unknown"]:
         lines.append(f"{rep['effort_unknown']} answered messages lack an effort: no "
                      "accelerations for them")
+    if rep["odometry_ignored"]:
+        lines.append(f"{rep['odometry_ignored']} odometry messages ignored (NaN/inf, a zero "
+                     "quaternion or bytes that do not decode)")
     if rep["unknown_joint_names"]:
         lines.append(f"ignored joint names not in the URDF: {rep['unknown_joint_names'][:10]}")
     acc = rep["acceleration"]
-    lines.append(f"acceleration: {acc['method']}, window {acc['window']}, degree "
-                 f"{acc['order']}, times: {acc['time']}")
+    if "window" in acc:
+        lines.append(f"acceleration: {acc['method']}, window {acc['window']}, degree "
+                     f"{acc['order']}, times: {acc['time']}")
+    else:
+        lines.append(f"acceleration: {acc['method']}")
     width = max([len(j["name"]) for j in rep["joints"]] + [5])
     lines.append(f"{'joint':<{width}} {'n':>7} {'rms err':>10} {'max err':>10} {'corr':>7} "
                  f"{'rms meas':>10}")
@@ -103,6 +126,7 @@ def text(rep):
 
 
 def write(rep, directory):
+    """report.txt and report.json (without the arrays) in ``directory``."""
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "report.txt"), "w") as f:
         f.write(text(rep) + "\n")

@@ -1,0 +1,59 @@
+"""
+The dynamics node's parameters and the tick rule they set; no ROS here.
+
+``config/dynamics.yaml`` documents every parameter (a test keeps it in step with
+``PARAMETERS``). The ``publish_<output>`` parameters come from the outputs table
+(``rbd_ros.outputs``), and so does the rule that decides each tick (:func:`tick_rule`), which
+the replay tool applies with the same parameters.
+"""
+from .. import outputs
+from . import check_executor
+
+PARAMETERS = {
+    # name: (default, description) -- config/dynamics.yaml documents each one
+    "robot_description": ("", "URDF XML; empty: subscribe to robot_description_topic"),
+    "robot_description_topic": ("robot_description", "std_msgs/String topic with the URDF"),
+    "floating_base": (False, "the root link is a free-flyer; its state comes from odometry"),
+    "odometry_topic": ("odom", "nav_msgs/Odometry of the base (floating_base only)"),
+    "mimic_joints": ("error", "'error': reject URDF mimic joints; 'independent': own dof"),
+    "joint_states_topic": ("joint_states", "sensor_msgs/JointState input"),
+    "acceleration_topic": ("", "JointVector of commanded accelerations; empty: a = 0"),
+    "rate_hz": (0.0, "0: compute on every joint_states message; > 0: at this rate"),
+    "max_joint_age": (outputs.DEFAULT_MAX_JOINT_AGE,
+                      "s; a joint (or odometry) not updated for longer is stale (0: never)"),
+    "unknown_velocity": (outputs.UNKNOWN_VELOCITY[0],
+                         "NaN/inf/absent velocity: 'skip' the tick or use 'zero'"),
+    "gravity": ([0.0, 0.0, -9.81], "world-frame gravity, m/s²"),
+    **{o.parameter: (o.default, o.description) for o in outputs.OUTPUTS},
+    "diagnostics_period": (1.0, "s between /diagnostics messages (0: none)"),
+    "executor": ("events", "'events': rclpy's EventsExecutor (less CPU per message); "
+                 "'single_threaded': rclpy's default executor"),
+}
+
+
+def tick_rule(params):
+    """
+    Return the :class:`rbd_ros.outputs.TickRule` of the parameter values ``params``.
+
+    ``params``: a dict. ValueError for a bad ``unknown_velocity`` or ``executor``.
+    """
+    check_executor(params["executor"])       # spin_node uses it; a typo fails here, early
+    return outputs.TickRule(floating_base=bool(params["floating_base"]),
+                            max_joint_age=params["max_joint_age"],
+                            unknown_velocity=params["unknown_velocity"],
+                            commanded_acceleration=bool(params["acceleration_topic"]))
+
+
+def available_outputs(interfaces=True):
+    """
+    Return the names of the outputs the node can publish, in table order.
+
+    Without rbd_ros_interfaces (``interfaces`` False) only those of standard message types.
+    """
+    return tuple(o.name for o in outputs.OUTPUTS
+                 if interfaces or not o.msgtype.startswith("rbd_ros_interfaces/"))
+
+
+def enabled_outputs(params, interfaces=True):
+    """Return the names of the available outputs the parameters ``params`` turn on."""
+    return tuple(n for n in available_outputs(interfaces) if params[outputs.BY_NAME[n].parameter])

@@ -1,0 +1,78 @@
+"""
+What one robot description gives the dynamics node, down to each tick's publishing.
+
+A :class:`Robot` holds the model, the merged joint states (``JointCache``), the arrays a tick
+assembles q, v, a and τ in, one pre-serialized encoder per enabled output and, for a tick with
+the effort known and one without, the core call and the publish steps
+(``rbd_ros.outputs.computation``). The node swaps a whole Robot when the description
+changes; nothing in one is edited from outside the node's callbacks.
+"""
+import numpy as np
+
+from .. import outputs
+from . import conversions
+from .joint_cache import JointCache
+
+
+class Robot:
+    """A model and everything a tick of it needs; ``publishers``: output name -> publisher."""
+
+    def __init__(self, model, xml, enabled, publishers):
+        self.model = model
+        self.xml = xml
+        self.cache = JointCache(model.joint_names)
+        self.dof_names = list(outputs.dof_names(model))
+        self.joint_names = list(model.joint_names)
+        base_q, base_v = (7, 6) if model.floating_base else (0, 0)
+        self.q = np.zeros(model.nq)               # assembled each tick (views into these)
+        self.v = np.zeros(model.nv)
+        self.tau = np.zeros(model.nv)             # the base is not actuated: its τ stays 0
+        self.a = np.zeros(model.nv)
+        self.joint_q = self.q[base_q:]            # the joints' part of q, v and τ
+        self.joint_v = self.v[base_v:]
+        self.joint_tau = self.tau[base_v:]
+        self.base_received = -np.inf              # time.monotonic() of the last odometry
+        self.commanded = None                     # True once commanded accelerations came
+        # what the tick rule reads: views of the cache's arrays, ages set per tick
+        self.state = outputs.TickState(self.cache.position, self.cache.velocity)
+        # output messages, serialized once: a tick patches in the stamp and the numbers
+        # (converting the name lists each time would cost more than the dynamics)
+        self.encoders = {name: conversions.output_encoder(outputs.BY_NAME[name], model)
+                         for name in enabled}
+        self.plans = {known: self._plan(enabled, publishers, known) for known in (True, False)}
+
+    def _plan(self, enabled, publishers, effort_known):
+        """
+        Return (core call, publish steps) of a tick with the effort known or not.
+
+        A step per published output: (publish, encode, result, second result or None).
+        """
+        work = outputs.computation(enabled, effort_known)
+        steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode,
+                       o.results[0], o.results[1] if len(o.results) > 1 else None)
+                      for o in work.outputs)
+        return work.call, steps
+
+    def slow_encoders(self):
+        """{output: why} of the outputs published as messages, not pre-serialized."""
+        return {k: e.fallback_reason for k, e in self.encoders.items() if e.template is None}
+
+    def keep_base_state(self, previous):
+        """Take the base state of the ``previous`` robot (both floating-base)."""
+        self.q[:7] = previous.q[:7]
+        self.v[:6] = previous.v[:6]
+        self.base_received = previous.base_received
+
+
+def publish(steps, results, stamp):
+    """
+    Publish the outputs of one tick.
+
+    ``steps``: of a :class:`Robot` plan; ``results``: of ``rbd_ros.outputs.compute``;
+    ``stamp``: (sec, nanosec) of the joint_states message.
+    """
+    for send, encode, first, second in steps:
+        if second is None:
+            send(encode(stamp, results[first]))
+        else:
+            send(encode(stamp, results[first], results[second]))

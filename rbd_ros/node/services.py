@@ -1,0 +1,134 @@
+"""
+The dynamics node's services: dynamics of the caller's own state, not the measured one.
+
+Each request names the joints (in any order) and gives q, v and a or τ (plus the base state
+for a floating base); the answer comes in the request's joint order, base first. A bad
+request gets ``success: false`` and a message naming the problem.
+"""
+import numpy as np
+
+import rbd_ros
+from . import conversions
+
+
+class RequestError(ValueError):
+    """A service request the node cannot answer; the message says why."""
+
+
+def create_services(node, rbd_srv):
+    """Create the five services on ``node`` (whose ``_robot`` is the current robot)."""
+    for name, srv_type, handler in (
+            ("inverse_dynamics", rbd_srv.InverseDynamics, inverse_dynamics),
+            ("forward_dynamics", rbd_srv.ForwardDynamics, forward_dynamics),
+            ("inverse_inertia", rbd_srv.InverseInertia, inverse_inertia),
+            ("inverse_dynamics_derivatives", rbd_srv.InverseDynamicsDerivatives,
+             inverse_dynamics_derivatives),
+            ("forward_dynamics_derivatives", rbd_srv.ForwardDynamicsDerivatives,
+             forward_dynamics_derivatives)):
+        node.create_service(srv_type, "~/" + name, _guarded(node, name, handler))
+
+
+def inverse_dynamics(robot, req, resp):
+    q, v, a, order = _request_state(robot, req, ("v", "a"))
+    tau = rbd_ros.rnea(robot.model, q, v, a)
+    resp.tau, resp.base_tau = _split(robot, tau, order)
+
+
+def forward_dynamics(robot, req, resp):
+    q, v, tau, order = _request_state(robot, req, ("v", "tau"))
+    qdd = rbd_ros.aba(robot.model, q, v, tau)
+    resp.qdd, resp.base_qdd = _split(robot, qdd, order)
+
+
+def inverse_inertia(robot, req, resp):
+    q, order = _request_state(robot, req, ())
+    Minv = rbd_ros.minv(robot.model, q)
+    names, idx = _request_dofs(robot, req, order)
+    conversions.fill_joint_matrix(resp.minv, resp.minv.header, names, Minv[np.ix_(idx, idx)])
+
+
+def inverse_dynamics_derivatives(robot, req, resp):
+    q, v, a, order = _request_state(robot, req, ("v", "a"))
+    dq, dv, _ = rbd_ros.rnea_derivatives(robot.model, q, v, a)
+    names, idx = _request_dofs(robot, req, order)
+    conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
+                                 dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
+
+
+def forward_dynamics_derivatives(robot, req, resp):
+    q, v, tau, order = _request_state(robot, req, ("v", "tau"))
+    dq, dv, _ = rbd_ros.aba_derivatives(robot.model, q, v, tau)
+    names, idx = _request_dofs(robot, req, order)
+    conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
+                                 dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
+
+
+def _request_order(robot, names):
+    """Model joint -> request index, or RequestError unless ``names`` names each joint once."""
+    if len(set(names)) != len(names):
+        raise RequestError("joint_names has duplicates")
+    unknown = sorted(set(names) - set(robot.joint_names))
+    missing = sorted(set(robot.joint_names) - set(names))
+    if unknown or missing:
+        raise RequestError(f"joint_names must name each joint of the model once; unknown: "
+                           f"{unknown[:8]}, missing: {missing[:8]}")
+    index = {n: k for k, n in enumerate(names)}
+    return np.array([index[n] for n in robot.joint_names], np.intp)
+
+
+def _request_state(robot, req, fields):
+    """(q, *fields, order) in model order from a service request, or RequestError."""
+    names = list(req.joint_names)
+    order = _request_order(robot, names)
+    nj = len(names)
+    floating = robot.model.floating_base
+    out = []
+    for field in ("q",) + tuple(fields):
+        values = conversions.vector(getattr(req, field))
+        if len(values) != nj:
+            raise RequestError(f"{field} has {len(values)} values for {nj} joint_names")
+        base = conversions.vector(getattr(req, "base_" + field))
+        nbase = (7 if field == "q" else 6) if floating else 0
+        if len(base) != nbase:
+            raise RequestError(f"base_{field} must have {nbase} values for this "
+                               f"{'floating' if nbase else 'fixed'}-base model, got {len(base)}")
+        bad = np.flatnonzero(~np.isfinite(values))
+        if len(bad):
+            raise RequestError(f"{field} of {names[bad[0]]!r} is NaN or inf ({values[bad[0]]})")
+        if not np.all(np.isfinite(base)):
+            raise RequestError(f"base_{field} contains NaN or inf")
+        out.append(np.concatenate([base, values[order]]))
+    return (*out, order)
+
+
+def _request_dofs(robot, req, order):
+    """(names, indices) of the v entries in the request's joint order (base first)."""
+    nbase = 6 if robot.model.floating_base else 0
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))              # request joint k -> model joint
+    idx = np.concatenate([np.arange(nbase), nbase + inverse]).astype(np.intp)
+    return [robot.dof_names[i] for i in idx], idx
+
+
+def _split(robot, x, order):
+    """Split a v-sized result into (joints in request order, base part)."""
+    nbase = 6 if robot.model.floating_base else 0
+    inverse = np.empty_like(order)
+    inverse[order] = np.arange(len(order))
+    return conversions.doubles(x[nbase:][inverse]), conversions.doubles(x[:nbase])
+
+
+def _guarded(node, name, handler):
+    """Wrap ``handler`` in a callback that answers success=false instead of failing."""
+    def callback(req, resp):
+        robot = node._robot
+        if robot is None:
+            resp.success, resp.message = False, "no robot model yet"
+            return resp
+        try:
+            handler(robot, req, resp)
+            resp.success, resp.message = True, ""
+        except ValueError as exc:              # RequestError and the core's input errors
+            resp.success, resp.message = False, f"{name}: {exc}"
+        return resp
+    return callback
