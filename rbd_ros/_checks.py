@@ -1,4 +1,5 @@
-"""Input conversion and error messages for the thin Python wrappers around the kernels.
+"""
+Input conversion and error messages for the thin Python wrappers around the kernels.
 
 The fast path does no checking in Python: a kernel validates sizes and finiteness while it
 reads its inputs (nearly free) and returns a status code; only when that code is nonzero does
@@ -13,7 +14,7 @@ from .model import Data
 
 
 def vector(x, name):
-    """x as a 1-D C-contiguous float64 array, or a ValueError naming the argument."""
+    """Return ``x`` as a 1-D C-contiguous float64 array, or a ValueError naming the argument."""
     try:
         arr = np.array(x, dtype=np.float64, order="C", copy=True)
     except (TypeError, ValueError) as exc:
@@ -46,7 +47,7 @@ def expected_size(model, name):
 
 
 def input_error(function, status, model, names, values=None):
-    """The ValueError for a kernel status code (argument position * 4 + kind)."""
+    """Return the ValueError for a kernel status code (argument position * 4 + kind)."""
     position, kind = divmod(int(status), 4)
     name = names[position - 1] if 0 < position <= len(names) else f"argument {position}"
     value = None if values is None else np.asarray(values[position - 1])
@@ -68,8 +69,12 @@ def input_error(function, status, model, names, values=None):
 
 
 def workspace(model, data):
-    """The workspace a call runs in: ``data`` if given and of the model's size, else the
-    model's own. A workspace of another size is refused before any kernel can touch it."""
+    """
+    Return the workspace a call runs in.
+
+    That is ``data`` if given and of the model's size, else the model's own. A workspace of
+    another size is refused before any kernel can touch it.
+    """
     if data is None:
         return model.data
     if not isinstance(data, Data) or not data.fits(model):
@@ -81,8 +86,12 @@ def workspace(model, data):
 
 
 def state_call(function, kernel, names, model, q, v, u, fext, data):
-    """The Python side of a kernel ``kernel(packed, ws, q, v, u, fext, out)`` that returns
-    one nv-vector (RNEA, ABA): defaults, the one conversion, the error message."""
+    """
+    Call a kernel ``kernel(packed, ws, q, v, u, fext, out)`` that returns one nv-vector.
+
+    The Python side of such a kernel (RNEA, ABA): defaults, the one conversion, the error
+    message.
+    """
     out = np.empty(model.nv)
     data = model.data if data is None else workspace(model, data)
     if fext is None:

@@ -1,4 +1,5 @@
-"""How the dynamics kernels are compiled and cached.
+"""
+How the dynamics kernels are compiled and cached.
 
 Kernels use numba's on-disk cache. Two traps are handled here:
 
@@ -99,7 +100,8 @@ _FASTMATH = {"contract"}
 
 
 def kernel(signature):
-    """Decorator for a hot-path entry point: compiled for ``signature``, cached on disk.
+    """
+    Return the decorator for a hot-path entry point: compiled for ``signature``, cached on disk.
 
     Entry points keep the GIL: calls on the same model from several Python threads then run
     one at a time instead of racing on the model's shared workspace (and a call is cheaper
@@ -110,7 +112,7 @@ def kernel(signature):
 
 
 def batch_kernel(signature):
-    """Decorator for a batch entry point: like :func:`kernel`, plus ``parallel=True``."""
+    """Return the decorator for a batch entry point: like :func:`kernel`, plus ``parallel=True``."""
     return numba.njit(signature, cache=True, parallel=True, error_model="numpy",
                       boundscheck=False, fastmath=_FASTMATH)
 

@@ -1,4 +1,5 @@
-"""Batched dynamics: many states of one model in one call, spread over numba's threads.
+"""
+Batched dynamics: many states of one model in one call, spread over numba's threads.
 
     tau = rbd_ros.rnea_batch(model, q, v, a)          # q: (N, nq), v, a: (N, nv) -> (N, nv)
 
@@ -30,7 +31,7 @@ from .algorithms.rnea_derivatives import rnea_derivatives_kernel
 
 
 def _chunks(n):
-    """Number of chunks for n states: one per thread, at most one per state."""
+    """Return the number of chunks for n states: one per thread, at most one per state."""
     return min(numba.get_num_threads(), n)
 
 
@@ -100,8 +101,12 @@ def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, nchu
 # -- Python wrappers --------------------------------------------------------------------------
 
 def _array(x, name, ndim):
-    """x as a writable C-contiguous float64 array of ``ndim`` dimensions (copied only if
-    needed), or a ValueError naming the argument."""
+    """
+    Return ``x`` as a writable C-contiguous float64 array of ``ndim`` dimensions.
+
+    It is copied only if needed; an input that cannot be converted raises a ValueError naming
+    the argument.
+    """
     if (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == ndim
             and x.flags.c_contiguous and x.flags.writeable):
         return x
@@ -109,8 +114,11 @@ def _array(x, name, ndim):
 
 
 def _inputs(function, model, names, values, fext):
-    """Converted (N, ·) inputs and fext (an (N, 0, 6) array when None), with their leading
-    dimensions and sizes checked; returns (arrays, fext, N)."""
+    """
+    Return the converted (N, ·) inputs and fext, with their leading dimensions and sizes checked.
+
+    fext is an (N, 0, 6) array when None. Returns (arrays, fext, N).
+    """
     arrays = []
     for name, x in zip(names, values):
         arr = _array(x, name, 2)
@@ -139,7 +147,7 @@ def _inputs(function, model, names, values, fext):
 
 
 def _raise_first(function, status, model, names, arrays):
-    """ValueError for the first state with a nonzero status (none: return)."""
+    """Raise a ValueError for the first state with a nonzero status (none: return)."""
     bad = np.flatnonzero(status)
     if len(bad) == 0:
         return
@@ -155,13 +163,17 @@ def _raise_first(function, status, model, names, arrays):
 
 def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data,
          *which):
-    """One batch call: the inputs checked and converted, ``nout`` outputs (N, *out_shape) made,
-    ``kernel(packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)`` run in
-    the per-chunk copies of the workspace under its lock, the first bad state reported.
+    """
+    Run one batch call.
+
+    The inputs are checked and converted, ``nout`` outputs (N, *out_shape) are made,
+    ``kernel(packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)`` runs in
+    the per-chunk copies of the workspace under its lock, and the first bad state is reported.
 
     ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
     only where the function has it (``names`` then ends with "fext"); ``which``, if given,
-    goes first (the algorithm of ``dynamics_batch_kernel``)."""
+    goes first (the algorithm of ``dynamics_batch_kernel``).
+    """
     takes_fext = names[-1] == "fext"
     inputs = names[:-1] if takes_fext else names
     arrays, fext, n = _inputs(function, model, inputs, values, fext)
@@ -183,7 +195,8 @@ _NAMES_ABA = ("q", "v", "tau", "fext")
 
 
 def rnea_batch(model, q, v, a, fext=None, *, data=None):
-    """τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
+    """
+    Return τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
     Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
     """
@@ -192,7 +205,8 @@ def rnea_batch(model, q, v, a, fext=None, *, data=None):
 
 
 def aba_batch(model, q, v, tau, fext=None, *, data=None):
-    """q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
+    """
+    Return q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
     """
@@ -201,15 +215,20 @@ def aba_batch(model, q, v, tau, fext=None, *, data=None):
 
 
 def minv_batch(model, q, *, data=None):
-    """M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv); entry k is
-    ``rbd_ros.minv(model, q[k])``."""
+    """
+    Return M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv).
+
+    Entry k is ``rbd_ros.minv(model, q[k])``.
+    """
     return _run("minv_batch", minv_batch_kernel, ("body", "force_sets"), model, ("q",), (q,),
                 None, (model.nv, model.nv), 1, data)[0]
 
 
 def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
-    """(∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv); inputs as for :func:`rnea_batch`.
+    """
+    Return (∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv).
 
+    Inputs as for :func:`rnea_batch`.
     Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
     """
     return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
@@ -218,8 +237,10 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
 
 
 def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
-    """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv); inputs as for :func:`aba_batch`.
+    """
+    Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv).
 
+    Inputs as for :func:`aba_batch`.
     Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
     """
     return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
@@ -228,9 +249,12 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
 
 
 def joint_torque_regressor_batch(model, q, v, a, *, data=None):
-    """Regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies);
-    rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
-    stacked Y of identification)."""
+    """
+    Return the regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies).
+
+    Rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
+    stacked Y of identification).
+    """
     (Y,) = _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
                 ("body", "regressor_block"), model, _NAMES_RNEA[:3], (q, v, a), None,
                 (model.nv, 10 * model.nbodies), 1, data)

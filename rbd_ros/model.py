@@ -1,4 +1,5 @@
-"""Model (immutable, flat arrays built once from a URDF) and Data (a reusable workspace).
+"""
+Model (immutable, flat arrays built once from a URDF) and Data (a reusable workspace).
 
 The kernels receive the whole model as one read-only float64 table, ``packed``, so that a
 call from Python passes few arguments (each array argument costs numba ~50 ns to unbox).
@@ -63,7 +64,8 @@ X_COLS = 12
 
 
 class _Frozen:
-    """Attributes are set once, in ``__init__`` (through ``_set``); rebinding raises.
+    """
+    Attributes are set once, in ``__init__`` (through ``_set``); rebinding raises.
 
     The kernels run without bounds checks and trust the sizes of the model's table and of
     the workspace arrays, so letting Python rebind them could reach memory out of bounds.
@@ -90,7 +92,8 @@ def _read_only(values, dtype=np.float64):
 
 
 class Model(_Frozen):
-    """A robot's kinematic tree and inertias as flat, read-only arrays.
+    """
+    A robot's kinematic tree and inertias as flat, read-only arrays.
 
     Build it with ``rbd_ros.load_model``. A Model is immutable: its attributes cannot be
     rebound and its arrays are read-only; derive changed models with :meth:`with_gravity`
@@ -172,7 +175,8 @@ class Model(_Frozen):
         return np.array(self.packed[-1, P_GRAVITY:P_GRAVITY + 3])
 
     def with_gravity(self, gravity):
-        """This model under another gravity (3 finite numbers, m/s², world frame).
+        """
+        Return this model under another gravity (3 finite numbers, m/s², world frame).
 
         The new model shares every constant array with this one except the packed table,
         whose last row holds the gravity, and has its own workspace.
@@ -208,7 +212,8 @@ class Model(_Frozen):
         return np.concatenate([rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat), joints])
 
     def inertial_parameters(self):
-        """Return θ per body, shape (nbodies, 10), about each body's joint frame origin.
+        """
+        Return θ per body, shape (nbodies, 10), about each body's joint frame origin.
 
         The order is [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (the convention of
         the regressor seed, "linear parametrization regressors").
@@ -216,8 +221,12 @@ class Model(_Frozen):
         return np.array(self.theta)
 
     def with_inertial_parameters(self, theta):
-        """Return this model with the body inertias θ (nbodies, 10), in the order of
-        :meth:`inertial_parameters`; kinematics, name, joint limits and gravity are kept."""
+        """
+        Return this model with the body inertias θ (nbodies, 10).
+
+        θ is in the order of :meth:`inertial_parameters`; kinematics, name, joint limits and
+        gravity are kept.
+        """
         theta = np.array(theta, dtype=np.float64)
         if theta.shape != (self.nbodies, 10):
             raise ValueError(f"theta must have shape ({self.nbodies}, 10), got {theta.shape}")
@@ -268,7 +277,8 @@ def _excerpt(value, limit=60):
 
 
 class Data(_Frozen):
-    """Preallocated workspace of one model; the kernels write into it and allocate nothing.
+    """
+    Preallocated workspace of one model; the kernels write into it and allocate nothing.
 
     A Data serves one call at a time and is not thread-safe: threads that compute on one
     model concurrently each pass their own (``rbd_ros.rnea(model, q, v, a, data=Data(model))``).
@@ -304,7 +314,8 @@ class Data(_Frozen):
         return self.nbodies == model.nbodies and self.nv == model.nv
 
     def batch_workspace(self, nchunks):
-        """Per-chunk copies of this workspace's arrays for ``nchunks`` chunks (or more).
+        """
+        Return per-chunk copies of this workspace's arrays for ``nchunks`` chunks (or more).
 
         Each array gets a leading axis of chunks (chunk c works in ``body[c]``, ...). Made
         on first use and grown when more chunks are asked for; call it under ``lock``.

@@ -1,4 +1,5 @@
-"""Spatial algebra for the kernels, on tuples of scalars.
+"""
+Spatial algebra for the kernels, on tuples of scalars.
 
 numba keeps tuples of floats in registers, so these helpers cost nothing beyond their
 arithmetic and let the algorithms read like their pseudo-code without array temporaries.
@@ -59,7 +60,7 @@ se3_store = store6 = store10 = store_tuple
 
 @helper
 def se3_mul(A, B):
-    """A * B: the placement of B's frame in A's parent frame."""
+    """Return A * B: the placement of B's frame in A's parent frame."""
     px, py, pz = rot3(A, B[9], B[10], B[11])
     return (A[0] * B[0] + A[1] * B[3] + A[2] * B[6],
             A[0] * B[1] + A[1] * B[4] + A[2] * B[7],
@@ -75,7 +76,8 @@ def se3_mul(A, B):
 
 @helper
 def se3_rotate_about_axis(M, ax, ay, az, angle):
-    """M * Rot(axis, angle) for a unit axis (Rodrigues), the revolute joint motion.
+    """
+    Return M * Rot(axis, angle) for a unit axis (Rodrigues), the revolute joint motion.
 
     Most robots' axes are ±x, ±y or ±z: those take a 12-multiplication path (as Pinocchio's
     RX/RY/RZ joints do) instead of the 47 operations of the general one.
@@ -170,7 +172,7 @@ def sub6(a, b):
 
 @helper
 def axpy6(s, a, b):
-    """s * a + b."""
+    """Return s * a + b."""
     return (s * a[0] + b[0], s * a[1] + b[1], s * a[2] + b[2],
             s * a[3] + b[3], s * a[4] + b[4], s * a[5] + b[5])
 
@@ -223,7 +225,7 @@ def act_inv_force(M, f):
 
 @helper
 def cross_motion(m, n):
-    """m × n (motion on motion)."""
+    """Return m × n (motion on motion)."""
     ax, ay, az = cross3(m[3], m[4], m[5], n[0], n[1], n[2])
     bx, by, bz = cross3(m[0], m[1], m[2], n[3], n[4], n[5])
     wx, wy, wz = cross3(m[3], m[4], m[5], n[3], n[4], n[5])
@@ -232,7 +234,7 @@ def cross_motion(m, n):
 
 @helper
 def cross_force(m, f):
-    """m ×* f (motion on force)."""
+    """Return m ×* f (motion on force)."""
     fx, fy, fz = cross3(m[3], m[4], m[5], f[0], f[1], f[2])
     ax, ay, az = cross3(m[3], m[4], m[5], f[3], f[4], f[5])
     bx, by, bz = cross3(m[0], m[1], m[2], f[0], f[1], f[2])
@@ -268,7 +270,8 @@ def inertia_apply(th, m):
 
 @helper
 def inertia_act(M, th):
-    """Express an inertia ``th`` given in the child frame in the parent frame (θ layout).
+    """
+    Express an inertia ``th`` given in the child frame in the parent frame (θ layout).
 
     The first moment is rotated then shifted; the rotational inertia is rotated and then
     moved to the parent origin: I' = R I Rᵀ + m(|p|² 1 - p pᵀ) + 2(p·h')1 - p h'ᵀ - h' pᵀ,
@@ -331,7 +334,7 @@ def mat6_set_inertia(arr, i, off, th):
 
 @helper
 def mat6_apply(arr, i, off, m):
-    """A m for the 6×6 matrix A stored at arr[i, off:off+36]."""
+    """Return A m for the 6×6 matrix A stored at arr[i, off:off+36]."""
     out0 = 0.0
     out1 = 0.0
     out2 = 0.0
@@ -391,7 +394,7 @@ def mat6_cholesky(arr, i, off):
 
 @helper
 def mat6_cholesky_solve(arr, i, off, b):
-    """x = A⁻¹ b with the factor L left in arr[i, off:off+36] by :func:`mat6_cholesky`."""
+    """Return x = A⁻¹ b with the factor L left in arr[i, off:off+36] by :func:`mat6_cholesky`."""
     y0 = b[0] / arr[i, off]
     y1 = (b[1] - arr[i, off + 6] * y0) / arr[i, off + 7]
     y2 = (b[2] - arr[i, off + 12] * y0 - arr[i, off + 13] * y1) / arr[i, off + 14]

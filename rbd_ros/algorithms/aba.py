@@ -1,4 +1,5 @@
-"""Forward dynamics: the articulated-body algorithm (ABA).
+"""
+Forward dynamics: the articulated-body algorithm (ABA).
 
 Featherstone, RBDA Table 7.1, in the world frame (as Pinocchio): the articulated inertia of
 a child is added to its parent's without the 6×6 change of frame (X* I X) that dominates the
@@ -19,9 +20,13 @@ from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_nv
 
 @helper
 def aba_forward_step(packed, ws, q, v, fext, i):
-    """Pass 1 for body i: placement, v_i, c_i = v_λ × v_J (W_OC), p^A_i = v_i ×* I_i v_i -
-    f_ext,i (W_OF), I^A_i = I_i (W_IA). Returns what the derivatives reuse:
-    (oM, oS, v_λ, v_J, v_i, I_i, h_i, p^A_i)."""
+    """
+    Run pass 1 for body i.
+
+    Placement, v_i, c_i = v_λ × v_J (W_OC), p^A_i = v_i ×* I_i v_i - f_ext,i (W_OF),
+    I^A_i = I_i (W_IA). Returns what the derivatives reuse:
+    (oM, oS, v_λ, v_J, v_i, I_i, h_i, p^A_i).
+    """
     oM, oS = placement_step(packed, ws, q, i)
     v_parent, vJ, ov = velocity_step(packed, ws, v, i, oM, oS)
     oI, oh, bias = body_bias_force(packed, fext, i, oM, ov)
@@ -33,10 +38,13 @@ def aba_forward_step(packed, ws, q, v, fext, i):
 
 @helper
 def articulated_inertia_step(packed, ws, i):
-    """Pass 2 for body i, the inertia part (also the M⁻¹ report's lines 9-10, 15-16):
+    """
+    Run pass 2 for body i, the inertia part (also the M⁻¹ report's lines 9-10, 15-16).
+
     U = I^A S, D⁻¹ = (Sᵀ U)⁻¹ (W_U, W_DINV), I^A_λ += I^A - U D⁻¹ Uᵀ. Returns (U, D⁻¹).
 
-    The multi-dof root instead gets its I^A factorized in place (Cholesky) and (0, 0)."""
+    The multi-dof root instead gets its I^A factorized in place (Cholesky) and (0, 0).
+    """
     if joint_nv(packed, i) == 6:
         mat6_cholesky(ws, i, W_IA)
         return ZERO6, 0.0
@@ -53,8 +61,12 @@ def articulated_inertia_step(packed, ws, i):
 
 @helper
 def bias_force_step(packed, ws, tau, i, U, Dinv):
-    """Pass 2 for a 1-dof body i, the force part: u = τ - Sᵀ p^A (W_UU), and
-    p^a = p^A + I^a c + U D⁻¹ u with I^a = I^A - U D⁻¹ Uᵀ added to the parent's p^A."""
+    """
+    Run pass 2 for a 1-dof body i, the force part.
+
+    u = τ - Sᵀ p^A (W_UU), and p^a = p^A + I^a c + U D⁻¹ u with I^a = I^A - U D⁻¹ Uᵀ added
+    to the parent's p^A.
+    """
     pA = load6(ws, i, W_OF)
     u = tau[int(packed[i, P_IV])] - dot6(load6(ws, i, W_OS), pA)
     ws[i, W_UU] = u
@@ -68,8 +80,11 @@ def bias_force_step(packed, ws, tau, i, U, Dinv):
 
 @helper
 def acceleration_step(packed, ws, tau, qdd, i):
-    """Pass 3 for body i: q̈_i and a_i = a' + S q̈_i with a' = a_λ + c (W_OA); returns
-    (a_λ, a_i). Gravity enters as the world's acceleration."""
+    """
+    Run pass 3 for body i: q̈_i and a_i = a' + S q̈_i with a' = a_λ + c (W_OA).
+
+    Returns (a_λ, a_i). Gravity enters as the world's acceleration.
+    """
     iv = int(packed[i, P_IV])
     a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
     a_in = add6(a_parent, load6(ws, i, W_OC))
@@ -110,6 +125,9 @@ _NAMES = ("q", "v", "tau", "fext")
 
 
 def aba(model, q, v, tau, fext=None, *, data=None):
-    """Return the joint accelerations q̈ = FD(q, v, τ); ``fext``, ``data`` as for
-    :func:`rbd_ros.rnea`."""
+    """
+    Return the joint accelerations q̈ = FD(q, v, τ).
+
+    ``fext``, ``data`` as for :func:`rbd_ros.rnea`.
+    """
     return _checks.state_call("aba", aba_kernel, _NAMES, model, q, v, tau, fext, data)

@@ -1,4 +1,5 @@
-"""Analytical partial derivatives of forward dynamics: ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = M⁻¹.
+"""
+Analytical partial derivatives of forward dynamics: ∂q̈/∂q, ∂q̈/∂q̇ and ∂q̈/∂τ = M⁻¹.
 
 Section IV of the RSS 2018 seed: differentiating ID(q, q̇, FD(q, q̇, τ)) = τ (Eq. 18-23) gives
 
@@ -53,7 +54,8 @@ _NAMES = ("q", "v", "tau", "fext")
 
 
 def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
-    """(∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).
+    """
+    Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).
 
     ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
     :func:`rbd_ros.aba`.

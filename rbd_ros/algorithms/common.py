@@ -1,4 +1,5 @@
-"""Pieces every kernel shares: input checks and the first steps of a forward pass.
+"""
+Pieces every kernel shares: input checks and the first steps of a forward pass.
 
 The world-frame kernels (CRBA, ABA, M⁻¹, the derivatives; as Pinocchio's) move each body's
 inertia to the world once per call, after which forces and inertias of a subtree add up
@@ -38,7 +39,7 @@ def model_sizes(packed):
 
 @helper
 def set_world(packed, ws):
-    """The world row of the workspace: zero velocity, acceleration -gravity (RNEA line 3)."""
+    """Set the world row of the workspace: zero velocity, acceleration -gravity (RNEA line 3)."""
     for k in range(3):
         ws[-1, W_OA + k] = -packed[-1, P_GRAVITY + k]
 
@@ -66,7 +67,7 @@ def check_configuration(packed, q, nq, position):
 
 @helper
 def check_forces(fext, nb, position):
-    """An empty (0, 6) array stands for no external force."""
+    """Return the status of fext; an empty (0, 6) array stands for no external force."""
     if fext.shape[1] != 6 or (fext.shape[0] != nb and fext.shape[0] != 0):
         return position * 4 + WRONG_SIZE
     if fext.shape[0] == 0:
@@ -88,8 +89,12 @@ def check_inputs(packed, q, v, u, fext, fext_position):
 
 @helper
 def begin_state_pass(packed, ws, q, v, u, fext):
-    """Check (q, v, u, fext) (argument positions 1-4) and, if they are fine, set the world
-    row for a pass at that state; returns the status."""
+    """
+    Check (q, v, u, fext) and, if they are fine, set the world row; return the status.
+
+    (q, v, u, fext) are the argument positions 1-4; the world row is set for a pass at that
+    state.
+    """
     status = check_inputs(packed, q, v, u, fext, 4)
     if status == 0:
         set_world(packed, ws)
@@ -98,7 +103,7 @@ def begin_state_pass(packed, ws, q, v, u, fext):
 
 @helper
 def placement_step(packed, ws, q, i):
-    """jcalc of body i below its parent's stored placement: (oM, oS), stored at W_OM, W_OS."""
+    """Run jcalc of body i below its parent's stored placement: (oM, oS), stored at W_OM, W_OS."""
     oM, oS = jcalc(packed, q, i, se3_load(ws, int(packed[i, P_PARENT]), W_OM))
     se3_store(ws, i, W_OM, oM)
     store6(ws, i, W_OS, oS)

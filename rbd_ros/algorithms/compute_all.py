@@ -1,4 +1,7 @@
-"""Everything a controller needs at one state, in one kernel sharing the passes:
+"""
+Everything a controller needs at one state, in one kernel sharing the passes.
+
+The kernel computes:
 
     τ = ID(q, q̇, a)              RNEA (RSS 2018 seed, Algorithm 1), a = 0 when not given
     q̈ = FD(q, q̇, τ_in)           ABA (RBDA Table 7.1)
@@ -60,7 +63,7 @@ class Dynamics(NamedTuple):
 @helper
 def _forward_and_inertia_passes(packed, ws, dws, bws, FP, X, XD, q, v, a, tau_in, fext,
                                 Minv, qdd):
-    """Passes 1-3 (module docstring): every step is the named step of its algorithm."""
+    """Run passes 1-3 (module docstring): every step is the named step of its algorithm."""
     nb, _, nv = model_sizes(packed)
     set_world(packed, ws)                                         # A1 l.2-3: a_0 = -g
     for i in range(nb):                       # pass 1: what depends on neither τ_in nor q̈
@@ -117,8 +120,12 @@ _SIGNATURE = int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, f64_2d, f6
 
 @kernel(_SIGNATURE)
 def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in, fext, out):
-    """See :func:`compute_all`. ``out`` rows: M⁻¹ [0, nv), ∂τ/∂q [nv, 2nv), ∂τ/∂q̇ [2nv,
-    3nv), ∂q̈/∂q, ∂q̈/∂q̇, then τ and q̈. ``stacked`` rows: ∂ID/∂q at q̈, then -M⁻¹."""
+    """
+    See :func:`compute_all`.
+
+    ``out`` rows: M⁻¹ [0, nv), ∂τ/∂q [nv, 2nv), ∂τ/∂q̇ [2nv, 3nv), ∂q̈/∂q, ∂q̈/∂q̇, then τ and
+    q̈. ``stacked`` rows: ∂ID/∂q at q̈, then -M⁻¹.
+    """
     nv = out.shape[1]
     status = check_inputs(packed, q, v, a, fext, 5) or check_vector(tau_in, nv, 4)
     if status:
@@ -145,7 +152,8 @@ _NAMES = ("q", "v", "a", "tau", "fext")
 
 
 def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
-    """τ, q̈, M⁻¹ and the derivatives of inverse and forward dynamics at one state.
+    """
+    Compute τ, q̈, M⁻¹ and the derivatives of inverse and forward dynamics at one state.
 
     Returns ``Dynamics(tau, qdd, Minv, dtau_dq, dtau_dv, dqdd_dq, dqdd_dv)`` where
     ``tau`` = ID(q, v, a) (a = 0 when None: gravity and Coriolis compensation),
@@ -195,8 +203,12 @@ def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
 
 
 def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
-    """(ID(q, v, a), FD(q, v, tau)) in one call: what a node needs when it publishes torques
-    and accelerations but no matrices (cheaper than :func:`compute_all`)."""
+    """
+    Return (ID(q, v, a), FD(q, v, tau)) in one call.
+
+    That is what a node needs when it publishes torques and accelerations but no matrices
+    (cheaper than :func:`compute_all`).
+    """
     nv = model.nv
     out = np.empty((2, nv))
     data = model.data if data is None else _checks.workspace(model, data)

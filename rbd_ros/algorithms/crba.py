@@ -1,4 +1,5 @@
-"""Joint-space inertia matrix: the composite-rigid-body algorithm (CRBA).
+"""
+Joint-space inertia matrix: the composite-rigid-body algorithm (CRBA).
 
 Featherstone, RBDA Table 6.2, in the world frame (as Pinocchio): composite inertias add
 without a change of frame, and M[j, i] = S_jᵀ (I^c_i S_i) for every ancestor j of i needs

@@ -1,5 +1,8 @@
-"""Finite differences of inverse and forward dynamics, the baseline of the analytical
-derivatives (tests, benchmarks, the RSS paper's Table I and Fig. 3).
+"""
+Finite differences of inverse and forward dynamics, the baseline of the analytical derivatives.
+
+They serve as that baseline in the tests, the benchmarks and the RSS paper's Table I and
+Fig. 3.
 
 One compiled call evaluates the 6 nv + 1 dynamics calls of central differences (error ~ ε²
 from truncation and ~ 1e-16 |τ| / ε from rounding; the first call checks the inputs) or the
@@ -60,8 +63,12 @@ def _quat_to_matrix(quat):
 
 
 def integrate(model, q, dv):
-    """q ⊕ dv: 1-dof joints add; a free-flyer base moves to M exp6(dv[0:6]) (dv in the base
-    frame, linear first), as Pinocchio's ``integrate``."""
+    """
+    Return q ⊕ dv, as Pinocchio's ``integrate``.
+
+    1-dof joints add; a free-flyer base moves to M exp6(dv[0:6]) (dv in the base frame, linear
+    first).
+    """
     q = np.array(q, np.float64)
     dv = np.asarray(dv, np.float64)
     out = q.copy()
@@ -87,7 +94,7 @@ def integrate(model, q, dv):
 
 @helper
 def perturb_configuration(packed, q, k, h, out):
-    """out = q ⊕ h e_k: a step h along tangent direction k (integrate of a single column)."""
+    """Set out = q ⊕ h e_k: a step h along tangent direction k (integrate of a single column)."""
     for i in range(q.shape[0]):
         out[i] = q[i]
     body = 0
@@ -113,7 +120,8 @@ def dynamics(which, packed, ws, q, v, u, fext, out):
               f64_2d, f64_2d, f64_2d, f64_1d, f64_2d))
 def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_dq, d_dv, d_du,
                               q_step, work):
-    """Columns of ∂f/∂q (tangent), ∂f/∂q̇, ∂f/∂u of f = RNEA (which = 0) or ABA (which = 1).
+    """
+    Fill the columns of ∂f/∂q (tangent), ∂f/∂q̇, ∂f/∂u of f = RNEA (which = 0) or ABA (which = 1).
 
     Central differences (f(x + ε) - f(x - ε)) / 2ε, or forward ones (f(x + ε) - f(x)) / ε.
     work rows: 0 v step, 1 u step, 2 f(x + ε), 3 f(x - ε) or f(x).
@@ -175,14 +183,20 @@ def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
 
 
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, data=None):
-    """Finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`; ∂/∂q in the
-    tangent space. ``central=False``: forward differences."""
+    """
+    Return the finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`.
+
+    ∂/∂q in the tangent space. ``central=False``: forward differences.
+    """
     return _finite_differences(INVERSE, "rnea_derivatives_fd", model, q, v, a, fext, eps, central,
                                data)
 
 
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, data=None):
-    """Finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`; ∂/∂q in the
-    tangent space. ``central=False``: forward differences."""
+    """
+    Return the finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`.
+
+    ∂/∂q in the tangent space. ``central=False``: forward differences.
+    """
     return _finite_differences(FORWARD, "aba_derivatives_fd", model, q, v, tau, fext, eps, central,
                                data)

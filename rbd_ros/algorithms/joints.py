@@ -1,4 +1,5 @@
-"""Every joint kind in one place: its placement (jcalc), S·x, Sᵀf and its tangent step.
+"""
+Every joint kind in one place: its placement (jcalc), S·x, Sᵀf and its tangent step.
 
 The algorithms never branch on the joint kind themselves; they ask this module. A joint
 has ``joint_nv`` degrees of freedom (1 for revolute and prismatic, 6 for the free-flyer
@@ -31,14 +32,18 @@ ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 @helper
 def joint_nv(packed, i):
-    """Number of degrees of freedom (entries of v) of the joint of body i."""
+    """Return the number of degrees of freedom (entries of v) of the joint of body i."""
     return 6 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
 
 
 @helper
 def free_flyer_placement(q, iq):
-    """World placement of a free-flyer body; the quaternion is normalized here, so a
-    slightly denormalized one from a sensor gives a proper rotation."""
+    """
+    Return the world placement of a free-flyer body.
+
+    The quaternion is normalized here, so a slightly denormalized one from a sensor gives a
+    proper rotation.
+    """
     qx, qy, qz, qw = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
     s = 1.0 / math.sqrt(qx * qx + qy * qy + qz * qz + qw * qw)
     return se3_from_quaternion(q[iq], q[iq + 1], q[iq + 2], qx * s, qy * s, qz * s, qw * s)
@@ -46,7 +51,8 @@ def free_flyer_placement(q, iq):
 
 @helper
 def jcalc(packed, q, i, oM_parent):
-    """(oMi, oS): world placement of body i and its world-frame subspace (1-dof joints).
+    """
+    Return (oMi, oS): world placement of body i and its world-frame subspace (1-dof joints).
 
     For the free-flyer root oS is unused: its subspace is the placement's adjoint itself.
     """
@@ -66,9 +72,13 @@ def jcalc(packed, q, i, oM_parent):
 
 @helper
 def jcalc_local(packed, q, v, a, i):
-    """(X, v_J, S q̈) of body i in its own frame: X = ^λX_i = X_T X_J(q_i), the placement of
-    body i in its parent's frame; v_J = S q̇ and S q̈ with S the unit axis (angular for a
-    revolute joint, linear for a prismatic one; the identity for the free-flyer root)."""
+    """
+    Return (X, v_J, S q̈) of body i in its own frame.
+
+    X = ^λX_i = X_T X_J(q_i), the placement of body i in its parent's frame; v_J = S q̇ and
+    S q̈ with S the unit axis (angular for a revolute joint, linear for a prismatic one; the
+    identity for the free-flyer root).
+    """
     kind = int(packed[i, P_TYPE])
     iv = int(packed[i, P_IV])
     if kind == FREE_FLYER:
@@ -88,8 +98,11 @@ def jcalc_local(packed, q, v, a, i):
 
 @helper
 def joint_motion(packed, i, oM, oS, x):
-    """S x[idx_v(i) : idx_v(i) + joint_nv] in the world frame (x: a velocity, an
-    acceleration or a column of them)."""
+    """
+    Return S x[idx_v(i) : idx_v(i) + joint_nv] in the world frame.
+
+    x: a velocity, an acceleration or a column of them.
+    """
     iv = int(packed[i, P_IV])
     if int(packed[i, P_TYPE]) == FREE_FLYER:
         return act_motion(oM, load6_vector(x, iv))     # x given in the base frame
@@ -99,8 +112,11 @@ def joint_motion(packed, i, oM, oS, x):
 
 @helper
 def subspace_column(packed, ws, i, k):
-    """Column k of the world-frame motion subspace of body i, from the workspace placement
-    (W_OM) and 1-dof subspace (W_OS)."""
+    """
+    Return column k of the world-frame motion subspace of body i.
+
+    It comes from the workspace placement (W_OM) and 1-dof subspace (W_OS).
+    """
     if int(packed[i, P_TYPE]) == FREE_FLYER:
         return act_motion(se3_load(ws, i, W_OM), UNIT_MOTIONS[k])
     return load6(ws, i, W_OS)
@@ -120,8 +136,11 @@ def joint_force_local(packed, i, f):
 
 @helper
 def joint_inv_motion(packed, i, oM, m):
-    """The joint velocity (first joint_nv entries) whose motion S q̇ is the world motion m,
-    for the multi-dof root: S⁻¹ m = m in the base frame. (1-dof joints never need it.)"""
+    """
+    Return the joint velocity (first joint_nv entries) whose motion S q̇ is the world motion m.
+
+    For the multi-dof root: S⁻¹ m = m in the base frame. (1-dof joints never need it.)
+    """
     return act_inv_motion(oM, m)
 
 
@@ -133,7 +152,8 @@ def joint_force_in_world(packed, i, oM, t):
 
 @helper
 def joint_step(packed, q, body, k, h, out):
-    """out[q range of body] = that joint's q ⊕ h e_k (k: its k-th tangent direction).
+    """
+    Set out[q range of body] = that joint's q ⊕ h e_k (k: its k-th tangent direction).
 
     A 1-dof joint adds h. The free-flyer moves to M exp(h e_k): a linear direction moves the
     origin by h along the base's axis k; an angular one turns the base by h about its axis

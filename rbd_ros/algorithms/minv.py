@@ -1,4 +1,5 @@
-"""Inverse of the joint-space inertia matrix, M⁻¹(q), without forming M.
+"""
+Inverse of the joint-space inertia matrix, M⁻¹(q), without forming M.
 
 Carpentier, "Analytical Inverse of the Joint Space Inertia Matrix" (LAAS report 18125,
 2018), Algorithm 1, with the corrected backward pass of the seeds' annotated notes: line 14
@@ -59,9 +60,12 @@ def clear_force_set(packed, FP, i):
 
 @helper
 def free_flyer_root_rows(packed, ws, FP, Minv, i):
-    """Lines 9-12 and 32 for the multi-dof root i, given the Cholesky factor of its I^A:
+    """
+    Run lines 9-12 and 32 for the multi-dof root i, given the Cholesky factor of its I^A.
+
     S = Ad(oM), so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹, a 6×6 SPD solve in the world frame, then S⁻¹ maps
-    the result to the base frame. P_i = S M⁻¹[i, :] (line 32: the root has no parent)."""
+    the result to the base frame. P_i = S M⁻¹[i, :] (line 32: the root has no parent).
+    """
     iv = int(packed[i, P_IV])
     oM = se3_load(ws, i, W_OM)
     for k in range(6):                     # M⁻¹[i, i] = D⁻¹ = S⁻¹ (I^A)⁻¹ S⁻ᵀ (line 11)
@@ -164,7 +168,8 @@ def minv_kernel(packed, ws, FP, q, Minv):
 
 
 def minv(model, q, *, data=None):
-    """The inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
+    """
+    Return the inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
 
     Computed directly by a three-pass recursion (Carpentier 2018) without forming or
     factorizing M.

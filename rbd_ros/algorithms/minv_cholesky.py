@@ -1,4 +1,5 @@
-"""M⁻¹(q) the classic way: CRBA, a sparse LᵀDL factorization of M, then M⁻¹ from the factors.
+"""
+M⁻¹(q) the classic way: CRBA, a sparse LᵀDL factorization of M, then M⁻¹ from the factors.
 
 The baseline of Carpentier, "Analytical derivatives of rigid body dynamics algorithms"
 (RSS 2018), Sec. IV-C, Eq. (25). The factorization is Featherstone's LTDL (RBDA Table 6.3):

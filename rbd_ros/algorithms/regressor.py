@@ -1,4 +1,5 @@
-"""Regressors: inverse dynamics written linearly in the inertial parameters (regressor seed).
+"""
+Regressors: inverse dynamics written linearly in the inertial parameters (regressor seed).
 
     f = Y_b(v, a_g) θ            one body: f = I a_g + v ×* (I v)           Y_b: 6 × 10
     τ = Y(q, v, v̇) θ             the whole tree, θ = [θ_0; θ_1; …]          Y: nv × 10·nbodies
@@ -27,8 +28,11 @@ from .rnea import body_motion_step
 
 @helper
 def body_regressor_into(Y, v, a):
-    """Write into Y (6, 10) the body regressor of a body with twist v and spatial
-    acceleration a (gravity included), both tuples in the body frame, linear first.
+    """
+    Write into Y (6, 10) the body regressor of a body with twist v and spatial acceleration a.
+
+    The acceleration a includes gravity; v and a are both tuples in the body frame, linear
+    first.
 
     Columns follow θ = [m, hx, hy, hz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]; with b = a_lin + ω × v_lin:
     f_lin = m b + ([α]× + [ω]×[ω]×) h,   f_ang = -[b]× h + I α + ω × (I ω).
@@ -103,7 +107,7 @@ def project_block(packed, Yb, j, Y, col):
 
 @helper
 def regressor_forward(packed, ws, q, v, a, nb):
-    """RNEA's forward pass in body frames: W_OM ^λX_i, W_OV v_i, W_OA a_i (gravity included)."""
+    """Run RNEA's forward pass in body frames: W_OM ^λX_i, W_OV v_i, W_OA a_i (gravity included)."""
     set_world(packed, ws)
     for i in range(nb):
         body_motion_step(packed, ws, q, v, a, i)
@@ -155,7 +159,8 @@ def body_regressor_kernel(v, a, Y):
 
 
 def body_regressor(v, a_g):
-    """The 6×10 body regressor Y_b with f = Y_b(v, a_g) θ = I a_g + v ×* (I v).
+    """
+    Return the 6×10 body regressor Y_b with f = Y_b(v, a_g) θ = I a_g + v ×* (I v).
 
     v: the body's twist, a_g: its spatial acceleration minus gravity (both in the body
     frame, linear first); θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the
@@ -175,8 +180,12 @@ _NAMES = ("q", "v", "a")
 
 
 def joint_torque_regressor(model, q, v, a, *, data=None):
-    """The joint torque regressor Y (nv, 10·nbodies): ``Y @ model.inertial_parameters().ravel()
-    == rnea(model, q, v, a)``; column block i belongs to body i's θ (seeds README order)."""
+    """
+    Return the joint torque regressor Y (nv, 10·nbodies).
+
+    ``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``; column block i belongs
+    to body i's θ (seeds README order).
+    """
     Y = np.empty((model.nv, 10 * model.nbodies))
     data = model.data if data is None else _checks.workspace(model, data)
     try:

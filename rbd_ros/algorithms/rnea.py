@@ -1,4 +1,5 @@
-"""Inverse dynamics: the recursive Newton-Euler algorithm (RNEA).
+"""
+Inverse dynamics: the recursive Newton-Euler algorithm (RNEA).
 
 Algorithm 1 of the RSS 2018 seed (Featherstone, RBDA p. 96), in body (joint) frames as
 written there: each body's inertia is constant in its own frame, so unlike the world-frame
@@ -21,8 +22,12 @@ from .joints import jcalc_local, joint_force_local, joint_nv
 
 @helper
 def body_motion_step(packed, ws, q, v, a, i):
-    """Lines 6-9 for body i: (v_i, a_i) in its own frame; ^λX_i, v_i, a_i stored at W_OM,
-    W_OV, W_OA (also the forward pass of the regressors)."""
+    """
+    Run lines 6-9 for body i: (v_i, a_i) in its own frame.
+
+    ^λX_i, v_i, a_i are stored at W_OM, W_OV, W_OA. This is also the forward pass of the
+    regressors.
+    """
     lam = int(packed[i, P_PARENT])
     # lines 6-7: jcalc, ^iX_λ(i) = X_J X_T (stored as its inverse, the placement of i in
     # λ(i)); S_i the unit axis (the identity for the free-flyer root); v_J = S q̇
@@ -66,7 +71,8 @@ _NAMES = ("q", "v", "a", "fext")
 
 
 def rnea(model, q, v, a, fext=None, *, data=None):
-    """Return the joint torques τ = ID(q, v, a).
+    """
+    Return the joint torques τ = ID(q, v, a).
 
     ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
     frame, linear part first. ``data``: the workspace (default: ``model.data``).

@@ -1,4 +1,5 @@
-"""Analytical partial derivatives of inverse dynamics: ∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M.
+"""
+Analytical partial derivatives of inverse dynamics: ∂τ/∂q, ∂τ/∂q̇ and ∂τ/∂q̈ = M.
 
 Algorithms 2 (forward pass) and 3 (backward pass) of the RSS 2018 seed (Carpentier &
 Mansard), evaluated in the world frame as Pinocchio's ``computeRNEADerivatives``; line
@@ -71,9 +72,12 @@ def acceleration_column(a_parent, v_parent, S, dV):
 @helper
 def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov, oI, oh,
                             bias):
-    """A1 l.9-11 and A2 l.1-6 for body i once its placement and velocity are known:
-    a_i (W_OA), per dof column S, dV, dA, dW (``dws``), I_i (W_OI), B_i (``bws``).
-    Returns f_i = I_i a_i + v_i ×* h_i - f_ext,i."""
+    """
+    Run A1 l.9-11 and A2 l.1-6 for body i once its placement and velocity are known.
+
+    It stores a_i (W_OA), per dof column S, dV, dA, dW (``dws``), I_i (W_OI), B_i (``bws``).
+    Returns f_i = I_i a_i + v_i ×* h_i - f_ext,i.
+    """
     a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
     oa = add6(add6(a_parent, joint_motion(packed, i, oM, oS, a)),
               cross_motion(v_parent, vJ))                                   # A1 l.9
@@ -94,10 +98,14 @@ def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov
 @helper
 def derivative_backward_step(packed, ws, dws, bws, dA, dA_col, i, F, dtau_dq, dtau_dv, M,
                              with_dv, with_M):
-    """Algorithm 3 for the columns c of body i, with the subtree sums I^c_i (W_OI), B^c_i
-    (``bws``) and F_i complete: the entries (c, r) and (r, c) for r a column of i or of an
-    ancestor, of ∂τ/∂q with the acceleration columns dA[:, dA_col:dA_col + 6], and, when
-    asked (constants, so the compiler drops what is not), of ∂τ/∂q̇ and M."""
+    """
+    Run Algorithm 3 for the columns c of body i, with the subtree sums complete.
+
+    The subtree sums are I^c_i (W_OI), B^c_i (``bws``) and F_i. It writes the entries (c, r)
+    and (r, c) for r a column of i or of an ancestor, of ∂τ/∂q with the acceleration columns
+    dA[:, dA_col:dA_col + 6], and, when asked (constants, so the compiler drops what is not),
+    of ∂τ/∂q̇ and M.
+    """
     Ic = load10(ws, i, W_OI)
     iv = int(packed[i, P_IV])
     for c in range(iv, iv + joint_nv(packed, i)):
@@ -144,7 +152,8 @@ def subtree_sum_step(packed, ws, bws, i):
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_2d, f64_2d,
               f64_2d))
 def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_dv, M):
-    """dtau_dq, dtau_dv, M (nv × nv, all entries written) at (q, v, a, fext).
+    """
+    Compute dtau_dq, dtau_dv, M (nv × nv, all entries written) at (q, v, a, fext).
 
     ws, dws, bws: the workspace's ``body``, ``dof`` and ``body_matrix`` arrays.
     """
@@ -176,7 +185,8 @@ _NAMES = ("q", "v", "a", "fext")
 
 
 def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
-    """(∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).
+    """
+    Return (∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).
 
     ∂τ/∂q is taken in the tangent space: for a floating base, q ⊕ δ moves the base placement
     to M exp(δ) with δ = (linear, angular) in the base frame (Pinocchio's convention).
