@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
-"""Per-call speed of every public single-state entry of two source trees of rbd_ros, side by
+"""
+Benchmark two source trees of rbd_ros side by side, with Pinocchio as the reference.
+
+Per-call speed of every public single-state entry of two source trees of rbd_ros, side by
 side in one run, with Pinocchio as the reference in the same run: does a refactor make any row
 slower than the noise?
 
@@ -80,7 +83,7 @@ PIN_ENTRIES = {
 
 # -- robots: the paths logic of test/oracle.py, against the tree being measured -------------
 def example_robot_data_dir():
-    """The robots folder of the example-robot-data pip package, or None if not installed."""
+    """Return the robots folder of the example-robot-data pip package, or None if not installed."""
     from importlib.metadata import PackageNotFoundError, distribution
     try:
         path = distribution("example-robot-data").locate_file(
@@ -92,7 +95,7 @@ def example_robot_data_dir():
 
 
 def robot_table(tree):
-    """name -> (URDF path or None, floating base), as test/oracle.py's ROBOTS."""
+    """Return name -> (URDF path or None, floating base), as test/oracle.py's ROBOTS."""
     erd = example_robot_data_dir()
     bundled = os.path.join(tree, "rbd_ros", "robots")
 
@@ -171,7 +174,7 @@ class Subject:
         return pin, pm, pm.createData(), states
 
     def calls(self, entry):
-        """(function, [(args, kwargs) per state]) of our entry."""
+        """Return (function, [(args, kwargs) per state]) of our entry."""
         pos, kw = ENTRIES[entry]
         return [((self.model,) + tuple(s[k] for k in pos), {k: s[k] for k in kw})
                 for s in self.states]
@@ -226,7 +229,7 @@ class Timer:
 
 
 def flat(out):
-    """An entry's result as one list of floats (tuples of arrays concatenated)."""
+    """Return an entry's result as one list of floats (tuples of arrays concatenated)."""
     import numpy as np
     if isinstance(out, tuple):
         return [float(x) for part in out for x in np.ravel(part)]
@@ -326,9 +329,13 @@ class Tree:
         os.makedirs(self.cache, exist_ok=True)
 
     def _add_worktree(self, repo):
-        """``git worktree add --detach`` at the same path in every run (numba's cache is keyed
+        """
+        Add a detached git worktree of ``repo`` at this tree's revision.
+
+        ``git worktree add --detach`` at the same path in every run (numba's cache is keyed
         by source path: kernels whose sources did not change since the last run with this
-        label load from the cache), or at a fresh one if another run holds that path."""
+        label load from the cache), or at a fresh one if another run holds that path.
+        """
         common = git(repo, "rev-parse", "--path-format=absolute", "--git-common-dir")
         key = hashlib.sha1(common.encode()).hexdigest()[:8]
         base = os.path.join(tempfile.gettempdir(), f"rbd_ros_bench_{self.label}_{key}")
@@ -406,7 +413,7 @@ class Worker:
 
 
 def steal_ticks():
-    """The host's steal time of all CPUs so far, in clock ticks (/proc/stat), or None."""
+    """Return the host's steal time of all CPUs so far, in clock ticks (/proc/stat), or None."""
     try:
         with open("/proc/stat") as f:
             fields = f.readline().split()

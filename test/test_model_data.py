@@ -142,9 +142,12 @@ def test_with_gravity_shares_constant_arrays_and_leaves_the_original():
 
 @pytest.mark.parametrize("name", sorted(CALLS))
 def test_float64_arrays_take_the_fast_path(name, monkeypatch):
-    """C-contiguous float64 inputs reach the compiled kernel as they are: the converting
-    fallback (a TypeError from numba, then a copy) is never taken. A default argument of the
-    wrong array type (e.g. read-only) would silently cost ~100x per call."""
+    """
+    C-contiguous float64 inputs reach the compiled kernel as they are.
+
+    The converting fallback (a TypeError from numba, then a copy) is never taken. A default
+    argument of the wrong array type (e.g. read-only) would silently cost ~100x per call.
+    """
     m = get_robot("quadruped").model
     s = state(m)
 

@@ -1,4 +1,5 @@
-"""The dynamics node and the offline replay, fed the same messages, decide and compute the same.
+"""
+The dynamics node and the offline replay, fed the same messages, decide and compute the same.
 
 One sequence of serialized joint_states (and, for a floating base, odometry) messages is
 published to a real dynamics_node (rclpy over loopback, ``node_helpers.Harness``), then
@@ -47,16 +48,24 @@ G = STORE.types
 
 # -- the sequence ------------------------------------------------------------------------------
 def js(names, q, v, e, expect):
-    """A joint_states step; v or e None: that array is absent; ``expect``: the rule's
-    decision (a key of rbd_ros.outputs.REASONS, None: computed)."""
+    """
+    Return a joint_states step.
+
+    v or e None: that array is absent; ``expect``: the rule's decision (a key of
+    rbd_ros.outputs.REASONS, None: computed).
+    """
     def array(x):
         return np.empty(0) if x is None else np.ascontiguousarray(x, float)
     return ("js", list(names), array(q), array(v), array(e), expect)
 
 
 def full(rng, jn, expect, *, velocity=True, effort=True, edit=None, extra=()):
-    """Every joint, shuffled, random values (``edit(q, v, e)`` changes them in model
-    order); ``extra``: names the model lacks, appended."""
+    """
+    Return a joint_states step of every joint, shuffled, with random values.
+
+    ``edit(q, v, e)`` changes them in model order; ``extra``: names the model lacks,
+    appended.
+    """
     n = len(jn)
     q, v, e = rng.uniform(-1, 1, n), rng.uniform(-1, 1, n), rng.uniform(-5, 5, n)
     if edit is not None:
@@ -164,8 +173,11 @@ def odom_bytes(x, k):
 
 # -- the node ----------------------------------------------------------------------------------
 def wait_decision(h, m, expect, skips, count):
-    """Wait until the node has decided joint_states message ``m`` as ``expect``: its skip
-    counters equal ``skips`` and, computed, ~/torques carries the stamp."""
+    """
+    Wait until the node has decided joint_states message ``m`` as ``expect``.
+
+    Decided: its skip counters equal ``skips`` and, computed, ~/torques carries the stamp.
+    """
     node = h.node
     sec, nsec = stamp_of(m)
 
@@ -180,8 +192,11 @@ def wait_decision(h, m, expect, skips, count):
 
 
 def feed(h, steps):
-    """Publish ``steps`` to the node one at a time, each once it decided the one before;
-    returns [(kind, log time ns, bytes)] in publish order."""
+    """
+    Publish ``steps`` to the node one at a time, each once it decided the one before.
+
+    Returns [(kind, log time ns, bytes)] in publish order.
+    """
     node = h.node
     floating = node.params["floating_base"]
     wait_for(lambda: h.joint_states.get_subscription_count() > 0
@@ -261,8 +276,11 @@ class Merged:
             self.latest[name] = (q[k], v[k] if len(v) else np.nan, e[k] if len(e) else np.nan)
 
     def state(self):
-        """(q, v, τ, effort known) of the node's computation: unknown velocities 0 (where
-        they are not skipped), an unknown effort 0."""
+        """
+        Return (q, v, τ, effort known) of the node's computation.
+
+        Unknown velocities 0 (where they are not skipped), an unknown effort 0.
+        """
         values = np.array([self.latest[n] for n in self.robot.model.joint_names])
         q, v, e = values.T
         v = np.where(np.isfinite(v), v, 0.0)
@@ -274,7 +292,7 @@ class Merged:
 
 
 def check_with_pinocchio(robot, found, q, v, tau):
-    """The messages in ``found`` (output -> message) against Pinocchio at (q, v, a = 0, τ)."""
+    """Check the messages in ``found`` (output -> message) against Pinocchio at (q, v, a = 0, τ)."""
     pin, pm, pd = robot.pin, robot.pm, robot.pd
     qp, vp, taup, zero = robot.q_to_pin(q), robot.v_to_pin(v), robot.v_to_pin(tau), np.zeros(pm.nv)
     nb, n = (6 if robot.floating else 0), robot.model.nv

@@ -346,8 +346,11 @@ def test_talos_has_38_dofs():
 
 
 def test_deep_chain_loads_without_recursion():
-    """A 3,000-link serial chain (deeper than Python's recursion limit) loads, and its
-    dynamics satisfy ABA(q, v, RNEA(q, v, a)) = a."""
+    """
+    Check that a 3,000-link serial chain (deeper than Python's recursion limit) loads.
+
+    Its dynamics satisfy ABA(q, v, RNEA(q, v, a)) = a.
+    """
     n = 3000
     inertial = ('<inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" '
                 'ixz="0" iyz="0"/></inertial>')

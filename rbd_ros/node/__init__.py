@@ -4,17 +4,21 @@ EXECUTORS = ("events", "single_threaded")
 
 
 def check_executor(kind):
-    """The ``executor`` parameter's value, or ValueError naming the choices."""
+    """Return the ``executor`` parameter's value, or raise ValueError naming the choices."""
     if kind not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {kind!r}")
     return kind
 
 
 def make_executor(kind, logger=None):
-    """An rclpy executor: ``"events"`` is rclpy's EventsExecutor (``rclpy.experimental``, C++),
+    """
+    Return an rclpy executor of the given ``kind``.
+
+    ``"events"`` is rclpy's EventsExecutor (``rclpy.experimental``, C++),
     ``"single_threaded"`` the default one. At 1 kHz of joint_states the default executor's
     Python bookkeeping (a wait set rebuilt per message) takes more CPU than the dynamics;
-    an rclpy without EventsExecutor gets the default one."""
+    an rclpy without EventsExecutor gets the default one.
+    """
     from rclpy.executors import SingleThreadedExecutor
     if check_executor(kind) == "events":
         try:
@@ -29,9 +33,13 @@ def make_executor(kind, logger=None):
 
 
 def spin_node(factory, label, args=None):
-    """Run one node until Ctrl-C or SIGTERM (both a clean stop, exit 0); a bad parameter or
-    URDF (ValueError, OSError) is said plainly and exits 1. The console scripts' main().
-    The node's ``executor`` parameter, when it has one, picks the executor (default: events)."""
+    """
+    Run one node until Ctrl-C or SIGTERM (both a clean stop, exit 0).
+
+    A bad parameter or URDF (ValueError, OSError) is said plainly and exits 1. The console
+    scripts' main(). The node's ``executor`` parameter, when it has one, picks the executor
+    (default: events).
+    """
     import sys
 
     import rclpy

@@ -1,4 +1,5 @@
-"""A joint-state source for trying the dynamics node without a robot.
+"""
+A joint-state source for trying the dynamics node without a robot.
 
 ``TrajectorySource`` publishes sensor_msgs/JointState on ``joint_states`` at ``rate_hz`` along a
 smooth trajectory of a robot: each joint follows a sum of sines about the middle of its limits,

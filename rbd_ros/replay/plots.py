@@ -6,7 +6,7 @@ import numpy as np
 
 
 def torque_plots(model, t, tau, directory):
-    """Writes ``torque_<joint>.png`` per joint into ``directory``; returns the paths."""
+    """Write ``torque_<joint>.png`` per joint into ``directory``; return the paths."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
