@@ -49,7 +49,8 @@ setup(
         "ros": ROS_RUNTIME + ROS_BUILD,
         # Pinocchio and its robot set are test oracles only, never a runtime dependency;
         # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py
-        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle"],
+        "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
+                 "hypothesis>=6"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
     },
     zip_safe=False,

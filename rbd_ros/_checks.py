@@ -9,19 +9,13 @@ once and calls again.
 """
 import numpy as np
 
-from .algorithms.common import NOT_FINITE, WRONG_SIZE, ZERO_QUATERNION
+from .algorithms.common import NOT_FINITE, RESULT_POSITION, WRONG_SIZE, ZERO_QUATERNION
 from .model import Data
 
 
 def vector(x, name):
     """Return ``x`` as a 1-D C-contiguous float64 array, or a ValueError naming the argument."""
-    try:
-        arr = np.array(x, dtype=np.float64, order="C", copy=True)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
-    return arr
+    return matrix(x, name, 1)
 
 
 def vectors(names, *xs):
@@ -29,13 +23,22 @@ def vectors(names, *xs):
 
 
 def matrix(x, name, ndim=2):
+    """Return ``x`` as a C-contiguous float64 array of ``ndim`` dimensions, or a ValueError."""
+    if np.iscomplexobj(x):        # float64 conversion would drop the imaginary part silently
+        raise ValueError(f"{name} must be real numbers, got complex values")
     try:
         arr = np.array(x, dtype=np.float64, order="C", copy=True)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be an array of numbers: {exc}") from None
+        raise ValueError(f"{name} must be an array of numbers: {excerpt(exc)}") from None
     if arr.ndim != ndim:
         raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
     return arr
+
+
+def excerpt(value, limit=80):
+    """Return ``str(value)`` cut to ``limit`` characters (error messages quote no more)."""
+    text = str(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def expected_size(model, name):
@@ -49,6 +52,9 @@ def expected_size(model, name):
 def input_error(function, status, model, names, values=None):
     """Return the ValueError for a kernel status code (argument position * 4 + kind)."""
     position, kind = divmod(int(status), 4)
+    if position == RESULT_POSITION:
+        return ValueError(f"{function}: the result is not finite: the inputs are too large "
+                          f"for float64 or the model is degenerate ({_magnitudes(names, values)})")
     name = names[position - 1] if 0 < position <= len(names) else f"argument {position}"
     value = None if values is None else np.asarray(values[position - 1])
     if kind == WRONG_SIZE:
@@ -66,6 +72,17 @@ def input_error(function, status, model, names, values=None):
     if kind == ZERO_QUATERNION:
         return ValueError(f"{function}: {name} has a zero base quaternion (q[3:7])")
     return ValueError(f"{function}: invalid input (status {status})")
+
+
+def _magnitudes(names, values):
+    if values is None:
+        return "inputs not shown"
+    parts = []
+    for name, value in zip(names, values):
+        value = np.asarray(value, dtype=np.float64)
+        if value.size:
+            parts.append(f"largest |{name}| = {np.max(np.abs(value)):.3g}")
+    return ", ".join(parts)
 
 
 def workspace(model, data):

@@ -86,9 +86,16 @@ class _Frozen:
 
 
 def _read_only(values, dtype=np.float64):
-    out = np.array(values, dtype)
-    out.flags.writeable = False
-    return out
+    """
+    Return a read-only copy of ``values`` whose memory is an immutable bytes object.
+
+    Clearing ``flags.writeable`` alone can be undone from Python (``flags.writeable = True``
+    on an array that owns its memory); an array over a bytes object cannot be made writable,
+    nor can any view of it, so the kernels' unchecked indices stay within the sizes they
+    were built for.
+    """
+    arr = np.ascontiguousarray(values, dtype)
+    return np.frombuffer(arr.tobytes(), dtype).reshape(arr.shape)
 
 
 class Model(_Frozen):
@@ -145,8 +152,9 @@ class Model(_Frozen):
         packed[:nb, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
         packed[:nb, P_VEND] = (idx_v + nv_body)[subtree_end - 1] if nb else []
         packed[nb, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
-        for arr in (packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent):
-            arr.flags.writeable = False
+        constants = (packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent)
+        packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent = (
+            _read_only(arr, arr.dtype) for arr in constants)
 
         nv = int(nv_body.sum())
         floating_base = bool(nb and joint_type[0] == FREE_FLYER)
@@ -183,7 +191,7 @@ class Model(_Frozen):
         """
         packed = np.array(self.packed)
         packed[-1, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
-        packed.flags.writeable = False
+        packed = _read_only(packed)
         model = object.__new__(Model)
         attributes = dict(vars(self))
         attributes.update(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],

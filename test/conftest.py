@@ -127,3 +127,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "pin" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.pinocchio)
+
+
+# Hypothesis (the fuzz suite, test/test_fuzz.py): deterministic and bounded by default (CI);
+# `pytest --hypothesis-profile=long test/test_fuzz.py` for a longer, randomized campaign.
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:      # test_fuzz.py skips (fails in CI) without it
+    pass
+else:
+    settings.register_profile("default", derandomize=True, max_examples=60, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow],
+                              print_blob=True)
+    settings.register_profile("long", derandomize=False, max_examples=5000, deadline=None,
+                              suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -11,7 +11,8 @@ from ..model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, 
 from ..spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector, mat6_add_sub_rank1,
                        mat6_apply, mat6_cholesky, mat6_cholesky_solve, mat6_set_inertia, scale6,
                        se3_load, store6, sub6)
-from .common import begin_state_pass, body_bias_force, placement_step, velocity_step
+from .common import (begin_state_pass, body_bias_force, placement_step, vector_status,
+                     velocity_step)
 from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_nv
 
 # The only multi-dof joint is the free-flyer root, whose S (6×6) is invertible: its
@@ -118,7 +119,7 @@ def aba_kernel(packed, ws, q, v, tau, fext, qdd):
             bias_force_step(packed, ws, tau, i, U, Dinv)
     for i in range(nb):                      # pass 3: accelerations, root to leaves
         acceleration_step(packed, ws, tau, qdd, i)
-    return 0
+    return vector_status(qdd)
 
 
 _NAMES = ("q", "v", "tau", "fext")

@@ -15,6 +15,7 @@ import numpy as np
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel
 from .aba import aba_kernel
+from .common import matrix_status
 from .minv import minv_kernel
 from .rnea_derivatives import rnea_derivatives_kernel
 
@@ -47,7 +48,7 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
             neg_Minv[r, c] = -Minv[r, c]
     np.dot(neg_Minv, dtau_dq, dqdd_dq)
     np.dot(neg_Minv, dtau_dv, dqdd_dv)
-    return 0
+    return matrix_status(dqdd_dq) or matrix_status(dqdd_dv)
 
 
 _NAMES = ("q", "v", "tau", "fext")

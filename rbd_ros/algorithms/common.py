@@ -22,6 +22,31 @@ IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
 WRONG_SIZE = 1
 NOT_FINITE = 2
 ZERO_QUATERNION = 3
+# a result that is not finite although the inputs are (they are too large for float64, or
+# the model is degenerate): "position" 15 names no argument
+RESULT_POSITION = 15
+NOT_FINITE_RESULT = RESULT_POSITION * 4 + NOT_FINITE
+
+
+@helper
+def vector_status(x):
+    """Return 0 if every entry of the 1-D x is finite, else NOT_FINITE_RESULT."""
+    bad = False
+    for k in range(x.shape[0]):
+        y = x[k]
+        bad |= (y - y) != 0.0          # inf - inf and NaN are NaN: no branch, vectorizes
+    return NOT_FINITE_RESULT if bad else 0
+
+
+@helper
+def matrix_status(A):
+    """Return 0 if every entry of the 2-D A is finite, else NOT_FINITE_RESULT."""
+    bad = False
+    for r in range(A.shape[0]):
+        for c in range(A.shape[1]):
+            y = A[r, c]
+            bad |= (y - y) != 0.0
+    return NOT_FINITE_RESULT if bad else 0
 
 
 @helper

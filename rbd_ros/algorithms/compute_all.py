@@ -40,7 +40,8 @@ from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X
 from ..spatial import add6, dot6, inertia_apply, load6, load10, store6
 from .aba import (aba_forward_step, aba_kernel, acceleration_step, articulated_inertia_step,
                   bias_force_step)
-from .common import check_inputs, check_vector, model_sizes, set_world
+from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, model_sizes,
+                     set_world)
 from .joints import joint_nv, subspace_column
 from .minv import clear_force_set, minv_backward_step, minv_forward_step, mirror_upper
 from .rnea import rnea_kernel
@@ -145,7 +146,7 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     # Eq. 24: ∂FD/∂q = -M⁻¹ ∂ID/∂q |q̈ ;  ∂FD/∂q̇ = -M⁻¹ ∂ID/∂q̇ (= dtau_dv, see above)
     np.dot(neg_Minv, G, out[3 * nv:4 * nv])
     np.dot(neg_Minv, out[2 * nv:3 * nv], out[4 * nv:5 * nv])
-    return 0
+    return matrix_status(out)                 # every result, τ and q̈ included
 
 
 _NAMES = ("q", "v", "a", "tau", "fext")
@@ -191,6 +192,7 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d, f64_1d))
 def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     # statuses name an argument by position (* 4): renumber to this kernel's (q, v, a, tau, fext)
+    # (a result's status keeps its RESULT_POSITION)
     status = rnea_kernel(packed, ws, q, v, a, fext, tau)
     if status:
         position = status // 4
@@ -198,7 +200,7 @@ def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     status = aba_kernel(packed, ws, q, v, tau_in, fext, qdd)
     if status:
         position = status // 4
-        return (position + 1 if position >= 3 else position) * 4 + status % 4
+        return (position + 1 if 3 <= position < RESULT_POSITION else position) * 4 + status % 4
     return 0
 
 

@@ -11,7 +11,7 @@ from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OI
 from ..spatial import add10, dot6, inertia_act, inertia_apply, load10, store10
-from .common import check_configuration, model_sizes, placement_step
+from .common import check_configuration, matrix_status, model_sizes, placement_step
 from .joints import joint_nv, subspace_column
 
 
@@ -42,7 +42,7 @@ def crba_kernel(packed, ws, q, M):
     for r in range(nv):                      # mirror the upper triangle
         for c in range(r):
             M[r, c] = M[c, r]
-    return 0
+    return matrix_status(M)
 
 
 def crba(model, q, *, data=None):

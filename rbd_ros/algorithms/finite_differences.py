@@ -10,56 +10,26 @@ from truncation and ~ 1e-16 |τ| / ε from rounding; the first call checks the i
 Configuration derivatives are taken in the tangent space, as Pinocchio's are; ``integrate``
 is the general q ⊕ dv.
 """
-import math
-
 import numpy as np
 
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
-from ..model import FREE_FLYER, P_IV
+from ..model import P_IV
 from .aba import aba_kernel
-from .joints import joint_step
+from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
+from .joints import joint_integrate, joint_tangent
 from .rnea import rnea_kernel
 
 
-def _skew(w):
-    return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
-
-
-def exp6(delta):
-    """(R, p) = exp of the twist δ = (linear, angular) (Pinocchio's SE3 exp)."""
-    v = np.asarray(delta[:3], np.float64)
-    w = np.asarray(delta[3:6], np.float64)
-    theta = math.sqrt(float(w @ w))
-    W = _skew(w)
-    if theta < 1e-8:   # series: sin t / t, (1 - cos t) / t², (t - sin t) / t³
-        a = 1.0 - theta ** 2 / 6.0
-        b = 0.5 - theta ** 2 / 24.0
-        c = 1.0 / 6.0 - theta ** 2 / 120.0
-    else:
-        a = math.sin(theta) / theta
-        b = (1.0 - math.cos(theta)) / theta ** 2
-        c = (theta - math.sin(theta)) / theta ** 3
-    R = np.eye(3) + a * W + b * (W @ W)
-    V = np.eye(3) + b * W + c * (W @ W)
-    return R, V @ v
-
-
-def _quat_mul(p, q):
-    """Hamilton product of quaternions stored (x, y, z, w)."""
-    px, py, pz, pw = p
-    qx, qy, qz, qw = q
-    return np.array([pw * qx + px * qw + py * qz - pz * qy,
-                     pw * qy - px * qz + py * qw + pz * qx,
-                     pw * qz + px * qy - py * qx + pz * qw,
-                     pw * qw - px * qx - py * qy - pz * qz])
-
-
-def _quat_to_matrix(quat):
-    x, y, z, w = quat / np.linalg.norm(quat)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+@kernel(int64(f64_2d_ro, f64_1d, f64_1d, f64_1d))
+def integrate_kernel(packed, q, dv, out):
+    nb, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1) or check_vector(dv, nv, 2)
+    if status:
+        return status
+    for i in range(nb):
+        joint_integrate(packed, q, i, joint_tangent(packed, i, dv), out)
+    return vector_status(out)
 
 
 def integrate(model, q, dv):
@@ -67,28 +37,16 @@ def integrate(model, q, dv):
     Return q ⊕ dv, as Pinocchio's ``integrate``.
 
     1-dof joints add; a free-flyer base moves to M exp6(dv[0:6]) (dv in the base frame, linear
-    first).
+    first; see ``joints.joint_integrate``).
     """
-    q = np.array(q, np.float64)
-    dv = np.asarray(dv, np.float64)
-    out = q.copy()
-    for i in range(model.nbodies):
-        iq, iv = int(model.idx_q[i]), int(model.idx_v[i])
-        if model.joint_type[i] == FREE_FLYER:
-            quat = q[iq + 3:iq + 7] / np.linalg.norm(q[iq + 3:iq + 7])
-            _, p = exp6(dv[iv:iv + 6])
-            w = dv[iv + 3:iv + 6]
-            theta = float(np.linalg.norm(w))
-            half = 0.5 * theta
-            s = 0.5 - theta ** 2 / 48.0 if theta < 1e-8 else math.sin(half) / theta
-            dq = np.array([s * w[0], s * w[1], s * w[2], math.cos(half)])
-            out[iq:iq + 3] = q[iq:iq + 3] + _quat_to_matrix(quat) @ p
-            new = _quat_mul(quat, dq)
-            if new @ quat < 0.0:        # stay in the input's hemisphere, as Pinocchio does
-                new = -new
-            out[iq + 3:iq + 7] = new / np.linalg.norm(new)
-        else:
-            out[iq] = q[iq] + dv[iv]
+    out = np.empty(model.nq)
+    try:
+        status = integrate_kernel(model.packed, q, dv, out)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, dv = _checks.vectors(("q", "dv"), q, dv)
+        status = integrate_kernel(model.packed, q, dv, out)
+    if status:
+        raise _checks.input_error("integrate", status, model, ("q", "dv"), (q, dv))
     return out
 
 
@@ -101,7 +59,10 @@ def perturb_configuration(packed, q, k, h, out):
     nb = packed.shape[0] - 1
     while body + 1 < nb and int(packed[body + 1, P_IV]) <= k:
         body += 1
-    joint_step(packed, q, body, k - int(packed[body, P_IV]), h, out)
+    k -= int(packed[body, P_IV])
+    joint_integrate(packed, q, body, (h if k == 0 else 0.0, h if k == 1 else 0.0,
+                                      h if k == 2 else 0.0, h if k == 3 else 0.0,
+                                      h if k == 4 else 0.0, h if k == 5 else 0.0), out)
 
 
 INVERSE = 0   # RNEA: u = q̈, out = τ
@@ -157,7 +118,7 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
             out = d_dq if d == 0 else (d_dv if d == 1 else d_du)
             for r in range(nv):
                 out[r, k] = (f_plus[r] - f_minus[r]) * scale
-    return 0
+    return matrix_status(d_dq) or matrix_status(d_dv) or matrix_status(d_du)
 
 
 def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):

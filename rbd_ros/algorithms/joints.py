@@ -12,7 +12,7 @@ PRISMATIC: S = the unit axis, linear; FREE_FLYER (the root only): S = Ad(oM), th
 base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
 A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
-``joint_motion``, ``subspace_column``, ``joint_force_local`` and ``joint_step`` (and, for a
+``joint_motion``, ``subspace_column``, ``joint_force_local`` and ``joint_integrate`` (and, for a
 multi-dof kind that is not the root, of ``joint_inv_motion``/``joint_force_in_world``, which
 the root solves of ABA and M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f.
 """
@@ -111,6 +111,15 @@ def joint_motion(packed, i, oM, oS, x):
 
 
 @helper
+def joint_tangent(packed, i, x):
+    """x[idx_v(i) : idx_v(i) + joint_nv] as the first entries of a 6-tuple."""
+    iv = int(packed[i, P_IV])
+    if int(packed[i, P_TYPE]) == FREE_FLYER:
+        return load6_vector(x, iv)
+    return x[iv], 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@helper
 def subspace_column(packed, ws, i, k):
     """
     Return column k of the world-frame motion subspace of body i.
@@ -151,29 +160,46 @@ def joint_force_in_world(packed, i, oM, t):
 
 
 @helper
-def joint_step(packed, q, body, k, h, out):
+def joint_integrate(packed, q, i, d, out):
     """
-    Set out[q range of body] = that joint's q ⊕ h e_k (k: its k-th tangent direction).
+    Set out[q range of body i] = that joint's q ⊕ d (Pinocchio's ``integrate``).
 
-    A 1-dof joint adds h. The free-flyer moves to M exp(h e_k): a linear direction moves the
-    origin by h along the base's axis k; an angular one turns the base by h about its axis
-    k - 3 (quaternion times (sin(h/2) e, cos(h/2))).
+    ``d``: the joint's tangent step, the first joint_nv entries of a 6-tuple. A 1-dof joint
+    adds d. The free-flyer moves to M exp(d), d = (linear, angular) in the base frame: the
+    quaternion is multiplied by (sin(θ/2) ω/θ, cos(θ/2)), normalized, kept in the input's
+    hemisphere, and the origin moves by R V(ω) v, V = 1 + b [ω]× + c [ω]×²,
+    b = (1 - cos θ)/θ², c = (θ - sin θ)/θ³.
     """
-    iq = int(packed[body, P_IQ])
-    if int(packed[body, P_TYPE]) != FREE_FLYER:
-        out[iq] += h
+    iq = int(packed[i, P_IQ])
+    if int(packed[i, P_TYPE]) != FREE_FLYER:
+        out[iq] = q[iq] + d[0]
         return
     M = free_flyer_placement(q, iq)
-    if k < 3:
-        out[iq] += h * M[k]
-        out[iq + 1] += h * M[3 + k]
-        out[iq + 2] += h * M[6 + k]
-        return
-    s = math.sin(0.5 * h)
-    c = math.cos(0.5 * h)
-    e = (s if k == 3 else 0.0, s if k == 4 else 0.0, s if k == 5 else 0.0)
-    x, y, z, w = q[iq + 3], q[iq + 4], q[iq + 5], q[iq + 6]
-    out[iq + 3] = w * e[0] + x * c + y * e[2] - z * e[1]
-    out[iq + 4] = w * e[1] - x * e[2] + y * c + z * e[0]
-    out[iq + 5] = w * e[2] + x * e[1] - y * e[0] + z * c
-    out[iq + 6] = w * c - x * e[0] - y * e[1] - z * e[2]
+    vx, vy, vz, wx, wy, wz = d
+    theta = math.sqrt(wx * wx + wy * wy + wz * wz)
+    if theta < 1e-8:                 # series of the three ratios below
+        b, c, s = 0.5 - theta * theta / 24.0, 1.0 / 6.0 - theta * theta / 120.0, \
+            0.5 - theta * theta / 48.0
+    else:
+        b = (1.0 - math.cos(theta)) / (theta * theta)
+        c = (theta - math.sin(theta)) / (theta * theta * theta)
+        s = math.sin(0.5 * theta) / theta
+    ux, uy, uz = cross3(wx, wy, wz, vx, vy, vz)
+    tx, ty, tz = cross3(wx, wy, wz, ux, uy, uz)
+    px, py, pz = rot3(M, vx + b * ux + c * tx, vy + b * uy + c * ty, vz + b * uz + c * tz)
+    out[iq] = q[iq] + px
+    out[iq + 1] = q[iq + 1] + py
+    out[iq + 2] = q[iq + 2] + pz
+    norm = math.sqrt(q[iq + 3] ** 2 + q[iq + 4] ** 2 + q[iq + 5] ** 2 + q[iq + 6] ** 2)
+    x, y, z, w = q[iq + 3] / norm, q[iq + 4] / norm, q[iq + 5] / norm, q[iq + 6] / norm
+    ex, ey, ez, ec = s * wx, s * wy, s * wz, math.cos(0.5 * theta)
+    nx = w * ex + x * ec + y * ez - z * ey
+    ny = w * ey - x * ez + y * ec + z * ex
+    nz = w * ez + x * ey - y * ex + z * ec
+    nw = w * ec - x * ex - y * ey - z * ez
+    sign = -1.0 if nx * x + ny * y + nz * z + nw * w < 0.0 else 1.0   # the input's hemisphere
+    scale = sign / math.sqrt(nx * nx + ny * ny + nz * nz + nw * nw)
+    out[iq + 3] = nx * scale
+    out[iq + 4] = ny * scale
+    out[iq + 5] = nz * scale
+    out[iq + 6] = nw * scale

@@ -34,7 +34,7 @@ from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W
 from ..spatial import (dot6, inertia_act, load6, load10, mat6_cholesky_solve, mat6_set_inertia,
                        scale6, se3_load)
 from .aba import articulated_inertia_step
-from .common import check_configuration, model_sizes, placement_step
+from .common import check_configuration, matrix_status, model_sizes, placement_step
 from .joints import UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv
 
 
@@ -164,7 +164,7 @@ def minv_kernel(packed, ws, FP, q, Minv):
     for i in range(nb):                    # second forward pass (lines 28-36)
         minv_forward_step(packed, ws, FP, Minv, i, nv)
     mirror_upper(Minv)
-    return 0
+    return matrix_status(Minv)
 
 
 def minv(model, q, *, data=None):

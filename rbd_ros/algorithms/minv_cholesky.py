@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d_ro, int64, kernel
+from .common import matrix_status
 from .crba import crba_kernel
 
 
@@ -67,7 +68,7 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
     for r in range(nv):                              # mirror the lower triangle
         for c in range(r + 1, nv):
             Minv[r, c] = Minv[c, r]
-    return 0
+    return matrix_status(Minv)
 
 
 def minv_cholesky(model, q, *, data=None):

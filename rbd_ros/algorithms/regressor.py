@@ -21,7 +21,8 @@ from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OV
 from ..spatial import act_force, load6, load6_vector, se3_load
-from .common import WRONG_SIZE, check_configuration, check_vector, model_sizes, set_world
+from .common import (WRONG_SIZE, check_configuration, check_vector, matrix_status, model_sizes,
+                     set_world)
 from .joints import joint_force_local, joint_nv
 from .rnea import body_motion_step
 
@@ -145,7 +146,7 @@ def joint_torque_regressor_kernel(packed, ws, Yb, q, v, a, Y):
             project_block(packed, Yb, lam, Y, col)
             j = lam
             lam = int(packed[j, P_PARENT])
-    return 0
+    return matrix_status(Y)
 
 
 @kernel(int64(f64_1d, f64_1d, f64_2d))

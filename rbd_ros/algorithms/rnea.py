@@ -16,7 +16,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OM, W_OV
 from ..spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
                        inertia_apply, load6, load10, se3_load, se3_store, store6, sub6)
-from .common import begin_state_pass
+from .common import begin_state_pass, vector_status
 from .joints import jcalc_local, joint_force_local, joint_nv
 
 
@@ -64,7 +64,7 @@ def rnea_kernel(packed, ws, q, v, a, fext, tau):
         if lam >= 0:                                               # lines 16-17
             store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF),
                                        act_force(se3_load(ws, i, W_OM), f)))
-    return 0
+    return vector_status(tau)
 
 
 _NAMES = ("q", "v", "a", "fext")

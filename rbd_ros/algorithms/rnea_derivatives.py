@@ -43,7 +43,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
 from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
                        load10, mat6_apply, mat6_apply_transpose, store6, store10)
-from .common import begin_state_pass, body_bias_force, placement_step, velocity_step
+from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
+                     velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
 
 
@@ -178,7 +179,7 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
         lam = int(packed[i, P_PARENT])
         if lam >= 0:
             store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), F))
-    return 0
+    return matrix_status(dtau_dq) or matrix_status(dtau_dv) or matrix_status(M)
 
 
 _NAMES = ("q", "v", "a", "fext")
