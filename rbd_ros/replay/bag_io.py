@@ -25,16 +25,13 @@ from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from .. import cdr, outputs
+from .errors import ReplayError, excerpt, shorten  # noqa: F401 (ReplayError: re-exported)
 
 MSG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msg")
 INTERFACES = ("JointVector", "JointMatrix", "DynamicsDerivatives")
 JOINT_STATE = outputs.JOINT_STATE
 ODOMETRY = "nav_msgs/msg/Odometry"
 STRING = "std_msgs/msg/String"
-
-
-class ReplayError(ValueError):
-    """Bad input (bag, topic, URDF): the message says what and how to fix it."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,13 +49,14 @@ def typestore():
 def open_reader(path):
     """Open a rosbags Reader of the bag at ``path``; ReplayError when it cannot be."""
     path = Path(path)
-    if not path.exists():
-        raise ReplayError(f"no such bag: {path}")
+    if not os.path.exists(path):                  # False, not OSError, for a name too long
+        raise ReplayError(f"no such bag: {excerpt(path)}")
     try:
         reader = Reader(path)
         reader.open()
     except Exception as exc:
-        raise ReplayError(f"cannot open {path} as a rosbag2 (sqlite3 or mcap): {exc}") from exc
+        raise ReplayError(f"cannot open {excerpt(path)} as a rosbag2 (sqlite3 or mcap): "
+                          f"{shorten(exc, 200)}") from exc
     return reader
 
 
@@ -68,11 +66,16 @@ def connection(reader, topic, msgtype, required=True):
     if not cons:
         if not required:
             return []
-        listing = ", ".join(f"{c.topic} ({c.msgtype})" for c in reader.connections) or "none"
-        raise ReplayError(f"the bag has no topic {topic!r}; its topics: {listing}")
+        topics = sorted({(c.topic, c.msgtype) for c in reader.connections})
+        listing = ", ".join(f"{shorten(t, 60)} ({shorten(m, 60)})"
+                            for t, m in topics[:10]) or "none"
+        if len(topics) > 10:
+            listing += f" and {len(topics) - 10} more"
+        raise ReplayError(f"the bag has no topic {excerpt(topic)}; its topics: {listing}")
     bad = [c.msgtype for c in cons if c.msgtype != msgtype]
     if bad:
-        raise ReplayError(f"topic {topic!r} carries {bad[0]}, expected {msgtype}")
+        raise ReplayError(f"topic {excerpt(topic)} carries {shorten(bad[0], 60)}, "
+                          f"expected {msgtype}")
     return cons
 
 
@@ -131,7 +134,7 @@ def open_writer(path, storage):
     """Open a new rosbags Writer at ``path`` (which must not exist)."""
     path = Path(path)
     if path.exists():
-        raise ReplayError(f"output {path} exists: remove it or choose another -o")
+        raise ReplayError(f"output {excerpt(path)} exists: remove it or choose another -o")
     plugin = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}[storage]
     writer = Writer(path, version=9, storage_plugin=plugin)
     writer.open()

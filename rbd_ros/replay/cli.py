@@ -10,40 +10,30 @@ have published for it (``rbd_ros.outputs``: the outputs table and their computat
 batches with the core's batch API), stamped as the node does, logged at the input's log time.
 ``--live`` plays the bag into a dynamics_node (``live``), records its answers into the output
 bag instead, and checks them against the offline computation.
+
+A message whose outputs are not finite is skipped, reason "refused" (``dynamics``). The bag and
+the report are written under temporary names and renamed into place when complete; SIGINT and
+SIGTERM stop the replay cleanly, with nothing left (``staging``).
 """
 import argparse
+import contextlib
+import math
+import numbers
 import os
 import sys
+import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
-import numpy as np
 
 import rbd_ros
 from .. import outputs as table
-from . import bag_io, estimation, report
+from . import bag_io, estimation, report, staging, writing
 from . import identify as identification
 from .bag_io import ReplayError
-
-
-class Progress:
-    """A one-line progress bar on stderr (only when enabled)."""
-
-    def __init__(self, total, label, enabled):
-        self.total, self.label, self.enabled = max(int(total), 1), label, enabled
-        self.last = 0.0
-
-    def update(self, done, force=False):
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.2 and not force):
-            return
-        self.last = now
-        frac = min(done / self.total, 1.0)
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(f"\r{self.label} [{bar:<30}] {done}/{self.total}")
-        if force:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+from .dynamics import REFUSED, Batches, templates  # noqa: F401 (templates: re-exported)
+from .errors import excerpt, shorten
 
 
 def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimic):
@@ -51,36 +41,36 @@ def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimi
     reader = bag_io.open_reader(bag)
     js_cons = bag_io.connection(reader, topic, bag_io.JOINT_STATE)
     if urdf is not None:
-        text = Path(urdf).read_text() if os.path.isfile(urdf) else urdf
-        if not text.lstrip().startswith("<"):
-            raise ReplayError(f"--urdf {urdf!r} is neither a file nor URDF XML")
+        text = _read_urdf(str(urdf))
     else:
         text = bag_io.read_description(reader, description_topic)
         if text is None:
-            raise ReplayError(f"no URDF: the bag has no {description_topic} message "
+            raise ReplayError(f"no URDF: the bag has no {excerpt(description_topic)} message "
                               "(std_msgs/String); pass --urdf FILE")
     try:
         model = rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic)
     except (ValueError, OSError) as exc:
-        raise ReplayError(f"cannot load the URDF: {exc}") from exc
+        raise ReplayError(f"cannot load the URDF: {shorten(exc, 240)}") from exc
     odom_cons = []
     if floating_base:
         odom_cons = bag_io.connection(reader, odom_topic, bag_io.ODOMETRY, required=False)
         if not odom_cons:
             raise ReplayError(f"a floating base needs the base state: the bag has no "
-                              f"nav_msgs/Odometry topic {odom_topic!r} (--odom-topic)")
+                              f"nav_msgs/Odometry topic {excerpt(odom_topic)} (--odom-topic)")
     return reader, model, text, js_cons, odom_cons
 
 
-def compute(model, t, outputs, lo, hi):
-    """Compute the outputs of ticks lo..hi: {name: (rows: tick indices into lo..hi, arrays)}."""
-    return table.compute_batch(model, outputs, t.q[lo:hi], t.v[lo:hi], t.a[lo:hi],
-                               t.tau_in[lo:hi], t.effort_known[lo:hi])
-
-
-def templates(model, outputs):
-    """{name: cdr.Template} of the outputs ``outputs`` (names) for ``model``."""
-    return {k: bag_io.output_template(table.BY_NAME[k], model) for k in outputs}
+def _read_urdf(urdf):
+    """Return the URDF text of ``--urdf``: a file's content, or the argument when it is XML."""
+    if urdf.lstrip().startswith("<"):
+        return urdf
+    if not os.path.exists(urdf):
+        raise ReplayError(f"--urdf {excerpt(urdf)}: no such file (nor URDF XML)")
+    try:
+        return Path(urdf).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReplayError(f"--urdf {excerpt(urdf)}: cannot read it as a URDF file: "
+                          f"{shorten(getattr(exc, 'strerror', None) or exc, 120)}") from None
 
 
 def replay(bag, output=None, *, topic="/joint_states", urdf=None,
@@ -96,82 +86,152 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
 
     Replay ``bag``; writes the output bag (and the report files when ``report_dir``) and
     returns the report (a dict; ``report["ticks"]`` / ``["torques"]`` hold the arrays).
+    Both are written under temporary names next to their final ones and renamed into place
+    when complete (``staging``); on an exception or an interrupt nothing is left.
 
     ``max_joint_age``, ``unknown_velocity``: the node's parameters of the same names (and
     defaults); ``acceleration``: "estimate" (Savitzky-Golay, ``window``, ``order``) or
     "zero" (the node without an acceleration_topic). ``identify`` ("least-squares" or
     "consistent"): also identify the inertial parameters from the answered messages with a
     known effort (``identify``); the report gets an ``identification`` section and
-    ``report_dir`` an ``identified.urdf``.
+    ``report_dir`` an ``identified.urdf``. A message whose outputs are not finite is skipped,
+    reason "refused" (``dynamics``).
     """
-    outputs = _check_arguments(outputs, identify, floating_base, acceleration)
-    timing = {}
+    o = SimpleNamespace(
+        bag=bag, topic=topic, floating_base=floating_base, odom_topic=odom_topic, mimic=mimic,
+        outputs=_check_arguments(outputs, identify, floating_base, acceleration, window=window,
+                                 order=order, batch_size=batch_size, rate=rate,
+                                 max_joint_age=max_joint_age, prior_weight=prior_weight),
+        window=window, order=order, acceleration=acceleration, node_name=node_name,
+        rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
+        storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
+        rate=rate, live_options=live_options or {}, identify=identify,
+        prior_weight=prior_weight)
+    output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
+    targets = [(output, "output bag", "-o")]
+    if report_dir:
+        targets.append((Path(report_dir), "report directory", "--report-dir"))
     clock = time.perf_counter()
     reader, model, urdf_text, js_cons, odom_cons = load(
         bag, topic=topic, urdf=urdf, description_topic=description_topic,
         floating_base=floating_base, odom_topic=odom_topic, mimic=mimic)
-    js_ids = {c.id for c in js_cons}
-    inputs = _read_inputs(reader, js_cons + odom_cons, js_ids)
-    timing["read"] = time.perf_counter() - clock
-    if not inputs[0]:
-        raise ReplayError(f"topic {topic!r} has no messages")
-    clock = time.perf_counter()
-    rule = dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity)
-    t = estimation.ticks(model, *inputs, window=window, order=order,
-                         acceleration=acceleration, **rule)
-    timing["estimate"] = time.perf_counter() - clock
-
-    live_result = None
-    if live:
-        from . import live as live_mode
-        live_result = live_mode.play(reader, model, urdf_text, t, js_cons + odom_cons, js_ids,
-                                     outputs, odom_topic=odom_topic, rate=rate,
-                                     floating_base=floating_base, mimic=mimic,
-                                     acceleration=acceleration, node_name=node_name,
-                                     **rule, **(live_options or {}))
-
-    output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
-    writer = bag_io.open_writer(output, storage)
-    clock = time.perf_counter()
     try:
-        tau = _write(reader, writer, model, t, outputs, js_ids, live_result, timing,
-                     node_name=node_name, batch_size=batch_size, progress=progress)
+        staged = staging.stage(targets)
+        try:
+            rep = _run(o, reader, model, urdf_text, (js_cons, odom_cons), staged, clock)
+            staging.commit(staged)
+        except BaseException:
+            staging.discard(staged)
+            raise
     finally:
-        writer.close()
         reader.close()
-    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
-    rep = report.summarize(model, t, tau, timing, outputs=outputs, bag=str(bag),
-                           output=str(output), topic=topic, window=window, order=order,
-                           acceleration=acceleration, rule=rule,
-                           live=live_result.summary() if live_result else None)
-    _finish(rep, model, t, tau, urdf_text, identify, prior_weight, report_dir, plots)
     return rep
 
 
-def _check_arguments(outputs, identify, floating_base, acceleration):
+def _run(o, reader, model, urdf_text, cons, staged, clock):
+    """Replay into the temporaries ``staged`` (bag, report directory) and return the report."""
+    timing = {}
+    js_ids = {c.id for c in cons[0]}
+    cons = cons[0] + cons[1]
+    inputs = _read_inputs(reader, cons, js_ids)
+    timing["read"] = time.perf_counter() - clock
+    if not inputs[0]:
+        raise ReplayError(f"topic {excerpt(o.topic)} has no messages")
+    clock = time.perf_counter()
+    t = estimation.ticks(model, *inputs, window=o.window, order=o.order,
+                         acceleration=o.acceleration, **o.rule)
+    timing["estimate"] = time.perf_counter() - clock
+    report_dir = staged[1] if len(staged) > 1 else None
+    live_result = refusal = None
+    if o.live:                           # the node must not be expected to answer a refused one
+        clock = time.perf_counter()
+        screen = Batches(model, t, o.outputs, o.batch_size, {}, encode=False)
+        screen.run()
+        t, refusal = t.without(screen.refused, REFUSED), screen.refusal
+        timing["screen"] = time.perf_counter() - clock
+        from . import live as live_mode
+        live_result = live_mode.play(
+            reader, model, urdf_text, t, cons, js_ids, o.outputs, odom_topic=o.odom_topic,
+            rate=o.rate, floating_base=o.floating_base, mimic=o.mimic,
+            acceleration=o.acceleration, node_name=o.node_name,
+            log_path=report_dir.path / "node.log" if report_dir else None,
+            **o.rule, **o.live_options)
+    writer = bag_io.open_writer(staged[0].path, o.storage)
+    clock = time.perf_counter()
+    try:
+        batches = writing.write(reader, writer, model, t, o.outputs, js_ids, live_result, timing,
+                                node_name=o.node_name, batch_size=o.batch_size,
+                                progress=o.progress)
+    except BaseException:
+        with contextlib.suppress(Exception):        # it is discarded: the first error counts
+            writer.close()
+        raise
+    writer.close()
+    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
+    t, tau = t.without(batches.refused, REFUSED), batches.tau[~batches.refused]
+    rep = report.summarize(model, t, tau, timing, outputs=o.outputs, bag=str(o.bag),
+                           output=str(staged[0].final), topic=o.topic, window=o.window,
+                           order=o.order, acceleration=o.acceleration, rule=o.rule,
+                           live=live_result.summary() if live_result else None,
+                           refusal=refusal or batches.refusal)
+    _finish(rep, model, t, tau, urdf_text, o, report_dir)
+    return rep
+
+
+def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):
     """Return the outputs to compute (torques always, table order); ReplayError if bad."""
     if identify is not None and (floating_base or acceleration != "estimate"):
         raise ReplayError("--identify needs a fixed base (the base wrench is not measured) "
                           "and the estimated acceleration")
+    for name, value in numbers.items():
+        what = _bad_number(name, value)
+        if what:
+            raise ReplayError(f"--{name.replace('_', '-')} must be {what}, got "
+                              f"{excerpt(value, 30)}")
+    if numbers["window"] < numbers["order"] + 1:
+        raise ReplayError(f"--window ({numbers['window']}) must be at least --order + 1 "
+                          f"({numbers['order'] + 1}) samples")
     try:
         return table.check_outputs(set(outputs) | {"torques"})
     except ValueError as exc:
-        raise ReplayError(str(exc)) from None
+        raise ReplayError(shorten(exc)) from None
 
 
-def _finish(rep, model, t, tau, urdf_text, identify, prior_weight, report_dir, plots):
-    """Add the identification to the report ``rep``; write the report files and plots."""
-    if identify is not None:
+def _bad_number(name, value):
+    """Say what a numeric argument must be when ``value`` is not that, else return None."""
+    if name == "prior_weight" and value is None:
+        return None
+    if name in ("window", "order", "batch_size"):
+        low = 0 if name == "order" else 1
+        ok = isinstance(value, numbers.Integral) and not isinstance(value, bool) \
+            and value >= low
+        return None if ok else f"an integer >= {low}"
+    ok = isinstance(value, numbers.Real) and math.isfinite(value) \
+        and (value > 0 if name == "rate" else value >= 0)
+    return None if ok else "a finite number " + ("> 0" if name == "rate" else ">= 0")
+
+
+def _finish(rep, model, t, tau, urdf_text, o, report_dir):
+    """
+    Add the identification to the report ``rep``; write the report files and plots.
+
+    Into ``report_dir`` (a ``staging.Staged``, or None); the report names the final paths.
+    """
+    path = report_dir.path if report_dir else None
+    if o.identify is not None:
         try:
-            rep["identification"] = identification.run(model, t, urdf_text, identify,
-                                                       prior_weight, report_dir)
+            rep["identification"] = identification.run(model, t, urdf_text, o.identify,
+                                                       o.prior_weight, path)
         except ValueError as exc:
-            raise ReplayError(str(exc)) from exc
-    if report_dir:
-        report.write(rep, report_dir)
-        if plots:
+            raise ReplayError(shorten(exc, 300)) from exc
+        if path:
+            rep["identification"]["urdf"] = str(report_dir.final / "identified.urdf")
+    if path:
+        report.write(rep, path)
+        if o.plots:
             from . import plots as plotting
-            rep["plots"] = plotting.torque_plots(model, t, tau, report_dir)
+            rep["plots"] = [str(report_dir.final / os.path.basename(p))
+                            for p in plotting.torque_plots(model, t, tau, path)]
 
 
 def _read_inputs(reader, cons, js_ids):
@@ -193,105 +253,35 @@ def _read_inputs(reader, cons, js_ids):
     return js_raws, js_log, odom_raws, odom_log, odom_before
 
 
-def _write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, node_name,
-           batch_size, progress):
-    """
-    Write the output bag: the input messages and the outputs of each.
+EPILOG = """\
+outputs: the bag and the report directory are written as PARENT/.NAME.partial-XXXXXXXX/NAME
+and renamed to their final names only when both are complete; neither may exist before.
+Ctrl-C (SIGINT) or SIGTERM stops the replay (and the --live node) cleanly: the temporaries
+are removed, nothing is left under the final names, and the same command can run again.
+Skipped messages are counted by reason in the report: the node's rule (malformed,
+incomplete, stale, ...) and "refused": outputs that would not be finite (finite but huge
+inputs, e.g. velocities of 1e154); nothing is written for those.
 
-    Copy every message of ``reader`` to ``writer``, each answered joint_states message
-    followed by its outputs (computed offline, or the node's answers with ``live_result``);
-    returns the torques (answered messages, joints).
-    """
-    copies = {}
-    for con in reader.connections:
-        key = (con.topic, con.msgtype)
-        if key not in copies:
-            copies[key] = bag_io.copy_connection(writer, con)
-    out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", table.BY_NAME[k].msgtype)
-                for k in outputs}
-    batches = _Batches(model, t, outputs, batch_size, timing, encode=live_result is None)
-    bar = Progress(reader.message_count, "replay", progress if progress is not None
-                   else (sys.stderr.isatty() and reader.message_count > 20000))
-    m, done = -1, 0
-    for con, stamp, raw in reader.messages():
-        writer.write(copies[(con.topic, con.msgtype)], stamp, raw)
-        done += 1
-        if con.id not in js_ids:
-            continue
-        m += 1
-        items = batches.items(m)
-        bar.update(done)
-        for name in outputs:
-            item = items.get(name)
-            if live_result is not None:
-                for live_raw in live_result.compare(m, name, item):
-                    writer.write(out_cons[name], stamp, live_raw)
-            elif item is not None:
-                writer.write(out_cons[name], stamp, item)
-    bar.update(done, force=True)
-    return batches.tau
-
-
-class _Batches:
-    """
-    The outputs of the answered messages, computed ``batch_size`` ticks at a time.
-
-    The outputs of the answered messages, computed ``batch_size`` ticks at a time: per
-    joint_states message, {output: bytes} (``encode``) or {output: arrays}.
-    """
-
-    def __init__(self, model, t, outputs, batch_size, timing, encode):
-        self.model, self.t, self.outputs = model, t, outputs
-        self.batch_size, self.timing, self.encode = batch_size, timing, encode
-        self.templates = templates(model, outputs) if encode else None
-        self.tick_of = np.full(t.messages, -1)
-        self.tick_of[t.index] = np.arange(len(t.index))
-        self.tau = np.full((len(t.index), len(model.joint_names)), np.nan)
-        self.lo = self.hi = 0
-        self.chunk = {}
-        timing["dynamics"] = timing["encode"] = 0.0
-
-    def items(self, m):
-        """{output: bytes or arrays} of joint_states message ``m`` ({} when not answered)."""
-        k = self.tick_of[m]
-        if k < 0:
-            return {}
-        if k >= self.hi:
-            self._compute(k)
-        return {name: item for name, rows in self.chunk.items()
-                if (item := rows.get(k - self.lo)) is not None}
-
-    def _compute(self, lo):
-        t = self.t
-        self.lo, self.hi = lo, min(lo + self.batch_size, len(t.index))
-        c0 = time.perf_counter()
-        arrays = compute(self.model, t, self.outputs, self.lo, self.hi)
-        c1 = time.perf_counter()
-        self.tau[self.lo:self.hi] = arrays["torques"][1][0]
-        self.chunk = {}
-        for name, (rows, values) in arrays.items():
-            if self.encode:
-                k = self.lo + rows
-                encoded = self.templates[name].encode(t.sec[k], t.nanosec[k], *values)
-                self.chunk[name] = dict(zip(rows.tolist(), encoded))
-            else:
-                self.chunk[name] = {r: tuple(x[i] for x in values)
-                                    for i, r in enumerate(rows.tolist())}
-        self.timing["dynamics"] += c1 - c0
-        self.timing["encode"] += time.perf_counter() - c1
+exit status: 0 done; 2 bad arguments or input (also an output that exists or cannot be
+written); 1 an error while writing (disk full), or --live disagrees with the offline
+results; 130 stopped by SIGINT; 143 stopped by SIGTERM."""
 
 
 def parser():
     """Return the command line parser of ``rbd_replay``."""
     p = argparse.ArgumentParser(
-        prog="rbd_replay", description="Replay a rosbag2 of joint_states through rbd_ros: "
-        "torques (RNEA at the measured q, v and a Savitzky-Golay acceleration), ABA at the "
-        "measured effort, optionally M^-1 and the derivatives; writes a new bag with the "
-        "node's output topics, a per-joint error table and plots. Messages are answered or "
-        "skipped by the dynamics node's own rule, with its parameters (--max-joint-age, "
-        "--unknown-velocity, --acceleration zero for a node without acceleration_topic).")
+        prog="rbd_replay", formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG, description=textwrap.fill(
+            "Replay a rosbag2 of joint_states through rbd_ros: torques (RNEA at the measured "
+            "q, v and a Savitzky-Golay acceleration), ABA at the measured effort, optionally "
+            "M^-1 and the derivatives; writes a new bag with the node's output topics, a "
+            "per-joint error table and plots. Messages are answered or skipped by the "
+            "dynamics node's own rule, with its parameters (--max-joint-age, "
+            "--unknown-velocity, --acceleration zero for a node without "
+            "acceleration_topic).", 90))
     p.add_argument("bag", help="input rosbag2 (directory, .mcap or .db3)")
-    p.add_argument("-o", "--output", help="output bag directory (default: BAG_replay)")
+    p.add_argument("-o", "--output", help="output bag directory, must not exist (default: "
+                   "BAG_replay)")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
     p.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
     p.add_argument("--urdf", help="URDF file (default: the bag's --description-topic)")
@@ -318,11 +308,13 @@ def parser():
                    "the message (skip) or counts as 0 (zero); default %(default)s")
     p.add_argument("--node-name", default="rbd_dynamics", help="output topics: /NAME/...")
     p.add_argument("--batch-size", type=int, default=4096)
-    p.add_argument("--report-dir", help="report.txt, report.json, plots (default: OUTPUT_report)")
+    p.add_argument("--report-dir", help="report.txt, report.json, plots; must not exist "
+                   "(default: OUTPUT_report)")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--live", action="store_true",
-                   help="play the bag into a dynamics_node over ROS 2 and record its outputs")
+                   help="play the bag into a dynamics_node over ROS 2 and record its outputs "
+                   "(the node's log: REPORT_DIR/node.log)")
     p.add_argument("--rate", type=float, default=1.0, help="--live: playback speed factor")
     p.add_argument("--identify", nargs="?", const="consistent", default=None,
                    choices=tuple(identification.METHODS),
@@ -335,7 +327,25 @@ def parser():
 
 
 def main(argv=None):
-    """``rbd_replay``: 0 on success, 2 for bad input, 1 when --live disagrees."""
+    """
+    ``rbd_replay``: return the exit status (see ``EPILOG``).
+
+    0 done; 2 bad arguments or input (argparse's status); 1 an error while writing or --live
+    disagrees; 130 / 143 stopped by SIGINT / SIGTERM (nothing written).
+    """
+    with staging.GUARD:
+        try:
+            return _main(argv)
+        except staging.Interrupted as exc:
+            staging.GUARD.disarm()
+            if sys.stderr.isatty():
+                sys.stderr.write("\n")                 # after a progress bar
+            print(f"rbd_replay: interrupted by {exc}: stopped; no output bag or report "
+                  "written (temporaries removed)", file=sys.stderr)
+            return exc.status
+
+
+def _main(argv):
     args = parser().parse_args(argv)
     outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
@@ -353,8 +363,11 @@ def main(argv=None):
                      plots=not args.no_plots, live=args.live, rate=args.rate,
                      identify=args.identify, prior_weight=args.prior_weight)
     except ReplayError as exc:
-        print(f"rbd_replay: {exc}", file=sys.stderr)
+        print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
         return 2
+    except OSError as exc:                      # writing: disk full, a path removed meanwhile
+        print(f"rbd_replay: {shorten(exc, 300)} (no output written)", file=sys.stderr)
+        return 1
     print(report.text(rep))
     return 1 if rep.get("live") and not rep["live"]["agree"] else 0
 

@@ -29,6 +29,7 @@ import numpy as np
 from .. import cdr, outputs
 from ..cdr import JointStateDecoder
 from .bag_io import ReplayError, deserialize_joint_state, deserialize_odometry
+from .errors import shorten
 
 ACCELERATIONS = ("estimate", "zero")
 
@@ -204,6 +205,34 @@ class Ticks:
         code = int(self.codes[m])
         return None if code < 0 else outputs.REASON_KEYS[code]
 
+    PER_TICK = ("index", "q", "v", "a", "effort", "effort_known", "tau_in", "sec", "nanosec",
+                "time")
+
+    def without(self, drop, reason):
+        """
+        Return these ticks without the answered ticks ``drop``, skipped for ``reason``.
+
+        ``drop``: bool per answered tick; ``reason`` a key of ``rbd_ros.outputs.REASONS``
+        (the replay's "refused": the dynamics of the message are not finite).
+        """
+        drop = np.asarray(drop, bool)
+        if not drop.any():
+            return self
+        t = Ticks()
+        t.__dict__.update(self.__dict__)
+        t.codes = self.codes.copy()
+        t.codes[self.index[drop]] = outputs.REASON_KEYS.index(reason)
+        for name in self.PER_TICK:
+            setattr(t, name, getattr(self, name)[~drop])
+        t.skipped = _count(t.codes)
+        return t
+
+
+def _count(codes):
+    """{reason: number of messages} of the skip codes, in the rule's order."""
+    return {key: int((codes == k).sum()) for k, key in enumerate(outputs.REASON_KEYS)
+            if (codes == k).any()}
+
 
 def ticks(model, js_raws, js_log, odom_raws=(), odom_log=(), odom_before=(), *, window=11,
           order=3, max_joint_age=0.5, unknown_velocity="skip", acceleration="estimate"):
@@ -260,11 +289,12 @@ def _check_joints(joint_names, present, unknown):
     """Raise ReplayError when joints of the URDF never appear in the joint_states."""
     never = [joint_names[j] for j in np.flatnonzero(~present.any(axis=0))]
     if len(present) and len(never) == len(joint_names):
-        raise ReplayError(f"no joint of the URDF ({list(joint_names)[:8]}...) appears in the "
-                          f"joint_states; they name {unknown[:8]}: wrong URDF or topic?")
+        raise ReplayError(f"no joint of the URDF ({shorten(list(joint_names)[:8], 200)}...) "
+                          f"appears in the joint_states; they name {shorten(unknown[:8], 200)}: "
+                          "wrong URDF or topic?")
     if len(present) and never:
         raise ReplayError(f"{len(never)} joints of the URDF never appear in the joint_states: "
-                          f"{never[:8]} (the bag's joints do not match the URDF)")
+                          f"{shorten(never[:8], 200)} (the bag's joints do not match the URDF)")
 
 
 def _answered(model, codes, d, times, q, v, a, e, base, source):
@@ -284,8 +314,7 @@ def _answered(model, codes, d, times, q, v, a, e, base, source):
     t.sec, t.nanosec = d["sec"][ok], d["nanosec"][ok]
     t.time = times[ok]
     t.messages = len(codes)
-    t.skipped = {key: int((codes == k).sum()) for k, key in enumerate(outputs.REASON_KEYS)
-                 if (codes == k).any()}
+    t.skipped = _count(codes)
     t.unknown_names = d["unknown"]
     t.odometry_ignored = base["ignored"]
     t.time_source = source

@@ -23,6 +23,7 @@ uses the final answers).
 ROS_AUTOMATIC_DISCOVERY_RANGE defaults to LOCALHOST (set it, or ROS_DOMAIN_ID, to choose).
 """
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -35,6 +36,8 @@ import rbd_ros
 from .. import outputs as table
 from . import bag_io
 from .bag_io import ReplayError
+from .errors import excerpt
+from .staging import GUARD
 
 
 class LiveResult:
@@ -49,32 +52,43 @@ class LiveResult:
         self.disagreeing = 0
         self.compared = 0
         self.resent = 0
+        self.non_finite = 0
 
     def compare(self, m, name, offline):
         """
         Return the raw answers to write for message m / output name, comparing them.
 
         Raw answers to write for message m / output name, comparing with offline
-        arrays (tuple, or None when offline does not answer).
+        arrays (tuple, or None when offline does not answer). An answer with a NaN or inf
+        is counted (``non_finite``: the node published it) and not written.
         """
+        output = table.BY_NAME[name]
         raws = [raw for mm, n, raw in self.unexpected if mm == m and n == name]
         raw = self.answers.get((m, name))
-        if raw is None:
-            return raws
-        if offline is not None:
-            output = table.BY_NAME[name]
-            msg = bag_io.typestore().deserialize_cdr(raw, output.msgtype)
+        if raw is not None:
+            raws.insert(0, raw)
+        write = []
+        for r in raws:
+            msg = bag_io.typestore().deserialize_cdr(r, output.msgtype)
             live = [np.asarray(getattr(msg, f), np.float64) for f in output.fields]
-            for x, y in zip(live, offline):
-                y = np.asarray(y).ravel()
-                diff = np.abs(x - y).max() / max(1.0, np.abs(y).max()) if x.shape == y.shape \
-                    else np.inf
-                self.max_diff = max(self.max_diff, float(diff))
-                if not diff <= self.tolerance:
-                    self.disagreeing += 1
-                    break
-            self.compared += 1
-        return [raw] + raws
+            if r is raw and offline is not None:
+                self._compare(live, offline)
+            if all(np.isfinite(x).all() for x in live):
+                write.append(r)
+            else:
+                self.non_finite += 1
+        return write
+
+    def _compare(self, live, offline):
+        for x, y in zip(live, offline):
+            y = np.asarray(y).ravel()
+            diff = np.abs(x - y).max() / max(1.0, np.abs(y).max()) if x.shape == y.shape \
+                else np.inf
+            self.max_diff = max(self.max_diff, float(diff))
+            if not diff <= self.tolerance:
+                self.disagreeing += 1
+                break
+        self.compared += 1
 
     def summary(self):
         """Return the report's ``live`` section."""
@@ -84,6 +98,7 @@ class LiveResult:
                 "unexpected": len(self.unexpected), "compared": self.compared,
                 "disagreeing": self.disagreeing, "max_diff": self.max_diff,
                 "tolerance": self.tolerance, "resent": self.resent,
+                "non_finite": self.non_finite,
                 "agree": self.disagreeing == 0 and not self.unexpected}
 
 
@@ -114,43 +129,85 @@ def _expected(t, outputs):
 
 def play(reader, model, urdf, t, cons, js_ids, outputs, *, odom_topic, rate, floating_base,
          mimic, max_joint_age, unknown_velocity, acceleration, node_name, timeout=2.0,
-         tolerance=1e-9, startup_timeout=60.0):
-    """Play the bag's joint_states (and odometry) into a dynamics_node; a LiveResult."""
+         tolerance=1e-9, startup_timeout=60.0, log_path=None):
+    """
+    Play the bag's joint_states (and odometry) into a dynamics_node; a LiveResult.
+
+    The node runs in a session of its own (a terminal's Ctrl-C reaches only rbd_replay, which
+    stops it: SIGINT, then SIGKILL after 10 s), its output goes to ``log_path`` (else a
+    temporary file, removed), and ROS 2 installs no signal handlers: SIGINT/SIGTERM stop the
+    replay through ``staging.GUARD``, and the node is stopped on the way out.
+    """
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     try:
         import rclpy
+        from rclpy.signals import SignalHandlerOptions
     except ImportError as exc:
         raise ReplayError(f"--live needs ROS 2 (rclpy) and rbd_ros_interfaces: {exc}") from exc
     if rate <= 0:
         raise ReplayError("--rate must be > 0")
+    domain = os.environ.get("ROS_DOMAIN_ID", "0").strip() or "0"
+    if not domain.isdigit() or int(domain) > 232:      # Fast DDS would exit(1) the process
+        raise ReplayError(f"ROS_DOMAIN_ID must be an integer from 0 to 232, got "
+                          f"{excerpt(domain, 20)}")
     ns = f"/rbd_replay_{os.getpid()}"
     commanded = acceleration == "estimate"
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
-        f.write(_params(urdf, outputs, floating_base=floating_base, mimic=mimic,
-                        max_joint_age=max_joint_age / rate if max_joint_age > 0 else 0.0,
-                        unknown_velocity=unknown_velocity, commanded=commanded))
-        params_file = f.name
-    proc = subprocess.Popen(_node_command(ns, node_name, params_file), env=dict(os.environ))
-    rclpy.init()
+    scratch, proc = tempfile.mkdtemp(prefix="rbd_replay_live_"), None
     try:
-        player = _Player(ns, node_name, model, t, outputs, commanded, floating_base,
-                         timeout, tolerance)
+        params_file = os.path.join(scratch, "params.yaml")
+        with open(params_file, "w") as f:
+            f.write(_params(urdf, outputs, floating_base=floating_base, mimic=mimic,
+                            max_joint_age=max_joint_age / rate if max_joint_age > 0 else 0.0,
+                            unknown_velocity=unknown_velocity, commanded=commanded))
+        log_path = str(log_path or os.path.join(scratch, "node.log"))
+        os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
+        with GUARD.holding(), open(log_path, "wb") as log:
+            proc = subprocess.Popen(_node_command(ns, node_name, params_file),
+                                    env=dict(os.environ), stdin=subprocess.DEVNULL,
+                                    stdout=log, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
         try:
-            player.wait_for_node(proc, startup_timeout)
-            player.play(reader, cons, js_ids, rate)
+            player = _Player(ns, node_name, model, t, outputs, commanded, floating_base,
+                             timeout, tolerance)
+            try:
+                player.wait_for_node(proc, startup_timeout, log_path)
+                player.play(reader, cons, js_ids, rate)
+            finally:
+                with GUARD.holding(raise_pending=False):
+                    player.node.destroy_node()
         finally:
-            player.node.destroy_node()
+            with GUARD.holding(raise_pending=False):
+                rclpy.try_shutdown()
     finally:
-        rclpy.try_shutdown()
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        os.unlink(params_file)
+        with GUARD.holding(raise_pending=False):
+            if proc is not None:
+                _stop(proc)
+            shutil.rmtree(scratch, ignore_errors=True)
     result = LiveResult(player.answers, player.expected, player.unexpected, tolerance)
     result.resent = player.resent
     return result
+
+
+def _stop(proc):
+    """Stop the node: SIGINT, then SIGKILL if it has not exited within 10 s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def _tail(path, limit=300):
+    """Quote the last ``limit`` characters of a log file (for an error message)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(max(0, os.path.getsize(path) - limit))
+            return repr(f.read().decode("utf-8", "replace").strip()[-limit:])
+    except OSError:
+        return "(no log)"
 
 
 class _Player:
@@ -199,18 +256,23 @@ class _Player:
                 self.unexpected.append((state["m"], name, bytes(raw)))
         return callback
 
-    def wait_for_node(self, proc, startup_timeout):
-        """Until the node's endpoints match the player's (ReplayError if it never does)."""
+    def wait_for_node(self, proc, startup_timeout, log_path):
+        """
+        Wait until the node's endpoints match the player's.
+
+        ReplayError if it never does, with the end of the node's log.
+        """
         deadline = time.monotonic() + startup_timeout
         while (self.pub_js.get_subscription_count() < 1
                or (self.commanded and self.pub_acc.get_subscription_count() < 1)
                or any(s.get_publisher_count() < 1 for s in self.subs)
                or (self.floating_base and self.pub_odom.get_subscription_count() < 1)):
             if proc.poll() is not None:
-                raise ReplayError(f"dynamics_node exited with code {proc.returncode}")
+                raise ReplayError(f"dynamics_node exited with code {proc.returncode}; its "
+                                  f"log ends: {_tail(log_path)}")
             if time.monotonic() > deadline:
                 raise ReplayError("dynamics_node did not come up within "
-                                  f"{startup_timeout:.0f} s")
+                                  f"{startup_timeout:.0f} s; its log ends: {_tail(log_path)}")
             self.rclpy.spin_once(self.node, timeout_sec=0.05)
         self.spin_for(0.5)                                # let matching settle
 

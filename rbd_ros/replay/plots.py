@@ -2,7 +2,7 @@
 import os
 import re
 
-import numpy as np
+from .report import joint_errors
 
 
 def torque_plots(model, t, tau, directory):
@@ -25,11 +25,9 @@ def torque_plots(model, t, tau, directory):
         ax_err.plot(time, tau[:, j] - t.effort[:, j], lw=0.6, color="C3")
         ax_err.set_ylabel("pred − meas")
         ax_err.set_xlabel("time [s]")
-        err = tau[:, j] - t.effort[:, j]
-        err = err[np.isfinite(err)]
-        if len(err):
-            ax_err.set_title(f"rms {np.sqrt(np.mean(err ** 2)):.3g}, max "
-                             f"{np.abs(err).max():.3g}", fontsize=8)
+        n, rms, largest = joint_errors(tau[:, j:j + 1], t.effort[:, j:j + 1])[0][:3]
+        if n:                                      # the report's numbers (huge values too)
+            ax_err.set_title(f"rms {rms:.3g}, max {largest:.3g}", fontsize=8)
         fig.tight_layout()
         path = os.path.join(directory, "torque_" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)
                             + ".png")

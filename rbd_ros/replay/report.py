@@ -16,30 +16,52 @@ import numpy as np
 
 
 def joint_errors(predicted, measured):
-    """Per column: (count, rms, max, corr, rms_meas) over the rows where measured is finite."""
+    """
+    Per column: (count, rms, max, corr, rms_meas) over the rows where both are finite.
+
+    Each statistic is computed on values divided by their largest magnitude, so that huge but
+    finite values (1e200) give finite statistics instead of overflowing in the squares.
+    """
     rows = []
     for j in range(predicted.shape[1]):
-        ok = np.isfinite(measured[:, j])
+        ok = np.isfinite(measured[:, j]) & np.isfinite(predicted[:, j])
         p, m = predicted[ok, j], measured[ok, j]
         if not len(p):
             rows.append((0, np.nan, np.nan, np.nan, np.nan))
             continue
-        err = p - m
-        sp, sm = p.std(), m.std()
-        corr = float(np.mean((p - p.mean()) * (m - m.mean())) / (sp * sm)) if sp > 0 and sm > 0 \
-            else np.nan
-        rows.append((int(len(p)), float(np.sqrt(np.mean(err ** 2))), float(np.abs(err).max()),
-                     corr, float(np.sqrt(np.mean(m ** 2)))))
+        with np.errstate(over="ignore"):
+            err = p - m
+        ps, ms = _unit(p), _unit(m)
+        sp, sm = ps.std(), ms.std()
+        corr = float(np.mean((ps - ps.mean()) * (ms - ms.mean())) / (sp * sm)) \
+            if sp > 0 and sm > 0 else np.nan
+        rows.append((int(len(p)), _rms(err), float(np.abs(err).max()), corr, _rms(m)))
     return rows
 
 
+def _unit(x):
+    """``x`` divided by its largest magnitude (unchanged when all zero)."""
+    scale = np.abs(x).max()
+    return x / scale if 0 < scale < np.inf else x
+
+
+def _rms(x):
+    """sqrt(mean(x²)) without overflow in the squares (inf only beyond the float range)."""
+    scale = float(np.abs(x).max())
+    if not 0 < scale < np.inf:
+        return scale
+    with np.errstate(over="ignore"):
+        return float(scale * np.sqrt(np.mean((x / scale) ** 2)))
+
+
 def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, order,
-              acceleration="estimate", rule=None, live=None):
+              acceleration="estimate", rule=None, live=None, refusal=None):
     """
     Return the report of a replay (a dict).
 
     The report of a replay (a dict): ``t`` the ticks (``estimation.Ticks``), ``tau`` the
-    predicted torques of the answered messages; ``rule``: the node's parameters used.
+    predicted torques of the answered messages; ``rule``: the node's parameters used;
+    ``refusal``: (joint_states index, reason) of the first message refused, or None.
     """
     rows = joint_errors(tau, t.effort)
     n = t.messages
@@ -64,6 +86,8 @@ def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, ord
         "us_per_message": 1e6 * total / max(n, 1),
         "messages_per_s": n / total if total > 0 else float("inf"),
     }
+    if refusal is not None:
+        rep["first_refused"] = {"message": refusal[0], "reason": refusal[1]}
     if live is not None:
         rep["live"] = live
     rep["ticks"] = t
@@ -72,7 +96,9 @@ def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, ord
 
 
 def _f(x, spec):
-    return "nan" if x is None or not np.isfinite(x) else format(x, spec)
+    """``x`` formatted, or "n/a" (no data, a constant series, beyond the float range)."""
+    width = int(spec.split(".")[0] or 0)
+    return f"{'n/a':>{width}}" if x is None or not np.isfinite(x) else format(x, spec)
 
 
 def text(rep):
@@ -83,6 +109,11 @@ def text(rep):
              f"messages {rep['messages']}, answered {rep['answered']}, skipped "
              f"{rep['skipped_total']}"
              + "".join(f"; {k}: {v}" for k, v in rep["skipped"].items())]
+    refused = rep.get("first_refused")
+    if refused:
+        lines.append(f"refused: {rep['skipped'].get('refused', 0)} messages whose dynamics are "
+                     f"not finite (huge inputs), nothing written for them; the first, "
+                     f"joint_states message {refused['message']}: {refused['reason']}")
     if rep["rule"]:
         lines.append("the node's rule: " + ", ".join(f"{k} {v}" for k, v in rep["rule"].items()))
     if rep["effort_unknown"]:
@@ -117,7 +148,9 @@ def text(rep):
                      f"unexpected answers; max difference to offline {live['max_diff']:.3g} "
                      f"(tolerance {live['tolerance']:g}): "
                      f"{'AGREE' if live['agree'] else 'DISAGREE'} "
-                     f"({live['disagreeing']} disagreeing, {live['resent']} resent)")
+                     f"({live['disagreeing']} disagreeing, {live['resent']} resent"
+                     + (f", {live['non_finite']} with NaN/inf not written"
+                        if live.get("non_finite") else "") + ")")
     ident = rep.get("identification")
     if ident:
         from .identify import text as identification_text
@@ -126,7 +159,12 @@ def text(rep):
 
 
 def write(rep, directory):
-    """report.txt and report.json (without the arrays) in ``directory``."""
+    """
+    Write report.txt and report.json (without the arrays) in ``directory``.
+
+    report.json is strict JSON: a number that is not finite (an undefined correlation, no
+    data) is null.
+    """
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, "report.txt"), "w") as f:
         f.write(text(rep) + "\n")
@@ -135,5 +173,19 @@ def write(rep, directory):
         data["identification"] = {k: v for k, v in data["identification"].items()
                                   if k != "result"}
     with open(os.path.join(directory, "report.json"), "w") as f:
-        json.dump(data, f, indent=1, default=float,
-                  allow_nan=True)
+        json.dump(_finite(data), f, indent=1, allow_nan=False)
+
+
+def _finite(x):
+    """``x`` (dicts, lists, numbers, numpy values) for JSON: non-finite numbers as None."""
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple, np.ndarray)):
+        return [_finite(v) for v in x]
+    if isinstance(x, (bool, np.bool_)):
+        return bool(x)
+    if isinstance(x, (int, np.integer)):
+        return int(x)
+    if isinstance(x, (float, np.floating)):
+        return float(x) if np.isfinite(x) else None
+    return x
