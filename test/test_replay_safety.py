@@ -255,7 +255,9 @@ def test_compute_finite_splits_a_raising_batch(huge_bag, monkeypatch):
     raising_core(monkeypatch)
     split, refused2, error2 = compute_finite(model, OUTPUTS, q, v, a, tau, known)
     assert refused.any() and np.array_equal(refused, refused2)
-    assert error2 is not None and "sample" not in error2 and "overflows" in error2
+    # the core's own message where it raises itself, else the stand-in's
+    assert error2 is not None and "sample" not in error2
+    assert "not finite" in error2 or "overflows" in error2
     for name in OUTPUTS:
         rows, arrays = clean[name]
         rows2, arrays2 = split[name]
