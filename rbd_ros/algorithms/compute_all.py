@@ -23,10 +23,10 @@ runs (``aba``, ``minv``, ``rnea_derivatives``), composed here; nothing is writte
   free-flyer root's I^A is factorized once (Cholesky) for M⁻¹ and ABA's root solve.
 * pass 3 (forward): ABA's accelerations (pass 3) with M⁻¹'s second forward pass (report
   lines 28-36); the accelerations at q̈ give the dA columns at q̈ and the body forces at q̈.
-* pass 4 (backward): Algorithm 3's step at a (∂τ/∂q, ∂τ/∂q̇), then at q̈ for ∂τ/∂q only:
-  ∂τ/∂q̇ does not depend on the acceleration (A2 l.5 for u = q̇ and the B, I^c terms), so
-  ∂ID/∂q̇ at q̈ is dtau_dv itself; only the dA columns and the subtree forces F differ
-  between a and q̈. The subtree sums I^c, B^c are accumulated once for both.
+* pass 4 (backward): Algorithm 3's step once for both accelerations (its ``second``
+  option). ∂τ/∂q̇ does not depend on the acceleration (A2 l.5 for u = q̇ and the B, I^c
+  terms), so ∂ID/∂q̇ at q̈ is dtau_dv itself; only the dA columns and the subtree forces F
+  differ between a and q̈, so ∂ID/∂q at both shares Y = I^c S, Z = (B^c)ᵀ S and B^c dV.
 * Eq. 24: two nv × nv × nv products with -M⁻¹, through BLAS (``np.dot`` inside numba calls
   SciPy's dgemm): 4 µs for both at nv = 38, against 18 µs for loops.
 """
@@ -104,10 +104,8 @@ def _derivative_pass(packed, ws, dws, bws, X, XD, tau, dtau_dq, dtau_dv, G):
         iv = int(packed[i, P_IV])
         for k in range(joint_nv(packed, i)):                      # A1 l.15: τ = Sᵀ f
             tau[iv + k] = dot6(subspace_column(packed, ws, i, k), Fa)
-        derivative_backward_step(packed, ws, dws, bws, dws, D_DA, i, Fa, dtau_dq, dtau_dv,
-                                 dtau_dv, True, False)
-        derivative_backward_step(packed, ws, dws, bws, XD, 0, i, load6(X, i, X_FQ), G,
-                                 dtau_dv, dtau_dv, False, False)
+        derivative_backward_step(packed, ws, dws, bws, i, Fa, dws, D_DA, dtau_dq, dtau_dv, G,
+                                 True, load6(X, i, X_FQ), XD, 0, G)
         subtree_sum_step(packed, ws, bws, i)                      # A3 l.2-3
         lam = int(packed[i, P_PARENT])
         if lam >= 0:                                              # A1 l.17, A3 l.3

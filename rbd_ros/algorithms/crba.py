@@ -10,9 +10,9 @@ import numpy as np
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OI
-from ..spatial import add10, dot6, inertia_act, inertia_apply, load10, store10
+from ..spatial import add10, inertia_act, inertia_apply, load10, store10
 from .common import check_configuration, matrix_status, model_sizes, placement_step
-from .joints import joint_nv, subspace_column
+from .joints import joint_nv, project_force, subspace_column
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_2d))
@@ -30,11 +30,10 @@ def crba_kernel(packed, ws, q, M):
         iv = int(packed[i, P_IV])
         for k in range(joint_nv(packed, i)):
             F = inertia_apply(Ic, subspace_column(packed, ws, i, k))      # F = I^c_i S_i
-            j = i
+            project_force(packed, ws, i, F, M, iv + k, k + 1)          # upper triangle
+            j = int(packed[i, P_PARENT])
             while j >= 0:                                               # M[j, i] = S_jᵀ F
-                jv = int(packed[j, P_IV])
-                for r in range(joint_nv(packed, j) if j != i else k + 1):
-                    M[jv + r, iv + k] = dot6(subspace_column(packed, ws, j, r), F)
+                project_force(packed, ws, j, F, M, iv + k, 6)
                 j = int(packed[j, P_PARENT])
         lam = int(packed[i, P_PARENT])
         if lam >= 0:

@@ -12,15 +12,16 @@ PRISMATIC: S = the unit axis, linear; FREE_FLYER (the root only): S = Ad(oM), th
 base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
 A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
-``joint_motion``, ``subspace_column``, ``joint_force_local`` and ``joint_integrate`` (and, for a
-multi-dof kind that is not the root, of ``joint_inv_motion``/``joint_force_in_world``, which
-the root solves of ABA and M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f.
+``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
+``joint_force_local`` and ``joint_integrate`` (and, for a multi-dof kind that is not the
+root, of ``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹
+use). Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
 """
 import math
 
 from .._jit import helper
 from ..model import FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, W_OM, W_OS
-from ..spatial import (act_force, act_inv_motion, act_motion, cross3,
+from ..spatial import (act_force, act_inv_force, act_inv_motion, act_motion, cross3,
                        load6, load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
                        se3_rotate_about_axis, se3_translate_along_axis)
 
@@ -144,6 +145,25 @@ def subspace_column(packed, ws, i, k):
     if int(packed[i, P_TYPE]) == FREE_FLYER:
         return act_motion(se3_load(ws, i, W_OM), UNIT_MOTIONS[k])
     return load6(ws, i, W_OS)
+
+
+@helper
+def project_force(packed, ws, j, f, out, col, rows):
+    """
+    Set out[idx_v(j) + r, col] = S_rᵀ f for the columns r < rows of body j's joint.
+
+    ``f`` is a world-frame force; the subspace comes from the workspace placement (W_OM) and
+    1-dof subspace (W_OS). One kind test per joint, whatever its number of columns.
+    """
+    jv = int(packed[j, P_IV])
+    if int(packed[j, P_TYPE]) == FREE_FLYER:
+        t = act_inv_force(se3_load(ws, j, W_OM), f)        # the wrench in the base frame
+        for r in range(min(rows, 6)):
+            out[jv + r, col] = t[r]
+    else:
+        s = load6(ws, j, W_OS)
+        out[jv, col] = s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4] \
+            + s[5] * f[5]
 
 
 @helper

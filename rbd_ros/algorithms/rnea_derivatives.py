@@ -97,15 +97,17 @@ def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov
 
 
 @helper
-def derivative_backward_step(packed, ws, dws, bws, dA, dA_col, i, F, dtau_dq, dtau_dv, M,
-                             with_dv, with_M):
+def derivative_backward_step(packed, ws, dws, bws, i, F, dA, dA_col, dtau_dq, dtau_dv, M,
+                             second, F2, dA2, dA2_col, G):
     """
     Run Algorithm 3 for the columns c of body i, with the subtree sums complete.
 
     The subtree sums are I^c_i (W_OI), B^c_i (``bws``) and F_i. It writes the entries (c, r)
-    and (r, c) for r a column of i or of an ancestor, of ∂τ/∂q with the acceleration columns
-    dA[:, dA_col:dA_col + 6], and, when asked (constants, so the compiler drops what is not),
-    of ∂τ/∂q̇ and M.
+    and (r, c), for r a column of i or of an ancestor, of ∂τ/∂q with the acceleration
+    columns dA[:, dA_col:dA_col + 6], of ∂τ/∂q̇, and either of M or, when ``second`` (a
+    constant: the compiler drops the other branch), of G, ∂τ/∂q at a second acceleration
+    (subtree forces F2, columns dA2): ∂τ/∂q̇ does not depend on the acceleration, and
+    I^c S, (B^c)ᵀ S and B^c dV serve both accelerations (``compute_all``).
     """
     Ic = load10(ws, i, W_OI)
     iv = int(packed[i, P_IV])
@@ -113,30 +115,35 @@ def derivative_backward_step(packed, ws, dws, bws, dA, dA_col, i, F, dtau_dq, dt
         S = load6(dws, c, D_S)
         Y = inertia_apply(Ic, S)                                   # I^c S (also ∂τ/∂q̈)
         Z = mat6_apply_transpose(bws, i, 0, S)                     # (B^c)ᵀ S
+        BdV = mat6_apply(bws, i, 0, load6(dws, c, D_DV))
         # A3 l.3 summed over the subtree, S ×* F from Eq. 14: the force set seen by the
         # joints above i
-        dFdq = add6(add6(cross_force(S, F), inertia_apply(Ic, load6(dA, c, dA_col))),
-                    mat6_apply(bws, i, 0, load6(dws, c, D_DV)))
-        dFdv = ZERO6
-        if with_dv:
-            dFdv = add6(mat6_apply(bws, i, 0, S), inertia_apply(Ic, load6(dws, c, D_DW)))
+        dFdq = add6(add6(cross_force(S, F), inertia_apply(Ic, load6(dA, c, dA_col))), BdV)
+        dFdq2 = ZERO6
+        if second:
+            dFdq2 = add6(add6(cross_force(S, F2), inertia_apply(Ic, load6(dA2, c, dA2_col))),
+                         BdV)
+        dFdv = add6(mat6_apply(bws, i, 0, S), inertia_apply(Ic, load6(dws, c, D_DW)))
         j = i
         while j >= 0:                                              # i and its ancestors
             jv = int(packed[j, P_IV])
             for r in range(jv, jv + joint_nv(packed, j)):
                 Sr = load6(dws, r, D_S)
                 # row c, column r (r ⪯ c): A3 l.1 with ∂S_c/∂q_r = S_r × S_c
-                dtau_dq[c, r] = dot6(Y, load6(dA, r, dA_col)) + dot6(Z, load6(dws, r, D_DV))
-                if with_dv:
-                    dtau_dv[c, r] = dot6(Z, Sr) + dot6(Y, load6(dws, r, D_DW))
-                if with_M and r <= c:      # always so for an ancestor; M exactly symmetric
+                zdv = dot6(Z, load6(dws, r, D_DV))
+                dtau_dq[c, r] = dot6(Y, load6(dA, r, dA_col)) + zdv
+                dtau_dv[c, r] = dot6(Z, Sr) + dot6(Y, load6(dws, r, D_DW))
+                if second:
+                    G[c, r] = dot6(Y, load6(dA2, r, dA2_col)) + zdv
+                elif r <= c:               # always so for an ancestor; M exactly symmetric
                     M[c, r] = dot6(Y, Sr)
                     M[r, c] = M[c, r]
                 if j != i:
                     # row r, column c (r ≺ c): A3 l.1 with S_r independent of q_c
                     dtau_dq[r, c] = dot6(Sr, dFdq)
-                    if with_dv:
-                        dtau_dv[r, c] = dot6(Sr, dFdv)
+                    dtau_dv[r, c] = dot6(Sr, dFdv)
+                    if second:
+                        G[r, c] = dot6(Sr, dFdq2)
             j = int(packed[j, P_PARENT])
 
 
@@ -173,8 +180,8 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
     M[:, :] = 0.0
     for i in range(nb - 1, -1, -1):         # backward: Algorithm 3
         F = load6(ws, i, W_OF)              # subtree sums are complete: children came first
-        derivative_backward_step(packed, ws, dws, bws, dws, D_DA, i, F, dtau_dq, dtau_dv, M,
-                                 True, True)
+        derivative_backward_step(packed, ws, dws, bws, i, F, dws, D_DA, dtau_dq, dtau_dv, M,
+                                 False, F, dws, D_DA, M)
         subtree_sum_step(packed, ws, bws, i)
         lam = int(packed[i, P_PARENT])
         if lam >= 0:
