@@ -11,8 +11,8 @@ from ..model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, 
 from ..spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector, mat6_add_sub_rank1,
                        mat6_apply, mat6_cholesky, mat6_cholesky_solve, mat6_set_inertia, scale6,
                        se3_load, store6, sub6)
-from .common import (begin_state_pass, body_bias_force, placement_step, vector_status,
-                     velocity_step)
+from .common import (begin_state_pass, body_bias_force, placement_step, store_motion,
+                     vector_status, velocity_step)
 from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_nv
 
 # The only multi-dof joint is the free-flyer root, whose S (6×6) is invertible: its
@@ -31,6 +31,7 @@ def aba_forward_step(packed, ws, q, v, fext, i):
     oM, oS = placement_step(packed, ws, q, i)
     v_parent, vJ, ov = velocity_step(packed, ws, v, i, oM, oS)
     oI, oh, bias = body_bias_force(packed, fext, i, oM, ov)
+    store_motion(ws, i, oM, oS, ov)
     store6(ws, i, W_OC, cross_motion(v_parent, vJ))
     store6(ws, i, W_OF, bias)
     mat6_set_inertia(ws, i, W_IA, oI)

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import P_IV, P_PARENT, P_THETA, W_OI
-from ..spatial import add10, inertia_act, inertia_apply, load10, store10
+from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
+from ..spatial import add10, inertia_act, inertia_apply, load10, se3_store, store6, store10
 from .common import check_configuration, matrix_status, model_sizes, placement_step
 from .joints import joint_nv, project_force, subspace_column
 
@@ -22,8 +22,11 @@ def crba_kernel(packed, ws, q, M):
     if status:
         return status
     for i in range(nb):                     # placements; I^c_i = I_i, in the world frame
-        oM, _ = placement_step(packed, ws, q, i)
-        store10(ws, i, W_OI, inertia_act(oM, load10(packed, i, P_THETA)))
+        oM, oS = placement_step(packed, ws, q, i)
+        oI = inertia_act(oM, load10(packed, i, P_THETA))
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
+        store10(ws, i, W_OI, oI)
     M[:, :] = 0.0                           # bodies on different branches do not couple
     for i in range(nb - 1, -1, -1):
         Ic = load10(ws, i, W_OI)

@@ -136,6 +136,14 @@ def joint_tangent(packed, i, x):
 
 
 @helper
+def subspace_column_of(packed, i, k, oM, oS):
+    """Column k of the world-frame motion subspace of body i at placement oM (1-dof: oS)."""
+    if int(packed[i, P_TYPE]) == FREE_FLYER:
+        return act_motion(oM, UNIT_MOTIONS[k])
+    return oS
+
+
+@helper
 def subspace_column(packed, ws, i, k):
     """
     Return column k of the world-frame motion subspace of body i.

@@ -31,8 +31,8 @@ import numpy as np
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
-from ..spatial import (dot6, inertia_act, load6, load10, mat6_cholesky_solve, mat6_set_inertia,
-                       scale6, se3_load)
+from ..spatial import (dot6, inertia_act, load10, load6, mat6_cholesky_solve, mat6_set_inertia,
+                       scale6, se3_load, se3_store, store6)
 from .aba import articulated_inertia_step
 from .common import check_configuration, matrix_status, model_sizes, placement_step
 from .joints import UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv
@@ -155,8 +155,11 @@ def minv_kernel(packed, ws, FP, q, Minv):
     if status:
         return status
     for i in range(nb):                    # first forward pass (lines 1-6)
-        oM, _ = placement_step(packed, ws, q, i)
-        mat6_set_inertia(ws, i, W_IA, inertia_act(oM, load10(packed, i, P_THETA)))
+        oM, oS = placement_step(packed, ws, q, i)
+        oI = inertia_act(oM, load10(packed, i, P_THETA))
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
+        mat6_set_inertia(ws, i, W_IA, oI)
         clear_force_set(packed, FP, i)
     for i in range(nb - 1, -1, -1):        # backward pass (lines 8-26), leaves to root
         U, Dinv = articulated_inertia_step(packed, ws, i)

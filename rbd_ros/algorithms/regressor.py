@@ -24,7 +24,7 @@ from ..spatial import act_force, load6, load6_vector, se3_load
 from .common import (WRONG_SIZE, check_configuration, check_vector, matrix_status, model_sizes,
                      set_world)
 from .joints import joint_force_local, joint_nv
-from .rnea import body_motion_step
+from .rnea import body_motion_step, store_body_motion
 
 
 @helper
@@ -111,7 +111,8 @@ def regressor_forward(packed, ws, q, v, a, nb):
     """Run RNEA's forward pass in body frames: W_OM ^λX_i, W_OV v_i, W_OA a_i (gravity included)."""
     set_world(packed, ws)
     for i in range(nb):
-        body_motion_step(packed, ws, q, v, a, i)
+        X, vi, ai = body_motion_step(packed, ws, q, v, a, i)
+        store_body_motion(ws, i, X, vi, ai)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))

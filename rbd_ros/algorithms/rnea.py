@@ -25,8 +25,8 @@ def body_motion_step(packed, ws, q, v, a, i):
     """
     Run lines 6-9 for body i: (v_i, a_i) in its own frame.
 
-    ^λX_i, v_i, a_i are stored at W_OM, W_OV, W_OA. This is also the forward pass of the
-    regressors.
+    Returns (^λX_i, v_i, a_i), which the caller stores (``store_body_motion``) once it has
+    read what else it needs. This is also the forward pass of the regressors.
     """
     lam = int(packed[i, P_PARENT])
     # lines 6-7: jcalc, ^iX_λ(i) = X_J X_T (stored as its inverse, the placement of i in
@@ -34,10 +34,15 @@ def body_motion_step(packed, ws, q, v, a, i):
     X, vJ, aJ = jcalc_local(packed, q, v, a, i)
     vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)                       # line 8
     ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ), cross_motion(vi, vJ))  # l.9
+    return X, vi, ai
+
+
+@helper
+def store_body_motion(ws, i, X, vi, ai):
+    """Store ^λX_i, v_i, a_i of body i at W_OM, W_OV, W_OA."""
     se3_store(ws, i, W_OM, X)
     store6(ws, i, W_OV, vi)
     store6(ws, i, W_OA, ai)
-    return vi, ai
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
@@ -47,12 +52,13 @@ def rnea_kernel(packed, ws, q, v, a, fext, tau):
         return status
     nb = packed.shape[0] - 1
     for i in range(nb):                                            # line 5
-        vi, ai = body_motion_step(packed, ws, q, v, a, i)          # lines 6-9 (c_J = 0)
+        X, vi, ai = body_motion_step(packed, ws, q, v, a, i)       # lines 6-9 (c_J = 0)
         inertia = load10(packed, i, P_THETA)
         f = add6(inertia_apply(inertia, ai),
                  cross_force(vi, inertia_apply(inertia, vi)))     # lines 10-11
         if fext.shape[0]:
             f = sub6(f, load6(fext, i, 0))
+        store_body_motion(ws, i, X, vi, ai)
         store6(ws, i, W_OF, f)
     for i in range(nb - 1, -1, -1):                                # line 14
         f = load6(ws, i, W_OF)

@@ -44,8 +44,8 @@ from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
 from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
                        load10, mat6_apply, mat6_apply_transpose, store6, store10)
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
-                     velocity_step)
-from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
+                     store_motion, velocity_step)
+from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column_of
 
 
 @helper
@@ -84,7 +84,7 @@ def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov
               cross_motion(v_parent, vJ))                                   # A1 l.9
     iv = int(packed[i, P_IV])
     for k in range(joint_nv(packed, i)):
-        S = subspace_column(packed, ws, i, k)
+        S = subspace_column_of(packed, i, k, oM, oS)
         dV = cross_motion(v_parent, S)                                      # A2 l.3, Eq. 13
         store6(dws, iv + k, D_S, S)
         store6(dws, iv + k, D_DV, dV)
@@ -173,8 +173,10 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
         oM, oS = placement_step(packed, ws, q, i)                  # A2 l.1-2
         v_parent, vJ, ov = velocity_step(packed, ws, v, i, oM, oS)
         oI, oh, bias = body_bias_force(packed, fext, i, oM, ov)    # A2 l.4
-        store6(ws, i, W_OF, derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS,
-                                                    v_parent, vJ, ov, oI, oh, bias))
+        f = derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov, oI,
+                                    oh, bias)
+        store_motion(ws, i, oM, oS, ov)
+        store6(ws, i, W_OF, f)
     dtau_dq[:, :] = 0.0                     # joints on different branches do not couple
     dtau_dv[:, :] = 0.0
     M[:, :] = 0.0
