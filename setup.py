@@ -30,6 +30,7 @@ setup(
     license_files=["LICENSE"],
     python_requires=">=3.10",
     packages=find_packages(include=[PACKAGE, PACKAGE + ".*"]),
+    py_modules=["rbd_ros_entry"],
     package_data={PACKAGE: ["robots/*.urdf", "replay/msg/*.msg"]},
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
@@ -58,7 +59,8 @@ setup(
     maintainer_email="rbd_ros@example.com",
     tests_require=["pytest"],
     entry_points={"console_scripts": [
-        "dynamics_node = rbd_ros.node.dynamics_node:main",
+        # outside the package: it installs the Ctrl-C handler before rbd_ros is imported
+        "dynamics_node = rbd_ros_entry:dynamics_node",
         "rbd_replay = rbd_ros.replay.cli:main",
         "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
         "rbd_demo = rbd_ros.node.demo:main",

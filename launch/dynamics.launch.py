@@ -6,8 +6,9 @@ Launch the rbd_ros dynamics node.
     ros2 launch rbd_ros dynamics.launch.py floating_base:=true params_file:=my.yaml
 
 Launch arguments:
-  urdf_file                a URDF path; when given, its content is passed as the
-                           robot_description parameter (otherwise the node subscribes to
+  urdf_file                a URDF path; when given, this file reads it and passes its
+                           content as the robot_description parameter (the node takes URDF
+                           XML only, never a path; otherwise it subscribes to
                            robot_description_topic, e.g. robot_state_publisher's)
   robot_description_topic  std_msgs/String topic with the URDF (default robot_description)
   params_file              parameters file (default: the installed config/dynamics.yaml)

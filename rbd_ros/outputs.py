@@ -21,6 +21,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg import blas as _blas
 
 import rbd_ros
 
@@ -159,6 +160,16 @@ def compute(call, model, q, v, a, tau):
     return {"tau": t, "joint_tau": t[nb:]}
 
 
+def all_finite(results, keys):
+    """
+    Tell whether the results ``keys`` of :func:`compute` are all finite (no NaN or inf).
+
+    Exact, one numpy check per result; the node's tick uses ``rbd_ros.node.robot``'s
+    one-sum check, which falls back on this one.
+    """
+    return all(np.isfinite(results[k]).all() for k in keys)
+
+
 # result -> (batch function of rbd_ros, its input after q and v, which of its return values)
 _BATCH = {"tau": ("rnea_batch", "a", None), "qdd": ("aba_batch", "tau", None),
           "Minv": ("minv_batch", None, None),
@@ -258,8 +269,26 @@ def valid_odometry(values):
     return np.isfinite(values).all(axis=-1) & ((quat * quat).sum(axis=-1) >= 1e-12)
 
 
+def finite_vector(x):
+    """
+    Tell whether the vector ``x`` (1-D float64) is all finite: a node tick's cheap check.
+
+    One BLAS sum of absolute values (NaN and inf survive it) answers when it is finite,
+    ~0.2 µs against ~1.5 µs for ``np.isfinite(x).all()``; otherwise (a NaN or inf, or a
+    sum that overflows) numpy decides.
+    """
+    return _sum_finite(x) or bool(np.isfinite(x).all())
+
+
+def _sum_finite(x):
+    """Tell whether the BLAS sum of |x| is finite (then so is every x; if not, ask numpy)."""
+    return not x.size or math.isfinite(_blas.dasum(x))
+
+
 def effort_known(effort):
     """Whether every joint's measured effort is known (finite); per message for (M, nj)."""
+    if effort.ndim == 1:
+        return finite_vector(effort)
     return np.isfinite(effort).all(axis=-1)
 
 
@@ -299,6 +328,8 @@ class TickState:
 
 
 def _incomplete(s):
+    if s.position.ndim == 1 and _sum_finite(s.position):
+        return False                       # the usual tick: no NaN, answered in ~0.2 µs
     return np.isnan(s.position).any(axis=-1)
 
 
@@ -307,6 +338,8 @@ def _no_base(s):
 
 
 def _velocity_unknown(s):
+    if s.velocity.ndim == 1:
+        return not finite_vector(s.velocity)
     return ~np.isfinite(s.velocity).all(axis=-1)
 
 

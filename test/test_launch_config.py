@@ -114,3 +114,21 @@ def test_launch_file_loads_with_launch(tmp_path):
     node = nodes[0]
     assert node.node_package == "rbd_ros"
     assert node.node_executable == "dynamics_node"
+
+
+def test_launch_file_passes_the_urdf_content_not_the_path():
+    """The node refuses a path as robot_description: the launch file reads the file itself."""
+    tree = _launch_tree()
+    function = next(f for f in tree.body
+                    if isinstance(f, ast.FunctionDef) and f.name == "_dynamics_node")
+    assigned = [node.value for node in ast.walk(function) if isinstance(node, ast.Assign)
+                and any(isinstance(t, ast.Subscript) and isinstance(t.slice, ast.Constant)
+                        and t.slice.value == "robot_description" for t in node.targets)]
+    assert len(assigned) == 1
+    value = assigned[0]                      # ParameterValue(f.read(), value_type=str)
+    assert isinstance(value, ast.Call) and ast.unparse(value.func) == "ParameterValue"
+    assert ast.unparse(value.args[0]).endswith(".read()")
+    assert {kw.arg: ast.unparse(kw.value) for kw in value.keywords} == {"value_type": "str"}
+    opened = [ast.unparse(c) for c in ast.walk(function)
+              if isinstance(c, ast.Call) and ast.unparse(c.func) == "open"]
+    assert any("urdf_file" in c for c in opened), opened

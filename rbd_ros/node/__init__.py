@@ -4,7 +4,7 @@ EXECUTORS = ("events", "single_threaded")
 
 
 def check_executor(kind):
-    """Return the ``executor`` parameter's value, or raise ValueError naming the choices."""
+    """Return the ``executor`` parameter's value ``kind``; ValueError naming the choices."""
     if kind not in EXECUTORS:
         raise ValueError(f"executor must be one of {EXECUTORS}, got {kind!r}")
     return kind
@@ -12,7 +12,7 @@ def check_executor(kind):
 
 def make_executor(kind, logger=None):
     """
-    Return an rclpy executor of the given ``kind``.
+    Return an rclpy executor of the ``kind`` of the ``executor`` parameter.
 
     ``"events"`` is rclpy's EventsExecutor (``rclpy.experimental``, C++),
     ``"single_threaded"`` the default one. At 1 kHz of joint_states the default executor's
@@ -32,22 +32,27 @@ def make_executor(kind, logger=None):
     return SingleThreadedExecutor()
 
 
-def spin_node(factory, label, args=None):
+def spin_node(factory, label, args=None, stop=None):
     """
-    Run one node until Ctrl-C or SIGTERM (both a clean stop, exit 0).
+    Run one node until Ctrl-C or SIGTERM: the console scripts' main().
 
-    A bad parameter or URDF (ValueError, OSError) is said plainly and exits 1. The console
-    scripts' main(). The node's ``executor`` parameter, when it has one, picks the executor
+    Ctrl-C (SIGINT) and SIGTERM are a clean stop (exit 0, no traceback) at any time, start-up
+    included; a bad parameter or URDF (ValueError, OSError) is said plainly and exits 1.
+    ``stop``: the list the process's signal handler records signals in, when
+    ``rbd_ros_entry`` installed it before the package was imported; otherwise one is
+    installed here. The node's ``executor`` parameter, when it has one, picks the executor
     (default: events).
     """
     import sys
 
-    import rclpy
-    from rclpy.executors import ExternalShutdownException
-
-    rclpy.init(args=args)
-    node = None
+    import rbd_ros_entry
+    if stop is None:
+        stop = rbd_ros_entry.stop_on_signals()
+    node, shutdown = None, KeyboardInterrupt
     try:
+        import rclpy
+        from rclpy.executors import ExternalShutdownException as shutdown
+        rclpy.init(args=args)
         node = factory()
         kind = node.get_parameter("executor").value if node.has_parameter("executor") \
             else "events"
@@ -56,15 +61,30 @@ def spin_node(factory, label, args=None):
         # spin_once in a loop, not spin(): while EventsExecutor.spin() runs (rclpy 7.1.6)
         # no other Python thread of the process runs, and the node loads robot
         # descriptions on a thread of its own
-        while rclpy.ok():
+        while rclpy.ok() and not stop:
             executor.spin_once(timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except KeyboardInterrupt:
         pass
-    except (ValueError, OSError, RuntimeError) as exc:
-        print(f"rbd_ros {label}: {exc}", file=sys.stderr)
-        raise SystemExit(1)
+    except Exception as exc:
+        # a stop during start-up can make what it interrupted fail (the context it shut
+        # down, a half-loaded kernel): that is the stop, not an error
+        if not stop and not isinstance(exc, shutdown):
+            if not isinstance(exc, (ValueError, OSError, RuntimeError)):
+                raise
+            from .reporting import one_line
+            print(one_line(f"rbd_ros {label}: {exc}", 2000), file=sys.stderr)
+            raise SystemExit(1)
     finally:
+        _close(node)
+
+
+def _close(node):
+    """Destroy ``node`` and shut rclpy down, quietly when a signal interrupts it."""
+    try:
+        import rclpy
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+    except (KeyboardInterrupt, Exception):    # stopping anyway: nothing left to report
+        pass

@@ -67,11 +67,49 @@ def decode_joint_state(decoder, raw):
     decoded = decoder.decode(raw)
     if decoded is not None:
         return decoded
-    from rclpy.serialization import deserialize_message
     from sensor_msgs.msg import JointState
-    msg = deserialize_message(raw, JointState)
+    msg = _deserialize(raw, JointState)
     return (tuple(msg.name), (msg.header.stamp.sec, msg.header.stamp.nanosec),
             vector(msg.position), vector(msg.velocity), vector(msg.effort))
+
+
+def _deserialize(raw, msg_type):
+    """
+    Deserialize ``raw`` with rclpy (the RMW's deserializer); ValueError if it cannot.
+
+    The RMW raises RMWError (a RuntimeError) for bytes it cannot read, e.g. an unknown
+    encapsulation header: from anyone on the topic, so that is a malformed message (the
+    error names the first bytes), never an exception out of a callback.
+    """
+    from rclpy.serialization import deserialize_message
+    try:
+        return deserialize_message(raw, msg_type)
+    except Exception as exc:      # RMWError and whatever else the RMW raises for bad bytes
+        raise ValueError(f"{len(raw)} bytes starting {bytes(raw[:8]).hex(' ')} are not a "
+                         f"{msg_type.__name__} the RMW can deserialize "
+                         f"({type(exc).__name__})") from None
+
+
+MAX_STAMP_AHEAD = 60.0      # s: an input stamp further ahead of this host's clock is refused
+
+
+def stamp_problem(stamp, wall_now):
+    """
+    Say what is wrong with an input's header stamp, or return None.
+
+    ``stamp``: (sec, nanosec); ``wall_now``: ``time.time()``. Wrong: a negative ``sec`` or
+    a ``nanosec`` of a second or more ("invalid"), both zero ("zero": the publisher did not
+    set it), more than ``MAX_STAMP_AHEAD`` seconds ahead of this host's clock ("in the
+    future"). A stamp in the past is fine (simulated time, a robot clock since boot).
+    """
+    sec, nanosec = stamp
+    if sec < 0 or not 0 <= nanosec < 1_000_000_000:
+        return "invalid"
+    if sec == 0 and nanosec == 0:
+        return "zero"
+    if sec > wall_now + MAX_STAMP_AHEAD:
+        return "in the future"
+    return None
 
 
 def odometry_deserializer():
@@ -79,13 +117,13 @@ def odometry_deserializer():
     Return rclpy's deserializer of nav_msgs/Odometry bytes.
 
     rclpy's deserializer of nav_msgs/Odometry bytes: the fallback of
-    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself.
+    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself. ValueError for
+    bytes that do not deserialize.
     """
     from nav_msgs.msg import Odometry
-    from rclpy.serialization import deserialize_message
 
     def deserialize(raw):
-        return deserialize_message(raw, Odometry)
+        return _deserialize(raw, Odometry)
     return deserialize
 
 

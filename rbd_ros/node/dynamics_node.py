@@ -22,11 +22,13 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
 Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
   ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives.
 
-Every output is stamped with the stamp of the joint_states message it was computed from.
+Every output is stamped with the stamp of the joint_states message it was computed from
+(one that is zero, invalid or far in the future: with the node's clock instead, counted).
 A tick that cannot be computed correctly (joints missing or stale, unknown velocities, a
-core error) publishes nothing and says why (throttled); the node keeps running.
+core error, a result that is not finite) publishes nothing and says why (throttled); the
+node keeps running. Every callback has a boundary: an unexpected exception is logged
+(throttled, bounded) and counted in /diagnostics, never the end of the node.
 """
-import threading
 import time
 from collections import deque
 
@@ -38,12 +40,14 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityP
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
-import rbd_ros
 from . import conversions, parameters, spin_node
 from .. import cdr, outputs
 from ..cdr import JointStateDecoder
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
-from .robot import Robot, publish
+from .description import DescriptionSource, not_xml
+from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
+                        names_excerpt, one_line)
+from .robot import publish
 from .services import create_services
 
 try:
@@ -68,19 +72,28 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
               "no robot model": "no robot model yet (waiting for robot_description)",
               "bad command": "commanded acceleration must name every degree of freedom once "
                              "({count}): {names}...",
-              "bad command values": "commanded acceleration with NaN/inf ignored"}
+              "bad command values": "commanded acceleration with NaN/inf ignored",
+              "callback error": "unexpected exception in the {where} callback: {error} "
+                                "(ignored; the node runs on)"}
+# the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
+STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
+         "stamps_replaced", "callback_errors", "descriptions_rejected")
+RATES = ("joint_states", "odometry")
 
 
-class DynamicsNode(Node):
+class DynamicsNode(DescriptionSource, Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
         super().__init__(node_name, **kwargs)
+        self._guard_rclpy_services()
         for name, (default, description) in PARAMETERS.items():
             self.declare_parameter(name, default)
         p = {name: self.get_parameter(name).value for name in PARAMETERS}
         self.params = p
         self._rule = parameters.tick_rule(p)      # ValueError for a bad value: early
+        if p["robot_description"] and not_xml(p["robot_description"]):
+            raise ValueError(f"robot_description: {not_xml(p['robot_description'])}")
         enabled = parameters.enabled_outputs(p, interfaces=rbd_msg is not None)
         self.outputs = {name: name in enabled for name in outputs.NAMES}
         self._enabled = enabled
@@ -92,15 +105,13 @@ class DynamicsNode(Node):
                 f"outputs {custom} (only ~/torques and /diagnostics are published). Build it "
                 "with scripts/build_interfaces.py or colcon (see README).")
         self._robot = None                        # a Robot, replaced atomically
-        self._loading = threading.Lock()
-        self._pending_lock = threading.Lock()
-        self._pending_description = None
-        self._loader = None
-        self._stats = {"ticks": 0, "published": 0, "skipped": 0, "bad_messages": 0,
-                       "joint_states": 0}
-        self._skip_reasons = {}                    # text -> count, for /diagnostics
-        self._skip_counts = {}                     # SKIP_TEXTS key -> count
-        self._warned = {}                          # text -> time.monotonic() last logged
+        self._init_description()
+        self._stats = dict.fromkeys(STATS, 0)
+        self._skip_reasons = {}                    # text -> count (the first 32 texts)
+        self._skip_counts = {}                     # SKIP_TEXTS key -> count, for /diagnostics
+        self._last_skip = ""
+        self._throttle = Throttle()
+        self._window = Window()
         self._latency = deque(maxlen=5000)        # seconds, compute + publish, per tick
         self._last_computed_update = -1
         self._create_topics(p)
@@ -108,7 +119,7 @@ class DynamicsNode(Node):
             self._load_description(p["robot_description"], "the robot_description parameter")
         else:
             self.create_subscription(String, p["robot_description_topic"],
-                                     self._on_description, DESCRIPTION_QOS)
+                                     self._guarded(self._on_description), DESCRIPTION_QOS)
             self.get_logger().info(f"waiting for the URDF on {p['robot_description_topic']}")
 
     def _create_topics(self, p):
@@ -121,71 +132,49 @@ class DynamicsNode(Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
-        self.create_subscription(JointState, p["joint_states_topic"], self._on_joint_states,
-                                 STATE_QOS, raw=True)
+        self.create_subscription(JointState, p["joint_states_topic"],
+                                 self._guarded(self._on_joint_states), STATE_QOS, raw=True)
         if p["floating_base"]:
             if Odometry is None:
                 raise RuntimeError("floating_base needs nav_msgs (pip: ros-jazzy-nav-msgs)")
             self._odometry_fallback = conversions.odometry_deserializer()
-            self.create_subscription(Odometry, p["odometry_topic"], self._on_odometry,
+            self.create_subscription(Odometry, p["odometry_topic"],
+                                     self._guarded(self._on_odometry),
                                      qos_profile_sensor_data, raw=True)
         if p["acceleration_topic"]:
             if rbd_msg is None:
                 raise RuntimeError("acceleration_topic needs rbd_ros_interfaces")
             self.create_subscription(rbd_msg.JointVector, p["acceleration_topic"],
-                                     self._on_commanded_acceleration, STATE_QOS)
+                                     self._guarded(self._on_commanded_acceleration), STATE_QOS)
         if p["rate_hz"] > 0:
-            self.create_timer(1.0 / p["rate_hz"], self._on_timer)
+            self.create_timer(1.0 / p["rate_hz"], self._guarded(self._on_timer))
         if p["diagnostics_period"] > 0:
-            self.create_timer(p["diagnostics_period"], self._publish_diagnostics)
+            self.create_timer(p["diagnostics_period"], self._guarded(self._publish_diagnostics))
 
-    # -- robot description ------------------------------------------------------------------
-    def _on_description(self, msg):
-        # parsing and warming up take milliseconds: one loader thread does it off the
-        # executor thread, so ticks of the current model go on meanwhile; when descriptions
-        # come faster than they load, the latest one wins
-        with self._pending_lock:
-            self._pending_description = msg.data
-            if self._loader is None or not self._loader.is_alive():
-                self._loader = threading.Thread(target=self._load_pending, daemon=True)
-                self._loader.start()
+    # -- the boundary of every callback -----------------------------------------------------
+    def _guarded(self, callback):
+        """Return ``callback`` behind the boundary (``reporting.guarded``)."""
+        return guarded(callback, self.callback_failed)
 
-    def _load_pending(self):
-        source = f"topic {self.params['robot_description_topic']}"
-        while True:
-            with self._pending_lock:
-                xml, self._pending_description = self._pending_description, None
-                if xml is None:
-                    self._loader = None
-                    return
-            self._load_description(xml, source)
+    def _guard_rclpy_services(self):
+        """
+        Give rclpy's own services of the node (parameters, type description) the boundary.
 
-    def _load_description(self, xml, source):
-        with self._loading:
-            current = self._robot
-            if current is not None and current.xml == xml:
-                return
-            try:
-                model = rbd_ros.load_model(xml, floating_base=self.params["floating_base"],
-                                           mimic=self.params["mimic_joints"])
-                model = model.with_gravity(self.params["gravity"])
-                _warm_up(model)
-            except Exception as exc:   # any failure keeps the previous model running
-                kept = f"; keeping model {current.model.name!r}" if current else ""
-                self.get_logger().error(f"rejected robot description from {source}: "
-                                        f"{exc}{kept}")
-                return
-            robot = Robot(model, xml, self._enabled, self._pub)
-            slow = robot.slow_encoders()
-            if slow:
-                self.get_logger().warning(f"outputs {sorted(slow)} are published as messages, "
-                                          f"not pre-serialized (slower): {slow}")
-            if current is not None and current.model.floating_base and model.floating_base:
-                robot.keep_base_state(current)
-            self._robot = robot                   # the swap: one reference assignment
-            self.get_logger().info(
-                f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
-                f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base")
+        rclpy's parameter services raise out of their callback for a request with an
+        unknown parameter type (ValueError: "99 is not a valid Parameter.Type"), which ends
+        the executor's spin: here such a request gets an empty response instead.
+        """
+        for service in self.services:
+            service.callback = guarded_service(service.callback, self.callback_failed,
+                                               service.srv_name.rsplit("/", 1)[-1])
+
+    def callback_failed(self, where, exc):
+        """Count and log (throttled, bounded) an exception out of the callback ``where``."""
+        if not self.context.ok():
+            return                                # shutting down: publishers may be gone
+        self._stats["callback_errors"] += 1
+        self._skip("callback error", where=where,
+                   error=f"{type(exc).__name__}: {one_line(exc, 200)}")
 
     # -- inputs -----------------------------------------------------------------------------
     def _on_joint_states(self, raw):
@@ -201,17 +190,18 @@ class DynamicsNode(Node):
                                                 time.monotonic())
         except ValueError as exc:
             self._stats["bad_messages"] += 1
-            self._skip("malformed", error=exc)
+            self._skip("malformed", error=one_line(exc, 300))
             return
         if unknown:
             self._warn(f"joint_states names joints the model does not have: "
-                       f"{list(unknown)[:10]} (ignored)", 10.0)
+                       f"{names_excerpt(unknown)} (ignored)", 10.0, key="unknown joints")
         if not merged:
             return          # "no model joint": nothing new to compute or stamp
         if self.params["rate_hz"] <= 0:
             self._tick(robot)
 
     def _on_odometry(self, raw):
+        self._stats["odometry"] += 1
         robot = self._robot
         if robot is None:
             return
@@ -219,7 +209,7 @@ class DynamicsNode(Node):
             _, values = cdr.decode_odometry(raw, self._odometry_fallback)
         except ValueError as exc:
             self._stats["bad_messages"] += 1
-            self._skip("malformed odometry", error=exc)
+            self._skip("malformed odometry", error=one_line(exc, 300))
             return
         if not outputs.valid_odometry(values):
             self._skip("invalid odometry")
@@ -276,15 +266,31 @@ class DynamicsNode(Node):
         if not effort_known and self._fd_enabled:
             self._warn("joint efforts unknown (NaN, inf or absent): forward dynamics outputs "
                        "are not published", 5.0)
-        call, steps = robot.plans[effort_known]
+        call, steps, finite = robot.plans[effort_known]
         try:
             results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau)
         except ValueError as exc:
-            self._skip("refused", error=exc)
+            self._skip("refused", error=one_line(exc, 300))
             return
-        publish(steps, results, cache.stamp)
+        if not finite(results):
+            self._skip("refused", error=robot.not_finite())
+            return
+        stamp = cache.stamp
+        if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
+            stamp = self._replace_stamp(stamp)
+        publish(steps, results, stamp)
         self._stats["published"] += 1
         self._latency.append(time.perf_counter() - t0)
+
+    def _replace_stamp(self, stamp):
+        """Return the stamp of outputs computed from an input stamped ``stamp``."""
+        problem = conversions.stamp_problem(stamp, time.time())
+        if problem is None:
+            return stamp                          # e.g. (0, 5): the first second of sim time
+        self._stats["stamps_replaced"] += 1
+        self._warn(f"joint_states stamp {stamp[0]} s {stamp[1]} ns is {problem}: outputs are "
+                   "stamped with the node's clock instead", 10.0, key="stamp")
+        return self.get_clock().now().seconds_nanoseconds()
 
     def _skip_tick(self, robot, reason, now):
         """Count and log why the tick publishes nothing, with the details of its text."""
@@ -302,35 +308,41 @@ class DynamicsNode(Node):
         """
         Count and log a message or tick that publishes nothing.
 
-        Counted by ``key`` of ``SKIP_TEXTS`` and by its text (for /diagnostics); the text
-        (``details`` filled in) is logged, throttled.
+        Counted by ``key`` of ``SKIP_TEXTS`` (for /diagnostics) and by its text; the text
+        (``details`` filled in, one bounded line) is logged, throttled per ``key``.
         """
-        text = SKIP_TEXTS[key].format(**details)
+        text = one_line(SKIP_TEXTS[key].format(**details))
         self._stats["skipped"] += 1
         self._skip_counts[key] = self._skip_counts.get(key, 0) + 1
+        self._last_skip = text
         reasons = self._skip_reasons
         if text not in reasons and len(reasons) >= 32:      # bounded: texts carry details
             text_key = "other reasons"
         else:
             text_key = text
         reasons[text_key] = reasons.get(text_key, 0) + 1
-        self._warn(text, 2.0)
+        self._warn(text, 2.0, key=key)
 
-    def _warn(self, text, period):
+    def _warn(self, text, period, key=None):
+        """Log ``text`` as a warning, throttled per ``key`` (default: the text itself)."""
+        self._log_line(text if key is None else key, text, period)
+
+    def _log_line(self, key, text, period, burst=1, level="warning"):
         """
-        Log ``text`` at most once per ``period`` seconds.
+        Log ``text`` (one bounded line) unless :class:`Throttle` holds it back.
 
         Throttled here, not by rclpy: its ``throttle_duration_sec`` inspects the caller's
         source file on every call (~0.2 ms, measured), which a tick skipped at 1 kHz cannot
         afford.
         """
-        now = time.monotonic()
-        last = self._warned.get(text)
-        if last is None or now - last >= period:
-            if len(self._warned) >= 256:
-                self._warned.clear()
-            self._warned[text] = now
-            self.get_logger().warning(text)
+        line = self._throttle(key, text, period, burst)
+        if line is None:
+            return
+        # one call site per severity: rclpy refuses a call site that changes severity
+        if level == "error":
+            self.get_logger().error(one_line(line))
+        else:
+            self.get_logger().warning(one_line(line))
 
     # -- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self):
@@ -338,26 +350,20 @@ class DynamicsNode(Node):
         status = DiagnosticStatus()
         status.name = f"{self.get_name()}: dynamics"
         status.hardware_id = robot.model.name if robot else ""
-        lat = np.array(self._latency) * 1e6
-        self._latency.clear()
         s = self._stats
         if robot is None:
             status.level, status.message = DiagnosticStatus.WARN, "no robot model"
         elif s["published"] == 0:
             status.level = DiagnosticStatus.WARN
-            status.message = "nothing published yet: " + (next(iter(self._skip_reasons), "")
-                                                          or "no joint_states")
+            status.message = "nothing published yet: " + (self._last_skip or "no joint_states")
         else:
             status.level, status.message = DiagnosticStatus.OK, "computing"
-        values = {"model": robot.model.name if robot else "", "nv": robot.model.nv if robot
-                  else 0, **s}
-        if len(lat):
-            values.update({"tick latency p50 [us]": f"{np.percentile(lat, 50):.1f}",
-                           "tick latency p99 [us]": f"{np.percentile(lat, 99):.1f}",
-                           "tick latency max [us]": f"{lat.max():.1f}",
-                           "ticks in window": len(lat)})
-        for reason, count in list(self._skip_reasons.items())[:5]:
-            values[f"skipped: {reason[:60]}"] = count
+        values = {"model": robot.model.name if robot else "",
+                  "nv": robot.model.nv if robot else 0, **s,
+                  **self._window.rates(s, RATES), **latency_values(self._latency)}
+        self._latency.clear()
+        values.update({f"skipped: {key}": n for key, n in self._skip_counts.items()})
+        values["last skip reason"] = self._last_skip[:200]
         status.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
@@ -366,21 +372,9 @@ class DynamicsNode(Node):
 
 
 # -- helpers ---------------------------------------------------------------------------------
-def _warm_up(model):
-    """Run every kernel once so the first tick does not pay numba's cache load."""
-    q = model.neutral()
-    z = np.zeros(model.nv)
-    rbd_ros.compute_all(model, q, z, tau=z)
-    rbd_ros.inverse_and_forward_dynamics(model, q, z, a=z, tau=z)
-    rbd_ros.rnea(model, q, z, z)
-    rbd_ros.aba(model, q, z, z)
-    rbd_ros.minv(model, q)
-    rbd_ros.rnea_derivatives(model, q, z, z)
-    rbd_ros.aba_derivatives(model, q, z, z)
-
-
-def main(args=None):
-    spin_node(DynamicsNode, "dynamics_node", args)
+def main(args=None, stop=None):
+    """Run the node until Ctrl-C or SIGTERM (``stop``: see ``spin_node``)."""
+    spin_node(DynamicsNode, "dynamics_node", args, stop)
 
 
 if __name__ == "__main__":

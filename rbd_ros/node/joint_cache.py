@@ -9,6 +9,7 @@ costs a few numpy fancy-index copies, never a Python loop over joints.
 import numpy as np
 
 from .. import outputs
+from .reporting import names_excerpt
 
 
 class JointCache:
@@ -46,7 +47,7 @@ class JointCache:
             return cached
         dup = outputs.duplicate_names(key)
         if dup:
-            raise ValueError(f"joint_states names {dup} more than once")
+            raise ValueError(f"joint_states names {names_excerpt(dup)} more than once")
         ours, theirs, unknown = [], [], []
         n = len(self.joint_names)
         for k, name in enumerate(key):
@@ -86,9 +87,9 @@ class JointCache:
             raise ValueError(error)
         ours, theirs, unknown = self._map(names)
         pos_ours = pos[theirs]
-        if not np.isfinite(pos_ours).all():
+        if not outputs.finite_vector(pos_ours):
             bad = [names[k] for k in np.arange(n)[theirs][~np.isfinite(pos_ours)]]
-            raise ValueError(f"joint_states position of {bad} is not finite")
+            raise ValueError(f"joint_states position of {names_excerpt(bad)} is not finite")
         if len(pos_ours) == 0:
             return unknown, False             # e.g. a gripper on a shared topic: nothing new
         self.position[ours] = pos_ours

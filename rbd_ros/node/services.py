@@ -3,12 +3,16 @@ The dynamics node's services: dynamics of the caller's own state, not the measur
 
 Each request names the joints (in any order) and gives q, v and a or τ (plus the base state
 for a floating base); the answer comes in the request's joint order, base first. A bad
-request gets ``success: false`` and a message naming the problem.
+request gets ``success: false`` and a message naming the problem (quoting at most short
+excerpts of the request), and so does one whose result is not finite (values too large):
+an answer is never NaN or inf. Any other failure answers ``success: false`` too, and is
+counted and logged by the node: a request never ends the node.
 """
 import numpy as np
 
 import rbd_ros
 from . import conversions
+from .reporting import excerpt, names_excerpt, one_line
 
 
 class RequestError(ValueError):
@@ -30,19 +34,19 @@ def create_services(node, rbd_srv):
 
 def inverse_dynamics(robot, req, resp):
     q, v, a, order = _request_state(robot, req, ("v", "a"))
-    tau = rbd_ros.rnea(robot.model, q, v, a)
+    tau = _finite(rbd_ros.rnea(robot.model, q, v, a), q=q, v=v, a=a)
     resp.tau, resp.base_tau = _split(robot, tau, order)
 
 
 def forward_dynamics(robot, req, resp):
     q, v, tau, order = _request_state(robot, req, ("v", "tau"))
-    qdd = rbd_ros.aba(robot.model, q, v, tau)
+    qdd = _finite(rbd_ros.aba(robot.model, q, v, tau), q=q, v=v, tau=tau)
     resp.qdd, resp.base_qdd = _split(robot, qdd, order)
 
 
 def inverse_inertia(robot, req, resp):
     q, order = _request_state(robot, req, ())
-    Minv = rbd_ros.minv(robot.model, q)
+    Minv = _finite(rbd_ros.minv(robot.model, q), q=q)
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_joint_matrix(resp.minv, resp.minv.header, names, Minv[np.ix_(idx, idx)])
 
@@ -50,6 +54,7 @@ def inverse_inertia(robot, req, resp):
 def inverse_dynamics_derivatives(robot, req, resp):
     q, v, a, order = _request_state(robot, req, ("v", "a"))
     dq, dv, _ = rbd_ros.rnea_derivatives(robot.model, q, v, a)
+    _finite(dq, dv, q=q, v=v, a=a)
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
                                  dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
@@ -58,9 +63,25 @@ def inverse_dynamics_derivatives(robot, req, resp):
 def forward_dynamics_derivatives(robot, req, resp):
     q, v, tau, order = _request_state(robot, req, ("v", "tau"))
     dq, dv, _ = rbd_ros.aba_derivatives(robot.model, q, v, tau)
+    _finite(dq, dv, q=q, v=v, tau=tau)
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
                                  dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
+
+
+def _finite(*results, **inputs):
+    """
+    Return the first of ``results``; RequestError unless every result is finite.
+
+    ``inputs``: the request's arrays, whose magnitudes the message gives (values so large
+    that the dynamics overflow; the core may also refuse them with its own ValueError).
+    """
+    if all(np.isfinite(r).all() for r in results):
+        return results[0]
+    sizes = ", ".join(f"|{k}| up to {float(np.max(np.abs(x), initial=0.0)):.3g}"
+                      for k, x in inputs.items())
+    raise RequestError(f"the result is not finite (NaN or inf): the request's values are "
+                       f"too large ({sizes})")
 
 
 def _request_order(robot, names):
@@ -71,7 +92,7 @@ def _request_order(robot, names):
     missing = sorted(set(robot.joint_names) - set(names))
     if unknown or missing:
         raise RequestError(f"joint_names must name each joint of the model once; unknown: "
-                           f"{unknown[:8]}, missing: {missing[:8]}")
+                           f"{names_excerpt(unknown)}, missing: {names_excerpt(missing)}")
     index = {n: k for k, n in enumerate(names)}
     return np.array([index[n] for n in robot.joint_names], np.intp)
 
@@ -94,7 +115,8 @@ def _request_state(robot, req, fields):
                                f"{'floating' if nbase else 'fixed'}-base model, got {len(base)}")
         bad = np.flatnonzero(~np.isfinite(values))
         if len(bad):
-            raise RequestError(f"{field} of {names[bad[0]]!r} is NaN or inf ({values[bad[0]]})")
+            raise RequestError(f"{field} of {excerpt(names[bad[0]])} is NaN or inf "
+                               f"({values[bad[0]]})")
         if not np.all(np.isfinite(base)):
             raise RequestError(f"base_{field} contains NaN or inf")
         out.append(np.concatenate([base, values[order]]))
@@ -119,7 +141,12 @@ def _split(robot, x, order):
 
 
 def _guarded(node, name, handler):
-    """Wrap ``handler`` in a callback that answers success=false instead of failing."""
+    """
+    Wrap ``handler`` in a callback that answers success=false instead of failing.
+
+    A ValueError (RequestError, the core's refusal) is the answer's message; any other
+    exception is the node's to count and log (``callback_failed``), and the answer says so.
+    """
     def callback(req, resp):
         robot = node._robot
         if robot is None:
@@ -129,6 +156,10 @@ def _guarded(node, name, handler):
             handler(robot, req, resp)
             resp.success, resp.message = True, ""
         except ValueError as exc:              # RequestError and the core's input errors
-            resp.success, resp.message = False, f"{name}: {exc}"
+            resp.success, resp.message = False, one_line(f"{name}: {exc}")
+        except Exception as exc:
+            node.callback_failed(name, exc)
+            resp.success = False
+            resp.message = one_line(f"{name}: internal error ({type(exc).__name__}: {exc})")
         return resp
     return callback

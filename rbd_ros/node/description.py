@@ -1,0 +1,128 @@
+"""
+The dynamics node's robot description: URDF XML in, a :class:`Robot` swapped in atomically.
+
+The description comes from the ``robot_description`` parameter or topic, that is from anyone
+on the DDS domain: it is URDF XML or it is refused. A text that does not start with ``<`` is
+never opened as a path (the node would read local files on request, and say in its log
+whether a path exists); paths belong to the launch file's ``urdf_file`` argument, which
+reads the file and passes its content, and to ``rbd_ros.load_model(path)``. A rejected
+description is logged as one bounded line (throttled) and the previous model runs on.
+"""
+import threading
+
+import numpy as np
+
+import rbd_ros
+from .reporting import excerpt, one_line
+from .robot import Robot
+
+
+class DescriptionSource:
+    """
+    The description half of the dynamics node (a mixin of ``DynamicsNode``).
+
+    Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_stats``,
+    ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a description loads),
+    ``_pending_lock``, ``_pending_description`` and ``_loader`` (the loader thread).
+    """
+
+    def _init_description(self):
+        self._loading = threading.Lock()
+        self._pending_lock = threading.Lock()
+        self._pending_description = None
+        self._loader = None
+
+    def _on_description(self, msg):
+        # parsing and warming up take milliseconds: one loader thread does it off the
+        # executor thread, so ticks of the current model go on meanwhile; when descriptions
+        # come faster than they load, the latest one wins
+        with self._pending_lock:
+            self._pending_description = msg.data
+            if self._loader is None or not self._loader.is_alive():
+                self._loader = threading.Thread(target=self._load_pending, daemon=True)
+                self._loader.start()
+
+    def _load_pending(self):
+        source = f"topic {self.params['robot_description_topic']}"
+        while True:
+            with self._pending_lock:
+                xml, self._pending_description = self._pending_description, None
+                if xml is None:
+                    self._loader = None
+                    return
+            try:
+                self._load_description(xml, source)
+            except Exception as exc:              # the loader thread goes on with the next
+                self.callback_failed("robot_description", exc)
+
+    def _load_description(self, xml, source):
+        with self._loading:
+            current = self._robot
+            if current is not None and current.xml == xml:
+                return
+            kept = f"; keeping model {current.model.name!r}" if current else ""
+            why = not_xml(xml)
+            if why:
+                self._reject(f"rejected robot description from {source}: {why}{kept}")
+                return
+            try:
+                model = rbd_ros.load_model(xml_text(xml),
+                                           floating_base=self.params["floating_base"],
+                                           mimic=self.params["mimic_joints"])
+                model = model.with_gravity(self.params["gravity"])
+                warm_up(model)
+            except Exception as exc:   # any failure keeps the previous model running
+                self._reject(f"rejected robot description from {source} ({len(xml)} "
+                             f"characters): {one_line(exc, 300)}{kept}")
+                return
+            self._install(model, xml, current, source)
+
+    def _reject(self, text):
+        # a few lines in a row (each rejection of an operator's edits shows), then throttled
+        self._stats["descriptions_rejected"] += 1
+        self._log_line("description", text, 2.0, burst=5, level="error")
+
+    def _install(self, model, xml, current, source):
+        robot = Robot(model, xml, self._enabled, self._pub)
+        slow = robot.slow_encoders()
+        if slow:
+            self.get_logger().warning(f"outputs {sorted(slow)} are published as messages, "
+                                      f"not pre-serialized (slower): {slow}")
+        if current is not None and current.model.floating_base and model.floating_base:
+            robot.keep_base_state(current)
+        self._robot = robot                   # the swap: one reference assignment
+        self.get_logger().info(one_line(
+            f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
+            f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"))
+
+
+def xml_text(description):
+    """Return the description without what may precede its first ``<``: a BOM, white space."""
+    return description.lstrip("\ufeff \t\r\n")
+
+
+def not_xml(description):
+    """
+    Say why ``description`` is not URDF XML, or return None.
+
+    Only XML is taken: a text that does not start with ``<`` is refused, never opened as a
+    path. The reason quotes a short excerpt of the text and says nothing about files.
+    """
+    if xml_text(description).startswith("<"):
+        return None
+    return (f"not URDF XML ({len(description)} characters, starting "
+            f"{excerpt(description, 40)}); robot_description takes the XML itself, never a "
+            "file path (the launch file's urdf_file argument reads a file)")
+
+
+def warm_up(model):
+    """Run every kernel once so the first tick does not pay numba's cache load."""
+    q = model.neutral()
+    z = np.zeros(model.nv)
+    rbd_ros.compute_all(model, q, z, tau=z)
+    rbd_ros.inverse_and_forward_dynamics(model, q, z, a=z, tau=z)
+    rbd_ros.rnea(model, q, z, z)
+    rbd_ros.aba(model, q, z, z)
+    rbd_ros.minv(model, q)
+    rbd_ros.rnea_derivatives(model, q, z, z)
+    rbd_ros.aba_derivatives(model, q, z, z)

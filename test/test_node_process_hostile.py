@@ -1,0 +1,128 @@
+"""
+The dynamics node process against hostile input and Ctrl-C (issue 12): as users run it.
+
+The node in a process of its own (EventsExecutor, the console script's entry), real rclpy
+over loopback: garbage bytes do not end it, and Ctrl-C at any moment of start-up is a clean
+stop. The in-process cases are in ``test_node_hostile.py``.
+"""
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
+
+import pytest  # noqa: E402
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("rbd_ros_interfaces")
+pytest.importorskip("nav_msgs")
+
+from rclpy.context import Context  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from node_helpers import RELIABLE, SERVICES, same_stamp, wait_for  # noqa: E402
+from test_node import (ARM7, QUADRUPED, _run_node_process, assert_matches_core,  # noqa: E402
+                       call_inverse_dynamics, core_model, message, random_state, xml)
+from test_node_hostile import GARBAGE  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_garbage_joint_states_in_the_node_process(tmp_path):
+    """The process (EventsExecutor) survives garbage and still publishes correct torques."""
+    model = core_model(ARM7)
+    ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
+                                                 "diagnostics_period": 0.0})
+    ctx = Context()
+    rclpy.init(context=ctx)
+    tester = rclpy.create_node("rbd_hostile_tester", namespace=ns, context=ctx)
+    got = []
+    tester.create_subscription(JointState, f"{ns}/rbd_dynamics/torques", got.append, RELIABLE)
+    pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
+    client = tester.create_client(SERVICES["inverse_dynamics"],
+                                  f"{ns}/rbd_dynamics/inverse_dynamics")
+    spinner = SingleThreadedExecutor(context=ctx)
+    spinner.add_node(tester)
+    thread = threading.Thread(target=spinner.spin, daemon=True)
+    thread.start()
+    try:
+        def answered(msg):
+            def check():
+                assert proc.poll() is None, open(log.name).read()
+                pub.publish(msg)
+                time.sleep(0.05)
+                return any(same_stamp(m.header.stamp, msg.header.stamp) for m in got)
+            return check
+        q, v, tau = random_state(model, 5)
+        wait_for(answered(message(model, q, v, tau, seed=5)), timeout=60.0,
+                 what="~/torques from the node process")
+        for _ in range(3):
+            for raw in GARBAGE:
+                pub.publish(raw)
+        wait_for(lambda: proc.poll() is not None
+                 or "malformed joint_states" in open(log.name).read(),
+                 what="the node to log the garbage")
+        assert proc.poll() is None, f"the node exited:\n{open(log.name).read()[-2000:]}"
+        q, v, tau = random_state(model, 6)
+        msg = message(model, q, v, tau, seed=6)
+        wait_for(answered(msg), what="~/torques after the garbage")
+        out = next(m for m in got if same_stamp(m.header.stamp, msg.header.stamp))
+        assert_matches_core(None, model, {"torques": out}, q, v, tau)
+        assert client.wait_for_service(timeout_sec=30.0)
+        call_inverse_dynamics(client, model, q, v)
+        assert proc.poll() is None
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        spinner.shutdown(timeout_sec=2.0)
+        thread.join(timeout=5.0)
+        tester.destroy_node()
+        rclpy.shutdown(context=ctx)
+    assert "Traceback" not in open(log.name).read()
+
+
+# -- 6: SIGINT during start-up -----------------------------------------------------------------
+def console_script_command():
+    """Return the command of the dynamics_node console script, as setup.py declares it."""
+    import re
+    with open(os.path.join(ROOT, "setup.py"), encoding="utf-8") as f:
+        module, function = re.search(r'"dynamics_node = ([\w.]+):(\w+)"', f.read()).groups()
+    return [sys.executable, "-c", f"import sys; from {module} import {function}; "
+            f"sys.exit({function}())"]
+
+
+@pytest.mark.parametrize("delay", [0.1, 0.4, 0.8, 1.4])
+def test_sigint_during_startup_is_a_clean_stop(tmp_path, delay):
+    """Ctrl-C at any moment of start-up: exit 0 within seconds, no traceback."""
+    import yaml
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump({"/**": {"ros__parameters": {
+        "robot_description": xml(QUADRUPED), "floating_base": True}}}))
+    log = open(tmp_path / "node.log", "w+")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [ROOT] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    proc = subprocess.Popen(console_script_command() + [
+        "--ros-args", "-r", f"__ns:=/rbd_sigint_{os.getpid()}_{tmp_path.name}",
+        "--params-file", str(params)], stdout=log, stderr=subprocess.STDOUT, env=env,
+        cwd=str(tmp_path))
+    try:
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        rc = proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    text = open(log.name).read()
+    assert rc == 0 and "Traceback" not in text and "KeyboardInterrupt" not in text, \
+        f"exit {rc}:\n{text[-3000:]}"
