@@ -52,18 +52,18 @@ def inverse_inertia(robot, req, resp):
 
 
 def inverse_dynamics_derivatives(robot, req, resp):
-    q, v, a, order = _request_state(robot, req, ("v", "a"))
-    dq, dv, _ = rbd_ros.rnea_derivatives(robot.model, q, v, a)
-    _finite(dq, dv, q=q, v=v, a=a)
-    names, idx = _request_dofs(robot, req, order)
-    conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
-                                 dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
+    _derivatives(robot, req, resp, rbd_ros.rnea_derivatives, "a")
 
 
 def forward_dynamics_derivatives(robot, req, resp):
-    q, v, tau, order = _request_state(robot, req, ("v", "tau"))
-    dq, dv, _ = rbd_ros.aba_derivatives(robot.model, q, v, tau)
-    _finite(dq, dv, q=q, v=v, tau=tau)
+    _derivatives(robot, req, resp, rbd_ros.aba_derivatives, "tau")
+
+
+def _derivatives(robot, req, resp, function, third):
+    """Answer a derivatives request: ∂/∂q, ∂/∂v of ``function`` at (q, v, ``third``)."""
+    q, v, u, order = _request_state(robot, req, ("v", third))
+    dq, dv, _ = function(robot.model, q, v, u)
+    _finite(dq, dv, q=q, v=v, **{third: u})
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
                                  dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
