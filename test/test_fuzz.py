@@ -17,6 +17,7 @@ import pytest
 
 import rbd_ros
 from conftest import BUNDLED_DIR, URDF_DIR, require_module
+from messages import odometry_cdr
 
 hypothesis = pytest.importorskip("hypothesis") if not os.environ.get("CI") else \
     require_module("hypothesis", "hypothesis")
@@ -116,20 +117,8 @@ def serialized_messages():
     js = JointState(header=header, name=names, position=np.arange(3.0),
                     velocity=np.ones(3), effort=np.zeros(3))
     raw_js = bytes(store.serialize_cdr(js, "sensor_msgs/msg/JointState"))
-    Odometry = store.types["nav_msgs/msg/Odometry"]
-    msg = store.types
-    pose = msg["geometry_msgs/msg/PoseWithCovariance"](
-        pose=msg["geometry_msgs/msg/Pose"](
-            position=msg["geometry_msgs/msg/Point"](x=1.0, y=2.0, z=3.0),
-            orientation=msg["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0)),
-        covariance=np.zeros(36))
-    twist = msg["geometry_msgs/msg/TwistWithCovariance"](
-        twist=msg["geometry_msgs/msg/Twist"](
-            linear=msg["geometry_msgs/msg/Vector3"](x=0.1, y=0.2, z=0.3),
-            angular=msg["geometry_msgs/msg/Vector3"](x=0.0, y=0.0, z=0.5)),
-        covariance=np.zeros(36))
-    odom = Odometry(header=header, child_frame_id="base_link", pose=pose, twist=twist)
-    raw_odom = bytes(store.serialize_cdr(odom, "nav_msgs/msg/Odometry"))
+    pose_twist = [1.0, 2.0, 3.0, 0.0, 0.0, 0.0, 1.0, 0.1, 0.2, 0.3, 0.0, 0.0, 0.5]
+    raw_odom = odometry_cdr(store, pose_twist, 3, 5)
     return raw_js, raw_odom
 
 

@@ -37,6 +37,7 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from rbd_ros import outputs  # noqa: E402
 from rbd_ros.replay import bag_io, replay  # noqa: E402
 from node_helpers import Harness, wait_for  # noqa: E402
+from messages import odometry_cdr  # noqa: E402
 from oracle import Robot, assert_close  # noqa: E402
 
 MAX_AGE = 1.0           # s: max_joint_age of both
@@ -156,19 +157,7 @@ def js_bytes(step, m):
 
 
 def odom_bytes(x, k):
-    header = G["std_msgs/msg/Header"](stamp=G["builtin_interfaces/msg/Time"](
-        sec=50 + k, nanosec=7), frame_id="odom")
-    pose = G["geometry_msgs/msg/PoseWithCovariance"](
-        pose=G["geometry_msgs/msg/Pose"](
-            position=G["geometry_msgs/msg/Point"](x=x[0], y=x[1], z=x[2]),
-            orientation=G["geometry_msgs/msg/Quaternion"](x=x[3], y=x[4], z=x[5], w=x[6])),
-        covariance=np.zeros(36))
-    twist = G["geometry_msgs/msg/TwistWithCovariance"](
-        twist=G["geometry_msgs/msg/Twist"](linear=G["geometry_msgs/msg/Vector3"](*x[7:10]),
-                                           angular=G["geometry_msgs/msg/Vector3"](*x[10:])),
-        covariance=np.zeros(36))
-    msg = G[bag_io.ODOMETRY](header=header, child_frame_id="base_link", pose=pose, twist=twist)
-    return bytes(STORE.serialize_cdr(msg, bag_io.ODOMETRY))
+    return odometry_cdr(STORE, x, 50 + k, 7)
 
 
 # -- the node ----------------------------------------------------------------------------------

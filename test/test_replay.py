@@ -23,6 +23,7 @@ import rbd_ros.outputs  # noqa: E402
 from rbd_ros.outputs import BY_NAME, NAMES as OUTPUTS  # noqa: E402
 from rbd_ros.replay import ReplayError, bag_io, replay, savgol_derivative  # noqa: E402
 from rbd_ros.replay.cli import main, templates  # noqa: E402
+from messages import odometry_cdr  # noqa: E402
 import make_example_bag as mk  # noqa: E402
 
 STORE = bag_io.typestore()
@@ -242,8 +243,6 @@ def test_floating_base_from_odometry(tmp_path):
     model = rbd_ros.load_model(rbd_ros.robots.path("rbd_quadruped"), floating_base=True)
     n, dt = 40, 0.01
     rng = np.random.default_rng(7)
-    Odom = STORE.types[bag_io.ODOMETRY]
-    G = STORE.types
     recs, odoms, base = [], [], []
     for k in range(n):
         ns = 10**18 + int(k * dt * 1e9)
@@ -251,18 +250,7 @@ def test_floating_base_from_odometry(tmp_path):
         quat /= np.linalg.norm(quat)
         x = np.r_[rng.normal(size=3), quat, np.sin(k * dt) * np.ones(6)]
         base.append(x)
-        pose = G["geometry_msgs/msg/PoseWithCovariance"](
-            pose=G["geometry_msgs/msg/Pose"](
-                position=G["geometry_msgs/msg/Point"](x=x[0], y=x[1], z=x[2]),
-                orientation=G["geometry_msgs/msg/Quaternion"](x=x[3], y=x[4], z=x[5], w=x[6])),
-            covariance=np.zeros(36))
-        twist = G["geometry_msgs/msg/TwistWithCovariance"](
-            twist=G["geometry_msgs/msg/Twist"](linear=G["geometry_msgs/msg/Vector3"](*x[7:10]),
-                                               angular=G["geometry_msgs/msg/Vector3"](*x[10:])),
-            covariance=np.zeros(36))
-        msg = Odom(header=H(stamp=T(sec=ns // 10**9, nanosec=ns % 10**9), frame_id="odom"),
-                   child_frame_id="base_link", pose=pose, twist=twist)
-        odoms.append((ns, STORE.serialize_cdr(msg, bag_io.ODOMETRY)))
+        odoms.append((ns, odometry_cdr(STORE, x, ns // 10**9, ns % 10**9)))
         recs.append((ns + 10, js(model.joint_names, rng.normal(size=12), np.cos(k * dt) *
                                  np.ones(12), rng.normal(size=12), ns + 10)))
     path = tmp_path / "quad"
