@@ -314,7 +314,7 @@ class Data(_Frozen):
             regressor_block=np.zeros((6, 10)),       # one body's 6×10 regressor (regressors)
             all_body=np.zeros((nb + 1, X_COLS)),     # compute_all: forces at a and at q̈
             all_dof=np.zeros((nv, 6)),               # compute_all: dA columns at q̈
-            all_stacked=np.zeros((2 * nv, nv)),      # compute_all: ∂ID/∂q at q̈, -M⁻¹
+            all_stacked=np.zeros((nv, nv)),          # compute_all: ∂ID/∂q at q̈
             lock=threading.Lock(), _batch=[None])
 
     def fits(self, model):

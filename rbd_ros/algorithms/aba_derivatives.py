@@ -7,12 +7,13 @@ Section IV of the RSS 2018 seed: differentiating ID(q, q̇, FD(q, q̇, τ)) = τ
 
 so one kernel runs ABA (q̈), the RNEA derivatives at that q̈ (Algorithms 2-3, see
 ``rnea_derivatives``), M⁻¹ without forming M (``minv``, Carpentier 2018), and the two
-products with -M⁻¹ (BLAS). ``compute_all`` shares these passes instead of running them in
-turn.
+products with -M⁻¹ (BLAS dgemm, ``rbd_ros._blas``).
+``compute_all`` shares these passes instead of running them in turn.
 """
 import numpy as np
 
 from .. import _checks
+from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel
 from .aba import aba_kernel
 from .common import matrix_status
@@ -40,14 +41,9 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
     status = minv_kernel(packed, ws, FP, q, Minv)
     if status:
         return status
-    # Eq. 24 by BLAS (np.dot inside numba calls SciPy's dgemm, ~4x faster than loops at
-    # nv = 38): M is not returned, so its block takes -M⁻¹ for the two products
-    neg_Minv = M
-    for r in range(nv):
-        for c in range(nv):
-            neg_Minv[r, c] = -Minv[r, c]
-    np.dot(neg_Minv, dtau_dq, dqdd_dq)
-    np.dot(neg_Minv, dtau_dv, dqdd_dv)
+    # Eq. 24 by BLAS dgemm (~4x faster than loops at nv = 38)
+    gemm(-1.0, Minv, dtau_dq, dqdd_dq)
+    gemm(-1.0, Minv, dtau_dv, dqdd_dv)
     return matrix_status(dqdd_dq) or matrix_status(dqdd_dv)
 
 

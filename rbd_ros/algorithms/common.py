@@ -50,6 +50,25 @@ def matrix_status(A):
 
 
 @helper
+def mirror_upper(A):
+    """
+    Copy the upper triangle of the square A into its lower triangle; return A's status.
+
+    The finiteness check rides on the copy: a symmetric matrix is finite if its upper
+    triangle is, so each entry is read once.
+    """
+    bad = False
+    for r in range(A.shape[0]):
+        y = A[r, r]
+        bad |= (y - y) != 0.0
+        for c in range(r + 1, A.shape[0]):
+            y = A[r, c]
+            A[c, r] = y
+            bad |= (y - y) != 0.0
+    return NOT_FINITE_RESULT if bad else 0
+
+
+@helper
 def model_sizes(packed):
     """(nbodies, nq, nv) from the packed model table."""
     nb = packed.shape[0] - 1

@@ -27,23 +27,24 @@ runs (``aba``, ``minv``, ``rnea_derivatives``), composed here; nothing is writte
   option). ∂τ/∂q̇ does not depend on the acceleration (A2 l.5 for u = q̇ and the B, I^c
   terms), so ∂ID/∂q̇ at q̈ is dtau_dv itself; only the dA columns and the subtree forces F
   differ between a and q̈, so ∂ID/∂q at both shares Y = I^c S, Z = (B^c)ᵀ S and B^c dV.
-* Eq. 24: two nv × nv × nv products with -M⁻¹, through BLAS (``np.dot`` inside numba calls
-  SciPy's dgemm): 4 µs for both at nv = 38, against 18 µs for loops.
+* Eq. 24: two nv × nv × nv products with -M⁻¹, through BLAS (``rbd_ros._blas.gemm``, SciPy's
+  dgemm): 4 µs for both at nv = 38, against 18 µs for loops.
 """
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import _checks
+from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
 from ..spatial import add6, dot6, inertia_apply, load6, load10, store6
 from .aba import (aba_forward_step, aba_kernel, acceleration_step, articulated_inertia_step,
                   bias_force_step)
-from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, model_sizes,
-                     set_world)
+from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
+                     model_sizes, set_world)
 from .joints import joint_nv, subspace_column
-from .minv import clear_force_set, minv_backward_step, minv_forward_step, mirror_upper
+from .minv import clear_force_set, minv_backward_step, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
                                derivative_forward_step, subtree_sum_step)
@@ -123,7 +124,7 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     See :func:`compute_all`.
 
     ``out`` rows: M⁻¹ [0, nv), ∂τ/∂q [nv, 2nv), ∂τ/∂q̇ [2nv, 3nv), ∂q̈/∂q, ∂q̈/∂q̇, then τ and
-    q̈. ``stacked`` rows: ∂ID/∂q at q̈, then -M⁻¹.
+    q̈. ``stacked``: ∂ID/∂q at q̈.
     """
     nv = out.shape[1]
     status = check_inputs(packed, q, v, a, fext, 5) or check_vector(tau_in, nv, 4)
@@ -131,19 +132,15 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
         return status
     Minv = out[0:nv]
     G = stacked[0:nv]
-    neg_Minv = stacked[nv:2 * nv]
     _forward_and_inertia_passes(packed, ws, dws, bws, FP, X, XD, q, v, a, tau_in, fext, Minv,
                                 out[5 * nv + 1])
-    for r in range(nv):
-        for c in range(nv):
-            neg_Minv[r, c] = -Minv[r, c]
     _derivative_pass(packed, ws, dws, bws, X, XD, out[5 * nv], out[nv:2 * nv],
                      out[2 * nv:3 * nv], G)
     if nv == 0:
         return 0
     # Eq. 24: ∂FD/∂q = -M⁻¹ ∂ID/∂q |q̈ ;  ∂FD/∂q̇ = -M⁻¹ ∂ID/∂q̇ (= dtau_dv, see above)
-    np.dot(neg_Minv, G, out[3 * nv:4 * nv])
-    np.dot(neg_Minv, out[2 * nv:3 * nv], out[4 * nv:5 * nv])
+    gemm(-1.0, Minv, G, out[3 * nv:4 * nv])
+    gemm(-1.0, Minv, out[2 * nv:3 * nv], out[4 * nv:5 * nv])
     return matrix_status(out)                 # every result, τ and q̈ included
 
 

@@ -11,7 +11,7 @@ from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..spatial import add10, inertia_act, inertia_apply, load10, se3_store, store6, store10
-from .common import check_configuration, matrix_status, model_sizes, placement_step
+from .common import check_configuration, mirror_upper, model_sizes, placement_step
 from .joints import joint_nv, project_force, subspace_column
 
 
@@ -41,10 +41,7 @@ def crba_kernel(packed, ws, q, M):
         lam = int(packed[i, P_PARENT])
         if lam >= 0:
             store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), Ic))   # I^c_λ += I^c_i
-    for r in range(nv):                      # mirror the upper triangle
-        for c in range(r):
-            M[r, c] = M[c, r]
-    return matrix_status(M)
+    return mirror_upper(M)
 
 
 def crba(model, q, *, data=None):

@@ -34,7 +34,7 @@ from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W
 from ..spatial import (dot6, inertia_act, load10, load6, mat6_cholesky_solve, mat6_set_inertia,
                        scale6, se3_load, se3_store, store6)
 from .aba import articulated_inertia_step
-from .common import check_configuration, matrix_status, model_sizes, placement_step
+from .common import check_configuration, mirror_upper, model_sizes, placement_step
 from .joints import UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv
 
 
@@ -139,15 +139,6 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
             FP[i, j, r] = oS[r] * m + Pl[r]
 
 
-@helper
-def mirror_upper(A):
-    """Copy the upper triangle of the square A into its lower triangle."""
-    n = A.shape[0]
-    for r in range(n):
-        for c in range(r):
-            A[r, c] = A[c, r]
-
-
 @kernel(int64(f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_2d))
 def minv_kernel(packed, ws, FP, q, Minv):
     nb, nq, nv = model_sizes(packed)
@@ -166,8 +157,7 @@ def minv_kernel(packed, ws, FP, q, Minv):
         minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
     for i in range(nb):                    # second forward pass (lines 28-36)
         minv_forward_step(packed, ws, FP, Minv, i, nv)
-    mirror_upper(Minv)
-    return matrix_status(Minv)
+    return mirror_upper(Minv)
 
 
 def minv(model, q, *, data=None):
