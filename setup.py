@@ -49,9 +49,10 @@ setup(
         # (colcon, ament_cmake, the rosidl generators)
         "ros": ROS_RUNTIME + ROS_BUILD,
         # Pinocchio and its robot set are test oracles only, never a runtime dependency;
-        # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py
+        # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py;
+        # icub-models and rtb-data: robot descriptions of the URDF corpus (test/corpus.py)
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
-                 "hypothesis>=6"],
+                 "hypothesis>=6", "icub-models>=3", "rtb-data>=2"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
     },
     zip_safe=False,
