@@ -40,7 +40,8 @@ setup(
         ("share/" + PACKAGE + "/config", glob("config/*.yaml")),
     ],
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
-    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4",
+    # URDFs are read with the standard library (rbd_ros/urdf_reader.py)
+    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10",
                       # rbd_replay: rosbag2 in and out without ROS, plots
                       "rosbags>=0.10", "matplotlib", "pyyaml"],
     extras_require={

@@ -14,7 +14,7 @@ from . import inertia as _inertia
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, Model
 from .urdf_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
                           undriven_joints)
-from .urdf_reader import (URDFError, check_document, dynamics_document, excerpt, parse_xml,
+from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_robot,
                           read_source)
 
 SUPPORTED = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
@@ -45,22 +45,10 @@ def _compose(a, b):
 
 
 def _parse(text, source):
-    """Parse, check and reduce the document (urdf_reader), then build urdf-parser-py's objects."""
-    from urdf_parser_py import urdf as up
-    from urdf_parser_py.xml_reflection import core
-
+    """Parse and check the document; read its links and joints (urdf_reader)."""
     root = parse_xml(text, source)
     check_document(root, source)
-    notes = []
-    saved = core.on_error
-    core.on_error = notes.append     # unknown tags in what is left are not errors
-    try:
-        robot = up.URDF.from_xml_string(dynamics_document(root))
-    except Exception as exc:  # the parser raises assorted types for bad XML
-        raise URDFError(f"malformed URDF ({source}): {str(exc)[:300]}") from None
-    finally:
-        core.on_error = saved
-    return robot
+    return read_robot(root, source)
 
 
 def _link_inertia(link, source, strict, odd):
@@ -233,7 +221,9 @@ class _Bodies:
             visited.add(link_name)
             link_inertia = _link_inertia(self.links[link_name], self.source,
                                          self.strict_inertia, self.odd)
-            if body >= 0:
+            if body >= 0 and pose is _IDENTITY and not self.inertia[body].any():
+                self.inertia[body] = link_inertia     # the body's own link: nothing to merge
+            elif body >= 0:
                 self.inertia[body] = _inertia.merge(self.inertia[body], link_inertia, *pose)
             for child in reversed(children[link_name]):   # popped in document order
                 stack.append((child, child.child, body, _compose(pose, _pose(child.origin))))

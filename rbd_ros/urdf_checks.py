@@ -35,7 +35,7 @@ WARNED_LINKS = 20           # the warning names this many links, then counts the
 
 
 def rotational_inertia(inertia_element):
-    """Return the 3×3 inertia of a urdf-parser-py ``<inertia>`` (zeros when absent)."""
+    """Return the 3×3 matrix of an ``<inertia>`` as urdf_reader reads it (zeros if absent)."""
     t = inertia_element
     if t is None:
         return np.zeros((3, 3))
@@ -48,33 +48,38 @@ def check_link_inertia(name, mass, rot, source, strict, odd):
     Refuse an inertia that makes the dynamics meaningless; note one that is merely odd.
 
     ``rot``: the rotational inertia about the centre of mass, in the inertial frame. A
-    triangle-inequality violation is appended to ``odd`` as (link, principal moments), or
-    refused when ``strict``.
+    triangle-inequality violation (or a placeholder below PLACEHOLDER_INERTIA that is not
+    positive semi-definite) is appended to ``odd`` as (link, principal moments), or refused
+    when ``strict``.
     """
-    where = f"link {excerpt(name)} ({source})"
+    def where():
+        return f"link {excerpt(name)} ({source})"
+
     if not (np.isfinite(mass) and np.all(np.isfinite(rot))):
-        raise URDFError(f"{where}: its inertial holds a non-finite number")
+        raise URDFError(f"{where()}: its inertial holds a non-finite number")
     if mass < 0:
-        raise URDFError(f"{where}: negative mass {mass:g}")
-    moments = np.linalg.eigvalsh(0.5 * (rot + rot.T))
-    size = float(np.max(np.abs(moments)))
+        raise URDFError(f"{where()}: negative mass {mass:g}")
+    moments = np.linalg.eigvalsh(rot)
+    size = max(-moments[0], moments[2])
     tol = ROUND_OFF * size + ROUND_OFF_ABS
-    shown = ", ".join(f"{m:.6g}" for m in moments)
     if moments[0] < -tol and (strict or size > PLACEHOLDER_INERTIA):
-        raise URDFError(f"{where}: the rotational inertia is not positive semi-definite "
-                        f"(principal moments {shown})")
+        raise URDFError(f"{where()}: the rotational inertia is not positive semi-definite "
+                        f"(principal moments {_shown(moments)})")
     if moments[0] + moments[1] < moments[2] - tol:     # also true when moments[0] < 0
         if strict:
-            raise URDFError(f"{where}: the principal moments {shown} violate the triangle "
-                            "inequality I1 + I2 >= I3 (no rigid body has them); "
+            raise URDFError(f"{where()}: the principal moments {_shown(moments)} violate the "
+                            "triangle inequality I1 + I2 >= I3 (no rigid body has them); "
                             "strict_inertia=False loads it with a warning")
         odd.append((name, moments))
 
 
+def _shown(moments, digits=6):
+    return ", ".join(f"{m:.{digits}g}" for m in moments)
+
+
 def odd_inertia_warning(odd, source):
     """Return the one warning text for the links of ``odd`` (see check_link_inertia)."""
-    shown = "; ".join(f"{name} ({', '.join(f'{m:.3g}' for m in moments)})"
-                      for name, moments in odd[:WARNED_LINKS])
+    shown = "; ".join(f"{name} ({_shown(moments, 3)})" for name, moments in odd[:WARNED_LINKS])
     more = f"; and {len(odd) - WARNED_LINKS} more" if len(odd) > WARNED_LINKS else ""
     return (f"{source}: {len(odd)} link(s) have principal moments of inertia that violate the "
             f"triangle inequality I1 + I2 >= I3, which no rigid body has (a negative one: a "
@@ -83,31 +88,45 @@ def odd_inertia_warning(odd, source):
 
 
 def undriven_joints(parent, joint_type, placement, axis, inertia):
-    """
-    Return the indices of the bodies whose joint drives (almost) no inertia.
+    """Return the indices of the bodies whose joint drives (almost) no inertia."""
+    driven = driven_inertias(parent, joint_type, placement, axis, inertia)
+    scale = float(np.max(driven)) if len(driven) else 0.0
+    return [i for i in range(len(driven)) if not driven[i] > DRIVEN * scale]
 
-    At the neutral configuration (every joint transform the identity), each body's subtree
-    is merged into one inertia; a revolute joint drives its moment about the joint axis, a
-    prismatic one its mass, a free-flyer all six directions. A value below :data:`DRIVEN`
-    times the largest one (or zero) makes M singular. M can also be singular with every
-    joint driving something (two coaxial joints with a massless link between them); the
-    algorithms then refuse the non-finite results they compute.
+
+def driven_inertias(parent, joint_type, placement, axis, inertia):
+    """
+    Return what each body's joint drives: M's diagonal at the neutral configuration.
+
+    At the neutral configuration (every joint transform the identity) each body's subtree
+    has one composite spatial inertia; a revolute joint drives its moment about the joint
+    axis, a prismatic one its mass, a free-flyer all six directions: the diagonal of M (and
+    the smallest eigenvalue of its base block); a value below :data:`DRIVEN` times the
+    largest one (or zero) makes M singular. M can also be singular with every joint driving
+    something (two coaxial joints with a massless link between them); the algorithms then
+    refuse the non-finite results they compute.
     """
     n = len(parent)
-    subtree = [np.asarray(i, np.float64) for i in inertia]
-    for i in range(n - 1, -1, -1):            # parent[i] < i: children before parents
+    composite = _inertia.to_matrix(np.asarray(inertia, np.float64).reshape(n, 10))
+    for i in range(n - 1, 0, -1):            # parent[i] < i: children before parents
         if parent[i] >= 0:
-            R = np.asarray(placement[i][:9]).reshape(3, 3)
-            subtree[parent[i]] = _inertia.merge(subtree[parent[i]], subtree[i], R,
-                                                placement[i][9:])
-    driven = np.array([_driven(subtree[i], joint_type[i], axis[i]) for i in range(n)])
-    scale = float(np.max(driven)) if n else 0.0
-    return [i for i in range(n) if not driven[i] > DRIVEN * scale]
+            X = _motion_transform(np.asarray(placement[i], np.float64))
+            composite[parent[i]] += X.T @ composite[i] @ X
+    return np.array([_driven(composite[i], joint_type[i], axis[i]) for i in range(n)])
 
 
-def _driven(inertia, kind, axis):
-    """Return the smallest inertia a joint of ``kind`` about ``axis`` moves."""
-    matrix = _inertia.to_matrix(inertia)        # 6×6 about the joint frame's origin
+def _motion_transform(placement):
+    """Return the 6×6 map of a parent-frame twist to the child frame (placement: R, p)."""
+    R, p = placement[:9].reshape(3, 3), placement[9:]
+    cross = np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
+    X = np.zeros((6, 6))
+    X[:3, :3] = X[3:, 3:] = R.T
+    X[:3, 3:] = -R.T @ cross                 # v_child = Rᵀ (v - p × ω)
+    return X
+
+
+def _driven(matrix, kind, axis):
+    """Return the smallest inertia that a joint of ``kind`` about ``axis`` moves."""
     if kind == FREE_FLYER:
         return float(np.linalg.eigvalsh(matrix)[0])
     motion = np.concatenate([axis, np.zeros(3)] if kind == PRISMATIC else [np.zeros(3), axis])

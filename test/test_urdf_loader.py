@@ -299,3 +299,15 @@ def test_ten_thousand_link_chain_loads():
     model = rbd_ros.load_model(chain(10_000))
     assert model.nv == 10_000 and model.joint_names[-1] == "j9999"
     assert model.parent[-1] == 9998
+
+
+def test_driven_inertias_are_the_diagonal_of_crba(robot):
+    """The massless check's composite inertias, against CRBA at the neutral configuration."""
+    from rbd_ros.urdf_checks import driven_inertias
+    m = robot.model
+    driven = driven_inertias(m.parent, m.joint_type, m.placement, m.axis, m.inertia)
+    M = rbd_ros.crba(m, m.neutral())
+    first = 6 if m.floating_base else 0
+    if m.floating_base:
+        assert_close(driven[0], np.linalg.eigvalsh(M[:6, :6])[0], 1e-12, "base block")
+    assert_close(driven[1 if first else 0:], np.diag(M)[first:], 1e-12, "diagonal")
