@@ -27,9 +27,7 @@ class URDFError(ValueError):
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
-# A document's XML declaration, possibly after a byte-order mark, white space or comments
-# (editors and generators put them there; expat refuses a declaration that is not first).
-_PROLOGUE = re.compile(r"\A(\s*(?:<!--.*?-->\s*)*)<\?xml\b[^>]*\?>", re.S)
+_SPACE = re.compile(r"\s*")
 _DECLARED_ENCODING = re.compile(rb"""<\?xml\b[^>]*\bencoding\s*=\s*["']([A-Za-z0-9._-]+)""")
 
 
@@ -50,7 +48,7 @@ def read_source(urdf):
         raise URDFError(f"expected a URDF path or XML string, got {type(urdf).__name__}")
     if isinstance(urdf, bytes):
         return decode(urdf, "<bytes>"), "<bytes>"
-    if isinstance(urdf, str) and urdf.lstrip("\ufeff \t\r\n").startswith("<"):
+    if isinstance(urdf, str) and urdf.lstrip().lstrip("\ufeff").lstrip().startswith("<"):
         return urdf, "<string>"
     path = os.fspath(urdf)
     if isinstance(path, bytes):
@@ -89,6 +87,31 @@ def _refuse(what):
     return handler
 
 
+def without_declaration(text):
+    """
+    Return the text without its byte-order mark and XML declaration.
+
+    Editors and generators put blank lines or comments before the declaration, which expat
+    refuses; the declaration says nothing a decoded text needs. A plain scan, not a regular
+    expression: comments would make one backtrack exponentially.
+    """
+    text = text.lstrip("\ufeff")
+    at = 0
+    while True:
+        at = _SPACE.match(text, at).end()
+        if not text.startswith("<!--", at):
+            break
+        end = text.find("-->", at + 4)
+        if end < 0:
+            return text                      # an unclosed comment: expat will say so
+        at = end + 3
+    if text.startswith("<?xml", at) and text[at + 5:at + 6] in ("", "?", " ", "\t", "\r", "\n"):
+        end = text.find("?>", at)
+        if end >= 0:
+            return text[:at] + text[end + 2:]
+    return text
+
+
 def parse_xml(text, source):
     """
     Return the ``<robot>`` element of a URDF text, parsed without DTDs or entities.
@@ -96,7 +119,7 @@ def parse_xml(text, source):
     Refused with URDFError: malformed XML, a DOCTYPE, entity declarations or references to
     undefined entities, a root element that is not ``<robot>``.
     """
-    text = _PROLOGUE.sub(r"\1", text.lstrip("\ufeff"), count=1)
+    text = without_declaration(text)
     builder = ET.TreeBuilder()
     parser = expat.ParserCreate()
     parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
