@@ -31,7 +31,7 @@ ATTRIBUTES = st.dictionaries(NAME, st.text(st.characters(blacklist_categories=("
 
 @st.composite
 def ignored_element(draw, depth=2):
-    """An element the dynamics never reads, with random attributes, children and text."""
+    """Draw an element the dynamics never reads: random attributes, children and text."""
     tag = draw(st.sampled_from(["visual", "collision", "material", "gazebo", "transmission",
                                 "sensor", "texture", "geometry", "plugin", "xacro:macro"]))
     attributes = "".join(f' {k}="{_escape(v)}"' for k, v in draw(ATTRIBUTES).items())
@@ -86,7 +86,7 @@ NUMBER = st.one_of(st.sampled_from(["0", "1", "-1", "nan", "inf", "-inf", "1e308
 
 @st.composite
 def random_tree(draw):
-    """A random tree of links and joints with random numbers everywhere."""
+    """Draw a random tree of links and joints with random numbers everywhere."""
     n = draw(st.integers(1, 6))
     parts = []
     for i in range(n):
