@@ -9,7 +9,7 @@ defusedxml rules: no entity expansion, no external entities), checked (unique, n
 names; finite numbers) and read into plain objects: the robot's name, each link's name and
 inertial, each joint's name, type, parent, child, origin, axis, limit and mimic. The objects
 carry urdf-parser-py's attribute names and defaults (``robot.links[i].inertial.inertia.ixx``,
-``joint.mimic.multiplier``...), the library this module replaces: iterative, ~10× faster on
+``joint.mimic.multiplier``...), the library this module replaces: iterative, ~5× faster on
 large documents, and everything else in the document is ignored.
 """
 import math
