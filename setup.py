@@ -40,7 +40,8 @@ setup(
         ("share/" + PACKAGE + "/config", glob("config/*.yaml")),
     ],
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
-    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10", "urdf-parser-py>=0.0.4",
+    # URDFs are read with the standard library (rbd_ros/urdf_reader.py)
+    install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10",
                       # rbd_replay: rosbag2 in and out without ROS, plots
                       "rosbags>=0.10", "matplotlib", "pyyaml"],
     extras_require={
@@ -49,9 +50,10 @@ setup(
         # (colcon, ament_cmake, the rosidl generators)
         "ros": ROS_RUNTIME + ROS_BUILD,
         # Pinocchio and its robot set are test oracles only, never a runtime dependency;
-        # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py
+        # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py;
+        # icub-models and rtb-data: robot descriptions of the URDF corpus (test/corpus.py)
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
-                 "hypothesis>=6"],
+                 "hypothesis>=6", "icub-models>=3", "rtb-data>=2"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
     },
     zip_safe=False,

@@ -6,24 +6,18 @@ Fixed joints are removed: the child link's inertia is merged into the body it is
 so the tree holds only movable bodies -- the same tree Pinocchio builds.
 """
 import math
-import os
 import warnings
 
 import numpy as np
 
 from . import inertia as _inertia
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, Model
+from .urdf_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
+                          undriven_joints)
+from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_robot,
+                          read_source)
 
 SUPPORTED = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
-
-# Many URDFs give dummy links a placeholder inertia such as ixx = ixy = ... = 1e-6, which is
-# not that of any body (rank one) but too small to matter. Below this size (kg m²) an
-# invalid inertia is kept with a warning; above it, it is an error.
-PLACEHOLDER_INERTIA = 1e-5
-
-
-class URDFError(ValueError):
-    """The robot description cannot be turned into a model; the message says why."""
 
 
 def rpy_to_matrix(roll, pitch, yaw):
@@ -50,65 +44,32 @@ def _compose(a, b):
     return Ra @ Rb, Ra @ pb + pa
 
 
-def _read_text(urdf):
-    if not isinstance(urdf, (str, bytes, os.PathLike)):
-        raise URDFError(f"expected a URDF path or XML string, got {type(urdf).__name__}")
-    if isinstance(urdf, bytes):
-        urdf = urdf.decode("utf-8", errors="replace")
-    text = os.fspath(urdf)
-    if text.lstrip().startswith("<"):
-        return text, "<string>"
-    if not os.path.isfile(text):
-        raise URDFError(f"{text!r} is neither URDF XML nor an existing file")
-    with open(text, encoding="utf-8") as f:
-        return f.read(), text
-
-
 def _parse(text, source):
-    from urdf_parser_py import urdf as up
-    from urdf_parser_py.xml_reflection import core
-
-    warnings = []
-    saved = core.on_error
-    core.on_error = warnings.append   # unknown tags (gazebo, transmission...) are not errors
-    try:
-        robot = up.URDF.from_xml_string(text)
-    except Exception as exc:  # the parser raises assorted types for bad XML
-        raise URDFError(f"malformed URDF ({source}): {exc}") from None
-    finally:
-        core.on_error = saved
-    return robot
+    """Parse and check the document; read its links and joints (urdf_reader)."""
+    root = parse_xml(text, source)
+    check_document(root, source)
+    return read_robot(root, source)
 
 
-def _link_inertia(link, source, placeholders):
+def _link_inertia(link, source, strict, odd):
     """
     Return the link's compact inertia in its own frame (zeros for a link without <inertial>).
 
-    Tolerated placeholder inertias are appended to ``placeholders`` as (link, reason).
+    Refuses what makes the dynamics meaningless; appends a link whose moments violate the
+    triangle inequality to ``odd`` (urdf_checks.check_link_inertia).
     """
     inertial = link.inertial
     if inertial is None:
         return np.zeros(10)
     mass = float(inertial.mass or 0.0)
-    if not math.isfinite(mass):
-        raise URDFError(f"link {link.name!r} ({source}): mass {mass} is not finite")
-    if mass < 0:
-        raise URDFError(f"link {link.name!r} ({source}): negative mass {mass:g}")
-    t = inertial.inertia
-    rot = np.zeros((3, 3)) if t is None else np.array(
-        [[t.ixx, t.ixy, t.ixz], [t.ixy, t.iyy, t.iyz], [t.ixz, t.iyz, t.izz]], np.float64)
+    rot = rotational_inertia(inertial.inertia)
+    check_link_inertia(link.name, mass, rot, source, strict, odd)
     R, c = _pose(inertial.origin)
-    compact = _inertia.compact(mass, c, R @ rot @ R.T)
-    why = _inertia.physical_violation(compact, rtol=1e-6)
-    if why:
-        if np.max(np.abs(np.linalg.eigvalsh(rot))) > PLACEHOLDER_INERTIA:
-            raise URDFError(f"link {link.name!r} ({source}): inertia is not physically valid: "
-                            f"{why}")
-        placeholders.append((link.name, why))
-    return compact
+    return _inertia.compact(mass, c, R @ rot @ R.T)
 
 
-def load_model(urdf, floating_base=False, mimic="error"):
+def load_model(urdf, floating_base=False, mimic="error", strict_inertia=False,
+               allow_massless=False):
     """
     Build a :class:`Model` from a URDF file path or XML string.
 
@@ -118,31 +79,57 @@ def load_model(urdf, floating_base=False, mimic="error"):
     Mimic joints are not supported yet: by default they are an error. ``mimic="independent"``
     makes each of them an ordinary joint with its own entry in q (what Pinocchio does by
     default), e.g. to study a gripper's fingers separately.
+
+    Only links, inertials and joints are read: visual, collision, material, transmission and
+    gazebo content never makes a robot unloadable. Refused (URDFError): duplicate or empty
+    names, NaN or inf in an origin, axis or inertial, a negative mass, a rotational inertia
+    that is not positive semi-definite, and a movable joint that drives no mass or inertia
+    (M singular) unless ``allow_massless``. Principal moments that violate the triangle
+    inequality are kept with one warning, or refused with ``strict_inertia=True``.
     """
     if mimic not in ("error", "independent"):
         raise ValueError(f"mimic must be 'error' or 'independent', not {mimic!r}")
-    text, source = _read_text(urdf)
+    text, source = read_source(urdf)
     robot = _parse(text, source)
     links = {link.name: link for link in robot.links}
     if not links:
         raise URDFError(f"URDF ({source}) has no <link>")
     children, root = _tree(robot, links, source, mimic)
-    bodies = _Bodies(links, source)
+    bodies = _Bodies(links, source, strict_inertia)
     # body -1 is the world when the base is fixed: what is welded to it has no effect
     root_body = bodies.add(-1, FREE_FLYER, _IDENTITY, np.zeros(3), root) if floating_base else -1
     visited = bodies.build(children, root, root_body)
-    if bodies.placeholders:
-        names = [name for name, _ in bodies.placeholders]
-        warnings.warn(f"{source}: links {names} have placeholder inertias below "
-                      f"{PLACEHOLDER_INERTIA:g} kg m² that no body can have "
-                      f"({bodies.placeholders[0][1]}); kept as given", stacklevel=2)
     unreachable = sorted(set(links) - visited)
     if unreachable:
-        raise URDFError(f"URDF ({source}): links {unreachable} are not connected to the root "
-                        f"{root!r} (a kinematic loop)")
+        raise URDFError(f"URDF ({source}): {len(unreachable)} links ({_names(unreachable)}) "
+                        f"are not connected to the root {root!r} (a kinematic loop)")
+    if not allow_massless:
+        _refuse_undriven(bodies, source)
+    if bodies.odd:
+        warnings.warn(odd_inertia_warning(bodies.odd, source), stacklevel=2)
     return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
                  bodies.axis, bodies.inertia, bodies.body_names, bodies.joint_names,
                  bodies.lower, bodies.upper, bodies.velocity, bodies.effort)
+
+
+def _names(names, count=5):
+    """Return the first ``count`` names, quoted, and how many more there are."""
+    shown = ", ".join(excerpt(n) for n in names[:count])
+    return shown + (f" and {len(names) - count} more" if len(names) > count else "")
+
+
+def _refuse_undriven(bodies, source):
+    """Refuse a model with movable joints that drive nothing (M would be singular)."""
+    idle = undriven_joints(bodies.parent, bodies.joint_type, bodies.placement, bodies.axis,
+                           bodies.inertia)
+    if idle:
+        first = 1 if bodies.joint_type[0] == FREE_FLYER else 0     # body i: joint i - first
+        joints = ["the floating base" if i < first else bodies.joint_names[i - first]
+                  for i in idle]
+        raise URDFError(f"URDF ({source}): joint(s) {_names(joints)} move no mass or inertia "
+                        "(nothing below them, or all of it on the joint axis), so the "
+                        "joint-space inertia matrix is singular; load_model(..., "
+                        "allow_massless=True) loads it anyway")
 
 
 _IDENTITY = (np.eye(3), np.zeros(3))
@@ -180,12 +167,12 @@ def _tree(robot, links, source, mimic):
 class _Bodies:
     """The movable bodies of a URDF tree as the lists a :class:`Model` is built from."""
 
-    def __init__(self, links, source):
-        self.links, self.source = links, source
+    def __init__(self, links, source, strict_inertia=False):
+        self.links, self.source, self.strict_inertia = links, source, strict_inertia
         self.parent, self.joint_type, self.placement, self.axis = [], [], [], []
         self.inertia, self.body_names, self.joint_names = [], [], []
         self.lower, self.upper, self.velocity, self.effort = [], [], [], []
-        self.placeholders = []
+        self.odd = []                  # links whose inertia violates the triangle inequality
 
     def add(self, parent, kind, pose, axis, name):
         """Append a body moved by a joint of ``kind`` at ``pose`` in its parent's frame."""
@@ -232,8 +219,11 @@ class _Bodies:
                 body = self.add_movable(joint, body, pose)
                 pose = _IDENTITY                      # the link frame is the joint frame
             visited.add(link_name)
-            link_inertia = _link_inertia(self.links[link_name], self.source, self.placeholders)
-            if body >= 0:
+            link_inertia = _link_inertia(self.links[link_name], self.source,
+                                         self.strict_inertia, self.odd)
+            if body >= 0 and pose is _IDENTITY and not self.inertia[body].any():
+                self.inertia[body] = link_inertia     # the body's own link: nothing to merge
+            elif body >= 0:
                 self.inertia[body] = _inertia.merge(self.inertia[body], link_inertia, *pose)
             for child in reversed(children[link_name]):   # popped in document order
                 stack.append((child, child.child, body, _compose(pose, _pose(child.origin))))

@@ -115,19 +115,21 @@ def assert_close(ours, ref, tol, what=""):
 class Robot:
     """Our model and Pinocchio's for one URDF, with conversions between their layouts."""
 
-    def __init__(self, name):
-        path, floating = ROBOTS[name]
+    def __init__(self, name, path=None, floating=None, **options):
+        """Load the robot ``name`` of ROBOTS, or any URDF ``path``, with ``options``."""
+        if path is None:
+            if not available(name):
+                raise FileNotFoundError(f"{name}: example-robot-data is not installed")
+            path, floating = ROBOTS[name]
         self.name = name
         self.path = path
-        self.floating = floating
-        with open(path, encoding="utf-8") as f:
+        self.floating = bool(floating)
+        with open(path, encoding="utf-8-sig") as f:
             self.xml = f.read()
-        if not available(name):
-            raise FileNotFoundError(f"{name}: example-robot-data is not installed")
         # panda and talos have mimic joints (gripper fingers): rbd_ros rejects them unless
         # asked to treat them as independent joints, which is what Pinocchio does by default
         self.mimic = "independent" if has_mimic(self.xml) else "error"
-        self.model = load_quietly(path, floating, mimic=self.mimic)
+        self.model = load_quietly(path, floating, **{"mimic": self.mimic, **options})
         self._pin = None
 
     # -- Pinocchio side (built lazily so that tests without Pinocchio still run) -----------

@@ -19,7 +19,6 @@ BAD = {
     "floating_joint": "floating",
     "mimic": "mimic",
     "negative_mass": "negative mass",
-    "bad_inertia": "triangle",
     "not_positive_inertia": "positive",
     "no_links": "no <link>",
 }
@@ -41,9 +40,22 @@ def test_bad_urdf_raises(name, word, floating):
     assert word in str(info.value).lower(), str(info.value)
 
 
+# refused only with strict_inertia=True (loaded with a warning by default)
+STRICT = {"bad_inertia": "triangle"}
+
+
+@pytest.mark.parametrize("name,word", sorted(STRICT.items()))
+def test_strict_bad_urdf_raises(name, word):
+    path = os.path.join(BAD_DIR, name + ".urdf")
+    with pytest.raises(rbd_ros.URDFError, match=word):
+        rbd_ros.load_model(path, strict_inertia=True)
+    with pytest.warns(UserWarning, match=word):
+        rbd_ros.load_model(path)
+
+
 def test_bad_files_are_all_covered():
     names = {f[:-5] for f in os.listdir(BAD_DIR) if f.endswith(".urdf")}
-    assert names == set(BAD)
+    assert names == set(BAD) | set(STRICT)
 
 
 def test_urdf_error_is_value_error():
@@ -319,13 +331,13 @@ def test_hyq_placeholder_inertia_is_kept_with_a_warning():
 
 def test_large_invalid_inertia_is_still_an_error():
     """
-    The placeholder tolerance is for tiny inertias only.
+    An inertia that is not positive semi-definite is refused, whatever its size.
 
-    bad_inertia.urdf (moments of order 1 kg m²) must still fail, and so must a tiny one with
-    a negative mass.
+    not_positive_inertia.urdf (moments of order 1 kg m²) must fail, and so must a tiny
+    inertia with a negative mass.
     """
-    with pytest.raises(rbd_ros.URDFError, match="triangle"):
-        rbd_ros.load_model(os.path.join(BAD_DIR, "bad_inertia.urdf"))
+    with pytest.raises(rbd_ros.URDFError, match="positive semi-definite"):
+        rbd_ros.load_model(os.path.join(BAD_DIR, "not_positive_inertia.urdf"))
     with open(os.path.join(BAD_DIR, "negative_mass.urdf"), encoding="utf-8") as f:
         text = f.read().replace('ixx="0.01"', 'ixx="1e-7"').replace('iyy="0.01"', 'iyy="1e-7"')
     with pytest.raises(rbd_ros.URDFError, match="negative mass"):

@@ -68,7 +68,8 @@ class DescriptionSource:
             try:
                 model = rbd_ros.load_model(xml_text(xml),
                                            floating_base=self.params["floating_base"],
-                                           mimic=self.params["mimic_joints"])
+                                           mimic=self.params["mimic_joints"],
+                                           strict_inertia=self.params["strict_inertia"])
                 model = model.with_gravity(self.params["gravity"])
                 warm_up(model)
             except Exception as exc:   # any failure keeps the previous model running

@@ -16,6 +16,8 @@ PARAMETERS = {
     "floating_base": (False, "the root link is a free-flyer; its state comes from odometry"),
     "odometry_topic": ("odom", "nav_msgs/Odometry of the base (floating_base only)"),
     "mimic_joints": ("error", "'error': reject URDF mimic joints; 'independent': own dof"),
+    "strict_inertia": (False, "true: reject inertias whose principal moments violate the "
+                       "triangle inequality (false: load them, with a warning)"),
     "joint_states_topic": ("joint_states", "sensor_msgs/JointState input"),
     "acceleration_topic": ("", "JointVector of commanded accelerations; empty: a = 0"),
     "rate_hz": (0.0, "0: compute on every joint_states message; > 0: at this rate"),
