@@ -15,7 +15,8 @@ PARAMETERS = {
     "robot_description_topic": ("robot_description", "std_msgs/String topic with the URDF"),
     "floating_base": (False, "the root link is a free-flyer; its state comes from odometry"),
     "odometry_topic": ("odom", "nav_msgs/Odometry of the base (floating_base only)"),
-    "mimic_joints": ("error", "'error': reject URDF mimic joints; 'independent': own dof"),
+    "mimic_joints": ("coupled", "URDF mimic joints: 'coupled' to their leaders (the model's "
+                     "dofs: the independent joints); 'independent': own dof; 'error': reject"),
     "joint_states_topic": ("joint_states", "sensor_msgs/JointState input"),
     "acceleration_topic": ("", "JointVector of commanded accelerations; empty: a = 0"),
     "rate_hz": (0.0, "0: compute on every joint_states message; > 0: at this rate"),
