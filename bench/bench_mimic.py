@@ -83,6 +83,35 @@ def batch_us(model, n, rng):
             for name, f in (("rnea_batch", rbd_ros.rnea_batch), ("aba_batch", rbd_ros.aba_batch))}
 
 
+def dispatch_cost(calls):
+    """
+    Print what routing costs a model without mimic joints: its one test per call.
+
+    The public rnea and aba (which test ``model.coupling`` first) against the path they took
+    before coupling existed (``_checks.state_call`` on the kernel), same states, same process.
+    """
+    from rbd_ros import _checks
+    from rbd_ros.algorithms.aba import aba_kernel
+    from rbd_ros.algorithms.rnea import rnea_kernel
+    print("\nmodels without mimic joints: public call vs the kernel path without the routing "
+          "test, µs")
+    for name in ("arm7", "talos"):
+        if not available(name):
+            continue
+        model = load_quietly(ROBOTS[name][0], ROBOTS[name][1])
+        rng = np.random.default_rng(0)
+        states = [(model, model.random_configuration(rng), rng.normal(size=model.nv),
+                   rng.normal(size=model.nv)) for _ in range(NSTATES)]
+        for label, public, kernel in (("rnea", rbd_ros.rnea, rnea_kernel),
+                                      ("aba", rbd_ros.aba, aba_kernel)):
+            def direct(m, q, v, u, kernel=kernel, label=label):
+                return _checks.state_call(label, kernel, ("q", "v", "u", "fext"), m, q, v, u,
+                                          None, None)
+            ours, before = (per_call_us(f, states, calls) for f in (public, direct))
+            print(f"{name:<6} {label:<5} public {ours:7.3f}   without routing {before:7.3f}   "
+                  f"difference {ours - before:+.3f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
     parser.add_argument("--calls", type=int, default=20000)
@@ -104,6 +133,7 @@ def main():
         for function in timings["welded"]:
             w, c, i = (timings[v][function] for v in ("welded", "coupled", "independent"))
             print(f"{function:<22} {w:9.2f} {c:9.2f} {c / w:15.2f} {i:12.2f}")
+    dispatch_cost(args.calls)
 
 
 if __name__ == "__main__":
