@@ -17,12 +17,17 @@ calls on one workspace from several Python threads run one at a time.
 Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
 quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
 first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
+
+A model with mimic joints (coupled) runs every batch call through one kernel,
+``coupled_batch_kernel``, whose chunks run the coupled single-state kernels
+(``algorithms/coupled.py``) in per-chunk copies of the coupled scratch.
 """
 import numba
 import numpy as np
 
 from . import _checks
 from ._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, i64_1d, int64, void
+from .algorithms import coupled as _coupled
 from .algorithms.aba_derivatives import aba_derivatives_kernel
 from .algorithms.finite_differences import FORWARD, INVERSE, dynamics
 from .algorithms.minv import minv_kernel
@@ -96,6 +101,41 @@ def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, nchu
         yb = Yb[c]
         for k in range(c * n // nchunks, (c + 1) * n // nchunks):
             status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
+
+
+# one kernel for every batch call of a model with mimic joints (rarer, so one compiled entry
+# rather than six): ``which`` picks the coupled single-state kernel (algorithms/coupled.py);
+# outputs are (N, rows, cols), a vector result (N, 1, nv)
+@batch_kernel(void(int64, f64_2d_ro, f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_3d, f64_2d, f64_3d,
+                   f64_4d, f64_4d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_3d,
+                   f64_3d, f64_3d, i64_1d, int64))
+def coupled_batch_kernel(which, packed, table, ws, dws, bws, Yb, QF, VF, MF, R, VR, YF, q, v, u,
+                         fext, out1, out2, out3, status, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w, dw, bw, yb, qf, vf, mf, r, vr, yf = (ws[c], dws[c], bws[c], Yb[c], QF[c], VF[c],
+                                                MF[c], R[c], VR[c], YF[c])
+        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
+            if which == _coupled.RNEA:
+                s = _coupled.coupled_rnea_kernel(packed, table, w, qf, vf, q[k], v[k], u[k],
+                                                 fext[k], out1[k, 0])
+            elif which == _coupled.ABA:
+                s = _coupled.coupled_aba_kernel(packed, table, w, qf, vf, mf, r, vr, q[k], v[k],
+                                                u[k], fext[k], out1[k, 0])
+            elif which == _coupled.MINV:
+                s = _coupled.coupled_minv_kernel(packed, table, w, qf, mf, r, q[k], out1[k])
+            elif which == _coupled.RNEA_DERIVATIVES:
+                s = _coupled.coupled_rnea_derivatives_kernel(
+                    packed, table, w, dw, bw, qf, vf, mf, q[k], v[k], u[k], fext[k], out1[k],
+                    out2[k], out3[k])
+            elif which == _coupled.ABA_DERIVATIVES:
+                s = _coupled.coupled_aba_derivatives_kernel(
+                    packed, table, w, dw, bw, qf, vf, mf, r, vr, q[k], v[k], u[k], fext[k],
+                    out1[k], out2[k], out3[k])
+            else:
+                s = _coupled.coupled_regressor_kernel(packed, table, w, yb, qf, vf, yf, q[k],
+                                                      v[k], u[k], out1[k])
+            status[k] = s
 
 
 # -- Python wrappers --------------------------------------------------------------------------
@@ -173,6 +213,10 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
     ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
     only where the function has it (``names`` then ends with "fext"); ``which``, if given,
     goes first (the algorithm of ``dynamics_batch_kernel``).
+
+    A model with mimic joints runs ``coupled_batch_kernel`` instead, whatever ``kernel``:
+    ``which`` then names the coupled algorithm, outputs are (N, rows, nv) with ``out_shape``
+    = (rows, nv), and the inputs a call does not have are passed as its q (never read).
     """
     takes_fext = names[-1] == "fext"
     inputs = names[:-1] if takes_fext else names
@@ -184,14 +228,38 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
         data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
-            kernel(*which, model.packed, *(getattr(ws, name) for name in scratch), *arrays,
-                   *((fext,) if takes_fext else ()), *outs, status, nchunks)
+            if model.coupling is None:
+                kernel(*which, model.packed, *(getattr(ws, name) for name in scratch),
+                       *arrays, *((fext,) if takes_fext else ()), *outs, status, nchunks)
+            else:
+                coupled_batch_kernel(*which, model.packed, model.coupling.table,
+                                     *(getattr(ws, name) for name in _COUPLED_SCRATCH),
+                                     *(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
+                                     *(outs + (outs[0],) * 2)[:3], status, nchunks)
         _raise_first(function, status, model, names, tuple(arrays) + (fext,))
     return outs
 
 
+_COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
+                    "full_matrices", "reduced_matrices", "reduced_v", "full_regressor")
 _NAMES_RNEA = ("q", "v", "a", "fext")
 _NAMES_ABA = ("q", "v", "tau", "fext")
+
+
+def _which(model, algorithm, coupled_algorithm):
+    """Return the leading ``which`` of :func:`_run`: the algorithm of the model's kernel."""
+    if model.coupling is not None:
+        return (coupled_algorithm,)
+    return () if algorithm is None else (algorithm,)
+
+
+def _vectors(model, outs):
+    """Return the (N, nv) result of a vector call ((N, 1, nv) from the coupled kernel)."""
+    return outs[0].reshape(len(outs[0]), model.nv)
+
+
+def _matrix_shape(model):
+    return (model.nv, model.nv)
 
 
 def rnea_batch(model, q, v, a, fext=None, *, data=None):
@@ -200,8 +268,10 @@ def rnea_batch(model, q, v, a, fext=None, *, data=None):
 
     Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
     """
-    return _run("rnea_batch", dynamics_batch_kernel, ("body",), model, _NAMES_RNEA, (q, v, a),
-                fext, (model.nv,), 1, data, INVERSE)[0]
+    shape = (model.nv,) if model.coupling is None else (1, model.nv)
+    return _vectors(model, _run("rnea_batch", dynamics_batch_kernel, ("body",), model,
+                                _NAMES_RNEA, (q, v, a), fext, shape, 1, data,
+                                *_which(model, INVERSE, _coupled.RNEA)))
 
 
 def aba_batch(model, q, v, tau, fext=None, *, data=None):
@@ -210,8 +280,10 @@ def aba_batch(model, q, v, tau, fext=None, *, data=None):
 
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
     """
-    return _run("aba_batch", dynamics_batch_kernel, ("body",), model, _NAMES_ABA, (q, v, tau),
-                fext, (model.nv,), 1, data, FORWARD)[0]
+    shape = (model.nv,) if model.coupling is None else (1, model.nv)
+    return _vectors(model, _run("aba_batch", dynamics_batch_kernel, ("body",), model,
+                                _NAMES_ABA, (q, v, tau), fext, shape, 1, data,
+                                *_which(model, FORWARD, _coupled.ABA)))
 
 
 def minv_batch(model, q, *, data=None):
@@ -221,7 +293,7 @@ def minv_batch(model, q, *, data=None):
     Entry k is ``rbd_ros.minv(model, q[k])``.
     """
     return _run("minv_batch", minv_batch_kernel, ("body", "force_sets"), model, ("q",), (q,),
-                None, (model.nv, model.nv), 1, data)[0]
+                None, _matrix_shape(model), 1, data, *_which(model, None, _coupled.MINV))[0]
 
 
 def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
@@ -233,7 +305,8 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
     """
     return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
                 ("body", "dof", "body_matrix"), model, _NAMES_RNEA, (q, v, a), fext,
-                (model.nv, model.nv), 3, data)
+                _matrix_shape(model), 3, data,
+                *_which(model, None, _coupled.RNEA_DERIVATIVES))
 
 
 def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
@@ -245,7 +318,8 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
     """
     return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
                 ("body", "dof", "body_matrix", "force_sets", "stacked"), model, _NAMES_ABA,
-                (q, v, tau), fext, (model.nv, model.nv), 3, data)
+                (q, v, tau), fext, _matrix_shape(model), 3, data,
+                *_which(model, None, _coupled.ABA_DERIVATIVES))
 
 
 def joint_torque_regressor_batch(model, q, v, a, *, data=None):
@@ -257,5 +331,6 @@ def joint_torque_regressor_batch(model, q, v, a, *, data=None):
     """
     (Y,) = _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
                 ("body", "regressor_block"), model, _NAMES_RNEA[:3], (q, v, a), None,
-                (model.nv, 10 * model.nbodies), 1, data)
+                (model.nv, 10 * model.nbodies), 1, data,
+                *_which(model, None, _coupled.REGRESSOR))
     return Y.reshape(-1, 10 * model.nbodies)

@@ -114,11 +114,18 @@ class Model(_Frozen):
     ``gravity`` (default [0, 0, -9.81]) and ``data``, the model's own workspace, used when a
     function is called without ``data=``: it serves one call at a time, so threads that
     compute on one model concurrently each pass their own ``Data(model)``.
+
+    Mimic joints, coupled (``coupling``, an :class:`rbd_ros.coupling.Coupling`, else None):
+    ``nq``, ``nv``, ``joint_names`` and the limits are those of the independent joints (the
+    model's degrees of freedom; a leader keeps its own limits), while the tree attributes
+    (bodies, ``idx_q``, ``idx_v``, ``packed``) describe every joint, followers included:
+    ``nq_full``, ``nv_full`` entries (``coupling.joint_names``). Without mimic joints
+    ``nq_full == nq`` and ``nv_full == nv``.
     """
 
     def __init__(self, name, parent, joint_type, placement, axis, inertia, body_names,
                  joint_names, lower=None, upper=None, velocity_limit=None, effort_limit=None,
-                 gravity=(0.0, 0.0, -9.81)):
+                 gravity=(0.0, 0.0, -9.81), coupling=None):
         parent = np.asarray(parent, np.int64)
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
@@ -157,17 +164,27 @@ class Model(_Frozen):
             _read_only(arr, arr.dtype) for arr in constants)
 
         nv = int(nv_body.sum())
+        nq = int(nq_body.sum())
         floating_base = bool(nb and joint_type[0] == FREE_FLYER)
         joint_names = tuple(joint_names)
         njoints = len(joint_names)
         if njoints != nv - (6 if floating_base else 0):
             raise ValueError("one joint name per 1-dof joint is required")
+        # the model's degrees of freedom: the independent joints (all, without mimic joints)
+        dofs = np.arange(njoints)
+        if coupling is not None:
+            if coupling.joint_names != joint_names or coupling.floating_base != floating_base:
+                raise ValueError("the coupling is of another tree (joint names or base differ)")
+            dofs = np.asarray(coupling.independent_index, np.intp)
 
         def limits(values, default):
-            return _read_only(np.full(njoints, default) if values is None else values)
-        self._set(name=name, nbodies=nb, nq=int(nq_body.sum()), nv=nv,
+            values = np.full(njoints, default) if values is None else np.asarray(values)
+            return _read_only(values[dofs])
+        self._set(name=name, nbodies=nb, nq=nq - njoints + len(dofs),
+                  nv=nv - njoints + len(dofs), nq_full=nq, nv_full=nv, coupling=coupling,
                   floating_base=floating_base, body_names=tuple(body_names),
-                  joint_names=joint_names, packed=packed, subtree_end=subtree_end,
+                  joint_names=tuple(joint_names[k] for k in dofs), packed=packed,
+                  subtree_end=subtree_end,
                   dof_parent=dof_parent, inertia=inertia, parent=parent,
                   joint_type=joint_type, idx_q=idx_q[:nb], idx_v=idx_v[:nb],
                   placement=packed[:nb, P_PLACEMENT:P_PLACEMENT + 12],
@@ -191,12 +208,16 @@ class Model(_Frozen):
         """
         packed = np.array(self.packed)
         packed[-1, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
+        return self._with_packed(packed)
+
+    def _with_packed(self, packed, **changed):
+        """Return this model with another packed table (and ``changed`` attributes)."""
         packed = _read_only(packed)
         model = object.__new__(Model)
         attributes = dict(vars(self))
         attributes.update(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],
                           axis=packed[:-1, P_AXIS:P_AXIS + 3],
-                          theta=packed[:-1, P_THETA:P_THETA + 10])
+                          theta=packed[:-1, P_THETA:P_THETA + 10], **changed)
         model._set(**attributes)
         model._set(data=Data(model))
         return model
@@ -232,18 +253,18 @@ class Model(_Frozen):
         """
         Return this model with the body inertias θ (nbodies, 10).
 
-        θ is in the order of :meth:`inertial_parameters`; kinematics, name, joint limits and
-        gravity are kept.
+        θ is in the order of :meth:`inertial_parameters`; kinematics, name, joint limits,
+        mimic coupling and gravity are kept (and the constant arrays shared).
         """
         theta = np.array(theta, dtype=np.float64)
         if theta.shape != (self.nbodies, 10):
             raise ValueError(f"theta must have shape ({self.nbodies}, 10), got {theta.shape}")
         if not np.all(np.isfinite(theta)):
             raise ValueError("theta contains NaN or inf")
-        return Model(self.name, self.parent, self.joint_type, self.placement, self.axis,
-                     _inertia.from_theta(theta), self.body_names, self.joint_names,
-                     lower=self.lower, upper=self.upper, velocity_limit=self.velocity_limit,
-                     effort_limit=self.effort_limit, gravity=self.gravity)
+        inertia = _inertia.from_theta(theta)
+        packed = np.array(self.packed)
+        packed[:-1, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
+        return self._with_packed(packed, inertia=_read_only(inertia))
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -290,22 +311,25 @@ class Data(_Frozen):
 
     A Data serves one call at a time and is not thread-safe: threads that compute on one
     model concurrently each pass their own (``rbd_ros.rnea(model, q, v, a, data=Data(model))``).
-    It fits every model of the same size (``nbodies``, ``nv``), e.g. ``model.with_gravity``;
+    It fits every model of the same sizes (``nbodies``, ``nq``, ``nv``, and ``nq_full``,
+    ``nv_full`` of a model with mimic joints), e.g. ``model.with_gravity``;
     a call refuses a Data of another size before any kernel runs. Its arrays cannot be
     rebound. The batch entries run their chunks in per-chunk copies held here
     (:meth:`batch_workspace`), under ``lock``.
     """
 
     def __init__(self, model):
-        nb, nv = model.nbodies, model.nv
+        # the tree's kernels work on every joint (nv_full), the public calls on the model's
+        # degrees of freedom (nv); they differ with mimic joints only
+        nb, nv, nr = model.nbodies, model.nv_full, model.nv
         body = np.zeros((nb + 1, W_COLS))            # last row: the world
         body[-1, W_OM:W_OM + 9] = np.eye(3).ravel()
         self._set(
-            nbodies=nb, nv=nv, body=body,
+            nbodies=nb, nv=nr, sizes=_sizes(model), body=body,
             # inputs standing for "none" (no external force, zero velocity); never written.
             # Writable like any input array: the kernels are compiled for writable arrays,
             # and a read-only one would take the slow converting path on every call.
-            no_fext=np.zeros((0, 6)), zeros_v=np.zeros(nv),
+            no_fext=np.zeros((0, 6)), zeros_v=np.zeros(nr),
             matrix=np.zeros((nv, nv)),               # M, factorized in place (minv_cholesky)
             force_sets=np.zeros((nb, nv, 6)),        # F_i / P_i force and motion sets (minv)
             dof=np.zeros((nv, D_COLS)),              # per-dof columns (derivatives)
@@ -316,10 +340,17 @@ class Data(_Frozen):
             all_dof=np.zeros((nv, 6)),               # compute_all: dA columns at q̈
             all_stacked=np.zeros((nv, nv)),          # compute_all: ∂ID/∂q at q̈
             lock=threading.Lock(), _batch=[None])
+        # mimic joints (algorithms/coupled.py): the full state, matrices and regressor, and
+        # the reduced matrices and vectors; empty without mimic joints
+        coupled = model.coupling is not None
+        nf, nq, nr = (nv, model.nq_full, nr) if coupled else (0, 0, 0)
+        self._set(full_q=np.zeros(nq), full_v=np.zeros((3, nf)),
+                  full_matrices=np.zeros((3, nf, nf)), reduced_matrices=np.zeros((3, nr, nr)),
+                  reduced_v=np.zeros((3, nr)), full_regressor=np.zeros((nf, 10 * nb * coupled)))
 
     def fits(self, model):
         """Whether this workspace has the sizes of ``model``."""
-        return self.nbodies == model.nbodies and self.nv == model.nv
+        return self.sizes == _sizes(model)
 
     def batch_workspace(self, nchunks):
         """
@@ -346,3 +377,15 @@ class _BatchWorkspace:
         self.force_sets = stack(data.force_sets)
         self.stacked = stack(data.stacked)
         self.regressor_block = stack(data.regressor_block)
+        for name in _COUPLED_SCRATCH:
+            setattr(self, name, stack(getattr(data, name)))
+
+
+_COUPLED_SCRATCH = ("full_q", "full_v", "full_matrices", "reduced_matrices", "reduced_v",
+                    "full_regressor")
+
+
+def _sizes(model):
+    """Return what a workspace's arrays are sized by."""
+    return (model.nbodies, model.nq, model.nv, model.nq_full, model.nv_full,
+            model.coupling is not None)

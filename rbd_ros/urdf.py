@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from . import inertia as _inertia
+from .coupling import Coupling
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, Model
 from .urdf_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
                           undriven_joints)
@@ -68,7 +69,10 @@ def _link_inertia(link, source, strict, odd):
     return _inertia.compact(mass, c, R @ rot @ R.T)
 
 
-def load_model(urdf, floating_base=False, mimic="error", strict_inertia=False,
+MIMIC_OPTIONS = ("coupled", "independent", "error")
+
+
+def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
                allow_massless=False):
     """
     Build a :class:`Model` from a URDF file path or XML string.
@@ -76,9 +80,13 @@ def load_model(urdf, floating_base=False, mimic="error", strict_inertia=False,
     ``floating_base=True`` gives the root link a free-flyer joint (q: position + quaternion
     (x, y, z, w); v: linear and angular velocity in the base frame).
 
-    Mimic joints are not supported yet: by default they are an error. ``mimic="independent"``
-    makes each of them an ordinary joint with its own entry in q (what Pinocchio does by
-    default), e.g. to study a gripper's fingers separately.
+    Mimic joints (q_m = multiplier · q_leader + offset): ``mimic="coupled"`` (default)
+    couples each to its leader, so the model's degrees of freedom are the independent joints
+    and every algorithm works on that reduced system (``rbd_ros.coupling``); a follower of a
+    follower is resolved to the independent joint at the end of the chain. ``"independent"``
+    makes each an ordinary joint with its own entry in q (what Pinocchio does by default),
+    e.g. to study a gripper's fingers separately; ``"error"`` refuses them. A mimic tag on a
+    fixed joint couples nothing and is ignored.
 
     Only links, inertials and joints are read: visual, collision, material, transmission and
     gazebo content never makes a robot unloadable. Refused (URDFError): duplicate or empty
@@ -87,14 +95,16 @@ def load_model(urdf, floating_base=False, mimic="error", strict_inertia=False,
     (M singular) unless ``allow_massless``. Principal moments that violate the triangle
     inequality are kept with one warning, or refused with ``strict_inertia=True``.
     """
-    if mimic not in ("error", "independent"):
-        raise ValueError(f"mimic must be 'error' or 'independent', not {mimic!r}")
+    if mimic not in MIMIC_OPTIONS:
+        raise ValueError(f"mimic must be one of {', '.join(map(repr, MIMIC_OPTIONS))}, "
+                         f"not {mimic!r}")
     text, source = read_source(urdf)
     robot = _parse(text, source)
     links = {link.name: link for link in robot.links}
     if not links:
         raise URDFError(f"URDF ({source}) has no <link>")
     children, root = _tree(robot, links, source, mimic)
+    followers = _mimic_followers(robot, source) if mimic == "coupled" else {}
     bodies = _Bodies(links, source, strict_inertia)
     # body -1 is the world when the base is fixed: what is welded to it has no effect
     root_body = bodies.add(-1, FREE_FLYER, _IDENTITY, np.zeros(3), root) if floating_base else -1
@@ -107,9 +117,15 @@ def load_model(urdf, floating_base=False, mimic="error", strict_inertia=False,
         _refuse_undriven(bodies, source)
     if bodies.odd:
         warnings.warn(odd_inertia_warning(bodies.odd, source), stacklevel=2)
+    coupling = None
+    if followers:
+        try:
+            coupling = Coupling(bodies.joint_names, floating_base, followers)
+        except ValueError as exc:          # a cycle of mimic joints
+            raise URDFError(f"URDF ({source}): {exc}") from None
     return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
                  bodies.axis, bodies.inertia, bodies.body_names, bodies.joint_names,
-                 bodies.lower, bodies.upper, bodies.velocity, bodies.effort)
+                 bodies.lower, bodies.upper, bodies.velocity, bodies.effort, coupling=coupling)
 
 
 def _names(names, count=5):
@@ -146,10 +162,10 @@ def _tree(robot, links, source, mimic):
         if joint.type not in SUPPORTED and joint.type != "fixed":
             raise URDFError(f"joint {joint.name!r} ({source}): type {joint.type!r} is not "
                             "supported yet (revolute, continuous, prismatic and fixed are)")
-        if joint.mimic is not None and mimic == "error":
+        if joint.mimic is not None and joint.type != "fixed" and mimic == "error":
             raise URDFError(f"joint {joint.name!r} ({source}) mimics {joint.mimic.joint!r}: "
-                            "mimic joints are not supported yet (load_model(..., "
-                            "mimic='independent') makes it an independent joint)")
+                            "mimic joints are refused with mimic='error' (load_model(..., "
+                            "mimic='coupled'), the default, couples it to its leader)")
         if joint.child in parent_joint:
             raise URDFError(f"link {joint.child!r} ({source}) has two parent joints "
                             f"({parent_joint[joint.child].name!r}, {joint.name!r}): kinematic "
@@ -162,6 +178,35 @@ def _tree(robot, links, source, mimic):
     if len(roots) > 1:
         raise URDFError(f"URDF ({source}) has several root links {roots}: it must be one tree")
     return children, roots[0]
+
+
+def _mimic_followers(robot, source):
+    """
+    Return {follower: (leader, multiplier, offset)} of the movable joints with a <mimic>.
+
+    A fixed joint's tag is ignored (it couples nothing); a leader that is missing or fixed,
+    and a multiplier or offset that is not finite, are refused.
+    """
+    joints = {joint.name: joint for joint in robot.joints}
+    followers = {}
+    for joint in robot.joints:
+        tag = joint.mimic
+        if tag is None or joint.type == "fixed":
+            continue
+        leader = joints.get(tag.joint)
+        where = f"mimic joint {joint.name!r} ({source})"
+        if leader is None:
+            raise URDFError(f"{where} mimics {tag.joint!r}, which is not a joint of the URDF")
+        if leader.type == "fixed":
+            raise URDFError(f"{where} mimics the fixed joint {tag.joint!r}: a fixed joint has "
+                            "no motion to follow")
+        multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
+        offset = 0.0 if tag.offset is None else float(tag.offset)
+        if not (math.isfinite(multiplier) and math.isfinite(offset)):
+            raise URDFError(f"{where}: multiplier {multiplier} and offset {offset} must be "
+                            "finite")
+        followers[joint.name] = (tag.joint, multiplier, offset)
+    return followers
 
 
 class _Bodies:

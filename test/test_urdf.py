@@ -276,22 +276,22 @@ def test_unknown_tags_are_ignored():
 @pytest.mark.parametrize("name", EXAMPLE_ROBOT_DATA_ROBOTS)
 def test_example_robot_data_loads_unmodified(name):
     """
-    The example-robot-data files load as shipped.
+    The example-robot-data files load as shipped, with the default options.
 
-    Where they use mimic joints (panda, talos) the default is an error that says 'mimic';
-    mimic="independent" loads them.
+    Panda's finger joints are coupled (mimic="error" refuses them); talos's mimic tags are
+    on fixed joints only, which couple nothing and load even with mimic="error".
     """
     path = robot_path(name)
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
     floating = ROBOTS[name][1]
-    if "<mimic" in text:
-        with pytest.raises(rbd_ros.URDFError, match="mimic"):
-            load_quietly(path, floating)
-        m = load_quietly(path, floating, mimic="independent")
-    else:
-        m = load_quietly(path, floating)
+    m = load_quietly(path, floating)
     assert m.nv > 0
+    if name == "panda":
+        assert m.coupling is not None
+        with pytest.raises(rbd_ros.URDFError, match="mimic"):
+            load_quietly(path, floating, mimic="error")
+    else:
+        assert m.coupling is None
+        _same_model(load_quietly(path, floating, mimic="error"), m)
 
 
 @pytest.mark.parametrize("name", ["panda", "talos"])

@@ -132,4 +132,6 @@ def aba(model, q, v, tau, fext=None, *, data=None):
 
     ``fext``, ``data`` as for :func:`rbd_ros.rnea`.
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.aba(model, q, v, tau, fext, data)
     return _checks.state_call("aba", aba_kernel, _NAMES, model, q, v, tau, fext, data)

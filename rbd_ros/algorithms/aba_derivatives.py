@@ -57,6 +57,8 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
     :func:`rbd_ros.aba`.
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.aba_derivatives(model, q, v, tau, fext, data)
     nv = model.nv
     dqdd_dq = np.empty((nv, nv))
     dqdd_dv = np.empty((nv, nv))

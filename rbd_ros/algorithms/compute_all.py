@@ -162,6 +162,8 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     :func:`rbd_ros.rnea`. ∂/∂q is taken in the tangent space (see ``rnea_derivatives``).
     The arrays are views of one block, valid until the caller drops them (not reused).
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.compute_all(model, q, v, a, tau, fext, data)
     nv = model.nv
     data = model.data if data is None else _checks.workspace(model, data)
     X, XD, stacked = data.all_body, data.all_dof, data.all_stacked
@@ -206,6 +208,8 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     That is what a node needs when it publishes torques and accelerations but no matrices
     (cheaper than :func:`compute_all`).
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.inverse_and_forward_dynamics(model, q, v, a, tau, fext, data)
     nv = model.nv
     out = np.empty((2, nv))
     data = model.data if data is None else _checks.workspace(model, data)

@@ -46,6 +46,8 @@ def crba_kernel(packed, ws, q, M):
 
 def crba(model, q, *, data=None):
     """Return the joint-space inertia matrix M(q), full and symmetric (nv × nv)."""
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.crba(model, q, data)
     M = np.empty((model.nv, model.nv))
     data = model.data if data is None else _checks.workspace(model, data)
     try:

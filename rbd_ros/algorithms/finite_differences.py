@@ -15,10 +15,10 @@ import numpy as np
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
 from ..model import P_IV
-from .aba import aba_kernel
+from .aba import aba as aba_public, aba_kernel
 from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
 from .joints import joint_integrate, joint_tangent
-from .rnea import rnea_kernel
+from .rnea import rnea as rnea_public, rnea_kernel
 
 
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, f64_1d))
@@ -39,6 +39,8 @@ def integrate(model, q, dv):
     1-dof joints add; a free-flyer base moves to M exp6(dv[0:6]) (dv in the base frame, linear
     first; see ``joints.joint_integrate``).
     """
+    if model.coupling is not None:     # mimic joints: the reduced q (rbd_ros.coupling)
+        return model.coupling.integrate(model, q, dv)
     out = np.empty(model.nq)
     try:
         status = integrate_kernel(model.packed, q, dv, out)
@@ -122,6 +124,10 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
 
 
 def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        function = rnea_public if which == INVERSE else aba_public
+        return model.coupling.finite_differences(function, name, model, q, v, u, fext, eps,
+                                                 central, data)
     nv = model.nv
     d_dq, d_dv, d_du = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
     q_step, work = np.empty(model.nq), np.empty((4, nv))

@@ -165,8 +165,11 @@ def minv(model, q, *, data=None):
     Return the inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
 
     Computed directly by a three-pass recursion (Carpentier 2018) without forming or
-    factorizing M.
+    factorizing M. With mimic joints, the inverse of the reduced M_r from its Cholesky
+    factor (``coupled.py`` says why the recursion cannot carry the coupling).
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.minv(model, q, data)
     Minv = np.empty((model.nv, model.nv))
     data = model.data if data is None else _checks.workspace(model, data)
     try:

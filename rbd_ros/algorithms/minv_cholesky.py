@@ -72,7 +72,13 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
 
 
 def minv_cholesky(model, q, *, data=None):
-    """M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`)."""
+    """
+    Return M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`).
+
+    With mimic joints, M_r⁻¹ by CRBA and a dense Cholesky factorization, as :func:`minv`.
+    """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.minv(model, q, data, "minv_cholesky")
     Minv = np.empty((model.nv, model.nv))
     data = model.data if data is None else _checks.workspace(model, data)
     lam = model.dof_parent

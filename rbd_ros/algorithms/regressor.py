@@ -188,6 +188,8 @@ def joint_torque_regressor(model, q, v, a, *, data=None):
     ``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``; column block i belongs
     to body i's θ (seeds README order).
     """
+    if model.coupling is not None:     # mimic joints: Y_r = Gᵀ Y (rbd_ros.coupling)
+        return model.coupling.joint_torque_regressor(model, q, v, a, data)
     Y = np.empty((model.nv, 10 * model.nbodies))
     data = model.data if data is None else _checks.workspace(model, data)
     try:

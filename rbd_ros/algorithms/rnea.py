@@ -83,6 +83,8 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
     frame, linear part first. ``data``: the workspace (default: ``model.data``).
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.rnea(model, q, v, a, fext, data)
     return _checks.state_call("rnea", rnea_kernel, _NAMES, model, q, v, a, fext, data)
 
 

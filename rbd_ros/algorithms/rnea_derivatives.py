@@ -202,6 +202,8 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     to M exp(δ) with δ = (linear, angular) in the base frame (Pinocchio's convention).
     ``fext`` as for :func:`rbd_ros.rnea` (each body's force in its own frame).
     """
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.rnea_derivatives(model, q, v, a, fext, data)
     nv = model.nv
     dtau_dq = np.empty((nv, nv))
     dtau_dv = np.empty((nv, nv))

@@ -6,8 +6,11 @@ on the DDS domain: it is URDF XML or it is refused. A text that does not start w
 never opened as a path (the node would read local files on request, and say in its log
 whether a path exists); paths belong to the launch file's ``urdf_file`` argument, which
 reads the file and passes its content, and to ``rbd_ros.load_model(path)``. A rejected
-description is logged as one bounded line (throttled) and the previous model runs on.
+description is logged once per reason, as one bounded line that names the parameter that
+would load it where there is one, and the previous model runs on; while there is no model,
+the node's "no robot model yet" lines say why (the last rejection).
 """
+import math
 import threading
 
 import numpy as np
@@ -23,7 +26,8 @@ class DescriptionSource:
 
     Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_stats``,
     ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a description loads),
-    ``_pending_lock``, ``_pending_description`` and ``_loader`` (the loader thread).
+    ``_pending_lock``, ``_pending_description``, ``_loader`` (the loader thread) and
+    ``_last_rejection``.
     """
 
     def _init_description(self):
@@ -31,6 +35,7 @@ class DescriptionSource:
         self._pending_lock = threading.Lock()
         self._pending_description = None
         self._loader = None
+        self._last_rejection = None           # why the last description was rejected
 
     def _on_description(self, msg):
         # parsing and warming up take milliseconds: one loader thread does it off the
@@ -63,7 +68,7 @@ class DescriptionSource:
             kept = f"; keeping model {current.model.name!r}" if current else ""
             why = not_xml(xml)
             if why:
-                self._reject(f"rejected robot description from {source}: {why}{kept}")
+                self._reject(f"rejected robot description from {source}: {why}{kept}", why)
                 return
             try:
                 model = rbd_ros.load_model(xml_text(xml),
@@ -73,15 +78,25 @@ class DescriptionSource:
                 model = model.with_gravity(self.params["gravity"])
                 warm_up(model)
             except Exception as exc:   # any failure keeps the previous model running
+                reason = one_line(exc, 300) + parameter_hint(exc, self.params)
                 self._reject(f"rejected robot description from {source} ({len(xml)} "
-                             f"characters): {one_line(exc, 300)}{kept}")
+                             f"characters): {reason}{kept}", reason)
                 return
+            self._last_rejection = None
             self._install(model, xml, current, source)
 
-    def _reject(self, text):
-        # a few lines in a row (each rejection of an operator's edits shows), then throttled
+    def _reject(self, text, reason):
+        # once per reason: a description re-sent (latched, or every few seconds by a
+        # misconfigured publisher) does not repeat its line; another reason is logged
         self._stats["descriptions_rejected"] += 1
-        self._log_line("description", text, 2.0, burst=5, level="error")
+        self._last_rejection = reason
+        self._log_line("description: " + reason, text, math.inf, level="error")
+
+    def waiting_for_model(self):
+        """Say why there is no model yet: waiting, or the last description's rejection."""
+        if self._last_rejection is None:
+            return "waiting for robot_description"
+        return f"the last robot description was rejected: {self._last_rejection}"
 
     def _install(self, model, xml, current, source):
         robot = Robot(model, xml, self._enabled, self._pub)
@@ -95,6 +110,15 @@ class DescriptionSource:
         self.get_logger().info(one_line(
             f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
             f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"))
+
+
+def parameter_hint(exc, params):
+    """Return the node parameter that would load a description refused with ``exc`` ('')."""
+    if (isinstance(exc, rbd_ros.URDFError) and "mimic" in str(exc)
+            and params["mimic_joints"] == "error"):
+        return (" (parameter mimic_joints: 'coupled', the default, or 'independent' loads "
+                "mimic joints)")
+    return ""
 
 
 def xml_text(description):

@@ -45,6 +45,7 @@ from .. import cdr, outputs
 from ..cdr import JointStateDecoder
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource, not_xml
+from .joint_cache import MIMIC_TOLERANCE
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)
 from .robot import publish
@@ -69,7 +70,7 @@ STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
                        history=HistoryPolicy.KEEP_LAST)
 # what the node logs and counts in /diagnostics when it publishes nothing, by reason
 SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
-              "no robot model": "no robot model yet (waiting for robot_description)",
+              "no robot model": "no robot model yet ({why})",
               "bad command": "commanded acceleration must name every degree of freedom once "
                              "({count}): {names}...",
               "bad command values": "commanded acceleration with NaN/inf ignored",
@@ -181,7 +182,7 @@ class DynamicsNode(DescriptionSource, Node):
         self._stats["joint_states"] += 1
         robot = self._robot
         if robot is None:
-            self._skip("no robot model")
+            self._skip("no robot model", why=self.waiting_for_model())
             return
         try:
             names, stamp, position, velocity, effort = conversions.decode_joint_state(
@@ -195,6 +196,10 @@ class DynamicsNode(DescriptionSource, Node):
         if unknown:
             self._warn(f"joint_states names joints the model does not have: "
                        f"{names_excerpt(unknown)} (ignored)", 10.0, key="unknown joints")
+        if robot.cache.disagreement:
+            self._warn(f"joint_states positions of mimic joints disagree with their leaders "
+                       f"by more than {MIMIC_TOLERANCE:g}: {robot.cache.disagreement}; the "
+                       "leaders' positions are used", 10.0, key="mimic disagreement")
         if not merged:
             return          # "no model joint": nothing new to compute or stamp
         if self.params["rate_hz"] <= 0:
@@ -352,7 +357,8 @@ class DynamicsNode(DescriptionSource, Node):
         status.hardware_id = robot.model.name if robot else ""
         s = self._stats
         if robot is None:
-            status.level, status.message = DiagnosticStatus.WARN, "no robot model"
+            status.level = DiagnosticStatus.WARN
+            status.message = one_line(f"no robot model ({self.waiting_for_model()})", 300)
         elif s["published"] == 0:
             status.level = DiagnosticStatus.WARN
             status.message = "nothing published yet: " + (self._last_skip or "no joint_states")

@@ -5,11 +5,22 @@ ROS joint_states messages name their joints and need not carry all of them (one 
 per arm, a gripper driver, ...): positions, velocities and efforts are stored per joint of
 the model, and a message's name list is mapped to model indices once and cached, so a tick
 costs a few numpy fancy-index copies, never a Python loop over joints.
+
+Mimic joints (a model with coupled followers): joint_state_publisher publishes the followers'
+positions too. They are accepted (not "unknown"), never stored: a follower's position is its
+leader's times the multiplier plus the offset, so its value never overrides its leader's.
+Each message's followers are checked against that coupling (``MIMIC_TOLERANCE``) and the
+disagreement, if any, is left in ``disagreement`` for the node to log.
 """
 import numpy as np
 
 from .. import outputs
 from .reporting import names_excerpt
+
+
+# rad or m. joint_state_publisher computes followers from their leaders (agreement to
+# round-off); a driver that measures each finger may differ by more, which is worth a line
+MIMIC_TOLERANCE = 1e-3
 
 
 class JointCache:
@@ -21,9 +32,13 @@ class JointCache:
     and the caller decides what an unknown value means for each output.
     """
 
-    def __init__(self, joint_names):
+    def __init__(self, joint_names, followers=None):
+        """``followers``: {follower: (leader, multiplier, offset)} (``model.coupling``)."""
         self.joint_names = tuple(joint_names)
         self.index = {name: k for k, name in enumerate(self.joint_names)}
+        self.followers = {name: (self.index[leader], multiplier, offset)
+                          for name, (leader, multiplier, offset) in (followers or {}).items()}
+        self.disagreement = None          # followers of the last message off their coupling
         n = len(self.joint_names)
         self.position = np.full(n, np.nan)
         self.velocity = np.full(n, np.nan)
@@ -37,9 +52,10 @@ class JointCache:
         """
         Map a message's names to model indices (cached per name list).
 
-        (model indices, message indices, unknown names) for a message's names; the
-        indices are slices when the message lists every joint in model order. Duplicate
-        names are an error.
+        (model indices, message indices, unknown names, followers) for a message's names;
+        the indices are slices when the message lists every joint in model order; followers
+        is None or (message indices, leader indices, multipliers, offsets) of the message's
+        mimic joints. Duplicate names are an error.
         """
         key = tuple(names)
         cached = self._maps.get(key)
@@ -48,21 +64,29 @@ class JointCache:
         dup = outputs.duplicate_names(key)
         if dup:
             raise ValueError(f"joint_states names {names_excerpt(dup)} more than once")
-        ours, theirs, unknown = [], [], []
+        ours, theirs, unknown, followers = [], [], [], []
         n = len(self.joint_names)
         for k, name in enumerate(key):
             i = self.index.get(name)
-            if i is None:
-                unknown.append(name)
-            else:
+            if i is not None:
                 ours.append(i)
                 theirs.append(k)
+            elif name in self.followers:
+                followers.append((k,) + self.followers[name])
+            else:
+                unknown.append(name)
+        if followers:
+            k, leader, multiplier, offset = (np.array(column) for column in zip(*followers))
+            followers = (k.astype(np.intp), leader.astype(np.intp), multiplier, offset)
+        else:
+            followers = None
         if ours == list(range(n)) and len(key) == n:
             # the message lists every joint in model order (the usual driver): slices, no
             # index arrays, so a merge copies three arrays and nothing else
-            result = (slice(None), slice(None), ())
+            result = (slice(None), slice(None), (), None)
         else:
-            result = (np.array(ours, np.intp), np.array(theirs, np.intp), tuple(unknown))
+            result = (np.array(ours, np.intp), np.array(theirs, np.intp), tuple(unknown),
+                      followers)
         if len(self._maps) > 64:          # a publisher that reorders names every message
             self._maps.clear()
         self._maps[key] = result
@@ -85,20 +109,40 @@ class JointCache:
         error = outputs.size_error(n, (pos.size, vel.size, eff.size))
         if error:
             raise ValueError(error)
-        ours, theirs, unknown = self._map(names)
+        ours, theirs, unknown, followers = self._map(names)
         pos_ours = pos[theirs]
         if not outputs.finite_vector(pos_ours):
             bad = [names[k] for k in np.arange(n)[theirs][~np.isfinite(pos_ours)]]
             raise ValueError(f"joint_states position of {names_excerpt(bad)} is not finite")
         if len(pos_ours) == 0:
+            self.disagreement = self._check_followers(names, pos, followers)
             return unknown, False             # e.g. a gripper on a shared topic: nothing new
         self.position[ours] = pos_ours
+        self.disagreement = self._check_followers(names, pos, followers)
         self.velocity[ours] = vel[theirs] if vel.size else np.nan
         self.effort[ours] = eff[theirs] if eff.size else np.nan
         self.received[ours] = now
         self.stamp = stamp
         self.updates += 1
         return unknown, True
+
+    def _check_followers(self, names, position, followers):
+        """
+        Return which followers of a message are off their leaders' coupling, or None.
+
+        Compared with the leaders' latest positions (this message's, if it has them); a
+        leader never received (NaN) or a non-finite follower compares as agreeing.
+        """
+        if followers is None:
+            return None
+        k, leader, multiplier, offset = followers
+        expected = multiplier * self.position[leader] + offset
+        off = np.flatnonzero(np.abs(position[k] - expected) > MIMIC_TOLERANCE)
+        if len(off) == 0:
+            return None
+        return ", ".join(f"{names[k[i]]} = {position[k[i]]:.6g} (its leader "
+                         f"{self.joint_names[leader[i]]} gives {expected[i]:.6g})"
+                         for i in off[:4]) + (" ..." if len(off) > 4 else "")
 
     def missing(self):
         """Names of the joints whose position has never been received."""

@@ -15,7 +15,8 @@ PARAMETERS = {
     "robot_description_topic": ("robot_description", "std_msgs/String topic with the URDF"),
     "floating_base": (False, "the root link is a free-flyer; its state comes from odometry"),
     "odometry_topic": ("odom", "nav_msgs/Odometry of the base (floating_base only)"),
-    "mimic_joints": ("error", "'error': reject URDF mimic joints; 'independent': own dof"),
+    "mimic_joints": ("coupled", "URDF mimic joints: 'coupled' to their leaders (the model's "
+                     "dofs: the independent joints); 'independent': own dof; 'error': reject"),
     "strict_inertia": (False, "true: reject inertias whose principal moments violate the "
                        "triangle inequality (false: load them, with a warning)"),
     "joint_states_topic": ("joint_states", "sensor_msgs/JointState input"),

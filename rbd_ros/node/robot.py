@@ -23,7 +23,9 @@ class Robot:
     def __init__(self, model, xml, enabled, publishers):
         self.model = model
         self.xml = xml
-        self.cache = JointCache(model.joint_names)
+        coupling = model.coupling
+        self.followers = dict(coupling.followers) if coupling is not None else {}
+        self.cache = JointCache(model.joint_names, self.followers)
         self.dof_names = list(outputs.dof_names(model))
         self.joint_names = list(model.joint_names)
         base_q, base_v = (7, 6) if model.floating_base else (0, 0)

@@ -7,6 +7,14 @@ request gets ``success: false`` and a message naming the problem (quoting at mos
 excerpts of the request), and so does one whose result is not finite (values too large):
 an answer is never NaN or inf. Any other failure answers ``success: false`` too, and is
 counted and logged by the node: a request never ends the node.
+
+Mimic joints (coupled): a request may name the followers or not. Their positions,
+velocities and accelerations are ignored (their leaders' define them); a follower's τ in a
+forward-dynamics request acts through the coupling (τ_r = Gᵀ τ: added to its leader's,
+times the multiplier). Answers list every joint the request named, in its order: a
+follower's q̈ is its leader's times the multiplier, its τ 0 (its load is in its leader's τ,
+so that a forward-dynamics request with that τ gives back the accelerations); matrices
+name the model's degrees of freedom only.
 """
 import numpy as np
 
@@ -35,7 +43,7 @@ def create_services(node, rbd_srv):
 def inverse_dynamics(robot, req, resp):
     q, v, a, order = _request_state(robot, req, ("v", "a"))
     tau = _finite(rbd_ros.rnea(robot.model, q, v, a), q=q, v=v, a=a)
-    resp.tau, resp.base_tau = _split(robot, tau, order)
+    resp.tau, resp.base_tau = _split(robot, tau, order, follower_scale=0.0)
 
 
 def forward_dynamics(robot, req, resp):
@@ -84,17 +92,36 @@ def _finite(*results, **inputs):
                        f"too large ({sizes})")
 
 
+class _Order:
+    """Where a request's joints are: ``model`` (model joint -> request index) and followers."""
+
+    def __init__(self, model, followers):
+        self.model = model
+        # the followers the request names: request indices, leader joints, multipliers
+        self.follower_index = np.array([k for k, _, _ in followers], np.intp)
+        self.follower_leader = np.array([j for _, j, _ in followers], np.intp)
+        self.follower_multiplier = np.array([m for _, _, m in followers], np.float64)
+
+
 def _request_order(robot, names):
-    """Model joint -> request index, or RequestError unless ``names`` names each joint once."""
+    """
+    Return the request's :class:`_Order`.
+
+    RequestError unless ``names`` names each joint of the model once (followers may be
+    named too).
+    """
     if len(set(names)) != len(names):
         raise RequestError("joint_names has duplicates")
-    unknown = sorted(set(names) - set(robot.joint_names))
+    unknown = sorted(set(names) - set(robot.joint_names) - set(robot.followers))
     missing = sorted(set(robot.joint_names) - set(names))
     if unknown or missing:
         raise RequestError(f"joint_names must name each joint of the model once; unknown: "
                            f"{names_excerpt(unknown)}, missing: {names_excerpt(missing)}")
     index = {n: k for k, n in enumerate(names)}
-    return np.array([index[n] for n in robot.joint_names], np.intp)
+    joint = {n: k for k, n in enumerate(robot.joint_names)}
+    followers = [(index[n], joint[leader], multiplier)
+                 for n, (leader, multiplier, _) in robot.followers.items() if n in index]
+    return _Order(np.array([index[n] for n in robot.joint_names], np.intp), followers)
 
 
 def _request_state(robot, req, fields):
@@ -119,25 +146,35 @@ def _request_state(robot, req, fields):
                                f"({values[bad[0]]})")
         if not np.all(np.isfinite(base)):
             raise RequestError(f"base_{field} contains NaN or inf")
-        out.append(np.concatenate([base, values[order]]))
+        joints = values[order.model]
+        if field == "tau":       # a follower's force acts through the coupling: τ_r = Gᵀ τ
+            np.add.at(joints, order.follower_leader,
+                      order.follower_multiplier * values[order.follower_index])
+        out.append(np.concatenate([base, joints]))
     return (*out, order)
 
 
 def _request_dofs(robot, req, order):
     """(names, indices) of the v entries in the request's joint order (base first)."""
     nbase = 6 if robot.model.floating_base else 0
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))              # request joint k -> model joint
+    inverse = np.argsort(order.model)                  # the model joints in request order
     idx = np.concatenate([np.arange(nbase), nbase + inverse]).astype(np.intp)
     return [robot.dof_names[i] for i in idx], idx
 
 
-def _split(robot, x, order):
-    """Split a v-sized result into (joints in request order, base part)."""
+def _split(robot, x, order, follower_scale=1.0):
+    """
+    Split a v-sized result into (joints in request order, base part).
+
+    A follower the request names gets its leader's value times its multiplier, times
+    ``follower_scale``.
+    """
     nbase = 6 if robot.model.floating_base else 0
-    inverse = np.empty_like(order)
-    inverse[order] = np.arange(len(order))
-    return conversions.doubles(x[nbase:][inverse]), conversions.doubles(x[:nbase])
+    joints = np.empty(len(order.model) + len(order.follower_index))
+    joints[order.model] = x[nbase:]
+    joints[order.follower_index] = (follower_scale * order.follower_multiplier
+                                    * x[nbase:][order.follower_leader])
+    return conversions.doubles(joints), conversions.doubles(x[:nbase])
 
 
 def _guarded(node, name, handler):

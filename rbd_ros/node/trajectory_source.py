@@ -36,7 +36,8 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 PARAMETERS = {
     # name: (default, description)
     "urdf_file": ("", "URDF file path; empty: the bundled rbd_arm7"),
-    "mimic_joints": ("error", "'error': reject URDF mimic joints; 'independent': own dof"),
+    "mimic_joints": ("coupled", "URDF mimic joints: 'coupled' to their leaders (the model's "
+                     "dofs: the independent joints); 'independent': own dof; 'error': reject"),
     "rate_hz": (200.0, "joint_states messages per second"),
     "joint_states_topic": ("joint_states", "sensor_msgs/JointState output"),
     "publish_description": (False, "also publish the URDF (reliable, transient local)"),

@@ -75,7 +75,7 @@ def _read_urdf(urdf):
 
 def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            description_topic="/robot_description", floating_base=False, odom_topic="/odom",
-           mimic="error", outputs=table.DEFAULTS, window=11, order=3,
+           mimic="coupled", outputs=table.DEFAULTS, window=11, order=3,
            max_joint_age=table.DEFAULT_MAX_JOINT_AGE,
            unknown_velocity=table.UNKNOWN_VELOCITY[0], acceleration="estimate",
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
@@ -289,7 +289,7 @@ def parser():
     p.add_argument("--floating-base", action="store_true",
                    help="free-flyer root; base state from --odom-topic")
     p.add_argument("--odom-topic", default="/odom", help="nav_msgs/Odometry of the base")
-    p.add_argument("--mimic", choices=("error", "independent"), default="error")
+    p.add_argument("--mimic", choices=("coupled", "independent", "error"), default="coupled")
     p.add_argument("--outputs", default=",".join(table.DEFAULTS),
                    help=f"comma-separated, of {','.join(table.NAMES)}")
     p.add_argument("--all", action="store_true", help="every output")
