@@ -21,9 +21,10 @@ class DescriptionSource:
     """
     The description half of the dynamics node (a mixin of ``DynamicsNode``).
 
-    Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_stats``,
+    Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_swap``, ``_stats``,
     ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a description loads),
-    ``_pending_lock``, ``_pending_description`` and ``_loader`` (the loader thread).
+    ``_pending_lock``, ``_pending_description`` (XML, source) and ``_loader`` (the loader
+    thread), and sets ``_rejected`` (why the last description was rejected, or "").
     """
 
     def _init_description(self):
@@ -33,23 +34,26 @@ class DescriptionSource:
         self._loader = None
 
     def _on_description(self, msg):
+        self._submit_description(msg.data, f"topic {self.params['robot_description_topic']}")
+
+    def _submit_description(self, xml, source):
         # parsing and warming up take milliseconds: one loader thread does it off the
         # executor thread, so ticks of the current model go on meanwhile; when descriptions
         # come faster than they load, the latest one wins
         with self._pending_lock:
-            self._pending_description = msg.data
+            self._pending_description = (xml, source)
             if self._loader is None or not self._loader.is_alive():
                 self._loader = threading.Thread(target=self._load_pending, daemon=True)
                 self._loader.start()
 
     def _load_pending(self):
-        source = f"topic {self.params['robot_description_topic']}"
         while True:
             with self._pending_lock:
-                xml, self._pending_description = self._pending_description, None
-                if xml is None:
+                pending, self._pending_description = self._pending_description, None
+                if pending is None:
                     self._loader = None
                     return
+            xml, source = pending
             try:
                 self._load_description(xml, source)
             except Exception as exc:              # the loader thread goes on with the next
@@ -69,7 +73,6 @@ class DescriptionSource:
                 model = rbd_ros.load_model(xml_text(xml),
                                            floating_base=self.params["floating_base"],
                                            mimic=self.params["mimic_joints"])
-                model = model.with_gravity(self.params["gravity"])
                 warm_up(model)
             except Exception as exc:   # any failure keeps the previous model running
                 self._reject(f"rejected robot description from {source} ({len(xml)} "
@@ -80,17 +83,22 @@ class DescriptionSource:
     def _reject(self, text):
         # a few lines in a row (each rejection of an operator's edits shows), then throttled
         self._stats["descriptions_rejected"] += 1
+        self._rejected = one_line(text, 300)
         self._log_line("description", text, 2.0, burst=5, level="error")
 
     def _install(self, model, xml, current, source):
-        robot = Robot(model, xml, self._enabled, self._pub)
+        # under _swap: a parameter change (gravity, outputs) rebuilds the robot there too
+        with self._swap:
+            model = model.with_gravity(self.params["gravity"])
+            robot = Robot(model, xml, self._enabled, self._pub)
+            if current is not None and current.model.floating_base and model.floating_base:
+                robot.keep_base_state(self._robot)
+            self._robot = robot                   # the swap: one reference assignment
+            self._rejected = ""
         slow = robot.slow_encoders()
         if slow:
             self.get_logger().warning(f"outputs {sorted(slow)} are published as messages, "
                                       f"not pre-serialized (slower): {slow}")
-        if current is not None and current.model.floating_base and model.floating_base:
-            robot.keep_base_state(current)
-        self._robot = robot                   # the swap: one reference assignment
         self.get_logger().info(one_line(
             f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
             f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"))
