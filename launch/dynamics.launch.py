@@ -55,13 +55,18 @@ ARGUMENTS = {
 }
 
 
+def _quoted(text, limit=120):
+    """Quote a value given on the command line, at most ``limit`` characters of it."""
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
 def _read_urdf(path):
     try:
         with open(path, encoding="utf-8") as f:
             return f.read()
     except (OSError, UnicodeDecodeError) as exc:
         # launch prints this one line ("Caught exception in launch ...") and stops
-        raise RuntimeError(f"urdf_file:={path!r} cannot be read: "
+        raise RuntimeError(f"urdf_file:={_quoted(path)} cannot be read: "
                            f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
@@ -72,12 +77,13 @@ NAMESPACE = re.compile(r"(/?[A-Za-z_][A-Za-z0-9_]*)*/?$")
 def _check_names(node_name, namespace, params_file):
     """Raise the one line launch prints for a bad node name, namespace or params_file."""
     if not NAME.match(node_name):
-        raise RuntimeError(f"node_name:={node_name!r} is not a ROS node name (letters, digits "
-                           "and underscores, not starting with a digit)")
+        raise RuntimeError(f"node_name:={_quoted(node_name)} is not a ROS node name (letters, "
+                           "digits and underscores, not starting with a digit)")
     if not NAMESPACE.match(namespace):
-        raise RuntimeError(f"namespace:={namespace!r} is not a ROS namespace (e.g. /robot1)")
+        raise RuntimeError(f"namespace:={_quoted(namespace)} is not a ROS namespace "
+                           "(e.g. /robot1)")
     if not os.path.isfile(params_file):
-        raise RuntimeError(f"params_file:={params_file!r} is not a file")
+        raise RuntimeError(f"params_file:={_quoted(params_file)} is not a file")
 
 
 def _dynamics_node(context):

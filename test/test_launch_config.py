@@ -144,6 +144,7 @@ def test_launch_file_loads_with_launch(floating_base):
     ({"node_name": "bad name"}, "node_name:='bad name' is not a ROS node name"),
     ({"namespace": "a b"}, "namespace:='a b' is not a ROS namespace"),
     ({"params_file": "/no/such.yaml"}, "params_file:='/no/such.yaml' is not a file"),
+    ({"node_name": "bad name " * 20000}, "is not a ROS node name"),  # quoted short
 ])
 def test_launch_file_refuses_bad_arguments(arguments, expected):
     """A bad value is one clear error naming the argument, before anything starts."""

@@ -149,3 +149,16 @@ def test_robot_description_parameter_applies_live(harness):
     h.description.publish(String(data=xml(BRANCHED)))     # the topic still works too
     wait_for(lambda: h.node._robot.model.name == core_model(BRANCHED).name,
              what="the description from the topic")
+
+
+def test_bad_values_at_start_up_stop_the_node():
+    """A parameters file's bad value stops the node at start-up, naming it (exit 1 in main)."""
+    from rclpy.exceptions import ParameterException
+
+    from node_helpers import Harness
+    with pytest.raises(ParameterException, match="rate_hz"):
+        Harness(dict(rate_hz=-1.0))
+    with pytest.raises(ValueError, match="unknown_velocity must be one of"):
+        Harness(dict(unknown_velocity="maybe"))
+    with pytest.raises(ValueError, match="gravity must be 3 finite numbers"):
+        Harness(dict(gravity=[0.0, 1.0]))
