@@ -17,7 +17,8 @@ the virtualenv, what colcon installs for an ament_python package, as links to th
 * ``lib/rbd_ros/``: the console scripts of ``setup.py`` (links to ``bin/``), where ``ros2 run``
   looks for executables,
 * ``rbd_ros_ament_prefix.pth``: puts the virtualenv on ``AMENT_PREFIX_PATH`` in its Pythons
-  (``ros2``, the nodes it starts) when it is not there yet.
+  (``ros2``, the nodes it starts) when it is not there yet, last (a sourced workspace
+  overlays it).
 
 Nothing half-written is left under a final name: each folder is made under a temporary name
 beside its final one and renamed into place; files are written to a temporary and renamed.
@@ -30,9 +31,10 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGE = "rbd_ros"
+# last on the path: an underlay, so a sourced workspace's packages take precedence over it
 PTH = ("import os, sys; _p = os.environ.get('AMENT_PREFIX_PATH', ''); "
        "sys.prefix in _p.split(os.pathsep) or os.environ.__setitem__('AMENT_PREFIX_PATH', "
-       "os.pathsep.join(filter(None, [sys.prefix, _p])))\n")
+       "os.pathsep.join(filter(None, [_p, sys.prefix])))\n")
 
 
 def setup_arguments():

@@ -41,7 +41,7 @@ def environment(domain, **extra):
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
                PYTHONUNBUFFERED="1", RCUTILS_COLORIZED_OUTPUT="0")
     env["AMENT_PREFIX_PATH"] = os.pathsep.join(
-        p for p in [sys.prefix, env.get("AMENT_PREFIX_PATH", "")] if p)
+        p for p in [env.get("AMENT_PREFIX_PATH", ""), sys.prefix] if p)
     env.update(extra)
     return env
 
