@@ -38,8 +38,11 @@ def ros2():
 
 
 @pytest.fixture
-def env():
-    return ros_cli.environment(os.environ["ROS_DOMAIN_ID"])
+def env(ros2):
+    """Give the tests' environment; stop the ros2 daemon that ``ros2 param`` starts, after."""
+    environment = ros_cli.environment(os.environ["ROS_DOMAIN_ID"])
+    yield environment
+    ros_cli.run([ros2, "daemon", "stop"], environment)
 
 
 @pytest.fixture
