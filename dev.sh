@@ -5,6 +5,9 @@
 #   ./dev.sh test    set up, then run the whole test suite
 #   ./dev.sh bench   set up, then run the core benchmark against Pinocchio on all robots
 #   ./dev.sh setup   only set up
+# Setup makes the venv an ament prefix for rbd_ros (scripts/ament_prefix.py) and, where
+# ../shared/ros-tools exists (CI, developers' machines), installs the ROS 2 command-line tools
+# (ros2 launch/run/param/...) into it, which the end-to-end tests use.
 # Environment: RBD_VENV (default .venv), PYTHON (default python3).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -25,6 +28,11 @@ setup() {
     fi
     # the node's messages and services (skipped when up to date)
     "$VENV/bin/python" scripts/build_interfaces.py
+    # share/rbd_ros, lib/rbd_ros and the index marker: ros2 launch/run rbd_ros in the venv
+    "$VENV/bin/python" scripts/ament_prefix.py
+    if [ -x ../shared/ros-tools/install.sh ]; then
+        ../shared/ros-tools/install.sh "$VENV"
+    fi
 }
 
 cmd=${1:-demo}

@@ -8,18 +8,48 @@ exception that is printed and dropped, and the node starts and runs on as if nev
 interrupted. This module sits outside the ``rbd_ros`` package so that it runs before that
 import: the handler it installs records the signal, interrupts what runs once, and the
 entry exits quietly (status 0, as a stop of the running node does).
+
+Once the executor spins (:func:`spinning`), the handler only records the signal: callbacks
+then run inside rclpy's C++ code, and an exception raised there by a signal handler crosses
+pybind11 and aborts the process ("terminate called after throwing an instance of
+'pybind11::error_already_set'"). The spin loop polls the record instead.
+
+The first start after an install compiles the kernels for minutes: the entry says so in the
+log while it happens, and how long the import took (:func:`_import_main`).
 """
 import signal
 import sys
+import threading
+import time
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+COMPILE_NOTICE_S = 3.0       # a cached import takes about a second: longer means compiling
 _stop = []                   # the signals received, in order
+_interrupt = [True]          # whether the first signal raises KeyboardInterrupt (start-up)
 
 
 def _on_stop_signal(signum, frame):
     _stop.append(signum)
-    if len(_stop) == 1:        # the first one interrupts; later ones leave the clean-up be
+    # the first one interrupts (during start-up); later ones leave the clean-up be
+    if len(_stop) == 1 and _interrupt[0]:
         raise KeyboardInterrupt
+
+
+def ignore_stop_signals():
+    """
+    Ignore SIGINT and SIGTERM from now on: the process is on its way out.
+
+    ``ros2 launch`` sends the node a SIGINT of its own after the terminal's: arriving while
+    Python finalizes (which puts back the default handlers), it killed the process
+    ("process has died ... exit code -2"). An ignored signal stays ignored there.
+    """
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
+
+
+def spinning():
+    """Say that the executor spins: from now on a stop signal is only recorded."""
+    _interrupt[0] = False
 
 
 def _unraisable(hook):
@@ -50,13 +80,36 @@ def dynamics_node(args=None):
     """Run ``dynamics_node`` (the console script); its exit status."""
     stop = stop_on_signals()
     try:
+        try:
+            main = _import_main()
+        except KeyboardInterrupt:
+            return 0
+        if stop:             # interrupted inside the import, where the exception was dropped
+            return 0
+        main(args, stop=stop)
+        return 0
+    finally:
+        ignore_stop_signals()
+
+
+def _import_main():
+    """Import the node's main(); log when that compiles the kernels, and how long it took."""
+    from rclpy.logging import get_logger        # no rbd_ros: logs while numba compiles
+    log = get_logger("dynamics_node")
+    started, done = time.time(), threading.Event()
+
+    def notice():
+        if not done.wait(COMPILE_NOTICE_S):
+            log.info("compiling the dynamics kernels (the first start after an install or an "
+                     "update of rbd_ros: a few minutes; later starts load them in a second)")
+    threading.Thread(target=notice, daemon=True).start()
+    try:
         from rbd_ros.node.dynamics_node import main
-    except KeyboardInterrupt:
-        return 0
-    if stop:                 # interrupted inside the import, where the exception was dropped
-        return 0
-    main(args, stop=stop)
-    return 0
+    finally:
+        done.set()
+    from rbd_ros.node import kernels_report
+    log.info(kernels_report(started))
+    return main
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from diagnostic_msgs.msg import DiagnosticArray
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Log
 from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
@@ -249,6 +249,28 @@ class Harness:
                        for m in self.messages("rosout"))
         return wait_for(found, timeout=timeout, what=f"log line {text!r}")
 
+    # -- parameters, through rclpy's parameter client (the services ros2 param calls) --------
+    def parameter_client(self):
+        if getattr(self, "_parameter_client", None) is None:
+            from rclpy.parameter_client import AsyncParameterClient
+            self._parameter_client = AsyncParameterClient(
+                self.tester, f"{self.namespace}/rbd_dynamics")
+            assert self._parameter_client.wait_for_services(timeout_sec=TIMEOUT)
+        return self._parameter_client
+
+    def set_parameters(self, **values):
+        """Set parameters of the node; return the SetParametersResult of each, in order."""
+        future = self.parameter_client().set_parameters(
+            [Parameter(k, value=v) for k, v in values.items()])
+        wait_for(future.done, what="the set_parameters response")
+        return list(future.result().results)
+
+    def describe_parameters(self, names):
+        """Return the ParameterDescriptor of each of ``names``, in order."""
+        future = self.parameter_client().describe_parameters(list(names))
+        wait_for(future.done, what="the describe_parameters response")
+        return list(future.result().descriptors)
+
     # -- services ---------------------------------------------------------------------------
     def call(self, service, request, timeout=TIMEOUT):
         client = self.clients[service]
@@ -256,3 +278,40 @@ class Harness:
         future = client.call_async(request)
         wait_for(future.done, timeout=timeout, what=f"the {service} response")
         return future.result()
+
+
+class Probe:
+    """
+    A tester node on a Context and spin thread of its own, for a node in another process.
+
+    ``subscribe`` collects a topic's messages into a list; ``close`` ends it all.
+    """
+
+    def __init__(self, namespace):
+        self.context = Context()
+        rclpy.init(context=self.context)
+        self.node = Node("rbd_probe", namespace=namespace, context=self.context)
+        self.executor = SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
+        self.thread.start()
+
+    def subscribe(self, msg_type, topic, qos=RELIABLE):
+        """Return the list the messages on ``topic`` are appended to."""
+        got = []
+        self.node.create_subscription(msg_type, topic, got.append, qos)
+        return got
+
+    def call(self, srv_type, name, request, timeout=30.0):
+        """Call the service ``name`` once it is up; return the response."""
+        client = self.node.create_client(srv_type, name)
+        assert client.wait_for_service(timeout_sec=timeout), f"service {name} not up"
+        future = client.call_async(request)
+        wait_for(future.done, timeout=timeout, what=f"the {name} response")
+        return future.result()
+
+    def close(self):
+        self.executor.shutdown(timeout_sec=2.0)
+        self.thread.join(timeout=5.0)         # the spin thread is out before the node goes
+        self.node.destroy_node()
+        rclpy.shutdown(context=self.context)

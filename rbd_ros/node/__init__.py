@@ -1,6 +1,30 @@
 """The ROS 2 node: thin glue between messages and the dynamics core (no maths here)."""
 
+import os
+import time
+
 EXECUTORS = ("events", "single_threaded")
+
+
+def kernels_report(started):
+    """
+    Say how the kernels were loaded by an import that began at ``started`` (time.time()).
+
+    Compiled when it wrote kernels to the cache (numba writes each one as it compiles it).
+    """
+    from .._jit import cache_dir
+    seconds = time.time() - started
+    written = 0
+    for folder, _, files in os.walk(cache_dir()):
+        for name in files:
+            try:
+                written += os.path.getmtime(os.path.join(folder, name)) >= started
+            except OSError:       # another process replacing it
+                pass
+    if written:
+        return (f"compiled the dynamics kernels in {seconds:.1f} s ({written} cache files "
+                f"written to {cache_dir()}: later starts load them)")
+    return f"dynamics kernels loaded from the cache in {seconds:.1f} s"
 
 
 def check_executor(kind):
@@ -37,21 +61,26 @@ def spin_node(factory, label, args=None, stop=None):
     Run one node until Ctrl-C or SIGTERM: the console scripts' main().
 
     Ctrl-C (SIGINT) and SIGTERM are a clean stop (exit 0, no traceback) at any time, start-up
-    included; a bad parameter or URDF (ValueError, OSError) is said plainly and exits 1.
+    included; a bad parameter or URDF (ValueError, OSError, rclpy's ParameterException) is
+    said plainly and exits 1.
     ``stop``: the list the process's signal handler records signals in, when
     ``rbd_ros_entry`` installed it before the package was imported; otherwise one is
     installed here. The node's ``executor`` parameter, when it has one, picks the executor
     (default: events).
+    Once the executor spins, a signal is only recorded (the loop polls it), and once the
+    node is closed the process ignores further ones: it is on its way out.
     """
     import sys
 
     import rbd_ros_entry
     if stop is None:
         stop = rbd_ros_entry.stop_on_signals()
-    node, shutdown = None, KeyboardInterrupt
+    node, shutdown, refused = None, KeyboardInterrupt, (ValueError, OSError, RuntimeError)
     try:
         import rclpy
         from rclpy.executors import ExternalShutdownException as shutdown
+        from rclpy.exceptions import ParameterException   # a value out of range, a type
+        refused += (ParameterException,)
         rclpy.init(args=args)
         node = factory()
         kind = node.get_parameter("executor").value if node.has_parameter("executor") \
@@ -60,7 +89,9 @@ def spin_node(factory, label, args=None, stop=None):
         executor.add_node(node)
         # spin_once in a loop, not spin(): while EventsExecutor.spin() runs (rclpy 7.1.6)
         # no other Python thread of the process runs, and the node loads robot
-        # descriptions on a thread of its own
+        # descriptions on a thread of its own. From here a signal is only recorded in
+        # ``stop`` (rbd_ros_entry.spinning): raised in a callback, it would abort.
+        rbd_ros_entry.spinning()
         while rclpy.ok() and not stop:
             executor.spin_once(timeout_sec=0.1)
     except KeyboardInterrupt:
@@ -69,13 +100,14 @@ def spin_node(factory, label, args=None, stop=None):
         # a stop during start-up can make what it interrupted fail (the context it shut
         # down, a half-loaded kernel): that is the stop, not an error
         if not stop and not isinstance(exc, shutdown):
-            if not isinstance(exc, (ValueError, OSError, RuntimeError)):
+            if not isinstance(exc, refused):
                 raise
             from .reporting import one_line
             print(one_line(f"rbd_ros {label}: {exc}", 2000), file=sys.stderr)
             raise SystemExit(1)
     finally:
         _close(node)
+        rbd_ros_entry.ignore_stop_signals()      # stopping: a later signal must not kill it
 
 
 def _close(node):

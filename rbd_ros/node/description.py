@@ -24,10 +24,10 @@ class DescriptionSource:
     """
     The description half of the dynamics node (a mixin of ``DynamicsNode``).
 
-    Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_stats``,
+    Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_swap``, ``_stats``,
     ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a description loads),
-    ``_pending_lock``, ``_pending_description``, ``_loader`` (the loader thread) and
-    ``_last_rejection``.
+    ``_pending_lock``, ``_pending_description`` (XML, source) and ``_loader`` (the loader
+    thread), and sets ``_rejected`` (why the last description was rejected, or "").
     """
 
     def _init_description(self):
@@ -35,26 +35,29 @@ class DescriptionSource:
         self._pending_lock = threading.Lock()
         self._pending_description = None
         self._loader = None
-        self._last_rejection = None           # why the last description was rejected
+        self._rejected = ""                   # why the last description was rejected
 
     def _on_description(self, msg):
+        self._submit_description(msg.data, f"topic {self.params['robot_description_topic']}")
+
+    def _submit_description(self, xml, source):
         # parsing and warming up take milliseconds: one loader thread does it off the
         # executor thread, so ticks of the current model go on meanwhile; when descriptions
         # come faster than they load, the latest one wins
         with self._pending_lock:
-            self._pending_description = msg.data
+            self._pending_description = (xml, source)
             if self._loader is None or not self._loader.is_alive():
                 self._loader = threading.Thread(target=self._load_pending, daemon=True)
                 self._loader.start()
 
     def _load_pending(self):
-        source = f"topic {self.params['robot_description_topic']}"
         while True:
             with self._pending_lock:
-                xml, self._pending_description = self._pending_description, None
-                if xml is None:
+                pending, self._pending_description = self._pending_description, None
+                if pending is None:
                     self._loader = None
                     return
+            xml, source = pending
             try:
                 self._load_description(xml, source)
             except Exception as exc:              # the loader thread goes on with the next
@@ -75,38 +78,40 @@ class DescriptionSource:
                                            floating_base=self.params["floating_base"],
                                            mimic=self.params["mimic_joints"],
                                            strict_inertia=self.params["strict_inertia"])
-                model = model.with_gravity(self.params["gravity"])
                 warm_up(model)
             except Exception as exc:   # any failure keeps the previous model running
                 reason = one_line(exc, 300) + parameter_hint(exc, self.params)
                 self._reject(f"rejected robot description from {source} ({len(xml)} "
                              f"characters): {reason}{kept}", reason)
                 return
-            self._last_rejection = None
             self._install(model, xml, current, source)
 
     def _reject(self, text, reason):
         # once per reason: a description re-sent (latched, or every few seconds by a
         # misconfigured publisher) does not repeat its line; another reason is logged
         self._stats["descriptions_rejected"] += 1
-        self._last_rejection = reason
+        self._rejected = reason
         self._log_line("description: " + reason, text, math.inf, level="error")
 
     def waiting_for_model(self):
         """Say why there is no model yet: waiting, or the last description's rejection."""
-        if self._last_rejection is None:
+        if not self._rejected:
             return "waiting for robot_description"
-        return f"the last robot description was rejected: {self._last_rejection}"
+        return f"the last robot description was rejected: {self._rejected}"
 
     def _install(self, model, xml, current, source):
-        robot = Robot(model, xml, self._enabled, self._pub)
+        # under _swap: a parameter change (gravity, outputs) rebuilds the robot there too
+        with self._swap:
+            model = model.with_gravity(self.params["gravity"])
+            robot = Robot(model, xml, self._enabled, self._pub)
+            if current is not None and current.model.floating_base and model.floating_base:
+                robot.keep_base_state(self._robot)
+            self._robot = robot                   # the swap: one reference assignment
+            self._rejected = ""
         slow = robot.slow_encoders()
         if slow:
             self.get_logger().warning(f"outputs {sorted(slow)} are published as messages, "
                                       f"not pre-serialized (slower): {slow}")
-        if current is not None and current.model.floating_base and model.floating_base:
-            robot.keep_base_state(current)
-        self._robot = robot                   # the swap: one reference assignment
         self.get_logger().info(one_line(
             f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
             f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"))

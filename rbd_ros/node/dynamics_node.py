@@ -44,8 +44,10 @@ from . import conversions, parameters, spin_node
 from .. import cdr, outputs
 from ..cdr import JointStateDecoder
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
-from .description import DescriptionSource, not_xml
+from .description import DescriptionSource
+from .health import Health
 from .joint_cache import MIMIC_TOLERANCE
+from .live import LiveParameters
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)
 from .robot import publish
@@ -78,29 +80,22 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
                                 "(ignored; the node runs on)"}
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
-         "stamps_replaced", "callback_errors", "descriptions_rejected")
+         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected")
 RATES = ("joint_states", "odometry")
 
 
-class DynamicsNode(DescriptionSource, Node):
+class DynamicsNode(LiveParameters, DescriptionSource, Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
         super().__init__(node_name, **kwargs)
         self._guard_rclpy_services()
-        for name, (default, description) in PARAMETERS.items():
-            self.declare_parameter(name, default)
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        self.params = p
-        self._rule = parameters.tick_rule(p)      # ValueError for a bad value: early
-        if p["robot_description"] and not_xml(p["robot_description"]):
-            raise ValueError(f"robot_description: {not_xml(p['robot_description'])}")
-        enabled = parameters.enabled_outputs(p, interfaces=rbd_msg is not None)
-        self.outputs = {name: name in enabled for name in outputs.NAMES}
-        self._enabled = enabled
-        self._fd_enabled = any(outputs.BY_NAME[k].needs_effort for k in enabled)
+        p = self._declare_parameters()           # ValueError for a bad value: early
+        self._rule = parameters.tick_rule(p)
+        self._interfaces = rbd_msg is not None
         if rbd_msg is None:
-            custom = sorted(set(parameters.enabled_outputs(p)) - set(enabled))
+            custom = sorted(set(parameters.enabled_outputs(p))
+                            - set(parameters.enabled_outputs(p, interfaces=False)))
             self.get_logger().warning(
                 "rbd_ros_interfaces is not installed: services are off, and so are the "
                 f"outputs {custom} (only ~/torques and /diagnostics are published). Build it "
@@ -111,6 +106,8 @@ class DynamicsNode(DescriptionSource, Node):
         self._skip_reasons = {}                    # text -> count (the first 32 texts)
         self._skip_counts = {}                     # SKIP_TEXTS key -> count, for /diagnostics
         self._last_skip = ""
+        self._rejected = ""                        # why the last description was rejected
+        self._health = Health()
         self._throttle = Throttle()
         self._window = Window()
         self._latency = deque(maxlen=5000)        # seconds, compute + publish, per tick
@@ -124,10 +121,7 @@ class DynamicsNode(DescriptionSource, Node):
             self.get_logger().info(f"waiting for the URDF on {p['robot_description_topic']}")
 
     def _create_topics(self, p):
-        available = parameters.available_outputs(interfaces=rbd_msg is not None)
-        self._pub = {name: self.create_publisher(
-            conversions.message_class(outputs.BY_NAME[name].msgtype),
-            outputs.BY_NAME[name].topic, 10) for name in available}
+        self._set_outputs()                       # only the enabled outputs are advertised
         if rbd_srv is not None:
             create_services(self, rbd_srv)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -147,10 +141,10 @@ class DynamicsNode(DescriptionSource, Node):
                 raise RuntimeError("acceleration_topic needs rbd_ros_interfaces")
             self.create_subscription(rbd_msg.JointVector, p["acceleration_topic"],
                                      self._guarded(self._on_commanded_acceleration), STATE_QOS)
-        if p["rate_hz"] > 0:
-            self.create_timer(1.0 / p["rate_hz"], self._guarded(self._on_timer))
+        self._set_timer("rate", p["rate_hz"], self._on_timer)
         if p["diagnostics_period"] > 0:
-            self.create_timer(p["diagnostics_period"], self._guarded(self._publish_diagnostics))
+            self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
+                            self._publish_diagnostics)
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
@@ -201,7 +195,8 @@ class DynamicsNode(DescriptionSource, Node):
                        f"by more than {MIMIC_TOLERANCE:g}: {robot.cache.disagreement}; the "
                        "leaders' positions are used", 10.0, key="mimic disagreement")
         if not merged:
-            return          # "no model joint": nothing new to compute or stamp
+            self._stats["no_model_joint"] += 1
+            return          # nothing new to compute or stamp
         if self.params["rate_hz"] <= 0:
             self._tick(robot)
 
@@ -356,14 +351,10 @@ class DynamicsNode(DescriptionSource, Node):
         status.name = f"{self.get_name()}: dynamics"
         status.hardware_id = robot.model.name if robot else ""
         s = self._stats
-        if robot is None:
-            status.level = DiagnosticStatus.WARN
-            status.message = one_line(f"no robot model ({self.waiting_for_model()})", 300)
-        elif s["published"] == 0:
-            status.level = DiagnosticStatus.WARN
-            status.message = "nothing published yet: " + (self._last_skip or "no joint_states")
-        else:
-            status.level, status.message = DiagnosticStatus.OK, "computing"
+        level, message = self._health.assess(s, self._skip_counts,
+                                             robot.model.name if robot else None,
+                                             self._rejected, bool(self._enabled))
+        status.level, status.message = bytes([level]), one_line(message)
         values = {"model": robot.model.name if robot else "",
                   "nv": robot.model.nv if robot else 0, **s,
                   **self._window.rates(s, RATES), **latency_values(self._latency)}

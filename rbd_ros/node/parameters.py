@@ -5,9 +5,15 @@ The dynamics node's parameters and the tick rule they set; no ROS here.
 ``PARAMETERS``). The ``publish_<output>`` parameters come from the outputs table
 (``rbd_ros.outputs``), and so does the rule that decides each tick (:func:`tick_rule`), which
 the replay tool applies with the same parameters.
+
+Which parameters apply while the node runs, their ranges and choices (:data:`RANGES`,
+:data:`CHOICES`, :data:`READ_ONLY`) and the check of a new value (:func:`problem`) are here
+too; ``live`` turns them into ROS parameter descriptors and applies what may change live.
 """
+import math
+
 from .. import outputs
-from . import check_executor
+from . import EXECUTORS, check_executor
 
 PARAMETERS = {
     # name: (default, description) -- config/dynamics.yaml documents each one
@@ -32,6 +38,46 @@ PARAMETERS = {
     "executor": ("events", "'events': rclpy's EventsExecutor (less CPU per message); "
                  "'single_threaded': rclpy's default executor"),
 }
+
+
+# inclusive (low, high) of the double parameters; rclpy refuses a value outside with the range
+RANGES = {"rate_hz": (0.0, 10000.0), "max_joint_age": (0.0, 86400.0),
+          "diagnostics_period": (0.0, 3600.0)}
+CHOICES = {"unknown_velocity": outputs.UNKNOWN_VELOCITY, "mimic_joints": ("error", "independent"),
+           "executor": EXECUTORS}
+# why a parameter cannot change while the node runs: what it sets up is made once at start-up
+_SUBSCRIPTION = "the subscription is made at start-up: restart the node to change it"
+READ_ONLY = {
+    "robot_description_topic": _SUBSCRIPTION,
+    "joint_states_topic": _SUBSCRIPTION,
+    "odometry_topic": _SUBSCRIPTION,
+    "acceleration_topic": _SUBSCRIPTION,
+    "floating_base": "the base's odometry subscription and model kind are set at start-up: "
+                     "restart the node to change it",
+    "mimic_joints": "applies to a robot description as it is loaded: restart the node, or "
+                    "publish the description again after a restart, to change it",
+    "executor": "the executor spins from start-up: restart the node to change it",
+}
+
+
+def problem(name, value):
+    """
+    Say why ``value`` is not a valid value of the parameter ``name``, or return None.
+
+    The checks rclpy does not make from the descriptor (types and ranges it does): choices,
+    finiteness, the gravity's length and robot_description being XML.
+    """
+    if name in CHOICES and value not in CHOICES[name]:
+        return f"{name} must be one of {list(CHOICES[name])}, got {str(value)[:40]!r}"
+    if name in RANGES and not math.isfinite(value):
+        return f"{name} must be finite, got {value}"
+    if name == "gravity":
+        if len(value) != 3 or not all(math.isfinite(x) for x in value):
+            return f"gravity must be 3 finite numbers (m/s², world frame), got {list(value)[:6]}"
+    if name == "robot_description" and value:
+        from .description import not_xml
+        return not_xml(value)
+    return None
 
 
 def tick_rule(params):

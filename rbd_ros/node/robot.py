@@ -80,6 +80,19 @@ class Robot:
         self.v[:6] = previous.v[:6]
         self.base_received = previous.base_received
 
+    def take_inputs(self, previous):
+        """
+        Take over every input of the ``previous`` robot of the same joints.
+
+        Its joint states merged so far, its commanded acceleration and base state: a
+        parameter change rebuilds the robot without waiting for every joint again.
+        """
+        self.cache, self.state = previous.cache, previous.state
+        self.a[:] = previous.a
+        self.commanded = previous.commanded
+        if self.model.floating_base:
+            self.keep_base_state(previous)
+
 
 def publish(steps, results, stamp):
     """

@@ -1,0 +1,142 @@
+"""
+The dynamics node's parameters the ROS 2 way: described, checked, applied while it runs.
+
+Each parameter is declared with a ``ParameterDescriptor`` (its description, type, range,
+choices, ``read_only`` where a change cannot apply while the node runs), so
+``ros2 param describe`` tells a user what it does. A ``ros2 param set`` is checked first
+(:meth:`LiveParameters._check_parameters`: rclpy has checked type, range and read-only from
+the descriptor; the choices, finiteness, the gravity's length and the description's XML are
+checked here) and refused with the reason, which ``ros2 param set`` prints; an accepted value
+is then applied (:meth:`LiveParameters._apply_parameters`): an output switch creates or
+destroys its publisher, gravity and the outputs rebuild the robot (the joint states merged so
+far are kept), the timers are made again, the tick rule is remade, a new robot_description
+is loaded like one from the topic.
+"""
+import threading
+
+from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rclpy.parameter import Parameter
+
+from .. import outputs
+from . import conversions, parameters
+from .robot import Robot
+
+_TYPES = {bool: Parameter.Type.BOOL, float: Parameter.Type.DOUBLE, str: Parameter.Type.STRING,
+          list: Parameter.Type.DOUBLE_ARRAY}
+_OUTPUT_PARAMETERS = {o.parameter for o in outputs.OUTPUTS}
+
+
+def descriptor(name, default, description):
+    """Return the ``ParameterDescriptor`` of the node's parameter ``name``."""
+    d = ParameterDescriptor(name=name, type=_TYPES[type(default)].value,
+                            description=description)
+    if name in parameters.RANGES:
+        low, high = parameters.RANGES[name]
+        d.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+    constraints = []
+    if name in parameters.CHOICES:
+        constraints.append(f"one of {list(parameters.CHOICES[name])}")
+    if name == "gravity":
+        constraints.append("3 finite numbers")
+    if name in parameters.READ_ONLY:
+        d.read_only = True
+        constraints.append(f"read-only: {parameters.READ_ONLY[name]}")
+    d.additional_constraints = "; ".join(constraints)
+    return d
+
+
+class LiveParameters:
+    """
+    The parameter half of the dynamics node (a mixin of ``DynamicsNode``).
+
+    Owns ``params`` (name -> value, what every callback reads), ``_swap`` (held while the
+    robot is replaced), the output publishers ``_pub`` and the timers; uses the node's
+    ``_robot``, ``_interfaces`` (whether rbd_ros_interfaces is installed), ``_on_timer``,
+    ``_publish_diagnostics`` and ``_submit_description``.
+    """
+
+    def _declare_parameters(self):
+        """Declare every parameter with its descriptor; return {name: value}."""
+        for name, (default, description) in parameters.PARAMETERS.items():
+            self.declare_parameter(name, default, descriptor(name, default, description))
+        self.params = {name: self.get_parameter(name).value for name in parameters.PARAMETERS}
+        for name, value in self.params.items():        # what a parameters file set
+            why = parameters.problem(name, value)
+            if why:
+                raise ValueError(why)
+        self._swap = threading.Lock()
+        self._pub, self._live_timers = {}, {}
+        self.add_on_set_parameters_callback(self._check_parameters)
+        self.add_post_set_parameters_callback(self._apply_parameters)
+        return self.params
+
+    def _check_parameters(self, changed):
+        """Refuse (with the reason) a set of new values of which one is not valid."""
+        for param in changed:
+            if param.name in self.params:
+                why = parameters.problem(param.name, param.value)
+                if why:
+                    return SetParametersResult(successful=False, reason=why)
+        return SetParametersResult(successful=True)
+
+    def _apply_parameters(self, changed):
+        """Apply accepted new values (after rclpy stored them)."""
+        changed = {p.name: p.value for p in changed if p.name in self.params}
+        if not changed:
+            return
+        self.params.update(changed)
+        names = set(changed)
+        if names & {"max_joint_age", "unknown_velocity"}:
+            self._rule = parameters.tick_rule(self.params)
+        if "rate_hz" in names:
+            self._set_timer("rate", self.params["rate_hz"], self._on_timer)
+        if "diagnostics_period" in names:
+            self._set_timer("diagnostics", 1.0 / self.params["diagnostics_period"]
+                            if self.params["diagnostics_period"] > 0 else 0.0,
+                            self._publish_diagnostics)
+        if names & _OUTPUT_PARAMETERS:
+            self._set_outputs()
+        elif "gravity" in names:
+            self._rebuild_robot()
+        if changed.get("robot_description"):
+            self._submit_description(changed["robot_description"],
+                                     "the robot_description parameter")
+        self.get_logger().info(f"parameters set: {sorted(names)}")
+
+    def _set_timer(self, key, rate_hz, callback):
+        """Replace the timer ``key`` by one at ``rate_hz`` (none at 0)."""
+        timer = self._live_timers.pop(key, None)
+        if timer is not None:
+            self.destroy_timer(timer)
+        if rate_hz > 0:
+            self._live_timers[key] = self.create_timer(1.0 / rate_hz, self._guarded(callback))
+
+    def _set_outputs(self):
+        """
+        Advertise exactly the enabled outputs, then rebuild the robot to publish them.
+
+        A publisher is destroyed only after the robot that published on it is replaced.
+        """
+        enabled = parameters.enabled_outputs(self.params, self._interfaces)
+        for name in enabled:
+            if name not in self._pub:
+                o = outputs.BY_NAME[name]
+                self._pub[name] = self.create_publisher(
+                    conversions.message_class(o.msgtype), o.topic, 10)
+        self._enabled = enabled
+        self.outputs = {name: name in enabled for name in outputs.NAMES}
+        self._fd_enabled = any(outputs.BY_NAME[k].needs_effort for k in enabled)
+        self._rebuild_robot()
+        for name in [n for n in self._pub if n not in enabled]:
+            self.destroy_publisher(self._pub.pop(name))
+
+    def _rebuild_robot(self):
+        """Replace the robot by one with the current gravity and outputs, same inputs."""
+        with self._swap:
+            current = self._robot
+            if current is None:
+                return
+            model = current.model.with_gravity(self.params["gravity"])
+            robot = Robot(model, current.xml, self._enabled, self._pub)
+            robot.take_inputs(current)
+            self._robot = robot
