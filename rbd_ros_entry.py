@@ -84,6 +84,10 @@ def dynamics_node(args=None):
             main = _import_main()
         except KeyboardInterrupt:
             return 0
+        except ImportError:
+            if stop:         # numpy reports an interrupt inside its C import as ImportError
+                return 0
+            raise
         if stop:             # interrupted inside the import, where the exception was dropped
             return 0
         main(args, stop=stop)

@@ -13,6 +13,7 @@ too; ``live`` turns them into ROS parameter descriptors and applies what may cha
 import math
 
 from .. import outputs
+from ..urdf import MIMIC_OPTIONS
 from . import EXECUTORS, check_executor
 
 PARAMETERS = {
@@ -43,10 +44,12 @@ PARAMETERS = {
 # inclusive (low, high) of the double parameters; rclpy refuses a value outside with the range
 RANGES = {"rate_hz": (0.0, 10000.0), "max_joint_age": (0.0, 86400.0),
           "diagnostics_period": (0.0, 3600.0)}
-CHOICES = {"unknown_velocity": outputs.UNKNOWN_VELOCITY, "mimic_joints": ("error", "independent"),
+CHOICES = {"unknown_velocity": outputs.UNKNOWN_VELOCITY, "mimic_joints": MIMIC_OPTIONS,
            "executor": EXECUTORS}
 # why a parameter cannot change while the node runs: what it sets up is made once at start-up
 _SUBSCRIPTION = "the subscription is made at start-up: restart the node to change it"
+_LOADER = ("the loaded model was built with it and a changed model would be another robot: "
+           "restart the node to change it")
 READ_ONLY = {
     "robot_description_topic": _SUBSCRIPTION,
     "joint_states_topic": _SUBSCRIPTION,
@@ -54,8 +57,8 @@ READ_ONLY = {
     "acceleration_topic": _SUBSCRIPTION,
     "floating_base": "the base's odometry subscription and model kind are set at start-up: "
                      "restart the node to change it",
-    "mimic_joints": "applies to a robot description as it is loaded: restart the node, or "
-                    "publish the description again after a restart, to change it",
+    "mimic_joints": _LOADER,
+    "strict_inertia": _LOADER,
     "executor": "the executor spins from start-up: restart the node to change it",
 }
 
