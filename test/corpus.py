@@ -15,8 +15,8 @@ packages' licences differ, and some files are share-alike):
 
 A corpus entry whose package is missing is absent (``corpus()`` lists what is installed,
 ``MISSING`` says which packages are not); the tests skip, or fail in CI, when a package is.
-Robots with ``<mimic>`` joints are listed in ``MIMIC``: until mimic joints are coupled by
-default they are compared with Pinocchio's default model as independent joints.
+Robots with ``<mimic>`` joints (``has_mimic``, ``has_movable_mimic``) load coupled by default;
+``test_corpus`` compares them with Pinocchio's default model as independent joints too.
 """
 import os
 import re

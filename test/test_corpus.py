@@ -7,10 +7,11 @@ installed them (none is copied here). Each robot loads with default options, wit
 and with a floating base; where Pinocchio's ``buildModelFromUrdf`` loads it too, RNEA, CRBA
 and ABA agree with Pinocchio's to 1e-10 relative at random states.
 
-Robots with movable ``<mimic>`` joints (``MIMIC``; Pinocchio's default model makes them
-independent joints) are loaded with ``mimic="independent"`` and compared with that default
-model. MIMIC-PENDING: once the mimic coupling is the default, they load with default options
-and their coupled model is compared with Pinocchio's mimic model.
+Robots with ``<mimic>`` joints (``MIMIC``) load with default options, their followers coupled
+to their leaders. Pinocchio's default model makes followers independent joints: they are
+compared with it loaded with ``mimic="independent"``; and their coupled model is compared
+with Pinocchio's mimic model (RNEA, CRBA) and with the reduced system of Pinocchio's
+uncoupled model (``mimic_oracle.ReducedOracle``: ABA, M⁻¹ and the derivatives too).
 """
 import functools
 import warnings
@@ -21,6 +22,7 @@ import pytest
 import rbd_ros
 from conftest import assert_close, missing
 from corpus import CORPUS, MISSING, has_movable_mimic, read
+from mimic_oracle import ReducedOracle
 from oracle import Robot, has_mimic
 
 TOL = 1e-10
@@ -47,11 +49,10 @@ REFUSED = {
 MASSLESS = tuple(name for name, why in REFUSED.items() if why == "allow_massless")
 LOADED = tuple(name for name in NAMES if name not in REFUSED)
 
-# mimic="independent" where the default would refuse the robot for its mimic joints (see the
-# module docstring, MIMIC-PENDING); allow_massless where the user must ask for M singular
-OPTIONS = {name: {**({"mimic": "independent"} if name in MIMIC else {}),
-                  **({"allow_massless": True} if name in MASSLESS else {})}
-           for name in MIMIC + MASSLESS}
+# allow_massless where the user must ask for M singular
+OPTIONS = {name: {"allow_massless": True} for name in MASSLESS}
+# mimic="independent": the model Pinocchio builds by default, to compare with it
+PIN_DEFAULT = {"mimic": "independent"}
 
 
 def test_corpus_is_installed():
@@ -96,7 +97,7 @@ def test_massless_robots_load_when_allowed(name):
 
 @pytest.mark.parametrize("name", MOVABLE_MIMIC)
 def test_mimic_robots_are_refused_by_the_strict_mimic_option(name):
-    """The corpus robots of MOVABLE_MIMIC do have movable mimic joints (MIMIC-PENDING)."""
+    """The corpus robots of MOVABLE_MIMIC do have movable mimic joints."""
     with pytest.raises(rbd_ros.URDFError, match="mimic"):
         _load(name, False, mimic="error")
 
@@ -112,7 +113,7 @@ def _robot(name, floating):
             pin.buildModelFromUrdf(CORPUS[name])
     except Exception:        # noqa: BLE001 -- any refusal of Pinocchio's: nothing to compare
         return None
-    return Robot(name, CORPUS[name], floating, **OPTIONS.get(name, {}))
+    return Robot(name, CORPUS[name], floating, **{**OPTIONS.get(name, {}), **PIN_DEFAULT})
 
 
 def _pinocchio_robot(name, floating):
@@ -144,3 +145,56 @@ def test_rnea_crba_aba_match_pinocchio(pin, name, floating):
         tol = max(TOL, 1e-16 * np.linalg.cond(rbd_ros.crba(m, q))) if m.nv else TOL
         ref = pin.aba(pm, pd, qp, robot.v_to_pin(v), robot.v_to_pin(tau))
         assert_close(rbd_ros.aba(m, q, v, tau), robot.v_from_pin(ref), tol, f"aba {name}")
+
+
+COUPLED = tuple(name for name in MOVABLE_MIMIC if name not in REFUSED)
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
+@pytest.mark.parametrize("name", COUPLED)
+def test_coupled_mimic_robots_equal_pinocchio(pin, name, floating):
+    """The default, coupled model against Pinocchio's mimic model and its reduced system."""
+    _pinocchio_robot(name, floating)                  # Pinocchio loads the robot at all
+    m = _load(name, floating)
+    assert m.coupling is not None and m.nv < m.nv_full
+    oracle = ReducedOracle(read(name), floating, m.joint_names, m.body_names)
+    rng = np.random.default_rng(0)
+    q = m.random_configuration(rng)
+    v, a, tau = rng.normal(size=(3, m.nv))
+    rnea, M = rbd_ros.rnea(m, q, v, a), rbd_ros.crba(m, q)
+    assert_close(rnea, oracle.rnea(q, v, a), TOL, f"rnea {name}")
+    assert_close(M, oracle.crba(q), TOL, f"crba {name}")
+    _assert_pinocchio_mimic_model(pin, name, m, q, v, a, rnea, M, floating)
+    tol = max(TOL, 1e-16 * np.linalg.cond(M))        # forward error ~ cond(M)·ε, see above
+    assert_close(rbd_ros.aba(m, q, v, tau), oracle.aba(q, v, tau), tol, f"aba {name}")
+    assert_close(rbd_ros.minv(m, q), oracle.minv(q), tol, f"minv {name}")
+    for k, (x, y) in enumerate(zip(rbd_ros.rnea_derivatives(m, q, v, a),
+                                   oracle.rnea_derivatives(q, v, a))):
+        assert_close(x, y, 1e-9, f"rnea_derivatives[{k}] {name}")
+    for k, (x, y) in enumerate(zip(rbd_ros.aba_derivatives(m, q, v, tau),
+                                   oracle.aba_derivatives(q, v, tau))):
+        assert_close(x, y, max(1e-9, 1e-15 * np.linalg.cond(M)), f"aba_derivatives[{k}] {name}")
+
+
+def _assert_pinocchio_mimic_model(pin, name, m, q, v, a, rnea, M, floating):
+    """RNEA and CRBA equal those of Pinocchio's own mimic model (no dof for a follower)."""
+    pm = pin.buildModelFromUrdf(CORPUS[name], pin.JointModelFreeFlyer(), mimic=True) \
+        if floating else pin.buildModelFromUrdf(CORPUS[name], mimic=True)
+    assert pm.nv == m.nv
+    base_q, base_v = (7, 6) if floating else (0, 0)
+    qp, vp, ap = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
+    qp[:base_q], vp[:base_v], ap[:base_v] = q[:base_q], v[:base_v], a[:base_v]
+    perm = list(range(base_v))                 # our v index -> Pinocchio's
+    for k, joint_name in enumerate(m.joint_names):
+        joint = pm.joints[pm.getJointId(joint_name)]
+        angle = q[base_q + k]
+        qp[joint.idx_q:joint.idx_q + joint.nq] = \
+            (np.cos(angle), np.sin(angle)) if joint.nq == 2 else angle
+        perm.append(joint.idx_v)
+    vp[perm], ap[perm] = v, a
+    pd = pm.createData()
+    assert_close(rnea, pin.rnea(pm, pd, qp, vp, ap)[perm], TOL, f"rnea {name} (mimic model)")
+    ref = pin.crba(pm, pd, qp)
+    ref = np.triu(ref) + np.triu(ref, 1).T
+    assert_close(M, ref[np.ix_(perm, perm)], TOL, f"crba {name} (mimic model)")

@@ -23,8 +23,8 @@ Scratch (the workspace's, allocated once; ``Data``): ``qf`` (nq_full), ``VF`` (3
 v, a and τ of the full tree; ``MF`` (3, nv_full, nv_full); ``R`` (3, nv_r, nv_r): M_r's
 factor and reduced products; ``VR`` (3, nv_r); ``YF`` (nv_full, 10·nbodies).
 """
-import numpy as np
 
+from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import FREE_FLYER, P_TYPE
 from .common import (NOT_FINITE_RESULT, check_configuration, check_vector, matrix_status,
@@ -155,7 +155,8 @@ def forward_derivatives(packed, table, ws, dws, bws, qf, VF, MF, R, fext, qdd, M
     """
     Set dq, dv = −M_r⁻¹ Gᵀ (∂ID/∂q, ∂ID/∂v) G at q̈ (seed Eq. 24) and Minv = M_r⁻¹.
 
-    R[0] holds chol(M_r) and the full state is expanded (qf, VF[0]); R is overwritten.
+    R[0] holds chol(M_r) and the full state is expanded (qf, VF[0]); R[1], R[2] are
+    overwritten.
     """
     nqf = qf.shape[0]
     expand_motion(table, nqf, qdd, VF[1])
@@ -166,15 +167,8 @@ def forward_derivatives(packed, table, ws, dws, bws, qf, VF, MF, R, fext, qdd, M
     cholesky_inverse(R[0], Minv)
     reduce_matrix(table, nqf, MF[0], R[1])
     reduce_matrix(table, nqf, MF[1], R[2])
-    neg_Minv = R[0]
-    n = Minv.shape[0]
-    for r in range(n):
-        for c in range(n):
-            neg_Minv[r, c] = -Minv[r, c]
-    if n:
-        # BLAS, as aba_derivatives (np.dot inside numba calls SciPy's dgemm)
-        np.dot(neg_Minv, R[1], dq)
-        np.dot(neg_Minv, R[2], dv)
+    gemm(-1.0, Minv, R[1], dq)                # BLAS dgemm, as aba_derivatives
+    gemm(-1.0, Minv, R[2], dv)
     return matrix_status(dq) or matrix_status(dv) or matrix_status(Minv)
 
 
