@@ -38,6 +38,10 @@ REFUSED = {
     "erd/romeo/romeo": "allow_massless",
     # an empty <robot> (xacro output without its macros); Pinocchio refuses it too
     "erd/ur/ur3": "no <link>",
+    # its fingers mimic 'index_q1' etc., joints the file does not have (the xacro's prefix
+    # 'Left_' is missing): nothing to couple them to (Pinocchio's mimic model refuses it
+    # too); mimic="independent" loads it as Pinocchio's default model does
+    "erd/alex/alex_psyonic_hands": "not a joint of the URDF",
     # link4: 0.081 kg exactly on j4's axis, zero inertia: j4 moves nothing
     "rtb/al5d_robot": "allow_massless",
     # kinematics only: no <inertial> at all (M = 0)
@@ -47,6 +51,7 @@ REFUSED = {
     "rtb/puma560_robot": "allow_massless",
 }
 MASSLESS = tuple(name for name, why in REFUSED.items() if why == "allow_massless")
+BROKEN_MIMIC = tuple(name for name, why in REFUSED.items() if "not a joint" in why)
 LOADED = tuple(name for name in NAMES if name not in REFUSED)
 
 # allow_massless where the user must ask for M singular
@@ -125,7 +130,7 @@ def _pinocchio_robot(name, floating):
 
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
-@pytest.mark.parametrize("name", LOADED + MASSLESS)
+@pytest.mark.parametrize("name", LOADED + MASSLESS + BROKEN_MIMIC)
 def test_rnea_crba_aba_match_pinocchio(pin, name, floating):
     robot = _pinocchio_robot(name, floating)
     m, pm, pd = robot.model, robot.pm, robot.pd
@@ -179,8 +184,11 @@ def test_coupled_mimic_robots_equal_pinocchio(pin, name, floating):
 
 def _assert_pinocchio_mimic_model(pin, name, m, q, v, a, rnea, M, floating):
     """RNEA and CRBA equal those of Pinocchio's own mimic model (no dof for a follower)."""
-    pm = pin.buildModelFromUrdf(CORPUS[name], pin.JointModelFreeFlyer(), mimic=True) \
-        if floating else pin.buildModelFromUrdf(CORPUS[name], mimic=True)
+    try:
+        pm = pin.buildModelFromUrdf(CORPUS[name], pin.JointModelFreeFlyer(), mimic=True) \
+            if floating else pin.buildModelFromUrdf(CORPUS[name], mimic=True)
+    except ValueError:      # talos_full_v2: "The parent joint of the mimic joint is not in
+        return              # the kinematic tree" (Pinocchio 4.1): the reduced system only
     assert pm.nv == m.nv
     base_q, base_v = (7, 6) if floating else (0, 0)
     qp, vp, ap = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
