@@ -136,9 +136,14 @@ def test_launch_show_args_and_a_bad_argument(ros2, env):
     assert "Traceback" not in out and len(out) < 1000, out
 
 
-def param(ros2, env, *args):
-    """Run ``ros2 param ARGS``; return (status, output)."""
-    return ros_cli.run([ros2, "param", *args], env)
+def param(ros2, env, verb, *args):
+    """
+    Run ``ros2 param VERB ARGS``; return (status, output).
+
+    ``--timeout 10``: ros2 param waits 1 s by default for the node to show in its graph, and
+    on a loaded CI machine discovery took longer ("Node not found" with the node answering).
+    """
+    return ros_cli.run([ros2, "param", verb, "--timeout", "10", *args], env)
 
 
 def test_ros2_run_and_ros2_param(ros2, env, probe, tmp_path):
