@@ -186,3 +186,30 @@ class ReducedOracle:
         dq, dv, M = self.rnea_derivatives(q, v, qdd, fext)
         Minv = np.linalg.inv(M)
         return -Minv @ dq, -Minv @ dv, Minv
+
+
+def pinocchio_mimic_rnea_crba(pin, pm, model, q, v, a):
+    """
+    Return (τ, M) of Pinocchio's mimic model ``pm`` at our reduced state, in our joint order.
+
+    ``pm``: built with ``mimic=True`` (no dof for a follower); a floating base is its first
+    joint, as ours; a continuous joint's q is (cos, sin) there.
+    """
+    base_q, base_v = (7, 6) if model.floating_base else (0, 0)
+    assert pm.nv == model.nv
+    qp, vp, ap = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
+    qp[:base_q] = q[:base_q]
+    perm = list(range(base_v))                 # our v index -> Pinocchio's
+    for k, name in enumerate(model.joint_names):
+        joint = pm.joints[pm.getJointId(name)]
+        angle = q[base_q + k]
+        qp[joint.idx_q:joint.idx_q + joint.nq] = \
+            (np.cos(angle), np.sin(angle)) if joint.nq == 2 else angle
+        perm.append(joint.idx_v)
+    assert sorted(perm) == list(range(model.nv))
+    vp[perm], ap[perm] = v, a
+    pd = pm.createData()
+    tau = pin.rnea(pm, pd, qp, vp, ap)[perm]
+    M = pin.crba(pm, pd, qp)
+    M = np.triu(M) + np.triu(M, 1).T          # Pinocchio fills the upper triangle
+    return tau, M[np.ix_(perm, perm)]

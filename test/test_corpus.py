@@ -22,7 +22,7 @@ import pytest
 import rbd_ros
 from conftest import assert_close, missing
 from corpus import CORPUS, MISSING, has_movable_mimic, read
-from mimic_oracle import ReducedOracle
+from mimic_oracle import ReducedOracle, pinocchio_mimic_rnea_crba
 from oracle import Robot, has_mimic
 
 TOL = 1e-10
@@ -189,20 +189,6 @@ def _assert_pinocchio_mimic_model(pin, name, m, q, v, a, rnea, M, floating):
             if floating else pin.buildModelFromUrdf(CORPUS[name], mimic=True)
     except ValueError:      # talos_full_v2: "The parent joint of the mimic joint is not in
         return              # the kinematic tree" (Pinocchio 4.1): the reduced system only
-    assert pm.nv == m.nv
-    base_q, base_v = (7, 6) if floating else (0, 0)
-    qp, vp, ap = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
-    qp[:base_q], vp[:base_v], ap[:base_v] = q[:base_q], v[:base_v], a[:base_v]
-    perm = list(range(base_v))                 # our v index -> Pinocchio's
-    for k, joint_name in enumerate(m.joint_names):
-        joint = pm.joints[pm.getJointId(joint_name)]
-        angle = q[base_q + k]
-        qp[joint.idx_q:joint.idx_q + joint.nq] = \
-            (np.cos(angle), np.sin(angle)) if joint.nq == 2 else angle
-        perm.append(joint.idx_v)
-    vp[perm], ap[perm] = v, a
-    pd = pm.createData()
-    assert_close(rnea, pin.rnea(pm, pd, qp, vp, ap)[perm], TOL, f"rnea {name} (mimic model)")
-    ref = pin.crba(pm, pd, qp)
-    ref = np.triu(ref) + np.triu(ref, 1).T
-    assert_close(M, ref[np.ix_(perm, perm)], TOL, f"crba {name} (mimic model)")
+    ref_tau, ref_M = pinocchio_mimic_rnea_crba(pin, pm, m, q, v, a)
+    assert_close(rnea, ref_tau, TOL, f"rnea {name} (mimic model)")
+    assert_close(M, ref_M, TOL, f"crba {name} (mimic model)")

@@ -15,7 +15,7 @@ import pytest
 
 import rbd_ros
 from conftest import assert_close, available, missing, robot_path
-from mimic_oracle import HAND, PAIR, ReducedOracle, hand_urdf
+from mimic_oracle import HAND, PAIR, ReducedOracle, hand_urdf, pinocchio_mimic_rnea_crba
 
 # name -> (URDF source (None: panda from example-robot-data), floating base)
 CASES = {
@@ -79,20 +79,10 @@ def test_rnea_and_crba_equal_pinocchios_mimic_model(name, seed, pin):
         f.write(_xml(name))
         f.flush()
         pm = pin.buildModelFromUrdf(f.name, mimic=True)
-    pd = pm.createData()
-    assert pm.nv == m.nv
-    perm = [pm.joints[pm.getJointId(n)].idx_v for n in m.joint_names]
-    assert sorted(perm) == list(range(m.nv))
     s = _state(m, seed)
-    qp = np.empty(pm.nq)
-    qp[perm] = s.q                          # one q entry per joint: no continuous joints here
-    vp, ap = np.empty(pm.nv), np.empty(pm.nv)
-    vp[perm], ap[perm] = s.v, s.a
-    assert_close(rbd_ros.rnea(m, s.q, s.v, s.a), pin.rnea(pm, pd, qp, vp, ap)[perm], TOL,
-                 f"{name} rnea")
-    Mp = pin.crba(pm, pd, qp)
-    Mp = np.triu(Mp) + np.triu(Mp, 1).T     # Pinocchio fills the upper triangle
-    assert_close(rbd_ros.crba(m, s.q), Mp[np.ix_(perm, perm)], TOL, f"{name} crba")
+    tau, M = pinocchio_mimic_rnea_crba(pin, pm, m, s.q, s.v, s.a)
+    assert_close(rbd_ros.rnea(m, s.q, s.v, s.a), tau, TOL, f"{name} rnea")
+    assert_close(rbd_ros.crba(m, s.q), M, TOL, f"{name} crba")
 
 
 def _compare(name, seed, ours, theirs, tol, what):
