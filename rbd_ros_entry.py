@@ -58,8 +58,22 @@ def _unraisable(hook):
         # prints it with a traceback and drops it; the stop is recorded in _stop anyway
         if _stop and isinstance(unraisable.exc_value, KeyboardInterrupt):
             return
+        # an interrupt inside the constructor of one of llvmlite's objects (numba compiling)
+        # leaves it half-built, and its __del__ then fails ("... has no attribute
+        # '_as_parameter_'"): a consequence of the stop, not an error of its own
+        if _stop and _interrupt[0] and _from_llvmlite(unraisable):
+            return
         hook(unraisable)
     return quiet
+
+
+def _from_llvmlite(unraisable):
+    tb = unraisable.exc_traceback
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__", "").startswith("llvmlite."):
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def stop_on_signals():
