@@ -17,6 +17,11 @@ from . import _checks
 from .algorithms import coupled as _k
 from .algorithms.compute_all import Dynamics
 
+# rad or m: how far a follower's published position may be from its leader's coupling before
+# the node and the replay say so. joint_state_publisher computes followers from their leaders
+# (agreement to round-off); a driver that measures each finger may differ by more.
+MIMIC_TOLERANCE = 1e-3
+
 
 class Coupling:
     """

@@ -73,7 +73,7 @@ MIMIC_OPTIONS = ("coupled", "independent", "error")
 
 
 def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
-               allow_massless=False):
+               allow_massless=False, on_warning=None):
     """
     Build a :class:`Model` from a URDF file path or XML string.
 
@@ -93,7 +93,9 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     names, NaN or inf in an origin, axis or inertial, a negative mass, a rotational inertia
     that is not positive semi-definite, and a movable joint that drives no mass or inertia
     (M singular) unless ``allow_massless``. Principal moments that violate the triangle
-    inequality are kept with one warning, or refused with ``strict_inertia=True``.
+    inequality are kept with one warning, or refused with ``strict_inertia=True``. The warning
+    goes to Python's ``warnings``, or is given (its text) to ``on_warning`` when that is a
+    callable (the node gives it to its ROS logger).
     """
     if mimic not in MIMIC_OPTIONS:
         raise ValueError(f"mimic must be one of {', '.join(map(repr, MIMIC_OPTIONS))}, "
@@ -116,7 +118,10 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     if not allow_massless:
         _refuse_undriven(bodies, source)
     if bodies.odd:
-        warnings.warn(odd_inertia_warning(bodies.odd, source), stacklevel=2)
+        if on_warning is None:
+            warnings.warn(odd_inertia_warning(bodies.odd, source), stacklevel=2)
+        else:
+            on_warning(odd_inertia_warning(bodies.odd, source))
     coupling = None
     if followers:
         try:

@@ -162,3 +162,33 @@ def test_bad_values_at_start_up_stop_the_node():
         Harness(dict(unknown_velocity="maybe"))
     with pytest.raises(ValueError, match="gravity must be 3 finite numbers"):
         Harness(dict(gravity=[0.0, 1.0]))
+
+
+def odd_inertia_arm():
+    """rbd_arm7 with link1's principal moments (1, 1, 3) mg·m²: I1 + I2 < I3, still PSD."""
+    text = xml(ARM7)
+    first = text.index("<inertia ", text.index("<inertia ") + 1)
+    end = text.index("/>", first)
+    return (text[:first] + '<inertia ixx="1e-3" ixy="0" ixz="0" iyy="1e-3" iyz="0" izz="3e-3"'
+            + text[end:])
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_strict_inertia_parameter(harness, strict):
+    # a CAD export's triangle violation: loaded with one WARN on /rosout naming the link
+    # (not on stderr), or refused with strict_inertia and the reason said
+    h = harness(dict(strict_inertia=strict))
+    h.description.publish(String(data=odd_inertia_arm()))
+    if strict:
+        wait_for(lambda: h.node._stats["descriptions_rejected"] == 1, what="the rejection")
+        h.wait_log("triangle inequality")
+        assert h.node._robot is None
+        return
+    wait_for(lambda: h.node._robot is not None, what="the model")
+    h.wait_log("robot description: ")
+    warned = [m for m in h.messages("rosout") if "triangle inequality" in m.msg]
+    assert len(warned) == 1 and warned[0].level == 30, warned     # WARN, once
+    assert "link1 (0.001, 0.001, 0.003)" in warned[0].msg, warned[0].msg
+    with pytest.warns(UserWarning, match="triangle"):     # the library's own route
+        kept = rbd_ros.load_model(odd_inertia_arm())
+    good_exchange(h, kept, 311)                          # the inertia as given

@@ -297,3 +297,46 @@ def test_live_matches_offline(tmp_path, monkeypatch):
                         np.testing.assert_allclose(getattr(a, f), getattr(b, f), atol=1e-9,
                                                    rtol=1e-9)
     assert offline["answered"] == rep["answered"]
+
+
+def test_mimic_followers_in_the_bag(tmp_path):
+    # joint_state_publisher records every joint, the followers too: they are the model's
+    # coupled joints, not unknown ones, and never fill a leader's value (as in the node)
+    from mimic_oracle import coupling_from_xml, hand_urdf
+    urdf = hand_urdf()
+    model = rbd_ros.load_model(urdf)
+    followers, _ = coupling_from_xml(urdf)              # read from the XML, not by rbd_ros
+    assert followers and set(followers).isdisjoint(model.joint_names)
+    names = model.joint_names + tuple(followers)
+    rng = np.random.default_rng(8)
+    n = 40
+    q = np.array([model.random_configuration(rng) for _ in range(n)])
+    v, e = rng.uniform(-1, 1, (n, model.nv)), rng.uniform(-2, 2, (n, model.nv))
+    col = {name: k for k, name in enumerate(model.joint_names)}
+    off = {5: 0.01, 17: -0.2}                            # messages whose first follower is off
+    recs, ns0 = [], 10**18
+    for k in range(n):
+        fq = [m * q[k, col[lead]] + o for lead, m, o in followers.values()]
+        fv = [m * v[k, col[lead]] for lead, m, _ in followers.values()]
+        fq[0] += off.get(k, 0.0)
+        ns = ns0 + k * 10**7
+        effort = np.r_[e[k], np.zeros(len(fq))]
+        recs.append((ns, js(names, np.r_[q[k], fq], np.r_[v[k], fv], effort, ns)))
+    recs.append((ns0 + n * 10**7, js(tuple(followers), fq, fv, fv, ns0 + n * 10**7)))
+    write_raw(tmp_path / "hand", recs, urdf)
+    rep = replay(tmp_path / "hand", tmp_path / "o", progress=False, plots=False,
+                 acceleration="zero")
+    assert rep["unknown_joint_names"] == []
+    assert rep["skipped"] == {"no model joint": 1}      # the message of followers only
+    np.testing.assert_array_equal(rep["ticks"].q, q)    # the leaders' values, never a follower's
+    mimic = rep["mimic_followers"]
+    assert mimic["messages"] == len(off)
+    first = next(iter(followers))
+    assert mimic["max"][first] == pytest.approx(0.2, rel=1e-9)
+    assert set(mimic["max"]) == set(followers)
+    assert max(v for name, v in mimic["max"].items() if name != first) < 1e-12
+    out = read(tmp_path / "o")["/rbd_dynamics/torques"]
+    assert len(out) == n
+    for k in (0, 17, n - 1):
+        tau = rbd_ros.rnea(model, q[k], v[k], np.zeros(model.nv))
+        np.testing.assert_allclose(out[k][1].effort, tau, rtol=1e-12, atol=1e-12)

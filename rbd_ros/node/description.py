@@ -77,7 +77,8 @@ class DescriptionSource:
                 model = rbd_ros.load_model(xml_text(xml),
                                            floating_base=self.params["floating_base"],
                                            mimic=self.params["mimic_joints"],
-                                           strict_inertia=self.params["strict_inertia"])
+                                           strict_inertia=self.params["strict_inertia"],
+                                           on_warning=self._load_warning)
                 warm_up(model)
             except Exception as exc:   # any failure keeps the previous model running
                 reason = one_line(exc, 300) + parameter_hint(exc, self.params)
@@ -85,6 +86,10 @@ class DescriptionSource:
                              f"characters): {reason}{kept}", reason)
                 return
             self._install(model, xml, current, source)
+
+    def _load_warning(self, text):
+        # on the ROS log (/rosout), not Python's warnings (stderr, once per process)
+        self.get_logger().warning("robot description: " + one_line(text, 600))
 
     def _reject(self, text, reason):
         # once per reason: a description re-sent (latched, or every few seconds by a

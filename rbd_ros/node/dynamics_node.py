@@ -43,10 +43,10 @@ from std_msgs.msg import String
 from . import conversions, parameters, spin_node
 from .. import cdr, outputs
 from ..cdr import JointStateDecoder
+from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
 from .health import Health
-from .joint_cache import MIMIC_TOLERANCE
 from .live import LiveParameters
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)

@@ -15,12 +15,8 @@ disagreement, if any, is left in ``disagreement`` for the node to log.
 import numpy as np
 
 from .. import outputs
+from ..coupling import MIMIC_TOLERANCE
 from .reporting import names_excerpt
-
-
-# rad or m. joint_state_publisher computes followers from their leaders (agreement to
-# round-off); a driver that measures each finger may differ by more, which is worth a line
-MIMIC_TOLERANCE = 1e-3
 
 
 class JointCache:

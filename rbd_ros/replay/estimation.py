@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import cdr, outputs
 from ..cdr import JointStateDecoder
+from ..coupling import MIMIC_TOLERANCE
 from .bag_io import ReplayError, deserialize_joint_state, deserialize_odometry
 from .errors import shorten
 
@@ -81,18 +82,23 @@ def _forward_fill_index(present):
     return np.maximum.accumulate(np.where(present, m, -1), axis=0)
 
 
-def decode(raws, joint_names):
+def decode(raws, joint_names, followers=None):
     """
     Decode joint_states CDR bytes into per-message arrays in model joint order.
 
     joint_states CDR bytes -> dict of (M, nj) arrays P, V, E (NaN: not in the message),
-    present (M, nj), stamp (M,) seconds, sec / nanosec (M,), malformed (M,) and the names
-    the model does not know.
+    present (M, nj), stamp (M,) seconds, sec / nanosec (M,), malformed (M,), the names
+    the model does not know, and ``mimic``: how the messages' mimic followers agree with
+    their leaders (:func:`_mimic_agreement`). ``followers``: the model's coupled joints,
+    {follower: (leader, multiplier, offset)} (``model.coupling.followers``); they are not
+    unknown, and never fill a leader's value (as in the node).
     """
+    followers = dict(followers or {})
     nj, M = len(joint_names), len(raws)
-    index = {name: k for k, name in enumerate(joint_names)}
-    P, V, E = (np.full((M, nj), np.nan) for _ in range(3))
-    present = np.zeros((M, nj), bool)
+    # a follower gets a column after the model's joints: decoded as they are, then split off
+    index = {name: k for k, name in enumerate(tuple(joint_names) + tuple(followers))}
+    P, V, E = (np.full((M, len(index)), np.nan) for _ in range(3))
+    present = np.zeros((M, len(index)), bool)
     sec = np.zeros(M, np.int64)
     nsec = np.zeros(M, np.int64)
     malformed = np.zeros(M, bool)
@@ -139,11 +145,35 @@ def decode(raws, joint_names):
                 vals = np.ascontiguousarray(buf[:, off:off + 8 * count]).view("<f8")
                 dst[ms[:, None], ours] = vals[:, theirs]
         present[ms[:, None], ours] = True
+    mimic = _mimic_agreement(P, joint_names, followers)
+    P, V, E, present = P[:, :nj], V[:, :nj], E[:, :nj], present[:, :nj]
     bad_pos = (present & ~np.isfinite(P)).any(axis=1)
     present[bad_pos] = False
     malformed |= bad_pos
     return {"P": P, "V": V, "E": E, "present": present, "sec": sec, "nanosec": nsec,
-            "stamp": sec * 10**9 + nsec, "malformed": malformed, "unknown": sorted(unknown)}
+            "stamp": sec * 10**9 + nsec, "malformed": malformed, "unknown": sorted(unknown),
+            "mimic": mimic}
+
+
+def _mimic_agreement(P, joint_names, followers):
+    """
+    How the followers' recorded positions agree with their leaders' (the node's check).
+
+    ``P``: positions, the model's joints then the followers (NaN: not in the message).
+    Compared within a message; a message without the leader, or a non-finite value,
+    compares as agreeing. Returns {"tolerance", "messages" (how many disagree), "max":
+    {follower: largest |q_follower - (multiplier · q_leader + offset)|}} (followers seen).
+    """
+    nj = len(joint_names)
+    where = {name: k for k, name in enumerate(joint_names)}
+    worst, off_any = {}, np.zeros(len(P), bool)
+    for c, (name, (leader, multiplier, offset)) in enumerate(followers.items(), nj):
+        gap = np.abs(P[:, c] - (multiplier * P[:, where[leader]] + offset))
+        seen = np.isfinite(gap)
+        if seen.any():
+            worst[name] = float(gap[seen].max())
+            off_any[seen] |= gap[seen] > MIMIC_TOLERANCE
+    return {"tolerance": MIMIC_TOLERANCE, "messages": int(off_any.sum()), "max": worst}
 
 
 def _merge_row(m, count, mapping, arrays, dst, present):
@@ -197,7 +227,8 @@ class Ticks:
     ``tau_in`` (every dof: the measured effort, 0 where unknown and for the base), ``sec``,
     ``nanosec`` (header stamp), ``time`` (s). Per message: ``codes`` (index into
     ``rbd_ros.outputs.REASON_KEYS``, -1: answered). And ``messages``, ``skipped`` (reason:
-    count), ``unknown_names``, ``odometry_ignored``, ``time_source``.
+    count), ``unknown_names``, ``mimic`` (followers' agreement, see :func:`decode`),
+    ``odometry_ignored``, ``time_source``.
     """
 
     def reason(self, m):
@@ -252,7 +283,8 @@ def ticks(model, js_raws, js_log, odom_raws=(), odom_log=(), odom_before=(), *, 
     except ValueError as exc:
         raise ReplayError(str(exc)) from None
     joint_names = tuple(model.joint_names)
-    d = decode(js_raws, joint_names)
+    d = decode(js_raws, joint_names,
+               model.coupling.followers if model.coupling is not None else None)
     present, M = d["present"], len(js_raws)
     _check_joints(joint_names, present, d["unknown"])
     log = np.asarray(js_log, np.int64)
@@ -316,6 +348,7 @@ def _answered(model, codes, d, times, q, v, a, e, base, source):
     t.messages = len(codes)
     t.skipped = _count(codes)
     t.unknown_names = d["unknown"]
+    t.mimic = d["mimic"]
     t.odometry_ignored = base["ignored"]
     t.time_source = source
     return t

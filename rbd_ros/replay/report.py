@@ -75,6 +75,7 @@ def summarize(model, t, tau, timing, *, outputs, bag, output, topic, window, ord
         "effort_unknown": int((~t.effort_known).sum()),
         "odometry_ignored": int(t.odometry_ignored),
         "unknown_joint_names": list(t.unknown_names),
+        "mimic_followers": t.mimic,
         "acceleration": ({"method": "Savitzky-Golay local polynomial fit of the velocity",
                           "window": window, "order": order, "time": t.time_source}
                          if acceleration == "estimate" else
@@ -124,6 +125,13 @@ def text(rep):
                      "quaternion or bytes that do not decode)")
     if rep["unknown_joint_names"]:
         lines.append(f"ignored joint names not in the URDF: {rep['unknown_joint_names'][:10]}")
+    mimic = rep["mimic_followers"]
+    if mimic["max"]:
+        worst = max(mimic["max"], key=mimic["max"].get)
+        lines.append(f"mimic joints: {len(mimic['max'])} followers recorded (the leaders' "
+                     f"positions are used); {mimic['messages']} messages off their coupling by "
+                     f"more than {mimic['tolerance']:g}, the largest {worst} "
+                     f"({mimic['max'][worst]:.3g})")
     acc = rep["acceleration"]
     if "window" in acc:
         lines.append(f"acceleration: {acc['method']}, window {acc['window']}, degree "
