@@ -55,6 +55,9 @@ setup(
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
                  "hypothesis>=6", "icub-models>=3", "rtb-data>=2"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
+        # the other dynamics libraries of bench/bench_peers.py (large: not in ./dev.sh setup)
+        "peers": ["pin>=3", "example-robot-data>=4", "matplotlib", "idyntree", "mujoco>=3.2",
+                  "drake", "adam-robotics"],
     },
     zip_safe=False,
     maintainer="rbd_ros developers",
