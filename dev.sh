@@ -33,6 +33,9 @@ setup() {
     if [ -x ../shared/ros-tools/install.sh ]; then
         ../shared/ros-tools/install.sh "$VENV"
     fi
+    # every kernel compiled into the cache now, in parallel, with progress (a minute or
+    # more after an install or an update; seconds when they are cached)
+    "$VENV/bin/python" -m rbd_ros.warm_cache
 }
 
 cmd=${1:-demo}

@@ -14,16 +14,13 @@ then run inside rclpy's C++ code, and an exception raised there by a signal hand
 pybind11 and aborts the process ("terminate called after throwing an instance of
 'pybind11::error_already_set'"). The spin loop polls the record instead.
 
-The first start after an install compiles the kernels for minutes: the entry says so in the
-log while it happens, and how long the import took (:func:`_import_main`).
+The kernels compile at their first use, not at import: the node says so in its log when
+its first robot description's warm-up compiles them (``rbd_ros.node.compile_notice``).
 """
 import signal
 import sys
-import threading
-import time
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-COMPILE_NOTICE_S = 3.0       # a cached import takes about a second: longer means compiling
 _stop = []                   # the signals received, in order
 _interrupt = [True]          # whether the first signal raises KeyboardInterrupt (start-up)
 
@@ -111,22 +108,8 @@ def dynamics_node(args=None):
 
 
 def _import_main():
-    """Import the node's main(); log when that compiles the kernels, and how long it took."""
-    from rclpy.logging import get_logger        # no rbd_ros: logs while numba compiles
-    log = get_logger("dynamics_node")
-    started, done = time.time(), threading.Event()
-
-    def notice():
-        if not done.wait(COMPILE_NOTICE_S):
-            log.info("compiling the dynamics kernels (the first start after an install or an "
-                     "update of rbd_ros: a few minutes; later starts load them in a second)")
-    threading.Thread(target=notice, daemon=True).start()
-    try:
-        from rbd_ros.node.dynamics_node import main
-    finally:
-        done.set()
-    from rbd_ros.node import kernels_report
-    log.info(kernels_report(started))
+    """Import the node's main() (numba, rclpy, the package: a second; nothing compiles)."""
+    from rbd_ros.node.dynamics_node import main
     return main
 
 

@@ -69,5 +69,6 @@ setup(
         "rbd_replay = rbd_ros.replay.cli:main",
         "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
         "rbd_demo = rbd_ros.node.demo:main",
+        "rbd_warm_cache = rbd_ros.warm_cache:main",
     ]},
 )

@@ -16,7 +16,7 @@ import os
 
 import numba
 from numba import types
-from numba.core import caching
+from numba.core import caching, compiler_lock, registry, typeinfer
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -99,6 +99,58 @@ void = types.void
 _FASTMATH = {"contract"}
 
 
+# Every entry point, in definition order: what ``rbd_ros.warm_cache`` compiles ahead of use.
+KERNELS = []
+
+
+class FirstCallDispatcher(registry.CPUDispatcher):
+    """
+    A kernel compiled for its one declared signature at its first call, not at import.
+
+    ``numba.njit(signature)`` compiles (or loads from the cache) at import: every kernel,
+    about two minutes the first time after an install, and a second or two from the cache,
+    though a process calls a handful. This one does the same work when first called from
+    Python or first typed in another kernel, and from then on behaves as ``njit(signature)``:
+    no other signature is ever compiled; a call with other argument types raises TypeError
+    (which the Python wrappers turn into one conversion; see ``rbd_ros._checks``).
+    """
+
+    declared = None
+
+    def compile_declared(self):
+        """Compile (or load from the disk cache) the declared signature; once, thread-safe."""
+        with compiler_lock.global_compiler_lock:
+            if self._can_compile:
+                with typeinfer.register_dispatcher(self):
+                    self.compile(self.declared)
+                self.disable_compile()
+
+    def _compile_for_args(self, *args, **kws):
+        # numba's C dispatcher calls this on a call no overload matches while compiling is
+        # enabled (the first call), then calls what it returns with the same arguments:
+        # the dispatcher itself, now compiled, matches them or raises TypeError
+        self.compile_declared()
+        return self
+
+    def get_call_template(self, args, kws):
+        self.compile_declared()          # called from another kernel being compiled
+        return super().get_call_template(args, kws)
+
+
+def _first_call(signature, options):
+    def decorate(func):
+        dispatcher = FirstCallDispatcher(py_func=func, locals={}, targetoptions=dict(options))
+        dispatcher.enable_caching()
+        dispatcher.declared = signature
+        KERNELS.append(dispatcher)
+        return dispatcher
+    return decorate
+
+
+_KERNEL_OPTIONS = {"nopython": True, "error_model": "numpy", "boundscheck": False,
+                   "fastmath": _FASTMATH, "_nrt": False}
+
+
 def kernel(signature):
     """
     Return the decorator for a hot-path entry point: compiled for ``signature``, cached on disk.
@@ -113,15 +165,15 @@ def kernel(signature):
     every load around it): the RNEA on talos ran 20 % slower through its steps than written
     out. Without it, the two compile to the same machine code. An allocation or ``np.dot`` in
     a kernel is a compile error; products go through ``rbd_ros._blas``.
+
+    It is compiled at its first call (:class:`FirstCallDispatcher`), not at import.
     """
-    return numba.njit(signature, cache=True, error_model="numpy",
-                      boundscheck=False, fastmath=_FASTMATH, _nrt=False)
+    return _first_call(signature, _KERNEL_OPTIONS)
 
 
 def batch_kernel(signature):
     """Return the decorator for a batch entry point: like :func:`kernel`, plus ``parallel=True``."""
-    return numba.njit(signature, cache=True, parallel=True, error_model="numpy",
-                      boundscheck=False, fastmath=_FASTMATH, _nrt=False)
+    return _first_call(signature, dict(_KERNEL_OPTIONS, parallel=True))
 
 
 # Helpers called from kernels: inlined into their callers at numba's IR level, so a helper

@@ -8,9 +8,10 @@ AMENT_PREFIX_PATH and CMAKE_PREFIX_PATH name the venv, whose wheels' CMake expor
 ``scripts/build_interfaces.py`` fixed), and the install space is then used as a user does,
 ``source install/local_setup.sh``: ``ros2 pkg prefix`` names it, ``ros2 interface show``
 finds the node's services there and ``ros2 run rbd_ros dynamics_node`` starts the node from
-it. That node is new to the numba cache (its sources are at another path), so it compiles
-the kernels (minutes): the test waits for its log line saying so, then stops it with SIGINT,
-a clean stop during compilation. Skips without the tools, except in CI.
+it. That node is new to the numba cache (its sources are at another path), so the warm-up
+of its robot description compiles the kernels (a minute or more): the test waits for its log
+line saying so, then stops it with SIGINT, a clean stop during compilation. Skips without
+the tools, except in CI.
 """
 import os
 import shlex
@@ -80,9 +81,16 @@ def test_readme_colcon_build_then_ros2_run(tmp_path):
 
     log = tmp_path / "run.log"
     cache = tmp_path / "numba"                 # a fresh cache: the kernels compile
+    params = tmp_path / "params.yaml"          # a description: its warm-up compiles them
+    with open(os.path.join(ros_cli.ROOT, "rbd_ros", "robots", "rbd_arm7.urdf"),
+              encoding="utf-8") as f:
+        urdf = f.read()
+    params.write_text("/**:\n  ros__parameters:\n    robot_description: |\n"
+                      + "".join(f"      {line}\n" for line in urdf.splitlines()))
     proc = ros_cli.start(in_workspace(
         ws, f"NUMBA_CACHE_DIR={shlex.quote(str(cache))} exec ros2 run rbd_ros dynamics_node "
-            f"--ros-args -r __ns:=/rbd_colcon_{os.getpid()}"), log, env)
+            f"--ros-args -r __ns:=/rbd_colcon_{os.getpid()} "
+            f"--params-file {shlex.quote(str(params))}"), log, env)
     try:
         ros_cli.wait_log(log, "compiling the dynamics kernels", proc, timeout=120.0)
         text = ros_cli.read(log)

@@ -1,16 +1,21 @@
 """The ROS 2 node: thin glue between messages and the dynamics core (no maths here)."""
 
+import contextlib
 import os
+import threading
 import time
 
 EXECUTORS = ("events", "single_threaded")
 
 
+COMPILE_NOTICE_S = 3.0    # loading kernels from the cache takes well under that: compiling
+
+
 def kernels_report(started):
     """
-    Say how the kernels were loaded by an import that began at ``started`` (time.time()).
+    Say how the kernels used since ``started`` (time.time()) were loaded: compiled or cached.
 
-    Compiled when it wrote kernels to the cache (numba writes each one as it compiles it).
+    Compiled when kernels were written to the cache (numba writes each one as it compiles it).
     """
     from .._jit import cache_dir
     seconds = time.time() - started
@@ -23,8 +28,33 @@ def kernels_report(started):
                 pass
     if written:
         return (f"compiled the dynamics kernels in {seconds:.1f} s ({written} cache files "
-                f"written to {cache_dir()}: later starts load them)")
+                f"written to {cache_dir()}: later starts load them; `rbd_warm_cache` "
+                "compiles them all ahead)")
     return f"dynamics kernels loaded from the cache in {seconds:.1f} s"
+
+
+@contextlib.contextmanager
+def compile_notice(log, what, report=False):
+    """
+    Log that the kernels compile when the block runs longer than ``COMPILE_NOTICE_S``.
+
+    Kernels compile at their first call (``rbd_ros._jit``): after an install or an update,
+    the first robot description's warm-up compiles for a minute or more, and a silent node
+    looks hung. Says when it began, and how it ended (always, with ``report``).
+    """
+    started, done = time.time(), threading.Event()
+
+    def notice():
+        if not done.wait(COMPILE_NOTICE_S):
+            log.info(f"compiling the dynamics kernels {what} (the first start after an "
+                     "install or an update of rbd_ros; later starts load them in a second)")
+    threading.Thread(target=notice, daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+    if report or time.time() - started >= COMPILE_NOTICE_S:
+        log.info(kernels_report(started))
 
 
 def check_executor(kind):

@@ -16,6 +16,8 @@ import threading
 import numpy as np
 
 import rbd_ros
+from .. import outputs
+from . import compile_notice
 from .reporting import excerpt, one_line
 from .robot import Robot
 
@@ -79,13 +81,26 @@ class DescriptionSource:
                                            mimic=self.params["mimic_joints"],
                                            strict_inertia=self.params["strict_inertia"],
                                            on_warning=self._load_warning)
-                warm_up(model)
+                with compile_notice(self.get_logger(), "of the enabled outputs", report=True):
+                    warm_up(model, tick_calls(self._enabled))
             except Exception as exc:   # any failure keeps the previous model running
                 reason = one_line(exc, 300) + parameter_hint(exc, self.params)
                 self._reject(f"rejected robot description from {source} ({len(xml)} "
                              f"characters): {reason}{kept}", reason)
                 return
             self._install(model, xml, current, source)
+            self._warm_services(model)
+
+    def _warm_services(self, model):
+        # the services' kernels, once the outputs flow, off the start-up path: a first
+        # request after an install would otherwise wait for their compile
+        def warm():
+            try:
+                with compile_notice(self.get_logger(), "of the services"):
+                    warm_up(model)
+            except Exception as exc:
+                self.callback_failed("warm-up", exc)
+        threading.Thread(target=warm, daemon=True, name="rbd_warm_up").start()
 
     def _load_warning(self, text):
         # on the ROS log (/rosout), not Python's warnings (stderr, once per process)
@@ -150,14 +165,28 @@ def not_xml(description):
             "file path (the launch file's urdf_file argument reads a file)")
 
 
-def warm_up(model):
-    """Run every kernel once so the first tick does not pay numba's cache load."""
+def tick_calls(enabled):
+    """Return the core calls (``rbd_ros.outputs.CALLS``) of ticks with the outputs ``enabled``."""
+    return tuple(dict.fromkeys(outputs.computation(enabled, known).call
+                               for known in (True, False)))
+
+
+SERVICE_CALLS = ("rnea", "aba", "minv", "rnea_derivatives", "aba_derivatives")
+
+
+def warm_up(model, calls=None):
+    """
+    Run each core call once so that no tick or request pays numba's compile or cache load.
+
+    ``calls``: names of ``rbd_ros`` functions (default: the ticks' and the services').
+    """
+    calls = (tuple(c for c, _ in outputs.CALLS) + SERVICE_CALLS) if calls is None else calls
+    data = rbd_ros.Data(model)               # its own workspace: ticks may run meanwhile
     q = model.neutral()
     z = np.zeros(model.nv)
-    rbd_ros.compute_all(model, q, z, tau=z)
-    rbd_ros.inverse_and_forward_dynamics(model, q, z, a=z, tau=z)
-    rbd_ros.rnea(model, q, z, z)
-    rbd_ros.aba(model, q, z, z)
-    rbd_ros.minv(model, q)
-    rbd_ros.rnea_derivatives(model, q, z, z)
-    rbd_ros.aba_derivatives(model, q, z, z)
+    arguments = {"minv": ((q,), {}),
+                 "compute_all": ((q, z), {"a": z, "tau": z}),
+                 "inverse_and_forward_dynamics": ((q, z), {"a": z, "tau": z})}
+    for call in dict.fromkeys(calls):
+        args, keywords = arguments.get(call, ((q, z, z), {}))
+        getattr(rbd_ros, call)(model, *args, data=data, **keywords)

@@ -1,0 +1,85 @@
+"""
+Kernels compile at their first call, for their one declared signature (``rbd_ros._jit``).
+
+Issue 14's cold start: ``import rbd_ros`` used to compile (or load) every kernel. Now the
+import compiles nothing; a kernel's first call compiles exactly its declared signature; a call
+with other argument types raises TypeError and compiles nothing new (the public wrappers
+convert and call again: the same answers as for exact arrays).
+"""
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+import rbd_ros
+from rbd_ros import _jit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def test_import_compiles_nothing(tmp_path):
+    # then a kernel's first call, straight from Python: its own return value (the status)
+    script = ("import rbd_ros, os, numpy as np\n"
+              "from rbd_ros import _jit\n"
+              "assert len(_jit.KERNELS) > 20, len(_jit.KERNELS)\n"
+              "print(sum(len(k.overloads) for k in _jit.KERNELS))\n"
+              "print(sum(len(f) for _, _, f in os.walk(_jit.cache_dir())))\n"
+              "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
+              "kernel = rbd_ros.algorithms.finite_differences.integrate_kernel\n"
+              "out = np.empty(m.nq)\n"
+              "print(kernel(m.packed, m.neutral(), np.ones(m.nv), out), out[0])\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    overloads, files, status, first = done.stdout.split()
+    assert (overloads, files) == ("0", "0"), done.stdout        # no overload, no cache file
+    assert status == "0" and float(first) == 1.0, done.stdout    # q = 0 ⊕ 1 for revolutes
+
+
+def test_first_call_compiles_the_declared_signature_only():
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    q, v = model.neutral(), np.linspace(-1, 1, model.nv)
+    exact = rbd_ros.rnea(model, q, v, v)
+    kernel = rbd_ros.algorithms.rnea.rnea_kernel
+    assert list(kernel.overloads) == [kernel.declared.args] and not kernel._can_compile
+    # other types: the wrapper's conversion, the same numbers, still one overload
+    as_lists = rbd_ros.rnea(model, list(q), list(v), tuple(v))
+    np.testing.assert_array_equal(as_lists, exact)
+    strided = np.repeat(v, 2)[::2]
+    np.testing.assert_array_equal(rbd_ros.rnea(model, q, strided, v), exact)
+    assert len(kernel.overloads) == 1
+
+
+def test_first_calls_from_threads_compile_once():
+    # every thread's first call of a kernel not yet used in this process: one compile
+    kernel = rbd_ros.algorithms.minv_cholesky.minv_cholesky_kernel
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    q = model.neutral()
+    results, errors = [], []
+
+    def call():
+        try:
+            results.append(rbd_ros.minv_cholesky(model, q, data=rbd_ros.Data(model)))
+        except Exception as exc:           # reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert len(kernel.overloads) == 1
+    M = rbd_ros.crba(model, q)
+    for Minv in results:
+        np.testing.assert_allclose(M @ Minv, np.eye(model.nv), atol=1e-9)
+
+
+def test_every_kernel_is_a_first_call_dispatcher():
+    assert all(isinstance(k, _jit.FirstCallDispatcher) and k.declared is not None
+               for k in _jit.KERNELS)
+    names = [k.py_func.__name__ for k in _jit.KERNELS]
+    assert len(names) == len(set(names)), "two kernels of one name: warm_cache's progress"
