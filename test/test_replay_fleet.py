@@ -1,0 +1,202 @@
+"""
+rbd_replay over many bags on Dask (issue 15): the fleet run against serial replays.
+
+Oracles: the serial ``rbd_replay`` of each bag (``cli.replay``), the unsplit evaluation of a
+bag for its time windows, and the fleet report's own files read back. The cluster is a real
+``LocalCluster`` of 2 worker processes (shared by the tests through ``--scheduler``; one test
+lets ``rbd_replay`` start its own). The bags are a few seconds of the simulated fleet
+(``scripts/make_fleet_bags.py``) at 100 Hz.
+"""
+import csv
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from rbd_ros.replay import cli, fleet_inputs, fleet_tasks
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+import make_fleet_bags  # noqa: E402
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    """Start a LocalCluster of 2 single-threaded worker processes (NUMBA_CACHE_DIR inherited)."""
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fleet") / "bags"
+    return [str(p) for p in make_fleet_bags.write_fleet(str(out), bags=3, duration=3.0)]
+
+
+def fleet_json(out):
+    with open(os.path.join(out, "fleet_report", "fleet.json")) as f:
+        return json.load(f)
+
+
+def run(args, capsys=None):
+    status = cli.main(args + ["--no-progress"])
+    return status
+
+
+def assert_rows_equal(row, rep, rtol=1e-9):
+    """Compare a fleet row with a serial replay's report (the same numbers, to rounding)."""
+    assert row["status"] == "ok", row
+    assert row["messages"] == rep["messages"] and row["answered"] == rep["answered"]
+    assert row["skipped"] == rep["skipped"]
+    for mine, theirs in zip(row["joints"], rep["joints"], strict=True):
+        assert mine["name"] == theirs["name"] and mine["n"] == theirs["n"]
+        for key in ("rms", "max", "corr", "rms_meas"):
+            np.testing.assert_allclose(mine[key], theirs[key], rtol=rtol, err_msg=key)
+
+
+def test_fleet_no_bag_equals_serial_replays(bags, scheduler, tmp_path):
+    out = str(tmp_path / "fleet")
+    assert run([bags[0], bags[1], bags[2], "-o", out, "--no-bag", "--scheduler",
+                scheduler]) == 0
+    rows = fleet_json(out)["bags"]
+    assert [r["bag"] for r in rows] == bags
+    for k, (bag, row) in enumerate(zip(bags, rows)):
+        rep = cli.replay(bag, str(tmp_path / f"serial{k}"), progress=False)
+        assert_rows_equal(row, rep)
+    assert not os.path.exists(os.path.join(out, "bags"))            # --no-bag
+    for name in ("fleet.csv", "summary.txt", "joint_rms.png", "error_vs_date.png",
+                 "worst_bags.png"):
+        assert os.path.getsize(os.path.join(out, "fleet_report", name)) > 0
+    with open(os.path.join(out, "fleet_report", "fleet.csv")) as f:
+        table = list(csv.DictReader(f))
+    assert [r["name"] for r in table] == [r["name"] for r in rows]
+    np.testing.assert_allclose([float(r["rms"]) for r in table], [r["rms"] for r in rows])
+    assert not [p for p in os.listdir(tmp_path) if ".partial-" in p]
+
+
+def test_fleet_with_bags_on_embedded_cluster(bags, tmp_path):
+    """Output bags and per-bag reports as ``rbd_replay BAG`` writes them; its own cluster."""
+    out = str(tmp_path / "fleet")
+    assert run([bags[0], bags[2], "-o", out, "--workers", "2", "--no-plots"]) == 0
+    rows = fleet_json(out)["bags"]
+    for k, bag in enumerate((bags[0], bags[2])):
+        name = os.path.basename(bag)
+        assert os.path.isdir(os.path.join(out, "bags", name))
+        with open(os.path.join(out, "reports", name, "report.json")) as f:
+            theirs = json.load(f)
+        assert_rows_equal(rows[k], theirs)
+        rep = cli.replay(bag, str(tmp_path / f"serial{k}"), progress=False)
+        assert_rows_equal(rows[k], rep)
+
+
+def test_split_windows_equal_unsplit(bags):
+    """Every window of a split bag is exact (no retry) and together they are the bag."""
+    spec = {"topic": "/joint_states", "urdf": None, "description_topic": "/robot_description",
+            "floating_base": False, "odom_topic": "/odom", "mimic": "coupled", "window": 11,
+            "order": 3, "acceleration": "estimate", "batch_size": 64,
+            "rule": {"max_joint_age": 0.5, "unknown_velocity": "skip"}, "identify": True,
+            "kinds": ("armature", "viscous", "coulomb", "offset"), "epsilon": 0.01,
+            "bag": bags[1]}
+    info = fleet_inputs.survey(bags[1], "/joint_states")
+    spec.update(start=info["start"], end=info["end"])
+    whole = fleet_tasks.evaluate(spec)
+    spans, overlap = fleet_inputs.windows(info, 100, 11, 0.5)
+    assert len(spans) == 5 and overlap > 0
+    parts = [fleet_tasks.evaluate(dict(spec, lo=lo, hi=hi, overlap=overlap))
+             for lo, hi in spans]
+    assert not any(p.retry for p in parts)
+    assert [p.messages for p in parts] != [whole.messages] and \
+        sum(p.messages for p in parts) == whole.messages
+    merged = parts[0]
+    for p in parts[1:]:
+        merged = merged.merge(p)
+    assert merged.answered == whole.answered and merged.skipped == whole.skipped
+    for mine, theirs in zip(merged.errors.joints(whole.joints), whole.errors.joints(
+            whole.joints)):
+        for key in ("n", "rms", "max", "corr", "rms_meas"):
+            np.testing.assert_allclose(mine[key], theirs[key], rtol=1e-12, err_msg=key)
+    np.testing.assert_allclose(merged.stats.gram, whole.stats.gram, rtol=1e-11,
+                               atol=1e-11 * np.abs(whole.stats.gram).max())
+    np.testing.assert_allclose(merged.stats.moment, whole.stats.moment, rtol=1e-11,
+                               atol=1e-11 * np.abs(whole.stats.moment).max())
+
+
+def test_fleet_split_run_equals_unsplit_run(bags, scheduler, tmp_path):
+    outs = [str(tmp_path / "split"), str(tmp_path / "whole")]
+    for out, split in zip(outs, ("50", "1000000")):
+        assert run(bags + ["-o", out, "--no-bag", "--scheduler", scheduler, "--no-plots",
+                           "--split-messages", split, "--identify", "least-squares",
+                           "--friction"]) == 0
+    split, whole = (fleet_json(o) for o in outs)
+    for a, b in zip(split["bags"], whole["bags"], strict=True):
+        assert a["messages"] == b["messages"] and a["skipped"] == b["skipped"]
+        for x, y in zip(a["joints"], b["joints"]):
+            np.testing.assert_allclose([x[k] for k in ("rms", "max", "corr")],
+                                       [y[k] for k in ("rms", "max", "corr")], rtol=1e-12)
+    a, b = split["identification"], whole["identification"]
+    assert a["samples"] == b["samples"] == sum(r["answered"] for r in whole["bags"])
+    for name, values in b["joint_parameters"].items():
+        np.testing.assert_allclose(list(a["joint_parameters"][name].values()),
+                                   list(values.values()), rtol=1e-9, atol=1e-12)
+
+
+def test_failing_bags_reported_others_done(bags, scheduler, tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "metadata.yaml").write_text("not: [a rosbag2")
+    listing = tmp_path / "list.txt"
+    listing.write_text(f"# two good bags, two bad\n{bags[0]}\n\n{tmp_path / 'missing'}\n"
+                       f"{broken}\n{bags[1]}\n")
+    out = str(tmp_path / "fleet")
+    assert run(["@" + str(listing), "-o", out, "--no-bag", "--scheduler", scheduler,
+                "--no-plots"]) == 0
+    rows = fleet_json(out)["bags"]
+    assert [r["status"] for r in rows] == ["ok", "failed", "failed", "ok"]
+    assert "no such bag" in rows[1]["reason"]
+    assert "cannot open" in rows[2]["reason"]
+    assert rows[0]["answered"] > 0 and rows[3]["answered"] > 0
+    with open(os.path.join(out, "fleet_report", "summary.txt")) as f:
+        text = f.read()
+    assert "FAILED missing" in text and "2 failed" in text
+
+
+def test_directory_search_and_duplicates(bags, tmp_path):
+    found, many = fleet_inputs.expand([os.path.dirname(bags[0]), bags[0]])
+    assert many and [str(p) for p in found] == sorted(bags)
+    single, many = fleet_inputs.expand([bags[0]])
+    assert not many and [str(p) for p in single] == [bags[0]]
+    assert fleet_inputs.names(["a/x", "b/x", "c/x.mcap"]) == ["x", "x-2", "x-3"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--scheduler", "http://x"], "--scheduler must be tcp://HOST:PORT"),
+    (["--workers", "0"], "--workers must be an integer"),
+    (["--friction"], "add --identify"),
+    (["--model-params", "p.json"], "add --no-bag"),
+    (["--split-messages", "0"], "--split-messages must be >= 1"),
+])
+def test_bad_fleet_arguments(bags, tmp_path, capsys, args, message):
+    assert run(bags[:2] + ["-o", str(tmp_path / "o")] + args) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.splitlines()) == 1
+    assert not os.path.exists(tmp_path / "o")
+
+
+def test_bad_inputs(bags, tmp_path, capsys):
+    assert run(bags[:2]) == 2
+    assert "-o DIR" in capsys.readouterr().err
+    assert run(["@" + str(tmp_path / "nope.txt"), "-o", str(tmp_path / "o")]) == 2
+    assert "bag list" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert run([str(tmp_path / "empty"), "-o", str(tmp_path / "o")]) == 2
+    assert "no rosbag2 found" in capsys.readouterr().err
+    (tmp_path / "exists").mkdir()
+    assert run(bags[:2] + ["-o", str(tmp_path / "exists"), "--no-bag"]) == 2
+    assert "exists" in capsys.readouterr().err
