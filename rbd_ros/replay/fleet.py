@@ -17,8 +17,8 @@ identification) are written under a temporary name and renamed into place when c
 
 ``--identify``: every task reduces its samples to least-squares statistics, the client adds
 them as tasks finish (``rbd_ros.identification_stats``: memory independent of the number of
-messages) and fits once: identified.urdf (with ``<dynamics damping friction>`` when
-``--friction``) and joint_parameters.json (``--model-params`` reads it).
+messages) and fits once, on a worker: identified.urdf (with ``<dynamics damping friction>``
+when ``--friction``) and joint_parameters.json (``--model-params`` reads it).
 """
 import math
 import os
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import identification_stats, joint_friction
+from .. import joint_friction
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
@@ -239,17 +239,18 @@ def _evaluate(args, bags, base, root, final, progress):
                 new = dask_client.submit(fleet_tasks.evaluate, retry, pure=False)
                 futures[new] = (i, 0, 1, retry)
                 pending.add(new)
+        bar.update(run.bags_done, run.failed, run.messages_done, final=True)
+        rows = [fleet_report.row(names[i], bags[i], infos.get(i), run.partials.get(i),
+                                 reasons.get(i)) for i in range(len(bags))]
+        for r in rows:                        # the outputs' names once renamed into place
+            r["outputs"] = {k: str(final / os.path.relpath(v, root))
+                            for k, v in r.get("outputs", {}).items()}
+        ident = _identify(args, base, run, rows, bags, (root, final), dask_client) \
+            if args.identify else None
     finally:
         dask_client.close()
         if cluster is not None:
             cluster.close()
-    bar.update(run.bags_done, run.failed, run.messages_done, final=True)
-    rows = [fleet_report.row(names[i], bags[i], infos.get(i), run.partials.get(i),
-                             reasons.get(i)) for i in range(len(bags))]
-    for r in rows:                            # the outputs' names once renamed into place
-        r["outputs"] = {k: str(final / os.path.relpath(v, root))
-                        for k, v in r.get("outputs", {}).items()}
-    ident = _identify(args, base, run, rows, bags, root, final) if args.identify else None
     return rows, ident
 
 
@@ -316,7 +317,7 @@ def _merge_all(parts):
     return out
 
 
-def _identify(args, base, run, rows, bags, root, final):
+def _identify(args, base, run, rows, bags, paths, dask_client):
     """Fit on the reduced statistics; write identified.urdf (+ joint_parameters.json)."""
     for i, why in run.excluded.items():
         rows[i]["identification"] = f"excluded: {why}"
@@ -332,15 +333,17 @@ def _identify(args, base, run, rows, bags, root, final):
             text = fleet_tasks._urdf(reader, base)
         finally:
             reader.close()
+    root, final = paths
     model = fleet_tasks._model(text, False, args.mimic)
     method, kinds = args.identify, base["kinds"]
     w = identification.DEFAULT_PRIOR_WEIGHT[method] if args.prior_weight is None \
         else float(args.prior_weight)
     try:
-        result = identification_stats.METHODS[method](model, run.stats, kinds,
-                                                      prior_weight=w)
+        result = dask_client.submit(fleet_tasks.fit, text, args.mimic, method, run.stats,
+                                    kinds, w, pure=False).result()
     except ValueError as exc:
         raise ReplayError(f"--identify: {shorten(exc, 300)}") from exc
+    result.model = model.with_inertial_parameters(result.theta)
     params = result.extra["joint_parameters"]
     params.epsilon = base["epsilon"]
     urdf = identification.write_identified_urdf(text, model, result.theta)

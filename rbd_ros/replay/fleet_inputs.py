@@ -31,8 +31,10 @@ def expand(arguments):
         else:
             paths = [Path(arg)]
         for path in paths:
-            found = _search(path) if path.is_dir() and not _is_bag_dir(path) else [path]
-            many |= path.is_dir() and not _is_bag_dir(path)
+            # os.path's tests: False, not OSError, for a hostile name (too long, NUL)
+            folder = os.path.isdir(path) and not _is_bag_dir(path)
+            found = _search(path) if folder else [path]
+            many |= folder
             for bag in found:
                 key = os.path.realpath(bag)
                 if key not in seen:
@@ -71,7 +73,7 @@ def _read_list(name):
 
 
 def _is_bag_dir(path):
-    return (path / "metadata.yaml").is_file()
+    return os.path.isfile(os.path.join(path, "metadata.yaml"))
 
 
 def _search(root):

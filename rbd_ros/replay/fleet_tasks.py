@@ -310,3 +310,18 @@ def write_bag(spec):
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
             spec["epsilon"])
     return out
+
+
+def fit(text, mimic, method, stats, kinds, prior_weight):
+    """
+    Fit the reduced statistics (``identification_stats.METHODS[method]``) on a worker.
+
+    On a worker because Dask starts its workers with one BLAS thread: the fit's many small
+    SVDs run several times slower with a BLAS thread per core on a busy machine. The result
+    comes back without its model (the client rebuilds it from θ).
+    """
+    model = _model(text, False, mimic)
+    result = identification_stats.METHODS[method](model, stats, kinds,
+                                                  prior_weight=prior_weight)
+    result.model = None
+    return result
