@@ -291,3 +291,20 @@ def test_model_params_add_friction_to_predictions(bags, scheduler, tmp_path):
                            "--model-params", str(bad)]) == 1        # its only bag failed
     assert "--model-params: joints not in the model" in \
         fleet_json(str(tmp_path / "o2"))["bags"][0]["reason"]
+
+
+def _worker_kernels():
+    import rbd_ros.batch
+    stats = rbd_ros.batch.joint_torque_regressor_batch_kernel.stats
+    return (os.environ.get("NUMBA_CACHE_DIR"), os.getpid(), sum(stats.cache_hits.values()),
+            sum(stats.cache_misses.values()))
+
+
+def test_workers_load_the_kernels_from_the_disk_cache(scheduler):
+    """Worker processes inherit NUMBA_CACHE_DIR and load the compiled kernels, not compile."""
+    with distributed.Client(scheduler) as client:
+        state = client.run(_worker_kernels)
+    assert len(state) == 2 and len({pid for _, pid, _, _ in state.values()}) == 2
+    for cache, pid, hits, misses in state.values():
+        assert pid != os.getpid() and cache == os.environ.get("NUMBA_CACHE_DIR")
+        assert hits >= 1 and misses == 0
