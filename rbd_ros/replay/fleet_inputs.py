@@ -105,12 +105,19 @@ def names(bags):
 
 
 def survey(bag, topic):
-    """{messages (joint_states), start, end (log time, ns)} of a bag; ReplayError if bad."""
+    """
+    Return {messages (joint_states), start, end (log time, ns)} of a bag; ReplayError if bad.
+
+    ``start`` is the first joint_states message's (the bag's own start may be a latched
+    description logged long before): windows then start where the states do.
+    """
     reader = bag_io.open_reader(bag)
     try:
         cons = bag_io.connection(reader, topic, bag_io.JOINT_STATE)
+        first = next(iter(reader.messages(connections=cons)), None)
         return {"messages": int(sum(c.msgcount for c in cons)),
-                "start": int(reader.start_time), "end": int(reader.end_time)}
+                "start": int(reader.start_time if first is None else first[1]),
+                "end": int(reader.end_time)}
     finally:
         reader.close()
 
