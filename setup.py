@@ -43,7 +43,9 @@ setup(
     # URDFs are read with the standard library (rbd_ros/urdf_reader.py)
     install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10",
                       # rbd_replay: rosbag2 in and out without ROS, plots
-                      "rosbags>=0.10", "matplotlib", "pyyaml"],
+                      "rosbags>=0.10", "matplotlib", "pyyaml",
+                      # rbd_replay over many bags: Dask's LocalCluster or an existing cluster
+                      "dask>=2024.1", "distributed>=2024.1"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces

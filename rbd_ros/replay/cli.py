@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 import rbd_ros
 from .. import outputs as table
-from . import bag_io, estimation, report, staging, writing
+from . import bag_io, estimation, fleet, fleet_inputs, report, staging, writing
 from . import identify as identification
 from .bag_io import ReplayError
 from .dynamics import REFUSED, Batches, templates  # noqa: F401 (templates: re-exported)
@@ -264,7 +264,14 @@ inputs, e.g. velocities of 1e154); nothing is written for those.
 
 exit status: 0 done; 2 bad arguments or input (also an output that exists or cannot be
 written); 1 an error while writing (disk full), or --live disagrees with the offline
-results; 130 stopped by SIGINT; 143 stopped by SIGTERM."""
+results; 130 stopped by SIGINT; 143 stopped by SIGTERM.
+
+many bags (several BAG arguments, directories, @LIST files, or a fleet option): evaluated in
+parallel on Dask (a local cluster, or --scheduler); -o DIR holds DIR/fleet_report (fleet.csv,
+fleet.json, summary.txt, PNG plots), the output bags DIR/bags/NAME and reports
+DIR/reports/NAME (not with --no-bag), and with --identify DIR/identified.urdf (and
+DIR/joint_parameters.json with --friction/--armature). A bag that fails is reported in the
+fleet report and the others go on; exit status 0 when a bag was evaluated, 1 when none."""
 
 
 def parser():
@@ -279,7 +286,8 @@ def parser():
             "dynamics node's own rule, with its parameters (--max-joint-age, "
             "--unknown-velocity, --acceleration zero for a node without "
             "acceleration_topic).", 90))
-    p.add_argument("bag", help="input rosbag2 (directory, .mcap or .db3)")
+    p.add_argument("bag", nargs="+", help="input rosbag2 (directory, .mcap or .db3); "
+                   "several bags, directories searched for bags, @LIST files: a fleet run")
     p.add_argument("-o", "--output", help="output bag directory, must not exist (default: "
                    "BAG_replay)")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
@@ -323,6 +331,7 @@ def parser():
     p.add_argument("--prior-weight", type=float, default=None,
                    help="--identify: weight of the prior toward the URDF's inertias "
                    "(default: 0 for least-squares, 1e-4 for consistent)")
+    fleet.add_arguments(p)
     return p
 
 
@@ -347,6 +356,14 @@ def main(argv=None):
 
 def _main(argv):
     args = parser().parse_args(argv)
+    try:
+        bags, many = fleet_inputs.expand(args.bag)
+    except ReplayError as exc:
+        print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
+        return 2
+    if fleet.wanted(args, bags, many):
+        return fleet.main(args, bags)
+    args.bag = args.bag[0]
     outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
     output = args.output or str(Path(args.bag.rstrip("/")).with_suffix("")) + "_replay"
