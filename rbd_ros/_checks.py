@@ -122,3 +122,27 @@ def state_call(function, kernel, names, model, q, v, u, fext, data):
     if status:
         raise input_error(function, status, model, names, (q, v, u, fext))
     return out
+
+
+def matrices_call(function, kernel, names, model, q, v, u, fext, data, workspaces):
+    """
+    Call a kernel that returns three nv × nv matrices (the derivatives), as :func:`state_call`.
+
+    The kernel is ``kernel(packed, ws, *scratch, q, v, u, fext, A, B, C)``; ``workspaces``
+    names the arrays of ``data`` it takes as ``scratch``.
+    """
+    nv = model.nv
+    out = (np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv)))
+    data = model.data if data is None else workspace(model, data)
+    scratch = tuple(getattr(data, name) for name in workspaces)
+    if fext is None:
+        fext = data.no_fext
+    try:
+        status = kernel(model.packed, data.body, *scratch, q, v, u, fext, *out)
+    except (TypeError, ValueError):   # ValueError: numba cannot type an empty list
+        q, v, u = vectors(names, q, v, u)
+        fext = matrix(fext, "fext")
+        status = kernel(model.packed, data.body, *scratch, q, v, u, fext, *out)
+    if status:
+        raise input_error(function, status, model, names, (q, v, u, fext))
+    return out
