@@ -32,11 +32,12 @@ __all__ = ["IdentificationResult", "identify_least_squares", "identify_physicall
 _PHI_ENTRIES = ((0, 0), (1, 1), (2, 2), (0, 1), (1, 2), (0, 2), (0, 3), (1, 3), (2, 3))
 
 
-def _as_theta(theta):
-    theta = np.asarray(theta, np.float64)
-    if theta.shape[-1:] != (10,):
-        raise ValueError(f"theta must have shape (..., 10), got {theta.shape}")
-    return theta
+def _as_parameters(x, name):
+    """Return ``x`` as a float64 array of shape (..., 10), or a ValueError naming it."""
+    x = np.asarray(x, np.float64)
+    if x.shape[-1:] != (10,):
+        raise ValueError(f"{name} must have shape (..., 10), got {x.shape}")
+    return x
 
 
 # -- pseudo-inertia ------------------------------------------------------------------------
@@ -47,7 +48,7 @@ def pseudo_inertia(theta):
 
     Σ = ½ tr(I) 1 - I is the second moment of the mass distribution, ∫ x xᵀ ρ dV.
     """
-    theta = _as_theta(theta)
+    theta = _as_parameters(theta, "theta")
     J = np.zeros(theta.shape[:-1] + (4, 4))
     ixx, ixy, iyy, ixz, iyz, izz = (theta[..., k] for k in range(4, 10))
     half_trace = 0.5 * (ixx + iyy + izz)
@@ -130,7 +131,7 @@ def is_physically_consistent(theta):
     pseudo-inertia J ≻ 0 (checked by a Cholesky factorization). The reason names the first
     bad body of a stack; it is None when consistent.
     """
-    theta = _as_theta(theta)
+    theta = _as_parameters(theta, "theta")
     flat = theta.reshape(-1, 10)
     for k, t in enumerate(flat):
         reason = _body_violation(t)
@@ -161,20 +162,13 @@ def _upper_factor(phi):
     return V
 
 
-def _as_phi(phi):
-    phi = np.asarray(phi, np.float64)
-    if phi.shape[-1:] != (10,):
-        raise ValueError(f"phi must have shape (..., 10), got {phi.shape}")
-    return phi
-
-
 def theta_from_log_cholesky(phi):
     """
     Return θ from the log-Cholesky parameters φ = [α, d1, d2, d3, s12, s23, s13, t1, t2, t3].
 
     θ = θ(J), J = U Uᵀ. Every φ gives a physically consistent θ (m = e^{2α}, c = t).
     """
-    phi = _as_phi(phi)
+    phi = _as_parameters(phi, "phi")
     V = _upper_factor(phi)
     J = np.exp(2.0 * phi[..., 0])[..., None, None] * (V @ np.swapaxes(V, -1, -2))
     return theta_from_pseudo_inertia(J)
@@ -187,7 +181,7 @@ def log_cholesky_from_theta(theta):
     U is the upper-triangular factor of J = U Uᵀ (the Cholesky factor of J with its rows and
     columns reversed).
     """
-    theta = _as_theta(theta)
+    theta = _as_parameters(theta, "theta")
     J = pseudo_inertia(theta)
     rev = J[..., ::-1, ::-1]
     try:
@@ -215,7 +209,7 @@ def theta_jacobian(phi):
     at (r, c), ∂θ/∂x = e^{2α} T(∂V Vᵀ + V ∂Vᵀ) with ∂V = E_rc (times e^d for a diagonal
     entry d).
     """
-    phi = _as_phi(phi)
+    phi = _as_parameters(phi, "phi")
     V = _upper_factor(phi)
     scale = np.exp(2.0 * phi[..., 0])
     out = np.empty(phi.shape + (10,))

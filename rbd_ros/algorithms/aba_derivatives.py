@@ -10,8 +10,6 @@ so one kernel runs ABA (q̈), the RNEA derivatives at that q̈ (Algorithms 2-3, 
 products with -M⁻¹ (BLAS dgemm, ``rbd_ros._blas``).
 ``compute_all`` shares these passes instead of running them in turn.
 """
-import numpy as np
-
 from .. import _checks
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel
@@ -59,22 +57,6 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.aba_derivatives(model, q, v, tau, fext, data)
-    nv = model.nv
-    dqdd_dq = np.empty((nv, nv))
-    dqdd_dv = np.empty((nv, nv))
-    Minv = np.empty((nv, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    dws, bws, FP, tmp = data.dof, data.body_matrix, data.force_sets, data.stacked
-    if fext is None:
-        fext = data.no_fext
-    try:
-        status = aba_derivatives_kernel(model.packed, data.body, dws, bws, FP, tmp, q, v, tau,
-                                        fext, dqdd_dq, dqdd_dv, Minv)
-    except (TypeError, ValueError):   # ValueError: numba cannot type an empty list
-        q, v, tau = _checks.vectors(_NAMES, q, v, tau)
-        fext = _checks.matrix(fext, "fext")
-        status = aba_derivatives_kernel(model.packed, data.body, dws, bws, FP, tmp, q, v, tau,
-                                        fext, dqdd_dq, dqdd_dv, Minv)
-    if status:
-        raise _checks.input_error("aba_derivatives", status, model, _NAMES, (q, v, tau, fext))
-    return dqdd_dq, dqdd_dv, Minv
+    return _checks.matrices_call("aba_derivatives", aba_derivatives_kernel, _NAMES, model, q,
+                                 v, tau, fext, data,
+                                 ("dof", "body_matrix", "force_sets", "stacked"))

@@ -125,8 +125,7 @@ def coupled_minv_kernel(packed, table, ws, qf, MF, R, q, Minv):
         return status
     if not cholesky(R[0]):
         return NOT_FINITE_RESULT
-    cholesky_inverse(R[0], Minv)
-    return matrix_status(Minv)
+    return cholesky_inverse(R[0], Minv)
 
 
 _DERIVATIVES = (f64_2d, f64_2d)                          # dws, bws

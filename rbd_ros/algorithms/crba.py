@@ -11,13 +11,13 @@ from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..spatial import add10, inertia_act, inertia_apply, load10, se3_store, store6, store10
-from .common import check_configuration, mirror_upper, model_sizes, placement_step
+from .common import NOT_FINITE_RESULT, check_configuration, model_sizes, placement_step
 from .joints import joint_nv, project_force, subspace_column
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_2d))
 def crba_kernel(packed, ws, q, M):
-    nb, nq, nv = model_sizes(packed)
+    nb, nq, _ = model_sizes(packed)
     status = check_configuration(packed, q, nq, 1)
     if status:
         return status
@@ -28,20 +28,21 @@ def crba_kernel(packed, ws, q, M):
         store6(ws, i, W_OS, oS)
         store10(ws, i, W_OI, oI)
     M[:, :] = 0.0                           # bodies on different branches do not couple
+    bad = False
     for i in range(nb - 1, -1, -1):
         Ic = load10(ws, i, W_OI)
         iv = int(packed[i, P_IV])
         for k in range(joint_nv(packed, i)):
             F = inertia_apply(Ic, subspace_column(packed, ws, i, k))      # F = I^c_i S_i
-            project_force(packed, ws, i, F, M, iv + k, k + 1)          # upper triangle
+            bad |= project_force(packed, ws, i, F, M, iv + k, k + 1)   # and its mirror
             j = int(packed[i, P_PARENT])
             while j >= 0:                                               # M[j, i] = S_jᵀ F
-                project_force(packed, ws, j, F, M, iv + k, 6)
+                bad |= project_force(packed, ws, j, F, M, iv + k, 6)
                 j = int(packed[j, P_PARENT])
         lam = int(packed[i, P_PARENT])
         if lam >= 0:
             store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), Ic))   # I^c_λ += I^c_i
-    return mirror_upper(M)
+    return NOT_FINITE_RESULT if bad else 0
 
 
 def crba(model, q, *, data=None):

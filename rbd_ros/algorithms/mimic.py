@@ -30,7 +30,8 @@ copies it exactly).
 import math
 
 from .._jit import helper
-from .common import NOT_FINITE_RESULT, check_configuration, check_forces, check_vector
+from .common import (NOT_FINITE_RESULT, check_configuration, check_forces, check_vector,
+                     mirror_upper)
 
 T_SOURCE, T_MULTIPLIER, T_OFFSET = range(3)
 
@@ -171,14 +172,14 @@ def cholesky_solve(L, x):
 
 @helper
 def cholesky_inverse(L, Ainv):
-    """Set Ainv = (L Lᵀ)⁻¹, symmetric: row c solves for e_c, the upper triangle is mirrored."""
-    n = L.shape[0]
-    for c in range(n):
-        row = Ainv[c]
-        for k in range(n):
-            row[k] = 0.0
-        row[c] = 1.0
-        cholesky_solve(L, row)
-    for r in range(n):
-        for c in range(r):
-            Ainv[r, c] = Ainv[c, r]
+    """
+    Set Ainv = (L Lᵀ)⁻¹; return its status.
+
+    Row c solves for e_c; the upper triangle is then mirrored, so that Ainv is exactly
+    symmetric.
+    """
+    Ainv[:, :] = 0.0
+    for c in range(L.shape[0]):
+        Ainv[c, c] = 1.0
+        cholesky_solve(L, Ainv[c])
+    return mirror_upper(Ainv)

@@ -36,8 +36,6 @@ and zero when neither joint supports the other. Each body visits its ancestors o
 for a tree of depth d. For the free-flyer root S = Ad(oM) (six columns) and q is varied in
 the tangent space, M ← M exp(δ) with δ in the base frame, i.e. along the world twists S_k.
 """
-import numpy as np
-
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
@@ -204,22 +202,5 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.rnea_derivatives(model, q, v, a, fext, data)
-    nv = model.nv
-    dtau_dq = np.empty((nv, nv))
-    dtau_dv = np.empty((nv, nv))
-    M = np.empty((nv, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    dws, bws = data.dof, data.body_matrix
-    if fext is None:
-        fext = data.no_fext
-    try:
-        status = rnea_derivatives_kernel(model.packed, data.body, dws, bws, q, v, a, fext,
-                                         dtau_dq, dtau_dv, M)
-    except (TypeError, ValueError):   # ValueError: numba cannot type an empty list
-        q, v, a = _checks.vectors(_NAMES, q, v, a)
-        fext = _checks.matrix(fext, "fext")
-        status = rnea_derivatives_kernel(model.packed, data.body, dws, bws, q, v, a, fext,
-                                         dtau_dq, dtau_dv, M)
-    if status:
-        raise _checks.input_error("rnea_derivatives", status, model, _NAMES, (q, v, a, fext))
-    return dtau_dq, dtau_dv, M
+    return _checks.matrices_call("rnea_derivatives", rnea_derivatives_kernel, _NAMES, model, q,
+                                 v, a, fext, data, ("dof", "body_matrix"))
