@@ -149,6 +149,7 @@ def _rk4(model, q, v, u, h, derivatives, data):
     d_dq_total = np.zeros((nv, 3 * nv)) if derivatives else None
     d_a_total = np.zeros((nv, 3 * nv)) if derivatives else None
     qi, vi, a, dqi, dvi, dai = q, v, None, _unit(nv, 0), _unit(nv, 1), None
+    vi_prev, dvi_prev = vi, dvi
     for c, w in zip(_RK4_STEP, _RK4_WEIGHT):
         if c:
             step = c * h * vi_prev
@@ -180,7 +181,7 @@ def _rk4(model, q, v, u, h, derivatives, data):
 
 
 def _unit(nv, block):
-    """The nv × 3nv matrix selecting block ``block`` of (δq, δv, δu)."""
+    """Return the nv × 3nv matrix selecting block ``block`` of (δq, δv, δu)."""
     out = np.zeros((nv, 3 * nv))
     out[:, block * nv:(block + 1) * nv] = np.eye(nv)
     return out
@@ -238,7 +239,7 @@ def se3_inverse_adjoint(lin, ang):
 
 def se3_right_jacobian(lin, ang):
     """
-    The right Jacobian of SE(3)'s Exp at ν = [lin; ang]: Exp(ν + δ) ≈ Exp(ν) Exp(J_r δ).
+    Return the right Jacobian of SE(3)'s Exp at ν = [lin; ang]: Exp(ν + δ) ≈ Exp(ν) Exp(J_r δ).
 
     J_r(ν) = J_l(-ν), with J_l = [[J, Q(ρ, φ)], [0, J]] (Barfoot, "State Estimation for
     Robotics", eq. 7.85-7.86; linear first, as here).

@@ -23,7 +23,7 @@ def _torques(robot, n, seed):
 
 
 def pin_rollout(robot, q0, v0, tau, dt, method):
-    """The module docstring's schemes, written with Pinocchio's aba and integrate."""
+    """Run the module docstring's schemes, written with Pinocchio's aba and integrate."""
     pin, pm, pd = robot.pin, robot.pm, robot.pd
     q, v = robot.q_to_pin(q0), robot.v_to_pin(v0)
     qs, vs = [q], [v]
