@@ -52,7 +52,8 @@ SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
             "forward_dynamics_derivatives": rbd_srv.ForwardDynamicsDerivatives}
 # the services of issue 16 (whole trajectories, payload): requests of their own shape
 PLANNER_SERVICES = {"trajectory_torques": rbd_srv.TrajectoryTorques,
-                    "trajectory_forward": rbd_srv.TrajectoryForward}
+                    "trajectory_forward": rbd_srv.TrajectoryForward,
+                    "set_payload": rbd_srv.SetPayload}
 
 _namespaces = itertools.count()
 _stamps = itertools.count(1)
