@@ -135,9 +135,8 @@ def _euler(model, q, v, u, h, derivatives, data):
     q1 = integrate(model, q, h * v1)
     if not derivatives:
         return q1, v1, None
-    dv1 = _unit(nv, 1) + h * da
-    jq, jw = integrate_jacobians(model, h * v1)
-    dq1 = jq @ _unit(nv, 0) + h * (jw @ dv1)
+    dv1 = _plus_unit(h * da, 1)
+    dq1 = _d_integrate(model, h * v1, h * dv1)
     return q1, v1, np.vstack([dq1, dv1])
 
 
@@ -156,16 +155,18 @@ def _rk4(model, q, v, u, h, derivatives, data):
             qi = integrate(model, q, step)
             vi = v + c * h * a
             if derivatives:
-                jq, jw = integrate_jacobians(model, step)
-                dqi = jq @ _unit(nv, 0) + c * h * (jw @ dvi_prev)
-                dvi = _unit(nv, 1) + c * h * dai
+                dqi = _d_integrate(model, step, c * h * dvi_prev)
+                dvi = _plus_unit(c * h * dai, 1)
         a, da = _fd(model, qi, vi, u, derivatives, data)
         dq_total += w * vi
         a_total += w * a
         if derivatives:
             # ∂q̈_i/∂(q, v, u) through the stage state (q_i, v_i), plus u's direct part
-            dai = da[:, :nv] @ dqi + da[:, nv:2 * nv] @ dvi
-            dai[:, 2 * nv:] += da[:, 2 * nv:]
+            if c:
+                dai = da[:, :nv] @ dqi + da[:, nv:2 * nv] @ dvi
+                dai[:, 2 * nv:] += da[:, 2 * nv:]
+            else:           # the first stage is at x itself: its chain is the identity
+                dai = da
             d_dq_total += w * dvi
             d_a_total += w * dai
         vi_prev, dvi_prev = vi, dvi
@@ -174,10 +175,31 @@ def _rk4(model, q, v, u, h, derivatives, data):
     v1 = v + h / 6.0 * a_total
     if not derivatives:
         return q1, v1, None
-    jq, jw = integrate_jacobians(model, step)
-    dq1 = jq @ _unit(nv, 0) + h / 6.0 * (jw @ d_dq_total)
-    dv1 = _unit(nv, 1) + h / 6.0 * d_a_total
+    dq1 = _d_integrate(model, step, h / 6.0 * d_dq_total)
+    dv1 = _plus_unit(h / 6.0 * d_a_total, 1)
     return q1, v1, np.vstack([dq1, dv1])
+
+
+def _plus_unit(m, block):
+    """Return ``m`` (nv × 3nv, changed in place) plus the unit matrix in block ``block``."""
+    nv = m.shape[0]
+    m.reshape(-1)[block * nv::3 * nv + 1][:nv] += 1.0     # a strided view of that diagonal
+    return m
+
+
+def _d_integrate(model, w, dw):
+    """
+    Return ∂(q ⊕ w)/∂(δq, δv, δu) = J_q [1 0 0] + J_w ∂w (nv × 3nv), ``dw`` = ∂w (changed).
+
+    The 1-dof joints' rows are ``dw`` plus the unit: only the base's six rows need the
+    Jacobians (:func:`integrate_jacobians`), so a step of a fixed-base robot does no product.
+    """
+    if model.floating_base:
+        dw[:6] = se3_right_jacobian(w[:3], w[3:6]) @ dw[:6]
+        dw[:6, :6] += se3_inverse_adjoint(w[:3], w[3:6])
+        dw.reshape(-1)[6 * (3 * model.nv + 1)::3 * model.nv + 1][:model.nv - 6] += 1.0
+        return dw
+    return _plus_unit(dw, 0)
 
 
 def _unit(nv, block):
