@@ -129,7 +129,6 @@ def _fd(model, q, v, u, derivatives, data):
 
 def _euler(model, q, v, u, h, derivatives, data):
     """One semi-implicit Euler step: (q', v', [∂(q', v')/∂(q, v, u)] or None)."""
-    nv = model.nv
     a, da = _fd(model, q, v, u, derivatives, data)
     v1 = v + h * a
     q1 = integrate(model, q, h * v1)
