@@ -266,6 +266,30 @@ class Model(_Frozen):
         packed[:-1, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
         return self._with_packed(packed, inertia=_read_only(inertia))
 
+    def with_payload(self, link, inertia):
+        """
+        Return this model with a rigid payload attached to the body ``link``.
+
+        ``inertia``: the payload's 10 compact numbers in the link's frame
+        (``rbd_ros.inertia.compact(mass, com, centroidal_inertia)``), merged into the body's
+        inertia with the compact-inertia merge (seed ``ksl_inertia_merge``,
+        compact-spatial-inertia-ksl.txt lines 221-231). A physically impossible payload
+        (negative mass, an inertia that is not positive semi-definite) is a ValueError.
+        """
+        if link not in self.body_names:
+            raise ValueError(f"no body {_excerpt(link)} in the model (a payload attaches to "
+                             f"one of its {self.nbodies} bodies, body_names)")
+        payload = np.array(inertia, dtype=np.float64).reshape(-1)
+        why = "10 numbers" if payload.shape != (10,) else _inertia.physical_violation(payload)
+        if why and "triangle" not in why:       # as the loader: odd principal moments pass
+            raise ValueError(f"payload inertia: {why}")
+        body = self.body_names.index(link)
+        inertia = np.array(self.inertia)
+        inertia[body] = _inertia.merge(inertia[body], payload)
+        packed = np.array(self.packed)
+        packed[body, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia[body])
+        return self._with_packed(packed, inertia=_read_only(inertia))
+
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
         return (f"<rbd_ros.Model {self.name!r}: {self.nbodies} bodies, nq={self.nq}, "

@@ -50,6 +50,10 @@ SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
             "inverse_inertia": rbd_srv.InverseInertia,
             "inverse_dynamics_derivatives": rbd_srv.InverseDynamicsDerivatives,
             "forward_dynamics_derivatives": rbd_srv.ForwardDynamicsDerivatives}
+# the services of issue 16 (whole trajectories, payload): requests of their own shape
+PLANNER_SERVICES = {"trajectory_torques": rbd_srv.TrajectoryTorques,
+                    "trajectory_forward": rbd_srv.TrajectoryForward,
+                    "set_payload": rbd_srv.SetPayload}
 
 _namespaces = itertools.count()
 _stamps = itertools.count(1)
@@ -147,7 +151,7 @@ class Harness:
             self.accel = t.create_publisher(rbd_msg.JointVector, params["acceleration_topic"],
                                             RELIABLE)
         self.clients = {name: t.create_client(srv_type, base + name)
-                        for name, srv_type in SERVICES.items()}
+                        for name, srv_type in {**SERVICES, **PLANNER_SERVICES}.items()}
         self.executor = MultiThreadedExecutor(num_threads=4, context=ctx)
         self.executor.add_node(self.node)
         self.executor.add_node(t)

@@ -166,3 +166,41 @@ def test_a_rejected_description_is_logged_once_and_says_which_parameter(harness)
     h.wait_log("no robot model yet (the last robot description was rejected: ")
     rejected = [m.msg for m in h.messages("rosout") if "rejected robot description" in m.msg]
     assert len(rejected) == 1 and "finger_joint2" in rejected[0], rejected
+
+
+def test_trajectory_services_with_followers(harness, oracle):
+    """The trajectory services follow the other services' mimic convention (issue 16)."""
+    from node_helpers import PLANNER_SERVICES
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    model, torques, reduced = oracle
+    h = harness({})
+    h.description.publish(String(data=panda_like()))
+    wait_for(lambda: h.node._robot is not None, what="the model")
+    c = model.coupling
+    states = [publisher_state(model, 10 + k)[1:] for k in range(3)]
+    traj = JointTrajectory(joint_names=list(c.joint_names))       # the follower named last
+    for q, v, tau in states:
+        traj.points.append(JointTrajectoryPoint(
+            positions=list(c.expand(q)), velocities=list(c.G @ v),
+            accelerations=[0.0] * model.nv_full, effort=list(c.G @ tau)))
+    resp = h.call("trajectory_torques", PLANNER_SERVICES["trajectory_torques"].Request(
+        trajectory=traj))
+    assert resp.success, resp.message
+    got = np.reshape(resp.tau, (3, model.nv_full))
+    for k, (q, v, _) in enumerate(states):
+        np.testing.assert_allclose(got[k, :8], torques(q, v), **TOL)
+    assert np.all(got[:, -1] == 0.0) and resp.peak_effort_ratio[-1] == 0.0
+    resp = h.call("trajectory_forward", PLANNER_SERVICES["trajectory_forward"].Request(
+        trajectory=traj))
+    assert resp.success, resp.message
+    got = np.reshape(resp.qdd, (3, model.nv_full))
+    for k, (q, v, tau) in enumerate(states):     # the follower's τ acts through Gᵀ
+        np.testing.assert_allclose(got[k], c.G @ reduced.aba(q, v, c.G.T @ (c.G @ tau)), **TOL)
+    req = PLANNER_SERVICES["trajectory_forward"].Request(trajectory=traj, mode="rollout",
+                                                         dt=1e-3)
+    resp = h.call("trajectory_forward", req)
+    assert resp.success, resp.message
+    positions = np.reshape(resp.positions, (4, model.nv_full))
+    for k in range(4):                           # a follower's position: its coupling
+        np.testing.assert_allclose(positions[k], c.expand(positions[k, :8]), **TOL)
+    assert len(resp.dof_names) == 8 and "finger_joint2" not in resp.dof_names

@@ -20,7 +20,8 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
                           ~/rnea_derivatives, ~/aba_derivatives
        /diagnostics       diagnostic_msgs/DiagnosticArray: tick latency, counts
 Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
-  ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives.
+  ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
+  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward; ~/set_payload (``payload``).
 
 Every output is stamped with the stamp of the joint_states message it was computed from
 (one that is zero, invalid or far in the future: with the node's clock instead, counted).
@@ -52,6 +53,8 @@ from .reporting import (Throttle, Window, guarded, guarded_service, latency_valu
                         names_excerpt, one_line)
 from .robot import publish
 from .services import create_services
+from .payload import create_payload_service
+from .trajectories import create_trajectory_services
 
 try:
     from rbd_ros_interfaces import msg as rbd_msg
@@ -124,6 +127,8 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._set_outputs()                       # only the enabled outputs are advertised
         if rbd_srv is not None:
             create_services(self, rbd_srv)
+            create_trajectory_services(self, rbd_srv)
+            create_payload_service(self, rbd_srv)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()

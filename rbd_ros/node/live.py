@@ -136,7 +136,7 @@ class LiveParameters:
             current = self._robot
             if current is None:
                 return
-            model = current.model.with_gravity(self.params["gravity"])
-            robot = Robot(model, current.xml, self._enabled, self._pub)
+            model = current.unloaded.with_gravity(self.params["gravity"])
+            robot = Robot(model, current.xml, self._enabled, self._pub, current.payloads)
             robot.take_inputs(current)
             self._robot = robot

@@ -18,9 +18,18 @@ from .joint_cache import JointCache
 
 
 class Robot:
-    """A model and everything a tick of it needs; ``publishers``: output name -> publisher."""
+    """
+    A model and everything a tick of it needs; ``publishers``: output name -> publisher.
 
-    def __init__(self, model, xml, enabled, publishers):
+    ``payloads``: {link: compact inertia} attached to ``model`` (``Model.with_payload``);
+    ``unloaded`` is the model without them, which a change of payloads starts from.
+    """
+
+    def __init__(self, model, xml, enabled, publishers, payloads=None):
+        self.unloaded = model
+        self.payloads = dict(payloads or {})
+        for link, inertia in self.payloads.items():
+            model = model.with_payload(link, inertia)
         self.model = model
         self.xml = xml
         coupling = model.coupling

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""
+The planner services' round trips: a whole trajectory in one call against one call per state.
+
+Starts ``dynamics_node`` (this checkout, ``python -m rbd_ros.node.dynamics_node``) as a
+subprocess per robot, then from this process, through rclpy clients (a DDS round trip each):
+
+  * ``~/trajectory_torques`` on a --points (1,000) point trajectory, without and with
+    derivatives, against --points ``~/inverse_dynamics`` calls one after the other;
+  * ``~/trajectory_forward`` on the same points (q̈ at every point);
+  * a rollout of --points steps with step derivatives (semi-implicit Euler and RK4).
+
+Each trajectory call is timed --repeat (7) times: the median is printed. Goals (issue 16): the
+trajectory call >= 20x faster than the single calls, the 7-dof 1,000-point
+``trajectory_torques`` round trip <= 10 ms. A benchmark, not a test: run it on a quiet
+machine.
+
+    python bench/bench_services.py [--points 1000] [--repeat 7] [--robots arm7 talos]
+"""
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
+
+from oracle import ROBOTS, load_quietly  # noqa: E402  (also puts the checkout on sys.path)
+
+
+def parse_args():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--points", type=int, default=1000, help="points per trajectory (1000)")
+    ap.add_argument("--repeat", type=int, default=7, help="timed calls per row (7)")
+    ap.add_argument("--robots", nargs="+", default=["arm7", "talos"],
+                    help="robots of test/oracle.py (arm7 talos)")
+    ap.add_argument("--startup-timeout", type=float, default=900.0,
+                    help="seconds to wait for the node's services (first start compiles)")
+    return ap.parse_args()
+
+
+def start_node(name, floating):
+    cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args", "-r",
+           f"__node:=rbd_bench_{name}", "-p", f"floating_base:={str(floating).lower()}",
+           "-p", "mimic_joints:=independent", "-p", "robot_description_topic:="
+           f"/rbd_bench_{name}/robot_description"]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+class Client:
+    """An rclpy node calling the services of the node ``/rbd_bench_<name>``."""
+
+    def __init__(self, node, executor, name):
+        from rbd_ros_interfaces import srv
+        self.node, self.executor = node, executor
+        base = f"/rbd_bench_{name}/"
+        self.clients = {k: node.create_client(t, base + k) for k, t in (
+            ("trajectory_torques", srv.TrajectoryTorques),
+            ("trajectory_forward", srv.TrajectoryForward),
+            ("inverse_dynamics", srv.InverseDynamics))}
+
+    def wait(self, timeout):
+        deadline = time.monotonic() + timeout
+        for client in self.clients.values():
+            while not client.wait_for_service(timeout_sec=1.0):
+                if time.monotonic() > deadline:
+                    raise SystemExit("the node's services did not come up")
+
+    def call(self, service, request):
+        future = self.clients[service].call_async(request)
+        self.executor.spin_until_future_complete(future, timeout_sec=120.0)
+        resp = future.result()
+        if resp is None or not resp.success:
+            raise SystemExit(f"{service} failed: {getattr(resp, 'message', 'no answer')}")
+        return resp
+
+
+def requests(model, n, seed=0):
+    """Return the requests: (trajectory_torques, forward points, rollout, singles)."""
+    from rbd_ros_interfaces import srv
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    rng = np.random.default_rng(seed)
+    nb, nqb = (6, 7) if model.floating_base else (0, 0)
+    q = np.array([model.random_configuration(rng) for _ in range(n)])
+    v, a = rng.normal(scale=0.3, size=(2, n, model.nv))
+    traj = JointTrajectory(joint_names=list(model.joint_names))
+    for k in range(n):
+        traj.points.append(JointTrajectoryPoint(
+            positions=q[k, nqb:].tolist(), velocities=v[k, nb:].tolist(),
+            accelerations=a[k, nb:].tolist(), effort=(0.1 * a[k, nb:]).tolist()))
+    base = dict(base_q=q[:, :nqb].ravel().tolist(), base_v=v[:, :nb].ravel().tolist())
+    torques = srv.TrajectoryTorques.Request(trajectory=traj, base_a=a[:, :nb].ravel().tolist(),
+                                            **base)
+    forward = srv.TrajectoryForward.Request(trajectory=traj, mode="points", **base)
+    rollout = srv.TrajectoryForward.Request(trajectory=traj, mode="rollout", dt=1e-3,
+                                            derivatives=True, base_q=base["base_q"][:7],
+                                            base_v=base["base_v"][:6])
+    singles = [srv.InverseDynamics.Request(
+        joint_names=traj.joint_names, q=q[k, nqb:].tolist(), v=v[k, nb:].tolist(),
+        a=a[k, nb:].tolist(), base_q=q[k, :nqb].tolist(), base_v=v[k, :nb].tolist(),
+        base_a=a[k, :nb].tolist()) for k in range(n)]
+    return torques, forward, rollout, singles
+
+
+def timed(client, service, request, repeat):
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        client.call(service, request)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times)) * 1e3
+
+
+def bench_robot(name, args, rclpy_node, executor):
+    path, floating = ROBOTS[name]
+    if path is None:
+        print(f"{name}: example-robot-data is not installed: skipped")
+        return []
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+    from std_msgs.msg import String
+    model = load_quietly(path, floating, mimic="independent")
+    node = start_node(name, floating)
+    try:
+        qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        with open(path, encoding="utf-8") as f:
+            rclpy_node.create_publisher(String, f"/rbd_bench_{name}/robot_description",
+                                        qos).publish(String(data=f.read()))
+        client = Client(rclpy_node, executor, name)
+        client.wait(args.startup_timeout)
+        torques, forward, rollout, singles = requests(model, args.points)
+        client.call("trajectory_torques", torques)          # the first call warms up
+        rows = [(name, "trajectory_torques", timed(client, "trajectory_torques", torques,
+                                                   args.repeat))]
+        t0 = time.perf_counter()
+        for req in singles:
+            client.call("inverse_dynamics", req)
+        rows.append((name, f"{args.points} x inverse_dynamics", (time.perf_counter() - t0) * 1e3))
+        torques.derivatives = True
+        rows.append((name, "trajectory_torques, derivatives",
+                     timed(client, "trajectory_torques", torques, args.repeat)))
+        rows.append((name, "trajectory_forward (points)",
+                     timed(client, "trajectory_forward", forward, args.repeat)))
+        for method in ("semi_implicit_euler", "rk4"):
+            rollout.integrator = method
+            rows.append((name, f"rollout {method}, derivatives",
+                         timed(client, "trajectory_forward", rollout, args.repeat)))
+        return rows
+    finally:
+        node.terminate()
+        node.wait(timeout=30)
+
+
+def main():
+    args = parse_args()
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    rclpy.init()
+    node = rclpy.create_node("rbd_bench_services")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    rows = []
+    for name in args.robots:
+        rows += bench_robot(name, args, node, executor)
+    print(f"\n{args.points} points / steps, median of {args.repeat} round trips "
+          "(the single calls: their total)\n")
+    print("| robot | call | round trip [ms] | vs single calls |")
+    print("| --- | --- | --- | --- |")
+    singles = {r[0]: r[2] for r in rows if "x inverse_dynamics" in r[1]}
+    for robot, call, ms in rows:
+        ratio = f"{singles[robot] / ms:.0f}x faster" if call == "trajectory_torques" else ""
+        print(f"| {robot} | {call} | {ms:.1f} | {ratio} |")
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()

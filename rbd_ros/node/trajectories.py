@@ -1,0 +1,228 @@
+"""
+The dynamics node's trajectory services: a whole trajectory in one call, for planners.
+
+``~/trajectory_torques`` (τ, limits, optional ∂τ/∂q, ∂τ/∂v at every point) and
+``~/trajectory_forward`` (q̈ at every point, or a rollout with optional step derivatives)
+take a ``trajectory_msgs/JointTrajectory`` and answer with flat row-major arrays (point after
+point); the maths is the core's (the batch entries, ``rbd_ros.rollout``). Joint names, the
+floating base and mimic followers follow the other services (``services`` module docstring):
+every joint named once in any order, followers optional (their positions and velocities are
+ignored, their effort acts through the coupling), answers in the request's joint order.
+
+Request sizes are bounded (README: request sizes): at most :data:`MAX_POINTS` points, and
+at most :data:`MAX_DERIVATIVE_NUMBERS` numbers of derivatives in one answer; a bad request
+gets ``success: false`` with a short reason, and so does one whose result is not finite.
+"""
+import array
+
+import numpy as np
+
+import rbd_ros
+from rbd_ros import rollout as _rollout
+from . import conversions
+from .reporting import excerpt
+from .services import RequestError, _finite, _guarded, _request_dofs, _request_order
+
+MAX_POINTS = 10_000
+MAX_DERIVATIVE_NUMBERS = 10_000_000      # 80 MB of float64 in one answer
+MAX_DT = 1.0                             # s: a rollout step longer than this is a mistake
+MODES = ("points", "rollout")
+
+
+def create_trajectory_services(node, rbd_srv):
+    """Create ``~/trajectory_torques`` and ``~/trajectory_forward`` on ``node``."""
+    for name, srv_type, handler in (
+            ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
+            ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
+        node.create_service(srv_type, "~/" + name, _guarded(node, name, handler))
+
+
+def trajectory_torques(robot, req, resp):
+    traj = _Trajectory(robot, req.trajectory, req.derivatives, 2)
+    n = traj.n
+    q = traj.states("positions", req.base_q, 7, n)
+    v = traj.states("velocities", req.base_v, 6, n)
+    a = traj.states("accelerations", req.base_a, 6, n)
+    data = rbd_ros.Data(robot.model)
+    tau = _finite(rbd_ros.rnea_batch(robot.model, q, v, a, data=data), q=q, v=v, a=a)
+    resp.points = n
+    resp.tau, resp.base_tau = traj.split(tau, follower_scale=0.0)
+    limits = _rollout.check_limits(robot.model, v, tau)
+    resp.feasible = bool(limits.feasible)
+    resp.first_violation_point = limits.first_point
+    resp.first_violation_joint = ("" if limits.feasible
+                                  else robot.joint_names[limits.first_joint])
+    resp.first_violation_limit = limits.first_limit
+    resp.peak_effort_ratio = traj.per_joint(limits.peak_effort)
+    resp.peak_velocity_ratio = traj.per_joint(limits.peak_velocity)
+    resp.dof_names = traj.dof_names
+    if req.derivatives:
+        dq, dv, _ = rbd_ros.rnea_derivatives_batch(robot.model, q, v, a, data=data)
+        _finite(dq, dv, q=q, v=v, a=a)
+        resp.dtau_dq, resp.dtau_dv = traj.matrices(dq), traj.matrices(dv)
+
+
+def trajectory_forward(robot, req, resp):
+    mode = req.mode or "points"
+    if mode not in MODES:
+        raise RequestError(f"mode must be one of {MODES} (empty: points), got "
+                           f"{excerpt(req.mode, 40)}")
+    if mode == "points":
+        _forward_points(robot, req, resp)
+    else:
+        _forward_rollout(robot, req, resp)
+
+
+def _forward_points(robot, req, resp):
+    traj = _Trajectory(robot, req.trajectory, req.derivatives, 2)
+    n = traj.n
+    q = traj.states("positions", req.base_q, 7, n)
+    v = traj.states("velocities", req.base_v, 6, n)
+    tau = traj.states("effort", req.base_tau, 6, n, optional_base=True)
+    data = rbd_ros.Data(robot.model)
+    qdd = _finite(rbd_ros.aba_batch(robot.model, q, v, tau, data=data), q=q, v=v, tau=tau)
+    resp.points = n
+    resp.qdd, resp.base_qdd = traj.split(qdd)
+    resp.dof_names = traj.dof_names
+    if req.derivatives:
+        dq, dv, _ = rbd_ros.aba_derivatives_batch(robot.model, q, v, tau, data=data)
+        _finite(dq, dv, q=q, v=v, tau=tau)
+        resp.dqdd_dq, resp.dqdd_dv = traj.matrices(dq), traj.matrices(dv)
+
+
+def _forward_rollout(robot, req, resp):
+    method = req.integrator or _rollout.EULER
+    if method not in _rollout.METHODS:
+        raise RequestError(f"integrator must be one of {_rollout.METHODS} (empty: "
+                           f"{_rollout.EULER}), got {excerpt(req.integrator, 40)}")
+    dt = float(req.dt)
+    if not (np.isfinite(dt) and 0.0 < dt <= MAX_DT):
+        raise RequestError(f"rollout needs a step dt with 0 < dt <= {MAX_DT:g} s, got {dt!r}")
+    traj = _Trajectory(robot, req.trajectory, req.derivatives, 6)
+    if traj.n == 0:
+        raise RequestError("rollout needs at least one point (the initial state)")
+    q0 = traj.states("positions", req.base_q[:7], 7, 1)[0]
+    v0 = traj.states("velocities", req.base_v[:6], 6, 1)[0]
+    tau = traj.states("effort", req.base_tau, 6, traj.n, optional_base=True)
+    r = _rollout.rollout(robot.model, q0, v0, tau, dt, method, req.derivatives,
+                         data=rbd_ros.Data(robot.model))
+    resp.points = traj.n
+    resp.positions, resp.base_q = traj.split(r.q, positions=True)
+    resp.velocities, resp.base_v = traj.split(r.v)
+    resp.dof_names = traj.dof_names
+    if req.derivatives:
+        resp.dx_dx, resp.dx_du = traj.matrices(r.dx_dx, 2, 2), traj.matrices(r.dx_du, 2, 1)
+
+
+class _Trajectory:
+    """
+    A request's trajectory: its joint order, points, and the model-order arrays made from them.
+
+    ``matrices_per_point``: how many nv × nv blocks a point's derivatives take in the answer
+    (for the size limit), when ``derivatives`` is asked.
+    """
+
+    def __init__(self, robot, trajectory, derivatives, matrices_per_point):
+        self.robot = robot
+        self.names = list(trajectory.joint_names)
+        self.order = _request_order(robot, self.names)
+        self.points = trajectory.points
+        self.n = len(self.points)
+        if self.n > MAX_POINTS:
+            raise RequestError(f"{self.n} points: at most {MAX_POINTS} per request (README: "
+                               "request sizes)")
+        nv = robot.model.nv
+        numbers = self.n * matrices_per_point * nv * nv
+        if derivatives and numbers > MAX_DERIVATIVE_NUMBERS:
+            raise RequestError(f"derivatives of {self.n} points would be {numbers} numbers: "
+                               f"at most {MAX_DERIVATIVE_NUMBERS} per answer (fewer points "
+                               "per request)")
+        self.nbase = 6 if robot.model.floating_base else 0
+        self.dof_names, self.dof_index = _request_dofs(robot, None, self.order)
+
+    def states(self, attr, base, width, rows, optional_base=False):
+        """Return the (rows, ·) model-order array of the first ``rows`` points' ``attr``, base."""
+        raw = self._joint_rows(attr, rows)
+        joints = raw[:, self.order.model]
+        if attr == "effort":     # a follower's force acts through the coupling: τ_r = Gᵀ τ
+            for k, leader, multiplier in zip(self.order.follower_index,
+                                             self.order.follower_leader,
+                                             self.order.follower_multiplier):
+                joints[:, leader] += multiplier * raw[:, k]
+        if not self.nbase:
+            if len(base):
+                raise RequestError(f"{_BASE[attr]} must be empty for this fixed-base model")
+            return joints
+        base = conversions.vector(base)
+        if optional_base and len(base) == 0:
+            base = np.zeros(width * rows)
+        if len(base) != width * rows:
+            raise RequestError(f"{_BASE[attr]} must have {width} values per point "
+                               f"({width * rows}), got {len(base)}")
+        if not np.all(np.isfinite(base)):
+            raise RequestError(f"{_BASE[attr]} contains NaN or inf")
+        return np.hstack([base.reshape(rows, width), joints])
+
+    def _joint_rows(self, attr, rows):
+        """(rows, joints) array of the points' ``attr`` in request order; RequestError."""
+        nj = len(self.names)
+        for k in range(rows):
+            size = len(getattr(self.points[k], attr))
+            if size != nj:
+                raise RequestError(f"point {k} has {size} {attr} for {nj} joint_names")
+        if rows == 0:
+            return np.zeros((0, nj))
+        x = np.frombuffer(b"".join([_buffer(getattr(p, attr)) for p in self.points[:rows]]),
+                          np.float64).reshape(rows, nj)
+        bad = np.argwhere(~np.isfinite(x))
+        if len(bad):
+            k, j = bad[0]
+            raise RequestError(f"{attr} of point {k}, joint {excerpt(self.names[j])} is NaN or "
+                               f"inf ({x[k, j]})")
+        return x
+
+    def split(self, x, follower_scale=1.0, positions=False):
+        """
+        (joints, base) float64[] fields of an (N, ·) model-order result, point after point.
+
+        A follower gets its leader's value times its multiplier (times ``follower_scale``;
+        plus its offset for ``positions``).
+        """
+        nbase = (7 if positions else 6) if self.nbase else 0
+        joints = np.empty((len(x), len(self.names)))
+        joints[:, self.order.model] = x[:, nbase:]
+        leader = x[:, nbase:][:, self.order.follower_leader]
+        joints[:, self.order.follower_index] = (follower_scale * leader
+                                                * self.order.follower_multiplier)
+        if positions:
+            for k in self.order.follower_index:
+                joints[:, k] += self.robot.followers[self.names[k]][2]
+        return _doubles(joints), _doubles(x[:, :nbase])
+
+    def per_joint(self, values):
+        """Return per-model-joint ``values`` in the request's joint order (followers 0)."""
+        out = np.zeros(len(self.names))
+        out[self.order.model] = values
+        return _doubles(out)
+
+    def matrices(self, m, row_blocks=1, col_blocks=1):
+        """(N, r·nv, c·nv) matrices restricted to the request's dofs, as one float64[]."""
+        nv = self.robot.model.nv
+        idx = self.dof_index
+        rows = np.concatenate([idx + b * nv for b in range(row_blocks)])
+        cols = np.concatenate([idx + b * nv for b in range(col_blocks)])
+        return _doubles(m[:, rows[:, None], cols[None, :]])
+
+
+_BASE = {"positions": "base_q", "velocities": "base_v", "accelerations": "base_a",
+         "effort": "base_tau"}
+
+
+def _doubles(x):
+    """Return a float64[] field of ``x`` (any shape, flattened row-major; empty too)."""
+    return conversions.doubles(x) if np.size(x) else array.array("d")
+
+
+def _buffer(values):
+    """Return the float64 bytes of a float64[] field (array.array; a list is converted)."""
+    return values if getattr(values, "typecode", None) == "d" else array.array("d", values)
