@@ -45,9 +45,10 @@ from .. import cdr, outputs
 from ..cdr import JointStateDecoder
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
-from .health import Health
+from .health import LOST, Health
 from .joint_cache import MIMIC_TOLERANCE
 from .live import LiveParameters
+from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)
 from .robot import publish
@@ -80,11 +81,11 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
                                 "(ignored; the node runs on)"}
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
-         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected")
+         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected", LOST)
 RATES = ("joint_states", "odometry")
 
 
-class DynamicsNode(LiveParameters, DescriptionSource, Node):
+class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
@@ -108,6 +109,7 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._last_skip = ""
         self._rejected = ""                        # why the last description was rejected
         self._health = Health()
+        self._init_lost_messages()
         self._throttle = Throttle()
         self._window = Window()
         self._latency = deque(maxlen=5000)        # seconds, compute + publish, per tick
@@ -127,20 +129,21 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
-        self.create_subscription(JointState, p["joint_states_topic"],
-                                 self._guarded(self._on_joint_states), STATE_QOS, raw=True)
+        self._best_effort_subscription(JointState, p["joint_states_topic"],
+                                       self._guarded(self._on_joint_states), STATE_QOS, raw=True)
         if p["floating_base"]:
             if Odometry is None:
                 raise RuntimeError("floating_base needs nav_msgs (pip: ros-jazzy-nav-msgs)")
             self._odometry_fallback = conversions.odometry_deserializer()
-            self.create_subscription(Odometry, p["odometry_topic"],
-                                     self._guarded(self._on_odometry),
-                                     qos_profile_sensor_data, raw=True)
+            self._best_effort_subscription(Odometry, p["odometry_topic"],
+                                           self._guarded(self._on_odometry),
+                                           qos_profile_sensor_data, raw=True)
         if p["acceleration_topic"]:
             if rbd_msg is None:
                 raise RuntimeError("acceleration_topic needs rbd_ros_interfaces")
-            self.create_subscription(rbd_msg.JointVector, p["acceleration_topic"],
-                                     self._guarded(self._on_commanded_acceleration), STATE_QOS)
+            self._best_effort_subscription(rbd_msg.JointVector, p["acceleration_topic"],
+                                           self._guarded(self._on_commanded_acceleration),
+                                           STATE_QOS)
         self._set_timer("rate", p["rate_hz"], self._on_timer)
         if p["diagnostics_period"] > 0:
             self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
@@ -361,6 +364,7 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._latency.clear()
         values.update({f"skipped: {key}": n for key, n in self._skip_counts.items()})
         values["last skip reason"] = self._last_skip[:200]
+        values[LOST] = self._lost.value()
         status.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()
