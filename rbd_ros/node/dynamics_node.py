@@ -269,14 +269,14 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         if not effort_known and self._fd_enabled:
             self._warn("joint efforts unknown (NaN, inf or absent): forward dynamics outputs "
                        "are not published", 5.0)
-        call, steps, finite = robot.plans[effort_known]
+        call, steps = robot.plans[effort_known]
         try:
+            # no finiteness check here: the core raises ValueError for every result that is
+            # not finite, and publish() sends the core's arrays as they are (NOT_FINITE in
+            # outputs.compute's docstring)
             results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau)
         except ValueError as exc:
             self._skip("refused", error=one_line(exc, 300))
-            return
-        if not finite(results):
-            self._skip("refused", error=robot.not_finite())
             return
         stamp = cache.stamp
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
