@@ -51,7 +51,7 @@ NUMBERS = st.one_of(
 
 @st.composite
 def joint_names(draw):
-    """The model's joints shuffled, edited once or more: unknown, empty, duplicated, missing."""
+    """Draw the model's joints shuffled, edited once or more: unknown, empty, duplicated, gone."""
     names = draw(st.permutations(NAMES))
     for _ in range(draw(st.integers(1, 3))):
         edit = draw(st.sampled_from(["unknown", "empty", "duplicate", "drop"]))
@@ -70,7 +70,7 @@ def joint_names(draw):
 @st.composite
 def request(draw, service):
     """
-    A request of ``service``: a valid one, or one with a set of faults.
+    Draw a request of ``service``: a valid one, or one with a set of faults.
 
     Faults: the names edited, hostile values (NaN, inf, huge), a field's length off, a base
     field's length off. No fault (the most frequent single draw) makes a valid request.
