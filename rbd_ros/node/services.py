@@ -158,7 +158,8 @@ def _split(robot, x, order, follower_scale=1.0):
     nbase = 6 if robot.model.floating_base else 0
     joints = np.empty(len(order.model) + len(order.follower_index))
     joints[order.model] = x[nbase:]
-    followers = follower_scale * order.follower_multiplier * x[nbase:][order.follower_leader]
+    with np.errstate(over="ignore", invalid="ignore"):     # refused just below
+        followers = follower_scale * order.follower_multiplier * x[nbase:][order.follower_leader]
     if not np.isfinite(followers).all():      # a huge multiplier (the URDF's) overflows
         raise RequestError(f"the answer for a mimic joint is not finite: its leader's value "
                            f"(up to {float(np.max(np.abs(x), initial=0.0)):.3g}) times its "
