@@ -92,10 +92,11 @@ def print_run(args, label, r):
 def print_table(args, runs):
     """Print every run side by side, then the median of each tree's runs."""
     head = (f"{'run':<4} {'node':<20} {'rate [Hz]':>9} {'late':>5} {'dropped':>7} "
-            f"{'p50 [ms]':>8} {'p99 [ms]':>8} {'max [ms]':>8} {'CPU [%]':>7} "
+            f"{'p50 [ms]':>8} {'p99 [ms]':>8} {'max [ms]':>8} {'CPU [%]':>7} {'[us/msg]':>8} "
             f"{'tick p50/p99 [us]':>17} {'lost':>5} {'steal [%]':>9} {'load':>5}")
     print(f"\n{args.robot}, every output, {args.rate:g} Hz, {args.duration:g} s per run; "
-          f"latency over all outputs; CPU: the node's, % of one core; steal: the host's, % "
+          f"latency over all outputs; CPU: the node's, % of one core, and per message answered "
+          f"(on every output); steal: the host's, % "
           f"of all CPUs; load: 1-min load average at the window's start ({os.cpu_count()} "
           f"CPUs):")
     print(head)
@@ -103,7 +104,8 @@ def print_table(args, runs):
         ticks = f"{fmt(r['tick_p50'], '.0f')}/{fmt(r['tick_p99'], '.0f')}"
         print(f"{k + 1:<4} {label:<20} {r['rate']:>9.1f} {r['late']:>5} {r['dropped']:>7} "
               f"{fmt(r['lat_p50'], '.3f'):>8} {fmt(r['lat_p99'], '.3f'):>8} "
-              f"{fmt(r['lat_max'], '.3f'):>8} {r['node_cpu']:>7.0f} {ticks:>17} "
+              f"{fmt(r['lat_max'], '.3f'):>8} {r['node_cpu']:>7.0f} {r['cpu_per_answer']:>8.0f} "
+              f"{ticks:>17} "
               f"{str(r['lost']):>5} {r['steal']:>9.1f} {r['load']:>5}")
     for label in dict.fromkeys(label for label, _ in runs):
         rs = [r for lab, r in runs if lab == label]
@@ -114,6 +116,7 @@ def print_table(args, runs):
         print(f"{'med':<4} {label:<20} {med('rate'):>9.1f} {'':>5} {med('dropped'):>7.0f} "
               f"{fmt(med('lat_p50'), '.3f'):>8} {fmt(med('lat_p99'), '.3f'):>8} "
               f"{fmt(med('lat_max'), '.3f'):>8} {med('node_cpu'):>7.0f} "
+              f"{med('cpu_per_answer'):>8.0f} "
               f"{fmt(med('tick_p50'), '.0f') + '/' + fmt(med('tick_p99'), '.0f'):>17} "
               f"{'':>5} {med('steal'):>9.1f}")
     worst_p99 = max((r["lat_p99"] or 0.0) for _, r in runs)

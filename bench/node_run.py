@@ -314,6 +314,9 @@ def analyse(w, source, received, outputs):
         n_in=len(window), elapsed=elapsed, rate=len(window) / elapsed, late=w["late"],
         dropped=missing_total, topics=topics, lat_p50=p50, lat_p99=p99, lat_max=mx,
         node_cpu=(w["cpu1"] - w["cpu0"]) / elapsed * 100,
+        # CPU per answered message: a node that answers fewer (a loaded machine) uses less
+        cpu_per_answer=(w["cpu1"] - w["cpu0"]) * 1e6 / max(1, min(
+            (n for n, *_ in topics.values()), default=1)),
         bench_cpu=(w["self1"] - w["self0"]) / elapsed * 100,
         recv_cpu=(w["recv1"] - w["recv0"]) / elapsed * 100,
         tick_p50=float(np.median(ticks["tick latency p50 [us]"]))
