@@ -145,7 +145,15 @@ def compute(call, model, q, v, a, tau):
     Run one core ``call`` at one state and return its results.
 
     The results are a dict (see ``RESULTS``); ``tau`` is the measured effort of every dof.
-    Raises the core's ValueError.
+    Raises the core's ValueError, also for any result that is not finite, so every value
+    returned is finite (NOT_FINITE): each kernel checks what it returns (``rnea``: τ;
+    ``inverse_and_forward_dynamics``: τ, then q̈; ``compute_all``: its whole output block,
+    τ and q̈ included). One result is covered without a check of its own: the reduced τ of
+    a model with coupled mimic joints in ``inverse_and_forward_dynamics`` (Gᵀ τ_full: the
+    full τ is checked, and a sum of finite terms can still overflow). q̈ is computed from
+    it, a + M_r⁻¹ (τ_in − τ), by substitutions that keep a NaN or inf in its own entry
+    (one that is not finite minus anything, divided by a positive pivot, is not finite),
+    and q̈ is checked: a non-finite τ makes the call raise.
     """
     nb = 6 if model.floating_base else 0
     if call == "compute_all":

@@ -3,7 +3,9 @@ The library's boundary under hostile or careless input (issue 12, library side).
 
 Huge finite inputs give a ValueError naming their magnitude, never a silent NaN; complex
 input is refused; ``integrate`` validates; batch calls from several threads on one model
-give the serial results; a Model's arrays cannot be made writable again.
+give the serial results; a Model's arrays cannot be made writable again. The node publishes
+the core's results without a check of its own: every call of a node's tick refuses what it
+cannot compute finitely, on a model with coupled mimic joints too.
 """
 import threading
 
@@ -12,6 +14,7 @@ import pytest
 
 import rbd_ros
 from conftest import get_robot
+from mimic_oracle import PAIR, hand_urdf
 
 
 @pytest.fixture(scope="module")
@@ -197,3 +200,65 @@ def test_model_arrays_cannot_be_made_writable(name):
     g = m.with_gravity((0.0, 0.0, -1.0))
     with pytest.raises(ValueError):
         getattr(g, name).flags.writeable = True
+
+
+def test_the_core_refuses_every_result_the_node_would_publish_not_finite():
+    """
+    The node publishes the core's results unchecked: the core must refuse any non-finite one.
+
+    Every tick's call (effort known or not), on a floating base and on a model with coupled
+    mimic joints, at inputs of every magnitude up to float64's largest: a ValueError, or
+    results that are all finite.
+    """
+    from rbd_ros import outputs
+    models = [rbd_ros.load_model(rbd_ros.robots.path("rbd_quadruped"), floating_base=True),
+              rbd_ros.load_model(hand_urdf(PAIR, seed=2, name="pair"))]
+    rng = np.random.default_rng(61)
+    refused = 0
+    for model in models:
+        for effort_known in (True, False):
+            work = outputs.computation(outputs.NAMES, effort_known)
+            keys = tuple(dict.fromkeys(r for o in work.outputs for r in o.results))
+            for scale in 10.0 ** np.arange(0, 309, 7):
+                q = model.random_configuration(rng)
+                v, a, tau = (rng.choice([-1.0, 1.0], model.nv) * scale * rng.uniform(0.5, 1.7)
+                             for _ in range(3))
+                try:
+                    results = outputs.compute(work.call, model, q, v, a, tau)
+                except ValueError:
+                    refused += 1
+                    continue
+                for key in keys:
+                    assert np.isfinite(results[key]).all(), (model.name, key, scale)
+    assert refused > 0            # the largest magnitudes do overflow
+
+
+def test_a_coupled_torque_that_overflows_only_when_reduced_is_refused():
+    """
+    τ_r = Gᵀ τ_full: each term finite, their sum not: inverse_and_forward_dynamics refuses.
+
+    The kernel does not check τ_r itself; q̈ = a + M_r⁻¹ (τ_in − τ_r) carries its NaN or
+    inf, and q̈ is checked (``rbd_ros.outputs.compute``'s docstring).
+    """
+    coupled = rbd_ros.load_model(hand_urdf(PAIR, seed=2, name="pair"))
+    independent = rbd_ros.load_model(hand_urdf(PAIR, seed=2, name="pair"),
+                                     mimic="independent")
+    G = coupled.coupling.G
+    q, z = coupled.neutral(), np.zeros(coupled.nv)
+    full_q = coupled.coupling.expand(q)
+    big = np.finfo(float).max
+    for scale in big * np.linspace(1e-8, 1.0, 400):
+        a = np.full(coupled.nv, scale) * np.sign(G.sum(axis=0) + 0.5)
+        with np.errstate(over="ignore", invalid="ignore"):
+            tau_full = rbd_ros.rnea(independent, full_q, G @ z, G @ a) \
+                if np.isfinite(G @ a).all() else None
+        if tau_full is None or not np.isfinite(tau_full).all():
+            continue
+        with np.errstate(over="ignore", invalid="ignore"):
+            reduced = G.T @ tau_full
+        if np.isfinite(reduced).all():
+            continue
+        with pytest.raises(ValueError, match="not finite"):
+            rbd_ros.inverse_and_forward_dynamics(coupled, q, z, a=a, tau=z)
+        return
+    pytest.fail("no acceleration found whose reduced torque alone overflows")

@@ -8,7 +8,7 @@ the description was rejected. ``test_node_diagnostics.py`` checks what the node 
 """
 import pytest
 
-from rbd_ros.node.health import ERROR, OK, WARN, Health
+from rbd_ros.node.health import ERROR, LOST, OK, WARN, Health, LostMessages
 
 
 class Periods:
@@ -16,7 +16,8 @@ class Periods:
 
     def __init__(self):
         self.t = 0.0
-        self.stats = dict(published=0, skipped=0, joint_states=0, no_model_joint=0)
+        self.stats = dict(published=0, skipped=0, joint_states=0, no_model_joint=0,
+                          **{LOST: 0})
         self.health = Health(lambda: self.t)
 
     def __call__(self, skips=None, model="arm", rejected="", outputs=True, **counts):
@@ -60,3 +61,31 @@ def test_rejected_description(period):
     assert level == WARN and "running model 'arm'" in message and "negative mass" in message
     level, message = period(outputs=False)
     assert level == OK and "services only" in message
+
+
+def test_lost_messages_warn_in_their_period(period):
+    level, message = period(joint_states=990, published=990, **{LOST: 10})
+    assert level == WARN and message.startswith("10 input messages lost in the last 1.0 s")
+    assert "990 ticks published" in message            # what else happened, still said
+    level, _ = period(joint_states=1000, published=1000)
+    assert level == OK                                     # counted per period
+    level, message = period({"stale": 3}, joint_states=10, published=7, skipped=3,
+                            **{LOST: 2})
+    assert level == WARN and "mostly 'stale' (3)" in message
+    assert message.endswith("2 input messages lost in the last 1.0 s before the node")
+    level, message = period(model=None, rejected="bad XML", **{LOST: 1})
+    assert level == ERROR and "bad XML" in message and "1 input messages lost" in message
+
+
+def test_lost_messages_keep_the_rmw_totals_per_topic():
+    lost = LostMessages()
+    assert lost.value() == 0
+    assert lost.update("joint_states", 3) == 3
+    assert lost.update("odom", 2) == 2
+    assert lost.update("joint_states", 3) == 0          # an event repeated: nothing new
+    assert lost.update("joint_states", 7) == 4
+    assert lost.update("joint_states", 5) == 0          # never backwards
+    assert lost.value() == 9
+    lost.unsupported["odom"] = "message lost event is not supported"
+    value = lost.value()
+    assert isinstance(value, str) and value.startswith("not available (odom: ")

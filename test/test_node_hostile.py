@@ -327,28 +327,16 @@ def test_serialized_garbage_is_what_the_rmw_refuses():
     assert conversions.decode_joint_state(dec, serialize_message(msg))[0] == ("a", "b")
 
 
-def test_finite_check_finds_any_nan_or_inf():
-    """The tick's one-sum check: a NaN or inf anywhere in any published result is found."""
-    from rbd_ros import outputs
-    from rbd_ros.node.robot import finite_check
-    model = core_model(QUADRUPED, floating_base=True)
-    q, z = model.neutral(), np.zeros(model.nv)
-    for effort_known in (True, False):
-        work = outputs.computation(outputs.NAMES, effort_known)
-        keys = tuple(dict.fromkeys(r for o in work.outputs for r in o.results))
-        check = finite_check(work.call, model, keys)
-        results = outputs.compute(work.call, model, q, z + 0.5, z, z + 1.0)
-        assert check(results)
-        for key in keys:
-            x = results[key].reshape(-1)
-            for position in (0, x.size // 2, x.size - 1):
-                for bad in (np.nan, np.inf, -np.inf):
-                    kept, x[position] = x[position], bad
-                    assert not check(results), (key, position, bad)
-                    x[position] = kept
-        block = results[keys[0]].base
-        block[...] = 1e306                      # finite, but their sum overflows
-        assert check(results)
+def test_a_follower_answer_that_overflows_is_refused():
+    """A named follower's answer is its leader's times the multiplier: checked there."""
+    from types import SimpleNamespace
+    from rbd_ros.node import services
+    robot = SimpleNamespace(model=SimpleNamespace(floating_base=False))
+    order = services._Order(np.array([0, 1]), [(2, 1, 1e300)])     # follower of joint 1
+    joints, base = services._split(robot, np.array([1.0, 2.0]), order)
+    assert list(joints) == [1.0, 2.0, 2e300] and list(base) == []
+    with pytest.raises(services.RequestError, match="mimic joint is not finite"):
+        services._split(robot, np.array([1.0, 1e10]), order)
 
 
 def test_tick_rule_vector_checks_match_numpy():

@@ -47,8 +47,9 @@ from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
-from .health import Health
+from .health import LOST, Health
 from .live import LiveParameters
+from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)
 from .robot import publish
@@ -83,11 +84,11 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
                                 "(ignored; the node runs on)"}
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
-         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected")
+         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected", LOST)
 RATES = ("joint_states", "odometry")
 
 
-class DynamicsNode(LiveParameters, DescriptionSource, Node):
+class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
@@ -111,6 +112,7 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._last_skip = ""
         self._rejected = ""                        # why the last description was rejected
         self._health = Health()
+        self._init_lost_messages()
         self._throttle = Throttle()
         self._window = Window()
         self._latency = deque(maxlen=5000)        # seconds, compute + publish, per tick
@@ -132,20 +134,21 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
-        self.create_subscription(JointState, p["joint_states_topic"],
-                                 self._guarded(self._on_joint_states), STATE_QOS, raw=True)
+        self._best_effort_subscription(JointState, p["joint_states_topic"],
+                                       self._guarded(self._on_joint_states), STATE_QOS, raw=True)
         if p["floating_base"]:
             if Odometry is None:
                 raise RuntimeError("floating_base needs nav_msgs (pip: ros-jazzy-nav-msgs)")
             self._odometry_fallback = conversions.odometry_deserializer()
-            self.create_subscription(Odometry, p["odometry_topic"],
-                                     self._guarded(self._on_odometry),
-                                     qos_profile_sensor_data, raw=True)
+            self._best_effort_subscription(Odometry, p["odometry_topic"],
+                                           self._guarded(self._on_odometry),
+                                           qos_profile_sensor_data, raw=True)
         if p["acceleration_topic"]:
             if rbd_msg is None:
                 raise RuntimeError("acceleration_topic needs rbd_ros_interfaces")
-            self.create_subscription(rbd_msg.JointVector, p["acceleration_topic"],
-                                     self._guarded(self._on_commanded_acceleration), STATE_QOS)
+            self._best_effort_subscription(rbd_msg.JointVector, p["acceleration_topic"],
+                                           self._guarded(self._on_commanded_acceleration),
+                                           STATE_QOS)
         self._set_timer("rate", p["rate_hz"], self._on_timer)
         if p["diagnostics_period"] > 0:
             self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
@@ -271,14 +274,14 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         if not effort_known and self._fd_enabled:
             self._warn("joint efforts unknown (NaN, inf or absent): forward dynamics outputs "
                        "are not published", 5.0)
-        call, steps, finite = robot.plans[effort_known]
+        call, steps = robot.plans[effort_known]
         try:
+            # no finiteness check here: the core raises ValueError for every result that is
+            # not finite, and publish() sends the core's arrays as they are (NOT_FINITE in
+            # outputs.compute's docstring)
             results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau)
         except ValueError as exc:
             self._skip("refused", error=one_line(exc, 300))
-            return
-        if not finite(results):
-            self._skip("refused", error=robot.not_finite())
             return
         stamp = cache.stamp
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
@@ -366,6 +369,7 @@ class DynamicsNode(LiveParameters, DescriptionSource, Node):
         self._latency.clear()
         values.update({f"skipped: {key}": n for key, n in self._skip_counts.items()})
         values["last skip reason"] = self._last_skip[:200]
+        values[LOST] = self._lost.value()
         status.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()

@@ -5,10 +5,50 @@ A status that looks at totals since start-up says OK for ever once something was
 :class:`Health` compares the node's counters with those of its previous report, so OK means
 outputs of the current model were published in this period and nothing was skipped. No ROS
 here (the levels are diagnostic_msgs/DiagnosticStatus's).
+
+Input messages lost (:class:`LostMessages`, counter ``messages_lost``): the rule is that of
+skips, WARN when at least one was lost in the period, since a lost joint_states message is a
+tick not computed just as a skipped one is. The count is what the RMW reports: with
+rmw_fastrtps_cpp (Jazzy) a best-effort reader reports a sample as lost when it sees a gap in
+a publisher's sequence numbers (dropped on the way: a full socket or shared-memory buffer, a
+lossy network). A message that the node's own queue (keep last, depth 10) replaced because
+the node fell behind is no loss to DDS and is not counted: the ``joint_states rate [Hz]``
+against the publisher's rate shows that.
 """
 import time
 
 OK, WARN, ERROR = 0, 1, 2        # DiagnosticStatus.OK, WARN, ERROR
+LOST = "messages_lost"           # the node's counter of input messages lost before it
+
+
+class LostMessages:
+    """
+    The running totals of lost messages that the RMW reports, per subscribed topic.
+
+    rclpy's message-lost event carries the subscription's total since it was created;
+    events may be coalesced, so the totals (not the changes) are kept. ``unsupported``:
+    topic -> why the RMW reports no losses for it (then no count is shown: never a 0 that
+    only means "not measured").
+    """
+
+    def __init__(self):
+        self.totals = {}
+        self.unsupported = {}
+
+    def update(self, topic, total):
+        """Take ``topic``'s running total; return how many messages are newly lost."""
+        new = int(total) - self.totals.get(topic, 0)
+        if new <= 0:
+            return 0
+        self.totals[topic] = int(total)
+        return new
+
+    def value(self):
+        """Return the /diagnostics value: the total lost, or why it is not available."""
+        if self.unsupported:
+            why = "; ".join(f"{t}: {w}" for t, w in sorted(self.unsupported.items()))
+            return f"not available ({why})"[:200]
+        return sum(self.totals.values())
 
 
 class Health:
@@ -33,24 +73,36 @@ class Health:
         d = {k: v - self._stats.get(k, 0) for k, v in stats.items()}
         d_skips = {k: v - self._skips.get(k, 0) for k, v in skips.items()}
         self._since, self._stats, self._skips = now, dict(stats), dict(skips)
-        if model_name is None:
-            if rejected:
-                return ERROR, f"no robot model: the robot description was rejected: {rejected}"
-            return WARN, "no robot model yet (waiting for robot_description)"
-        if d.get("skipped", 0) > 0:
-            reason, count = max(d_skips.items(), key=lambda kv: kv[1])
-            return WARN, (f"{d['skipped']} messages or ticks skipped in the last "
-                          f"{seconds:.1f} s, mostly {reason!r} ({count})")
+        level, message = _status(d, d_skips, seconds, model_name, rejected, outputs_enabled)
+        lost = d.get(LOST, 0)
+        if lost > 0:
+            text = f"{lost} input messages lost in the last {seconds:.1f} s before the node"
+            if level == OK:
+                return WARN, f"{text}; {message}"
+            return level, f"{message}; {text}"
+        return level, message
+
+
+def _status(d, d_skips, seconds, model_name, rejected, outputs_enabled):
+    """Return (level, message) of a period from its counters ``d``, losses aside."""
+    if model_name is None:
         if rejected:
-            return WARN, (f"running model {model_name!r}; the last robot description was "
-                          f"rejected: {rejected}")
-        if not outputs_enabled:
-            return OK, "no output enabled (services only)"
-        if d.get("joint_states", 0) == 0:
-            return WARN, f"stale input: no joint_states in the last {seconds:.1f} s"
-        if d.get("published", 0) == 0:
-            if d.get("no_model_joint", 0):
-                return WARN, (f"nothing published: joint_states name no joint of model "
-                              f"{model_name!r}")
-            return WARN, f"nothing published in the last {seconds:.1f} s"
-        return OK, f"computing: {d['published']} ticks published in the last {seconds:.1f} s"
+            return ERROR, f"no robot model: the robot description was rejected: {rejected}"
+        return WARN, "no robot model yet (waiting for robot_description)"
+    if d.get("skipped", 0) > 0:
+        reason, count = max(d_skips.items(), key=lambda kv: kv[1])
+        return WARN, (f"{d['skipped']} messages or ticks skipped in the last "
+                      f"{seconds:.1f} s, mostly {reason!r} ({count})")
+    if rejected:
+        return WARN, (f"running model {model_name!r}; the last robot description was "
+                      f"rejected: {rejected}")
+    if not outputs_enabled:
+        return OK, "no output enabled (services only)"
+    if d.get("joint_states", 0) == 0:
+        return WARN, f"stale input: no joint_states in the last {seconds:.1f} s"
+    if d.get("published", 0) == 0:
+        if d.get("no_model_joint", 0):
+            return WARN, (f"nothing published: joint_states name no joint of model "
+                          f"{model_name!r}")
+        return WARN, f"nothing published in the last {seconds:.1f} s"
+    return OK, f"computing: {d['published']} ticks published in the last {seconds:.1f} s"

@@ -7,10 +7,7 @@ the effort known and one without, the core call and the publish steps
 (``rbd_ros.outputs.computation``). The node swaps a whole Robot when the description
 changes; nothing in one is edited from outside the node's callbacks.
 """
-import math
-
 import numpy as np
-from scipy.linalg import blas as _blas
 
 from .. import outputs
 from . import conversions
@@ -57,31 +54,19 @@ class Robot:
 
     def _plan(self, enabled, publishers, effort_known):
         """
-        Return (core call, publish steps, finite check) of a tick, effort known or not.
+        Return (core call, publish steps) of a tick, effort known or not.
 
-        A step per published output: (publish, encode, result, second result or None); the
-        check (:func:`finite_check`) tells whether every published result is finite.
+        A step per published output: (publish, encode, result, second result or None).
         """
         work = outputs.computation(enabled, effort_known)
         steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode,
                        o.results[0], o.results[1] if len(o.results) > 1 else None)
                       for o in work.outputs)
-        published = tuple(dict.fromkeys(r for o in work.outputs for r in o.results))
-        if not published:          # nothing enabled: nothing to check
-            return work.call, steps, lambda results: True
-        return work.call, steps, finite_check(work.call, self.model, published)
+        return work.call, steps
 
     def slow_encoders(self):
         """{output: why} of the outputs published as messages, not pre-serialized."""
         return {k: e.fallback_reason for k, e in self.encoders.items() if e.template is None}
-
-    def not_finite(self):
-        """Say that a result is NaN or inf, with the magnitudes of the tick's inputs."""
-        def largest(x):
-            return float(np.max(np.abs(x), initial=0.0))
-        return (f"a result is NaN or inf (inputs too large? |q| up to {largest(self.q):.3g}, "
-                f"|v| up to {largest(self.v):.3g}, |a| up to {largest(self.a):.3g}, "
-                f"|effort| up to {largest(self.tau):.3g})")
 
     def keep_base_state(self, previous):
         """Take the base state of the ``previous`` robot (both floating-base)."""
@@ -115,30 +100,3 @@ def publish(steps, results, stamp):
             send(encode(stamp, results[first]))
         else:
             send(encode(stamp, results[first], results[second]))
-
-
-def finite_check(call, model, keys):
-    """
-    Return a function that tells whether the results ``keys`` of a ``call`` are all finite.
-
-    The function takes the results of ``rbd_ros.outputs.compute(call, model, ...)``. The
-    core returns one call's results as views of one array (learnt here from one call at the
-    neutral state): then one BLAS sum of absolute values over that array answers (NaN and
-    inf survive it), ~1 µs for every output of a 38-dof robot where ``outputs.all_finite``
-    takes several. When that sum is not finite (a NaN or inf, or finite numbers whose sum
-    overflows), or the layout is another, ``outputs.all_finite`` decides.
-    """
-    keys = tuple(keys)
-    z = np.zeros(model.nv)
-    sample = outputs.compute(call, model, model.neutral(), z, z, z)
-    block = sample[keys[0]].base
-    if block is None or not all(sample[k].base is block for k in keys):
-        return lambda results: outputs.all_finite(results, keys)
-    first = keys[0]
-
-    def check(results):
-        block = results[first].base
-        if block is not None and math.isfinite(_blas.dasum(block.ravel())):
-            return True
-        return outputs.all_finite(results, keys)
-    return check

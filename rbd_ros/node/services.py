@@ -5,7 +5,9 @@ Each request names the joints (in any order) and gives q, v and a or τ (plus th
 for a floating base); the answer comes in the request's joint order, base first. A bad
 request gets ``success: false`` and a message naming the problem (quoting at most short
 excerpts of the request), and so does one whose result is not finite (values too large):
-an answer is never NaN or inf. Any other failure answers ``success: false`` too, and is
+an answer is never NaN or inf. The core raises ValueError for a result that is not finite
+(``rbd_ros.outputs.compute``); the one number computed here, a named follower's value from
+its leader's, is checked in :func:`_split`. Any other failure answers ``success: false`` too, and is
 counted and logged by the node: a request never ends the node.
 
 Mimic joints (coupled): a request may name the followers or not. Their positions,
@@ -42,19 +44,19 @@ def create_services(node, rbd_srv):
 
 def inverse_dynamics(robot, req, resp):
     q, v, a, order = _request_state(robot, req, ("v", "a"))
-    tau = _finite(rbd_ros.rnea(robot.model, q, v, a), q=q, v=v, a=a)
+    tau = rbd_ros.rnea(robot.model, q, v, a)
     resp.tau, resp.base_tau = _split(robot, tau, order, follower_scale=0.0)
 
 
 def forward_dynamics(robot, req, resp):
     q, v, tau, order = _request_state(robot, req, ("v", "tau"))
-    qdd = _finite(rbd_ros.aba(robot.model, q, v, tau), q=q, v=v, tau=tau)
+    qdd = rbd_ros.aba(robot.model, q, v, tau)
     resp.qdd, resp.base_qdd = _split(robot, qdd, order)
 
 
 def inverse_inertia(robot, req, resp):
     q, order = _request_state(robot, req, ())
-    Minv = _finite(rbd_ros.minv(robot.model, q), q=q)
+    Minv = rbd_ros.minv(robot.model, q)
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_joint_matrix(resp.minv, resp.minv.header, names, Minv[np.ix_(idx, idx)])
 
@@ -71,25 +73,9 @@ def _derivatives(robot, req, resp, function, third):
     """Answer a derivatives request: ∂/∂q, ∂/∂v of ``function`` at (q, v, ``third``)."""
     q, v, u, order = _request_state(robot, req, ("v", third))
     dq, dv, _ = function(robot.model, q, v, u)
-    _finite(dq, dv, q=q, v=v, **{third: u})
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
                                  dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
-
-
-def _finite(*results, **inputs):
-    """
-    Return the first of ``results``; RequestError unless every result is finite.
-
-    ``inputs``: the request's arrays, whose magnitudes the message gives (values so large
-    that the dynamics overflow; the core may also refuse them with its own ValueError).
-    """
-    if all(np.isfinite(r).all() for r in results):
-        return results[0]
-    sizes = ", ".join(f"|{k}| up to {float(np.max(np.abs(x), initial=0.0)):.3g}"
-                      for k, x in inputs.items())
-    raise RequestError(f"the result is not finite (NaN or inf): the request's values are "
-                       f"too large ({sizes})")
 
 
 class _Order:
@@ -172,8 +158,13 @@ def _split(robot, x, order, follower_scale=1.0):
     nbase = 6 if robot.model.floating_base else 0
     joints = np.empty(len(order.model) + len(order.follower_index))
     joints[order.model] = x[nbase:]
-    joints[order.follower_index] = (follower_scale * order.follower_multiplier
-                                    * x[nbase:][order.follower_leader])
+    with np.errstate(over="ignore", invalid="ignore"):     # refused just below
+        followers = follower_scale * order.follower_multiplier * x[nbase:][order.follower_leader]
+    if not np.isfinite(followers).all():      # a huge multiplier (the URDF's) overflows
+        raise RequestError(f"the answer for a mimic joint is not finite: its leader's value "
+                           f"(up to {float(np.max(np.abs(x), initial=0.0)):.3g}) times its "
+                           "multiplier overflows")
+    joints[order.follower_index] = followers
     return conversions.doubles(joints), conversions.doubles(x[:nbase])
 
 

@@ -1,0 +1,348 @@
+"""
+One measured run of the dynamics node for ``bench_node.py``, and the source trees it runs.
+
+A run starts a receiver process (this module's :func:`receiver`, through ``bench_node.py
+--receiver``) and a ``dynamics_node`` process of one source tree (PYTHONPATH and
+NUMBA_CACHE_DIR set to the tree's), publishes odometry and joint states at the given rate from
+the bench process, and returns what it measured (:func:`run_once`). :class:`SourceTree` is the
+working tree or a revision extracted with ``git archive``.
+"""
+import array
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NODE_NAME = "rbd_dynamics"
+STATES = 1000                     # distinct states, cycled
+
+
+def cpu_seconds(pid):
+    """Return utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks():
+    """Return (steal, total) clock ticks of all CPUs so far (/proc/stat)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    return fields[7], sum(fields[:8])
+
+
+def loadavg():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
+
+
+def stamp_ns_of(raw):
+    """
+    Return the header stamp of a serialized message whose first field is std_msgs/Header.
+
+    CDR: 4-byte encapsulation, then int32 sec, uint32 nanosec, little endian.
+    """
+    sec, nanosec = struct.unpack_from("<iI", raw, 4)
+    return sec * 1_000_000_000 + nanosec
+
+
+def percentiles_ms(x):
+    if not len(x):
+        return None, None, None
+    x = np.asarray(x) * 1e-6
+    return float(np.percentile(x, 50)), float(np.percentile(x, 99)), float(x.max())
+
+
+class SourceTree:
+    """
+    A tree of rbd_ros to run the node from: this checkout, or a revision.
+
+    A revision is extracted with ``git archive`` once into ~/.cache/rbd_ros/bench_node/<sha>/
+    (kept: a second run reuses it and its numba cache, NUMBA_CACHE_DIR beside it, so only
+    the first run compiles the kernels). The working tree keeps the caller's NUMBA_CACHE_DIR.
+    """
+
+    def __init__(self, revision=None):
+        repo = os.path.dirname(HERE)
+        if revision is None:
+            self.label, self.path = "current", repo
+            self.cache = os.environ.get("NUMBA_CACHE_DIR")
+            return
+        sha = subprocess.run(["git", "-C", repo, "rev-parse", "--verify",
+                              revision + "^{commit}"], check=True, capture_output=True,
+                             text=True).stdout.strip()
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        root = os.path.join(base, "rbd_ros", "bench_node", sha[:12])
+        self.label, self.path = f"before {revision}", os.path.join(root, "tree")
+        self.cache = os.path.join(root, "numba_cache")
+        if not os.path.exists(os.path.join(root, "complete")):
+            os.makedirs(self.path, exist_ok=True)
+            archive = subprocess.Popen(["git", "-C", repo, "archive", sha],
+                                       stdout=subprocess.PIPE)
+            subprocess.run(["tar", "-x", "-C", self.path], stdin=archive.stdout, check=True)
+            if archive.wait():
+                raise RuntimeError(f"git archive {sha} failed")
+            open(os.path.join(root, "complete"), "w").close()
+        os.makedirs(self.cache, exist_ok=True)
+
+    def env(self):
+        env = dict(os.environ, PYTHONPATH=self.path, PYTHONUNBUFFERED="1")
+        if self.cache:
+            env["NUMBA_CACHE_DIR"] = self.cache
+        return env
+
+
+def make_states(urdf, n, rate):
+    """
+    Make n consecutive states of a smooth joint trajectory, and base poses and twists.
+
+    The states (q, v, τ = RNEA of its acceleration with the base held) are ready-to-assign
+    float64[] fields.
+    """
+    import rbd_ros
+    from rbd_ros.node.trajectory_source import SineTrajectory
+    fixed = rbd_ros.load_model(urdf, floating_base=False, mimic="independent")
+    traj = SineTrajectory(fixed, frequency=0.5, amplitude=0.3, seed=1)
+    states = []
+    for k in range(n):
+        t = k / rate
+        q, v, a = traj(t)
+        tau = rbd_ros.rnea(fixed, q, v, a)
+        base = (0.02 * np.sin(2 * np.pi * t), 0.0, 1.0 + 0.01 * np.cos(2 * np.pi * t),
+                0.0, 0.0, 0.0, 1.0, 0.1 * np.cos(2 * np.pi * t), 0.0, 0.0, 0.0, 0.0, 0.05)
+        states.append((array.array("d", q), array.array("d", v), array.array("d", tau), base))
+    return list(fixed.joint_names), states
+
+
+def receiver(out_path, outputs):
+    """
+    Take every output message, and on SIGINT save them to ``out_path``.
+
+    A process of its own that takes every output message (serialized, no deserialization)
+    in a bare wait-set loop, and on SIGINT saves (topic, stamp, receipt time) to OUT (.npy).
+    perf_counter is CLOCK_MONOTONIC: comparable across processes.
+    """
+    import rclpy
+    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+    from rclpy.signals import SignalHandlerOptions
+    from rbd_ros.node.conversions import message_class
+    from rbd_ros.outputs import BY_NAME
+
+    stop = []
+    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
+    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
+    node = rclpy.create_node("rbd_bench_receiver")
+    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
+                     history=HistoryPolicy.KEEP_LAST)
+    types = {k: message_class(BY_NAME[k].msgtype) for k in outputs}
+    subs = [(i, types[k], node.create_subscription(types[k], f"/{NODE_NAME}/{k}", lambda m: None,
+                                                   qos, raw=True).handle)
+            for i, k in enumerate(outputs)]
+    log = np.zeros((4_000_000, 3), np.int64)      # topic, stamp ns, receipt ns
+    n = 0
+    clock = time.perf_counter_ns
+    wait_set = _rclpy.WaitSet(len(subs), 0, 0, 0, 0, 0, node.context.handle)
+    print("ready", flush=True)
+    while not stop:
+        wait_set.clear_entities()
+        for _, _, handle in subs:
+            wait_set.add_subscription(handle)
+        wait_set.wait(50_000_000)
+        for i, msg_type, handle in subs:
+            while n < len(log):
+                taken = handle.take_message(msg_type, True)
+                if taken is None:
+                    break
+                log[n] = i, stamp_ns_of(taken[0]), clock()
+                n += 1
+    np.save(out_path, log[:n])
+    node.destroy_node()
+    rclpy.shutdown()
+
+
+def start_processes(args, tree, outputs):
+    """Start the receiver, then the node of ``tree``; return (receiver, node, log, path)."""
+    received_path = os.path.join(tempfile.mkdtemp(prefix="bench_node_"), "received.npy")
+    recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), "--receiver",
+                             received_path], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    log = tempfile.NamedTemporaryFile("w+", prefix="bench_node_", suffix=".log", delete=False)
+    # the node module itself, not the console script: an older tree has no rbd_ros_entry
+    cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
+           "-r", f"__node:={NODE_NAME}", "-p", "floating_base:=true",
+           "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
+    for k in outputs:
+        cmd += ["-p", f"publish_{k}:=true"]
+    node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                            env=tree.env(), cwd=tempfile.gettempdir(), start_new_session=True)
+    return recv, node, log, received_path
+
+
+def stop(process, timeout=30):
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class Publisher:
+    """The bench's inputs: joint states and odometry at a rate, and the node's /diagnostics."""
+
+    def __init__(self, bench, js_pub, odom_pub, joint_names, states):
+        from nav_msgs.msg import Odometry
+        from sensor_msgs.msg import JointState
+        self.js_pub, self.odom_pub, self.states = js_pub, odom_pub, states
+        self.js = JointState()
+        self.js.name = joint_names
+        self.odom = Odometry()
+        self.odom.header.frame_id, self.odom.child_frame_id = "odom", "base_link"
+        self.ros_clock = bench.get_clock()
+        self.published = []             # (stamp ns, publish perf_counter ns) per joint_states
+        self.diagnostics = []           # (perf_counter ns, {key: value}) of the node's status
+
+    def on_diagnostics(self, msg):
+        for st in msg.status:
+            if st.name.startswith(NODE_NAME + ":"):
+                self.diagnostics.append((time.perf_counter_ns(),
+                                         {kv.key: kv.value for kv in st.values}))
+
+    def publish(self, k):
+        q, v, tau, base = self.states[k % STATES]
+        stamp = self.ros_clock.now()
+        msg_stamp = stamp.to_msg()
+        p, o = self.odom.pose.pose, self.odom.twist.twist
+        (p.position.x, p.position.y, p.position.z, p.orientation.x, p.orientation.y,
+         p.orientation.z, p.orientation.w, o.linear.x, o.linear.y, o.linear.z,
+         o.angular.x, o.angular.y, o.angular.z) = base
+        self.odom.header.stamp = msg_stamp
+        self.odom_pub.publish(self.odom)
+        self.js.header.stamp = msg_stamp
+        self.js.position, self.js.velocity, self.js.effort = q, v, tau
+        t = time.perf_counter_ns()
+        self.js_pub.publish(self.js)
+        self.published.append((stamp.nanoseconds, t))
+
+    def outputs_seen(self):
+        # the node's first output, from its counters on /diagnostics
+        return any(int(d.get("published", 0)) > 0 for _, d in self.diagnostics)
+
+
+def publish_and_measure(args, source, node, recv, log_name):
+    """
+    Publish until the node answers, then warm up and measure; return the window's figures.
+
+    The window: (first, last) index into ``source.published``, wall seconds, the CPU
+    seconds of the node, the bench and the receiver, steal and total CPU ticks, perf_counter
+    ns at its ends, late cycles, the load average at its start.
+    """
+    clock = time.perf_counter_ns
+    period_ns = int(round(1e9 / args.rate))
+    t_start = time.monotonic()
+    next_t = clock()
+    k, late, first, w = 0, 0, None, {}
+    while True:
+        now = clock()
+        if now < next_t:
+            time.sleep((next_t - now) * 1e-9)
+            continue
+        if now - next_t > period_ns:        # fell behind by more than a period: no burst
+            late += 1
+            next_t = now
+        source.publish(k)
+        k += 1
+        next_t += period_ns
+        if node.poll() is not None:
+            raise RuntimeError(f"dynamics_node exited with status {node.returncode}: "
+                               + open(log_name).read()[-2000:])
+        if first is None:
+            if source.outputs_seen():
+                first = time.monotonic()
+                print(f"  first outputs after {first - t_start:.1f} s; warming up "
+                      f"{args.warmup:g} s, then measuring {args.duration:g} s", flush=True)
+            elif time.monotonic() - t_start > args.startup_timeout:
+                raise RuntimeError("no output from the node: " + open(log_name).read()[-2000:])
+        elif not w and time.monotonic() - first >= args.warmup:
+            late = 0
+            w = dict(lo=len(source.published), cpu0=cpu_seconds(node.pid),
+                     wall0=time.monotonic(), self0=cpu_seconds(os.getpid()),
+                     recv0=cpu_seconds(recv.pid), t0=clock(), ticks0=cpu_ticks(),
+                     load0=loadavg())
+        elif w and time.monotonic() >= w["wall0"] + args.duration:
+            w.update(hi=len(source.published), cpu1=cpu_seconds(node.pid),
+                     wall1=time.monotonic(), self1=cpu_seconds(os.getpid()),
+                     recv1=cpu_seconds(recv.pid), t1=clock(), ticks1=cpu_ticks(), late=late)
+            return w
+
+
+def analyse(w, source, received, outputs):
+    """Return the figures of one measured window ``w`` (see :func:`publish_and_measure`)."""
+    window = source.published[w["lo"]:w["hi"]]
+    sent = {stamp: t for stamp, t in window}
+    elapsed = w["wall1"] - w["wall0"]
+    topics, all_lat, missing_total = {}, [], 0
+    for i, k in enumerate(outputs):
+        lat, seen = [], set()
+        for stamp, t in received[received[:, 0] == i, 1:].tolist():
+            t0 = sent.get(stamp)
+            if t0 is not None and stamp not in seen:
+                seen.add(stamp)
+                lat.append(t - t0)
+        missing = len(window) - len(seen)
+        missing_total += missing
+        all_lat += lat
+        topics[k] = (len(seen), missing, *percentiles_ms(lat))
+    # each /diagnostics message covers the second before it: those inside the window
+    in_window = [d for t, d in source.diagnostics
+                 if w["t0"] + 900_000_000 <= t <= w["t1"] + 100_000_000]
+    ticks = {key: [float(d[key]) for d in in_window if key in d]
+             for key in ("tick latency p50 [us]", "tick latency p99 [us]")}
+    steal = w["ticks1"][0] - w["ticks0"][0]
+    total = w["ticks1"][1] - w["ticks0"][1]
+    last = source.diagnostics[-1][1] if source.diagnostics else {}
+    p50, p99, mx = percentiles_ms(all_lat)
+    return dict(
+        n_in=len(window), elapsed=elapsed, rate=len(window) / elapsed, late=w["late"],
+        dropped=missing_total, topics=topics, lat_p50=p50, lat_p99=p99, lat_max=mx,
+        node_cpu=(w["cpu1"] - w["cpu0"]) / elapsed * 100,
+        # CPU per answered message: a node that answers fewer (a loaded machine) uses less
+        cpu_per_answer=(w["cpu1"] - w["cpu0"]) * 1e6 / max(1, min(
+            (n for n, *_ in topics.values()), default=1)),
+        bench_cpu=(w["self1"] - w["self0"]) / elapsed * 100,
+        recv_cpu=(w["recv1"] - w["recv0"]) / elapsed * 100,
+        tick_p50=float(np.median(ticks["tick latency p50 [us]"]))
+        if ticks["tick latency p50 [us]"] else None,
+        tick_p99=max(ticks["tick latency p99 [us]"], default=None),
+        steal=100.0 * steal / total if total else 0.0, load=w["load0"],
+        lost=last.get("messages_lost", "-"),
+        counters={k: last.get(k) for k in ("joint_states", "ticks", "published", "skipped")})
+
+
+def run_once(args, tree, source, outputs):
+    """Run the node of ``tree`` once at ``args.rate``; return :func:`analyse`'s figures."""
+    source.published.clear()
+    source.diagnostics.clear()
+    recv, node, log, received_path = start_processes(args, tree, outputs)
+    try:
+        if recv.stdout.readline().strip() != "ready":
+            raise RuntimeError("the receiver process did not start")
+        print(f"{tree.label}: node pid {node.pid} (log {log.name}), PYTHONPATH={tree.path}",
+              flush=True)
+        w = publish_and_measure(args, source, node, recv, log.name)
+        time.sleep(1.0)                                  # stragglers
+        stop(recv)
+        received = np.load(received_path)
+    finally:
+        stop(recv)
+        stop(node, timeout=10)
+        subprocess.run(["rm", "-rf", os.path.dirname(received_path)])
+    return analyse(w, source, received, outputs)
