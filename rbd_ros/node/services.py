@@ -158,14 +158,25 @@ def _split(robot, x, order, follower_scale=1.0):
     nbase = 6 if robot.model.floating_base else 0
     joints = np.empty(len(order.model) + len(order.follower_index))
     joints[order.model] = x[nbase:]
-    with np.errstate(over="ignore", invalid="ignore"):     # refused just below
-        followers = follower_scale * order.follower_multiplier * x[nbase:][order.follower_leader]
-    if not np.isfinite(followers).all():      # a huge multiplier (the URDF's) overflows
-        raise RequestError(f"the answer for a mimic joint is not finite: its leader's value "
-                           f"(up to {float(np.max(np.abs(x), initial=0.0)):.3g}) times its "
-                           "multiplier overflows")
-    joints[order.follower_index] = followers
+    joints[order.follower_index] = follower_values(x[nbase:][order.follower_leader],
+                                                   order.follower_multiplier, follower_scale)
     return conversions.doubles(joints), conversions.doubles(x[:nbase])
+
+
+def follower_values(leader, multiplier, scale=1.0):
+    """
+    Return the answers for named mimic followers: their leaders' values times multipliers.
+
+    The one number of an answer the node computes itself, not the core (which refuses a
+    non-finite result of its own): a huge multiplier (the URDF's) can overflow it.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):     # refused just below
+        values = scale * multiplier * leader
+    if not np.isfinite(values).all():
+        raise RequestError(f"the answer for a mimic joint is not finite: its leader's value "
+                           f"(up to {float(np.max(np.abs(leader), initial=0.0)):.3g}) times "
+                           "its multiplier overflows")
+    return values
 
 
 def _guarded(node, name, handler):

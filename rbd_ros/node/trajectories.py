@@ -21,7 +21,8 @@ import rbd_ros
 from rbd_ros import rollout as _rollout
 from . import conversions
 from .reporting import excerpt
-from .services import RequestError, _finite, _guarded, _request_dofs, _request_order
+from .services import (RequestError, _guarded, _request_dofs, _request_order,
+                       follower_values)
 
 MAX_POINTS = 10_000
 MAX_DERIVATIVE_NUMBERS = 10_000_000      # 80 MB of float64 in one answer
@@ -44,7 +45,7 @@ def trajectory_torques(robot, req, resp):
     v = traj.states("velocities", req.base_v, 6, n)
     a = traj.states("accelerations", req.base_a, 6, n)
     data = rbd_ros.Data(robot.model)
-    tau = _finite(rbd_ros.rnea_batch(robot.model, q, v, a, data=data), q=q, v=v, a=a)
+    tau = rbd_ros.rnea_batch(robot.model, q, v, a, data=data)   # the core refuses NaN/inf
     resp.points = n
     resp.tau, resp.base_tau = traj.split(tau, follower_scale=0.0)
     limits = _rollout.check_limits(robot.model, v, tau)
@@ -58,7 +59,6 @@ def trajectory_torques(robot, req, resp):
     resp.dof_names = traj.dof_names
     if req.derivatives:
         dq, dv, _ = rbd_ros.rnea_derivatives_batch(robot.model, q, v, a, data=data)
-        _finite(dq, dv, q=q, v=v, a=a)
         resp.dtau_dq, resp.dtau_dv = traj.matrices(dq), traj.matrices(dv)
 
 
@@ -80,13 +80,12 @@ def _forward_points(robot, req, resp):
     v = traj.states("velocities", req.base_v, 6, n)
     tau = traj.states("effort", req.base_tau, 6, n, optional_base=True)
     data = rbd_ros.Data(robot.model)
-    qdd = _finite(rbd_ros.aba_batch(robot.model, q, v, tau, data=data), q=q, v=v, tau=tau)
+    qdd = rbd_ros.aba_batch(robot.model, q, v, tau, data=data)
     resp.points = n
     resp.qdd, resp.base_qdd = traj.split(qdd)
     resp.dof_names = traj.dof_names
     if req.derivatives:
         dq, dv, _ = rbd_ros.aba_derivatives_batch(robot.model, q, v, tau, data=data)
-        _finite(dq, dv, q=q, v=v, tau=tau)
         resp.dqdd_dq, resp.dqdd_dv = traj.matrices(dq), traj.matrices(dv)
 
 
@@ -191,9 +190,9 @@ class _Trajectory:
         nbase = (7 if positions else 6) if self.nbase else 0
         joints = np.empty((len(x), len(self.names)))
         joints[:, self.order.model] = x[:, nbase:]
-        leader = x[:, nbase:][:, self.order.follower_leader]
-        joints[:, self.order.follower_index] = (follower_scale * leader
-                                                * self.order.follower_multiplier)
+        joints[:, self.order.follower_index] = follower_values(
+            x[:, nbase:][:, self.order.follower_leader], self.order.follower_multiplier,
+            follower_scale)
         if positions:
             for k in self.order.follower_index:
                 joints[:, k] += self.robot.followers[self.names[k]][2]
