@@ -81,6 +81,22 @@ class Peer:
         self.xml, self.root = peer_urdf(xml), root_link(xml)
         self.nj = len(model.joint_names)
 
+    def _theirs(self, T, x, v=None):
+        """Return T x in the library's dof order (``v_order``); with ``v``, x is q̈: + Ṫ v."""
+        y = T @ x
+        if v is not None and self.floating:
+            y[:3] += T[:3, :3] @ _cross(v[3:6], v[:3])
+        out = np.empty(self.model.nv)
+        out[self.v_order] = y
+        return out
+
+    def _ours_acceleration(self, T, acc, v):
+        """Return our q̈ from the library's, already in our dof order (inverse of _theirs)."""
+        acc = acc.copy()
+        if self.floating:
+            acc[:3] -= T[:3, :3] @ _cross(v[3:6], v[:3])
+        return np.linalg.solve(T, acc)
+
 
 class Idyntree(Peer):
     """iDynTree's KinDynComputations (C++, SWIG bindings): RNEA and M, body-fixed velocities."""
@@ -201,21 +217,14 @@ class Mujoco(Peer):
         return T
 
     def _to(self, q, v=None, a=None):
-        nv = self.model.nv
         qpos = np.empty(self.m.nq)
         if self.floating:
             qpos[:3], qpos[3:7] = q[:3], np.r_[q[6], q[3:6]]      # (w, x, y, z)
         qpos[self.qadr] = q[7 if self.floating else 0:]
         out = [qpos]
         T = self._T(q)
-        for x, is_acc in ((v, False), (a, True)):
-            if x is None:
-                continue
-            y = np.empty(nv)
-            y[self.v_order] = T @ x
-            if is_acc and self.floating:
-                y[:3] += T[:3, :3] @ _cross(v[3:6], v[:3])
-            out.append(y)
+        out += [self._theirs(T, v)] if v is not None else []
+        out += [self._theirs(T, a, v)] if a is not None else []
         return out
 
     def calls(self, algorithm, states):
@@ -271,10 +280,7 @@ class Mujoco(Peer):
         if algorithm == "crba":
             return T.T @ self.M[np.ix_(o, o)] @ T
         if algorithm == "aba":
-            acc = self.d.qacc[o].copy()
-            if self.floating:
-                acc[:3] -= T[:3, :3] @ _cross(v[3:6], v[:3])
-            return np.linalg.solve(T, acc)
+            return self._ours_acceleration(T, self.d.qacc[o], v)
         if algorithm == "minv":
             Ti = np.linalg.inv(T)
             return Ti @ self.out[np.ix_(o, o)] @ Ti.T
@@ -331,15 +337,8 @@ class Drake(Peer):
             qd[s:s + 4], qd[s + 4:s + 7] = np.r_[q[6], q[3:6]], q[:3]
         qd[self.qadr] = q[7 if self.floating else 0:]
         out, T = [qd], self._T(q)
-        for x, is_acc in ((v, False), (a, True)):
-            if x is None:
-                continue
-            y = T @ x
-            if is_acc and self.floating:
-                y[:3] += T[:3, :3] @ _cross(v[3:6], v[:3])
-            z = np.empty(self.model.nv)
-            z[self.v_order] = y
-            out.append(z)
+        out += [self._theirs(T, v)] if v is not None else []
+        out += [self._theirs(T, a, v)] if a is not None else []
         return out
 
     def calls(self, algorithm, states):
@@ -378,10 +377,7 @@ class Drake(Peer):
             return T.T @ out[o]
         if algorithm == "crba":
             return T.T @ out[np.ix_(o, o)] @ T
-        acc = out[o].copy()
-        if self.floating:
-            acc[:3] -= T[:3, :3] @ _cross(v[3:6], v[:3])
-        return np.linalg.solve(T, acc)
+        return self._ours_acceleration(T, out[o], v)
 
 
 class Adam(Peer):

@@ -17,24 +17,16 @@ pytest.importorskip("rclpy")
 pytest.importorskip("rbd_ros_interfaces")
 
 from conftest import assert_close  # noqa: E402
-from node_helpers import PLANNER_SERVICES, SERVICES, Harness, joint_state, new_stamp  # noqa: E402
+from node_helpers import PLANNER_SERVICES, SERVICES, joint_state, new_stamp  # noqa: E402
 from oracle import Robot  # noqa: E402
 from test_payload import payload  # noqa: E402
+
+from test_node import harness  # noqa: E402
 
 pytestmark = pytest.mark.pinocchio
 
 
-@pytest.fixture
-def harness():
-    made = []
-
-    def make(params):
-        h = Harness({"max_joint_age": 5.0, "diagnostics_period": 0.0, **params})
-        made.append(h)
-        return h
-    yield make
-    for h in made:
-        h.close()
+__all__ = ["harness"]                   # the node tests' fixture, used below
 
 
 def set_payload(h, link, mass, com=(0, 0, 0), rot=np.zeros((3, 3))):

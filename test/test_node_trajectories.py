@@ -25,23 +25,15 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from rbd_ros import rollout as rl  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
 from conftest import assert_close, get_robot  # noqa: E402
-from node_helpers import PLANNER_SERVICES, Harness  # noqa: E402
+from node_helpers import PLANNER_SERVICES  # noqa: E402
 from test_rollout import pin_rollout  # noqa: E402
+
+from test_node import harness  # noqa: E402
 
 pytestmark = pytest.mark.pinocchio
 
 
-@pytest.fixture
-def harness():
-    made = []
-
-    def make(params):
-        h = Harness({"max_joint_age": 5.0, "diagnostics_period": 0.0, **params})
-        made.append(h)
-        return h
-    yield make
-    for h in made:
-        h.close()
+__all__ = ["harness"]                   # the node tests' fixture, used below
 
 
 def start(harness, name):
