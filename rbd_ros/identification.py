@@ -272,13 +272,17 @@ def _rms(r):
 
 def _column_scales(Y):
     """
-    Return 1 / column norm (1 for an all-zero column).
+    Return 1 / column norm, and 1 for a column that is zero up to rounding.
 
     This makes the SVD's rank decision insensitive to the units of θ (kg, kg·m, kg·m²) and
-    to the sizes of the bodies.
+    to the sizes of the bodies. A column is zero up to rounding where its norm is below
+    1e-9 of the largest: a parameter that acts on no joint (the mass of a body on a vertical
+    axis through its origin) gives rounding noise, about 1e-16 of the other columns, which
+    scaled to unit norm would pass the rank test and be fitted to the noise.
     """
     norms = np.linalg.norm(Y, axis=0)
-    return np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
+    nonzero = norms > 1e-9 * norms.max(initial=0.0)
+    return np.where(nonzero, 1.0 / np.where(nonzero, norms, 1.0), 1.0)
 
 
 def _base(Ys, rtol):

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import joint_friction
 from .batch import joint_torque_regressor_batch
-from .identification import (IdentificationResult, _base, _nearest_consistent,
+from .identification import (IdentificationResult, _base, _column_scales, _nearest_consistent,
                              is_physically_consistent, log_cholesky_from_theta,
                              theta_from_log_cholesky, theta_jacobian)
 
@@ -133,7 +133,7 @@ def _result(model, stats, kinds, eps, x, x0, extra):
     p = 10 * model.nbodies
     theta = x[:p].reshape(model.nbodies, 10)
     consistent, reason = is_physically_consistent(theta)
-    Rs = stats.R * _scales(stats.R)
+    Rs = stats.R * _column_scales(stats.R)
     extra["joint_parameters"] = joint_friction.JointParameters.from_vector(
         model.joint_names, kinds, x[p:], eps)
     extra["kinds"] = tuple(kinds)
@@ -142,12 +142,6 @@ def _result(model, stats, kinds, eps, x, x0, extra):
         rms_before=np.sqrt(stats.sum_of_squares(x0) / stats.rows),
         rms_after=np.sqrt(stats.sum_of_squares(x) / stats.rows),
         rank=_base(Rs, _rtol(stats))[1].size, consistent=consistent, reason=reason, extra=extra)
-
-
-def _scales(R):
-    """1 / column norm of Y (= of R); 1 for a zero column (units-free rank decision)."""
-    norms = np.linalg.norm(R, axis=0)
-    return np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 1.0)
 
 
 def _rtol(stats):
@@ -168,7 +162,7 @@ def least_squares(model, stats, kinds=(), prior_weight=0.0, start=None, rtol=Non
         raise ValueError("no samples")
     x0, eps = _start(model, kinds, start)
     r0 = stats.c - stats.R @ x0                     # Qᵀ (τ - Y x₀)
-    D = _scales(stats.R)
+    D = _column_scales(stats.R)     # R and Y have the same column norms
     U, s, Vr = _base(stats.R * D, _rtol(stats) if rtol is None else rtol)
     if prior_weight == 0:
         delta = D * (Vr @ ((U.T @ r0) / s))

@@ -16,8 +16,6 @@ from ..spatial import (act_force, add6, cross_force, inertia_act, inertia_apply,
                        se3_load, se3_store, store6, sub6)
 from .joints import jcalc, joint_motion
 
-IDENTITY = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
-
 # status codes returned by kernels: argument position * 4 + kind (see rbd_ros._checks)
 WRONG_SIZE = 1
 NOT_FINITE = 2
@@ -40,32 +38,29 @@ def vector_status(x):
 
 @helper
 def matrix_status(A):
-    """Return 0 if every entry of the 2-D A is finite, else NOT_FINITE_RESULT."""
-    bad = False
-    for r in range(A.shape[0]):
-        for c in range(A.shape[1]):
-            y = A[r, c]
-            bad |= (y - y) != 0.0
-    return NOT_FINITE_RESULT if bad else 0
+    """
+    Return 0 if every entry of the C-contiguous 2-D A is finite, else NOT_FINITE_RESULT.
+
+    One loop over the flat buffer: LLVM vectorizes it, where the two nested loops over rows
+    and columns did not (three 38 × 38 checks: 0.2 µs against 1.0 µs).
+    """
+    return vector_status(A.reshape(A.size))
 
 
 @helper
 def mirror_upper(A):
     """
-    Copy the upper triangle of the square A into its lower triangle; return A's status.
+    Copy the upper triangle of the square, C-contiguous A into its lower triangle.
 
-    The finiteness check rides on the copy: a symmetric matrix is finite if its upper
-    triangle is, so each entry is read once.
+    Return A's status. The lower triangle is written row by row (each row's stores are
+    contiguous, its loads strided), then A checked as a flat buffer: 0.19 µs for 38 × 38,
+    against 0.58 µs for a copy column by column that checked each entry as it went.
     """
-    bad = False
-    for r in range(A.shape[0]):
-        y = A[r, r]
-        bad |= (y - y) != 0.0
-        for c in range(r + 1, A.shape[0]):
-            y = A[r, c]
-            A[c, r] = y
-            bad |= (y - y) != 0.0
-    return NOT_FINITE_RESULT if bad else 0
+    n = A.shape[0]
+    for r in range(1, n):
+        for c in range(r):
+            A[r, c] = A[c, r]
+    return matrix_status(A)
 
 
 @helper

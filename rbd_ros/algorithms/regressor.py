@@ -8,23 +8,27 @@ Regressors: inverse dynamics written linearly in the inertial parameters (regres
 origin (``model.theta``, ``model.inertial_parameters()``), so that
 ``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``.
 
-The joint torque regressor is computed as in the seed: a forward pass (RNEA's, in body
-frames) gives each body's twist v_i and gravity-including acceleration a_i in its own frame;
-the body regressor Y_b(v_i, a_i) is the 6×10 map from θ_i to the force body i needs; the
-backward pass carries that block up the tree through the force transforms ^λX_i^* and
-projects it on each ancestor's joint axis: column block i of row block j is
-S_jᵀ ^jX_i^* Y_b(v_i, a_i) for each ancestor j of i (i included), zero elsewhere.
+The joint torque regressor is computed as in the seed (l. 252-295, Y = [J_1ᵀ Y_b1 … J_nbᵀ
+Y_bnb]) in one forward pass: RNEA's forward pass in body frames gives each body's twist v_i
+and gravity-including acceleration a_i in its own frame; the body regressor Y_b(v_i, a_i) is
+the 6×10 map from θ_i to the force body i needs; its 10 columns are moved once to the frame
+of the root body r (the world for a fixed base, the base for a floating one: no precision
+lost far from the origin, and the free flyer's S is the identity) and projected on each
+ancestor's joint subspace in that frame: column block i of row block j is
+S_jᵀ ^rX_i^* Y_b(v_i, a_i) for each ancestor j of i (i included), zero elsewhere. Carrying
+the block up the tree in body frames instead (as Pinocchio does) costs a force transform per
+column and ancestor where this costs a dot product.
 """
 import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OV
-from ..spatial import act_force, load6, load6_vector, se3_load
+from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
+from ..spatial import act_force, load6_vector, se3_load, se3_store, store6
 from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_vector,
                      model_sizes, set_world)
-from .joints import local_force_projection, local_subspace
-from .rnea import body_motion_step, store_body_motion
+from .joints import root_frame_force_projection, root_frame_placement, root_frame_subspace
+from .rnea import body_motion_step
 
 
 @helper
@@ -96,33 +100,33 @@ def body_regressor_into(Y, v, a):
 
 
 @helper
-def project_block(packed, Yb, j, Y, col):
+def body_regressor_to_root_frame(M, Yb):
+    """Express the 10 force columns of Yb (body frame, 6×10) in the root body's: ^rX_i^* Yb."""
+    for c in range(10):
+        f = act_force(M, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c], Yb[5, c]))
+        for r in range(6):
+            Yb[r, c] = f[r]
+
+
+@helper
+def project_block(packed, ws, Yb, j, Y, col):
     """
-    Set Y[rows of joint j, col:col+10] = S_jᵀ Yb (Yb: a 6×10 force block in body j's frame).
+    Set Y[rows of joint j, col:col+10] = S_jᵀ Yb (Yb: 6×10 forces in the root body's frame).
 
     Return True if an entry written is not finite: every other entry of Y is a zero, so the
     check of Y rides on the writes instead of a pass over all of Y (38 × 390 on talos).
     """
     iv = int(packed[j, P_IV])
-    subspace = local_subspace(packed, j)      # read once: Y's stores may alias the model
+    subspace = root_frame_subspace(packed, ws, j)   # read once, applied to 10 columns
     bad = False
     for c in range(10):
-        t = local_force_projection(subspace, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c],
-                                              Yb[4, c], Yb[5, c]))
+        t = root_frame_force_projection(subspace, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c],
+                                                   Yb[4, c], Yb[5, c]))
         for k in range(subspace[0]):
             y = t[k]
             Y[iv + k, col + c] = y
             bad |= (y - y) != 0.0             # inf - inf and NaN are NaN
     return bad
-
-
-@helper
-def regressor_forward(packed, ws, q, v, a, nb):
-    """Run RNEA's forward pass in body frames: W_OM ^λX_i, W_OV v_i, W_OA a_i (gravity included)."""
-    set_world(packed, ws)
-    for i in range(nb):
-        X, vi, ai = body_motion_step(packed, ws, q, v, a, i)
-        store_body_motion(ws, i, X, vi, ai)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))
@@ -137,27 +141,30 @@ def joint_torque_regressor_kernel(packed, ws, Yb, q, v, a, Y):
         return 4 * 4 + WRONG_SIZE
     if Yb.shape[0] != 6 or Yb.shape[1] != 10:
         return 5 * 4 + WRONG_SIZE
-    regressor_forward(packed, ws, q, v, a, nb)
     for r in range(nv):
         for c in range(10 * nb):
             Y[r, c] = 0.0
+    set_world(packed, ws)
     bad = False
-    for i in range(nb - 1, -1, -1):
-        body_regressor_into(Yb, load6(ws, i, W_OV), load6(ws, i, W_OA))
-        col = 10 * i
-        bad |= project_block(packed, Yb, i, Y, col)
+    for i in range(nb):
+        # v_i, a_i in body i's own frame (RNEA's forward pass); its placement and joint
+        # subspace in the root body's frame, for the projections of it and its descendants
+        X, vi, ai = body_motion_step(packed, ws, q, v, a, i)
+        M, S = root_frame_placement(packed, i, se3_load(ws, int(packed[i, P_PARENT]), W_OM), X)
+        store6(ws, i, W_OV, vi)
+        store6(ws, i, W_OA, ai)
+        se3_store(ws, i, W_OM, M)
+        store6(ws, i, W_OS, S)
+        # column block i: J_iᵀ Y_b(v_i, a_i) (seed l. 275-293), J_i's rows those of i's
+        # ancestors j, each S_jᵀ in the root frame: one 6-vector dot product per column and
+        # ancestor, where carrying the block up the tree in body frames costs a force
+        # transform per column and ancestor
+        body_regressor_into(Yb, vi, ai)
+        body_regressor_to_root_frame(M, Yb)
         j = i
-        lam = int(packed[j, P_PARENT])
-        while lam >= 0:
-            # carry the block to the parent's frame: each column is a spatial force
-            X = se3_load(ws, j, W_OM)
-            for c in range(10):
-                f = act_force(X, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c], Yb[5, c]))
-                for r in range(6):
-                    Yb[r, c] = f[r]
-            bad |= project_block(packed, Yb, lam, Y, col)
-            j = lam
-            lam = int(packed[j, P_PARENT])
+        while j >= 0:
+            bad |= project_block(packed, ws, Yb, j, Y, 10 * i)
+            j = int(packed[j, P_PARENT])
     return NOT_FINITE_RESULT if bad else 0
 
 
