@@ -13,13 +13,18 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import get_cython_function_address, intrinsic
 
-from ._jit import helper
+from ._jit import before_first_compile, helper
 
 # Called by name, not through a ctypes pointer: numba does not cache code that holds an
 # address, and the name is resolved again each time a cached kernel is loaded.
 _DGEMM = "rbd_ros_scipy_dgemm"
-llvmlite.binding.add_symbol(_DGEMM,
-                            get_cython_function_address("scipy.linalg.cython_blas", "dgemm"))
+
+
+@before_first_compile
+def _add_dgemm_symbol():
+    # at the first compile, not at import: SciPy's BLAS takes 0.1 s to load
+    llvmlite.binding.add_symbol(_DGEMM,
+                                get_cython_function_address("scipy.linalg.cython_blas", "dgemm"))
 
 
 @intrinsic

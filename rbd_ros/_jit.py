@@ -101,6 +101,21 @@ _FASTMATH = {"contract"}
 
 # Every entry point, in definition order: what ``rbd_ros.warm_cache`` compiles ahead of use.
 KERNELS = []
+# What must happen once before any kernel is compiled or loaded from the cache (the BLAS
+# symbol of ``rbd_ros._blas``): deferred from the import to the first call.
+_BEFORE_FIRST_COMPILE = []
+
+
+def before_first_compile(hook):
+    """Register ``hook()`` to run once, before the first kernel compiles or loads."""
+    _BEFORE_FIRST_COMPILE.append(hook)
+    return hook
+
+
+def _run_first_compile_hooks():
+    while _BEFORE_FIRST_COMPILE:
+        _BEFORE_FIRST_COMPILE[0]()
+        del _BEFORE_FIRST_COMPILE[0]
 
 
 class FirstCallDispatcher(registry.CPUDispatcher):
@@ -121,6 +136,7 @@ class FirstCallDispatcher(registry.CPUDispatcher):
         """Compile (or load from the disk cache) the declared signature; once, thread-safe."""
         with compiler_lock.global_compiler_lock:
             if self._can_compile:
+                _run_first_compile_hooks()
                 with typeinfer.register_dispatcher(self):
                     self.compile(self.declared)
                 self.disable_compile()
