@@ -2,14 +2,15 @@
 The dynamics node's ``~/set_payload``: a rigid payload (a grasped object) on a link.
 
 The request names a link of the model (a body, or a link welded to one by fixed joints:
-``Model.with_payload`` moves the payload through the fixed placement) and gives the payload's mass, centre of mass and
-inertia about it (``geometry_msgs/Inertia``, in the link's frame); a mass of zero clears
-that link's payload. The node keeps the model without payloads (``Robot.unloaded``) and the
-payloads ({link: compact inertia}), and swaps in a whole new :class:`Robot` built from them,
-as for a new robot description (under ``_swap``: one reference assignment), taking over the
-joint states merged so far: every output and service uses the payload from the next tick
-on, and the model stays immutable (``Model.with_payload``). A gravity or output change keeps
-the payloads; a new robot description clears them (its bodies may differ).
+``Model.with_payload`` moves the payload through the fixed placement) and gives the
+payload's mass, centre of mass and inertia about it (``geometry_msgs/Inertia``, in the
+link's frame); a mass of zero clears that link's payload. The node keeps the model without
+payloads (``Robot.unloaded``) and the payloads ({link: compact inertia}), and swaps in a
+whole new :class:`Robot` built from them, as for a new robot description (under ``_swap``:
+one reference assignment), taking over the joint states merged so far: every output and
+service uses the payload from the next tick on, and the model stays immutable
+(``Model.with_payload``). A gravity or output change keeps the payloads; a new robot
+description clears them (its bodies may differ).
 """
 import functools
 
