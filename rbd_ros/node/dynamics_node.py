@@ -55,6 +55,7 @@ from .reporting import (Throttle, Window, guarded, guarded_service, latency_valu
 from .robot import publish
 from .services import create_services
 from .payload import create_payload_service
+from .planner_worker import PlannerWorker
 from .trajectories import create_trajectory_services
 from .wrenches import WrenchInputs
 
@@ -133,7 +134,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         self._set_outputs()                       # only the enabled outputs are advertised
         if rbd_srv is not None:
             create_services(self, rbd_srv)
-            create_trajectory_services(self, rbd_srv)
+            self._planner = PlannerWorker(self.get_logger())
+            create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
@@ -158,6 +160,13 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         if p["diagnostics_period"] > 0:
             self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
                             self._publish_diagnostics)
+
+    def destroy_node(self):
+        """Stop the planner services' worker thread, then destroy the node."""
+        planner = getattr(self, "_planner", None)
+        if planner is not None:
+            planner.close()
+        return super().destroy_node()
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
