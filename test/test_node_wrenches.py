@@ -114,6 +114,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     assert_close(np.array(found["torques"].effort), robot.v_from_pin(expected), 1e-9,
                  "torques after refused wrenches")
     # /diagnostics shows each input
+
     def diagnosed():
         for d in reversed(h.messages("diagnostics")):
             for s in d.status:

@@ -94,7 +94,7 @@ class WrenchInputs:
         return bool(self.inputs)
 
     def check_links(self, model):
-        """ValueError naming the inputs' links that ``model`` does not have."""
+        """Raise ValueError naming the inputs' links that ``model`` does not have."""
         unknown = [link for _, link in self.inputs if link not in model.link_frames]
         if unknown:
             raise ValueError(f"wrench_topics names links the robot does not have: "
@@ -147,15 +147,15 @@ class WrenchInputs:
         return float(now - self.received.min()) if len(self.received) else 0.0
 
     def waiting(self):
-        """The topics that have not delivered a valid wrench yet."""
+        """Return the topics that have not delivered a valid wrench yet."""
         return [t for (t, _), r in zip(self.inputs, self.received) if r == -math.inf]
 
     def older_than(self, max_age, now):
-        """The topics whose latest wrench is older than ``max_age`` seconds."""
+        """Return the topics whose latest wrench is older than ``max_age`` seconds."""
         return [t for (t, _), r in zip(self.inputs, self.received) if now - r > max_age]
 
     def fext(self, model, q):
-        """Return the tick's fext (nbodies, 6) of the latest wrenches at configuration q."""
+        """Return the tick's ``fext`` (nbodies, 6): the latest wrenches at configuration q."""
         if self._fext is None or self._fext.shape[0] != model.nbodies:
             self._fext = np.zeros((model.nbodies, 6))
         links = [link for _, link in self.inputs]
