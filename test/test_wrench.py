@@ -17,7 +17,7 @@ ROBOTS = ["arm7", "quadruped", "panda", "talos"]
 
 
 def fixed_links(model):
-    """The links welded to a body by fixed joints (not a body's own link)."""
+    """Return the links welded to a body by fixed joints (not a body's own link)."""
     return [name for name, (body, _, _) in model.link_frames.items()
             if body >= 0 and name not in model.body_names]
 

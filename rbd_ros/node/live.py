@@ -74,7 +74,7 @@ class LiveParameters:
         return self.params
 
     def _initial_value(self, name):
-        """The value of the parameter ``name`` at start-up (an unset string array: [])."""
+        """Return the parameter ``name``'s value at start-up (an unset string array: [])."""
         if name in parameters.STRING_ARRAYS and \
                 self.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:
             return []
