@@ -22,10 +22,18 @@ first run compiles its kernels, minutes), alternating with this tree's node for 
 rounds (which goes first alternates), and prints one table with both: the cost of a change
 to the node (e.g. issue 12's guards: ``--before 0bee040``, the last revision without them).
 
+``--hammer N`` adds a planner: a process that calls the node's ``~/trajectory_torques`` with
+an N-point trajectory of the robot (bench_services' request) back to back during the whole
+run; the table then says how the ticks fare beside it (issue 16: a planner request must not
+hold the 1 kHz topic path for longer than one tick), and each run's line how many requests
+were answered and their median round trip. With ``--before REV`` the same load on both
+nodes (e.g. ``--before c599144``: the planner services on the executor's thread).
+
 Goals: no drops at 1 kHz, p99 < 2 ms. A benchmark, not a test: run it on a quiet machine.
 
     python bench/bench_node.py [--duration 30] [--rate 1000] [--qos reliable|best_effort]
                                [--executor events|single_threaded] [--before REV --rounds 3]
+                               [--hammer 1000]
 """
 import argparse
 import os
@@ -61,7 +69,10 @@ def parse_args():
                     help="also run the node of this revision, alternating with this tree's")
     ap.add_argument("--rounds", type=int, default=None,
                     help="runs of each node (default 1; 3 with --before)")
+    ap.add_argument("--hammer", type=int, default=0, metavar="N",
+                    help="also call ~/trajectory_torques with N points, back to back (0: no)")
     ap.add_argument("--receiver", metavar="OUT", help=argparse.SUPPRESS)
+    ap.add_argument("--hammer-client", type=int, metavar="N", help=argparse.SUPPRESS)
     ap.add_argument("--startup-timeout", type=float, default=900.0,
                     help="seconds to wait for the first output (a cold numba cache compiles)")
     return ap.parse_args()
@@ -87,6 +98,8 @@ def print_run(args, label, r):
     print(f"node tick (compute + publish, /diagnostics): p50 {fmt(r['tick_p50'], '.0f')} µs, "
           f"p99 {fmt(r['tick_p99'], '.0f')} µs (worst 1 s window); input messages lost "
           f"(node's count): {r['lost']}; node counters (whole run): {r['counters']}")
+    if "hammer" in r:
+        print(f"planner beside it (--hammer {args.hammer}): {r['hammer']}")
 
 
 def print_table(args, runs):
@@ -126,11 +139,53 @@ def print_table(args, runs):
           f"{'met' if worst_p99 < GOAL_P99_MS else 'NOT met'} (worst p99 {worst_p99:.3f} ms)")
 
 
+def hammer(points, robot):
+    """Run the --hammer client: trajectory_torques of ``points`` points until SIGINT."""
+    import signal
+    import time
+
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rbd_ros_interfaces import srv
+
+    from bench_services import requests
+    from oracle import load_quietly
+    path, floating = ROBOTS[robot]
+    request = requests(load_quietly(path, floating, mimic="independent"), points)[0]
+    stopped = []
+    signal.signal(signal.SIGINT, lambda *_: stopped.append(1))
+    rclpy.init(signal_handler_options=rclpy.signals.SignalHandlerOptions.NO)
+    node = rclpy.create_node("rbd_bench_hammer")
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    client = node.create_client(srv.TrajectoryTorques, f"/{NODE_NAME}/trajectory_torques")
+    times, failed = [], 0
+    while not stopped:
+        if not client.service_is_ready():
+            executor.spin_once(timeout_sec=0.1)
+            continue
+        t0 = time.perf_counter()
+        future = client.call_async(request)
+        while not stopped and not future.done():
+            executor.spin_once(timeout_sec=0.05)
+        if future.done():
+            times.append(time.perf_counter() - t0)
+            failed += not future.result().success
+    print(f"{len(times)} trajectory_torques requests of {points} points answered "
+          f"({failed} failed), round trip median {np.median(times) * 1e3 if times else 0:.1f}"
+          f" ms, max {max(times, default=0) * 1e3:.1f} ms", flush=True)
+    node.destroy_node()
+    rclpy.shutdown()
+    return 0
+
+
 def main():
     args = parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if args.receiver:
         return node_run.receiver(args.receiver, OUTPUTS)
+    if args.hammer_client:
+        return hammer(args.hammer_client, args.robot)
     urdf_path, floating = ROBOTS[args.robot]
     if urdf_path is None:
         raise SystemExit("example-robot-data is not installed (pip install example-robot-data)")

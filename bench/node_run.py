@@ -185,6 +185,20 @@ def start_processes(args, tree, outputs):
     return recv, node, log, received_path
 
 
+def start_hammer(args):
+    """
+    Start the planner client of ``--hammer``: trajectory_torques requests back to back.
+
+    A process of its own (its request building and DDS work must not slow the bench's
+    publisher); it prints its count and round trips when stopped. None without --hammer.
+    """
+    if not getattr(args, "hammer", 0):
+        return None
+    return subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
+                             "--hammer-client", str(args.hammer), "--robot", args.robot],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
+
+
 def stop(process, timeout=30):
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
@@ -332,6 +346,7 @@ def run_once(args, tree, source, outputs):
     source.published.clear()
     source.diagnostics.clear()
     recv, node, log, received_path = start_processes(args, tree, outputs)
+    hammer = start_hammer(args)
     try:
         if recv.stdout.readline().strip() != "ready":
             raise RuntimeError("the receiver process did not start")
@@ -341,8 +356,16 @@ def run_once(args, tree, source, outputs):
         time.sleep(1.0)                                  # stragglers
         stop(recv)
         received = np.load(received_path)
+        if hammer is not None:
+            stop(hammer)
+            hammered = hammer.stdout.read().strip().splitlines()[-1:]
     finally:
+        if hammer is not None:
+            stop(hammer)
         stop(recv)
         stop(node, timeout=10)
         subprocess.run(["rm", "-rf", os.path.dirname(received_path)])
-    return analyse(w, source, received, outputs)
+    figures = analyse(w, source, received, outputs)
+    if hammer is not None:
+        figures["hammer"] = hammered[0] if hammered else "no report"
+    return figures

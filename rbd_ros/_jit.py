@@ -188,8 +188,15 @@ def kernel(signature):
 
 
 def batch_kernel(signature):
-    """Return the decorator for a batch entry point: like :func:`kernel`, plus ``parallel=True``."""
-    return _first_call(signature, dict(_KERNEL_OPTIONS, parallel=True))
+    """
+    Return the decorator for a batch entry point: like :func:`kernel`, plus ``parallel=True``.
+
+    Batch kernels release the GIL (``nogil=True``) while they run: a batch call on one
+    thread (the node's planner services) leaves the others free to run Python, e.g. the
+    node's ticks. They cannot race on a workspace: a batch call holds its Data's ``lock``
+    and works in per-chunk copies (``Data.batch_workspace``).
+    """
+    return _first_call(signature, dict(_KERNEL_OPTIONS, parallel=True, nogil=True))
 
 
 # Helpers called from kernels: inlined into their callers at numba's IR level, so a helper

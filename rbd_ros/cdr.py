@@ -156,6 +156,34 @@ def decode_odometry(raw, deserialize=None):
     return stamp, values
 
 
+def decode_wrench_stamped(raw, deserialize=None):
+    """
+    Decode geometry_msgs/WrenchStamped bytes: ((sec, nanosec), frame_id, [fx fy fz tx ty tz]).
+
+    Bytes that are not little-endian CDR go through ``deserialize`` (as
+    :func:`decode_odometry`), or give None without one. Raises ValueError for truncated
+    bytes or a frame_id that is not UTF-8.
+    """
+    if not is_little_endian_cdr(raw):
+        if deserialize is None:
+            return None
+        msg = deserialize(raw)
+        w = msg.wrench
+        return ((msg.header.stamp.sec, msg.header.stamp.nanosec), msg.header.frame_id,
+                np.array([w.force.x, w.force.y, w.force.z,
+                          w.torque.x, w.torque.y, w.torque.z]))
+    try:
+        stamp = STAMP.unpack_from(raw, STAMP_OFFSET)
+        end = string_end(raw, 12)
+        frame = bytes(raw[16:end]).rstrip(b"\0").decode("utf-8")
+    except (struct.error, UnicodeDecodeError) as exc:
+        raise ValueError(f"malformed WrenchStamped ({len(raw)} bytes): {exc}") from None
+    offset = align(end, 8)
+    if end > len(raw) or offset + 48 > len(raw):
+        raise ValueError(f"truncated WrenchStamped ({len(raw)} bytes)")
+    return stamp, frame, np.frombuffer(raw, "<f8", 6, offset).astype(np.float64)
+
+
 def decode_odometry_many(raws, deserialize):
     """
     Decode many nav_msgs/Odometry messages at once.

@@ -16,6 +16,7 @@ its first three numbers are gravity. Workspaces follow the same rule: their last
 the world's placement (identity), velocity (zero) and acceleration (-gravity).
 """
 import threading
+import types
 
 import numpy as np
 
@@ -111,7 +112,10 @@ class Model(_Frozen):
     ``joint_type``, ``idx_q``, ``idx_v``, ``placement`` (nbodies, 12), ``axis`` (nbodies, 3),
     ``inertia`` (nbodies, 10, compact layout), ``theta`` (nbodies, 10), joint limits
     ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (one per movable joint),
-    ``gravity`` (default [0, 0, -9.81]) and ``data``, the model's own workspace, used when a
+    ``gravity`` (default [0, 0, -9.81]), ``link_frames`` (every link of the URDF, fixed-joint
+    links included: a read-only mapping link -> (body, R, p), the body it moves with (-1:
+    welded to the world of a fixed base) and its frame in the body's, x_body = R x_link + p)
+    and ``data``, the model's own workspace, used when a
     function is called without ``data=``: it serves one call at a time, so threads that
     compute on one model concurrently each pass their own ``Data(model)``.
 
@@ -125,7 +129,7 @@ class Model(_Frozen):
 
     def __init__(self, name, parent, joint_type, placement, axis, inertia, body_names,
                  joint_names, lower=None, upper=None, velocity_limit=None, effort_limit=None,
-                 gravity=(0.0, 0.0, -9.81), coupling=None):
+                 gravity=(0.0, 0.0, -9.81), coupling=None, link_frames=None):
         parent = np.asarray(parent, np.int64)
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
@@ -191,7 +195,8 @@ class Model(_Frozen):
                   axis=packed[:nb, P_AXIS:P_AXIS + 3], theta=packed[:nb, P_THETA:P_THETA + 10],
                   lower=limits(lower, -np.inf), upper=limits(upper, np.inf),
                   velocity_limit=limits(velocity_limit, np.inf),
-                  effort_limit=limits(effort_limit, np.inf))
+                  effort_limit=limits(effort_limit, np.inf),
+                  link_frames=_link_frames(body_names, link_frames))
         self._set(data=Data(self))
 
     @property
@@ -268,24 +273,29 @@ class Model(_Frozen):
 
     def with_payload(self, link, inertia):
         """
-        Return this model with a rigid payload attached to the body ``link``.
+        Return this model with a rigid payload attached to the link ``link``.
 
+        ``link``: any link of ``link_frames``: a body, or a link welded to one by fixed
+        joints (the payload is moved into the body's frame through the fixed placement; on
+        a link welded to the world of a fixed base it changes nothing).
         ``inertia``: the payload's 10 compact numbers in the link's frame
         (``rbd_ros.inertia.compact(mass, com, centroidal_inertia)``), merged into the body's
         inertia with the compact-inertia merge (seed ``ksl_inertia_merge``,
         compact-spatial-inertia-ksl.txt lines 221-231). A physically impossible payload
         (negative mass, an inertia that is not positive semi-definite) is a ValueError.
         """
-        if link not in self.body_names:
-            raise ValueError(f"no body {_excerpt(link)} in the model (a payload attaches to "
-                             f"one of its {self.nbodies} bodies, body_names)")
+        if link not in self.link_frames:
+            raise ValueError(f"no link {_excerpt(link)} in the model (a payload attaches to "
+                             f"one of its {len(self.link_frames)} links, link_frames)")
         payload = np.array(inertia, dtype=np.float64).reshape(-1)
         why = "10 numbers" if payload.shape != (10,) else _inertia.physical_violation(payload)
         if why and "triangle" not in why:       # as the loader: odd principal moments pass
             raise ValueError(f"payload inertia: {why}")
-        body = self.body_names.index(link)
+        body, R, p = self.link_frames[link]
+        if body < 0:                            # welded to the world: it moves nothing
+            return self._with_packed(np.array(self.packed))
         inertia = np.array(self.inertia)
-        inertia[body] = _inertia.merge(inertia[body], payload)
+        inertia[body] = _inertia.merge(inertia[body], payload, R, p)
         packed = np.array(self.packed)
         packed[body, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia[body])
         return self._with_packed(packed, inertia=_read_only(inertia))
@@ -311,6 +321,21 @@ def _check_tree(parent, joint_type):
     root_is_free = nb and joint_type[0] == FREE_FLYER
     if np.any(joint_type[1:] == FREE_FLYER) or (root_is_free and parent[0] != -1):
         raise ValueError("a free-flyer joint can only be the root")
+
+
+def _link_frames(body_names, frames):
+    """
+    Return the read-only ``link_frames`` mapping: link -> (body, R, p).
+
+    ``frames`` as the loader gives it (every link of the URDF), or None: each body's own
+    link at the identity.
+    """
+    if frames is None:
+        frames = {name: (i, np.eye(3), np.zeros(3)) for i, name in enumerate(body_names)}
+    return types.MappingProxyType({
+        name: (int(body), _read_only(np.array(R, np.float64).reshape(3, 3)),
+               _read_only(np.array(p, np.float64).reshape(3)))
+        for name, (body, R, p) in frames.items()})
 
 
 def _gravity_vector(value):

@@ -140,11 +140,13 @@ def computation(enabled, effort_known):
     return Computation(call, published)
 
 
-def compute(call, model, q, v, a, tau):
+def compute(call, model, q, v, a, tau, fext=None):
     """
     Run one core ``call`` at one state and return its results.
 
-    The results are a dict (see ``RESULTS``); ``tau`` is the measured effort of every dof.
+    The results are a dict (see ``RESULTS``); ``tau`` is the measured effort of every dof;
+    ``fext`` (nbodies, 6) or None: the measured wrenches on the bodies (``rbd_ros.wrench``),
+    acting on every result.
     Raises the core's ValueError, also for any result that is not finite, so every value
     returned is finite (NOT_FINITE): each kernel checks what it returns (``rnea``: τ;
     ``inverse_and_forward_dynamics``: τ, then q̈; ``compute_all``: its whole output block,
@@ -157,14 +159,14 @@ def compute(call, model, q, v, a, tau):
     """
     nb = 6 if model.floating_base else 0
     if call == "compute_all":
-        d = rbd_ros.compute_all(model, q, v, a=a, tau=tau)
+        d = rbd_ros.compute_all(model, q, v, a=a, tau=tau, fext=fext)
         return {"tau": d.tau, "joint_tau": d.tau[nb:], "qdd": d.qdd, "Minv": d.Minv,
                 "dtau_dq": d.dtau_dq, "dtau_dv": d.dtau_dv, "dqdd_dq": d.dqdd_dq,
                 "dqdd_dv": d.dqdd_dv}
     if call == "inverse_and_forward_dynamics":
-        t, qdd = rbd_ros.inverse_and_forward_dynamics(model, q, v, a=a, tau=tau)
+        t, qdd = rbd_ros.inverse_and_forward_dynamics(model, q, v, a=a, tau=tau, fext=fext)
         return {"tau": t, "joint_tau": t[nb:], "qdd": qdd}
-    t = rbd_ros.rnea(model, q, v, a)
+    t = rbd_ros.rnea(model, q, v, a, fext)
     return {"tau": t, "joint_tau": t[nb:]}
 
 
@@ -235,6 +237,8 @@ REASONS = {
     "velocity unknown": "joint velocities unknown (NaN, inf or absent): tick skipped; set "
                         "unknown_velocity: zero to treat them as zero",
     "acceleration unavailable": "waiting for commanded accelerations on {acceleration_topic}",
+    "no wrench": "waiting for measured wrenches on {topics}",
+    "stale wrench": "measured wrenches older than {max_joint_age} s: {topics}",
     "refused": "dynamics refused the state: {error}",
 }
 REASON_KEYS = tuple(REASONS)
@@ -321,18 +325,22 @@ class TickState:
     ``position``, ``velocity``: model joint order, NaN where unknown (a NaN position: never
     received); ``joint_age``: seconds since the update of the joint updated longest ago;
     ``base_age``: seconds since the last valid odometry (inf: none yet; floating base only);
-    ``acceleration_known``: the commanded acceleration is there (when one is expected).
+    ``acceleration_known``: the commanded acceleration is there (when one is expected);
+    ``wrench_age``: seconds since the measured-wrench input updated longest ago delivered
+    (inf: one never did; with measured wrenches only).
     """
 
-    __slots__ = ("position", "velocity", "joint_age", "base_age", "acceleration_known")
+    __slots__ = ("position", "velocity", "joint_age", "base_age", "acceleration_known",
+                 "wrench_age")
 
     def __init__(self, position, velocity, joint_age=0.0, base_age=math.inf,
-                 acceleration_known=True):
+                 acceleration_known=True, wrench_age=0.0):
         self.position = position
         self.velocity = velocity
         self.joint_age = joint_age
         self.base_age = base_age
         self.acceleration_known = acceleration_known
+        self.wrench_age = wrench_age
 
 
 def _incomplete(s):
@@ -355,6 +363,10 @@ def _acceleration_unavailable(s):
     return np.logical_not(s.acceleration_known)
 
 
+def _no_wrench(s):
+    return s.wrench_age == math.inf
+
+
 class TickRule:
     """
     Whether a tick computes, from its :class:`TickState`, under the node's parameters.
@@ -365,7 +377,9 @@ class TickRule:
     ``max_joint_age`` ("stale base"); every velocity known, unless ``unknown_velocity`` is
     "zero" ("velocity unknown"); with ``commanded_acceleration`` (the node's
     acceleration_topic, the replay's estimate) an acceleration there ("acceleration
-    unavailable"). A tick that passes runs ``computation(enabled, effort_known(effort))`` at
+    unavailable"); with ``wrenches`` (the node's wrench_topics) every measured wrench
+    received ("no wrench") and none older than ``max_joint_age`` ("stale wrench"). A tick
+    that passes runs ``computation(enabled, effort_known(effort))`` at
     the unknown velocities set to 0 ("zero") and an unknown effort as 0.
 
     :meth:`reason` decides one tick, :meth:`reasons` every message of a recording at once,
@@ -373,7 +387,8 @@ class TickRule:
     """
 
     def __init__(self, *, floating_base, max_joint_age=DEFAULT_MAX_JOINT_AGE,
-                 unknown_velocity=UNKNOWN_VELOCITY[0], commanded_acceleration=False):
+                 unknown_velocity=UNKNOWN_VELOCITY[0], commanded_acceleration=False,
+                 wrenches=False):
         if unknown_velocity not in UNKNOWN_VELOCITY:
             raise ValueError(f"unknown_velocity must be 'skip' or 'zero', got "
                              f"{unknown_velocity!r}")
@@ -391,6 +406,10 @@ class TickRule:
             checks.append(("velocity unknown", _velocity_unknown))
         if commanded_acceleration:
             checks.append(("acceleration unavailable", _acceleration_unavailable))
+        if wrenches:
+            checks.append(("no wrench", _no_wrench))
+            if aged:
+                checks.append(("stale wrench", self._stale_wrench))
         self.checks = tuple(checks)
 
     def _stale(self, s):
@@ -398,6 +417,9 @@ class TickRule:
 
     def _stale_base(self, s):
         return s.base_age > self.max_joint_age
+
+    def _stale_wrench(self, s):
+        return s.wrench_age > self.max_joint_age
 
     def reason(self, state):
         """One tick: the key of the first failing check, or None: compute."""

@@ -130,7 +130,8 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
             raise URDFError(f"URDF ({source}): {exc}") from None
     return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
                  bodies.axis, bodies.inertia, bodies.body_names, bodies.joint_names,
-                 bodies.lower, bodies.upper, bodies.velocity, bodies.effort, coupling=coupling)
+                 bodies.lower, bodies.upper, bodies.velocity, bodies.effort, coupling=coupling,
+                 link_frames=bodies.frames)
 
 
 def _names(names, count=5):
@@ -223,6 +224,7 @@ class _Bodies:
         self.inertia, self.body_names, self.joint_names = [], [], []
         self.lower, self.upper, self.velocity, self.effort = [], [], [], []
         self.odd = []                  # links whose inertia violates the triangle inequality
+        self.frames = {}               # link -> (body, R, p): its frame in the body's
 
     def add(self, parent, kind, pose, axis, name):
         """Append a body moved by a joint of ``kind`` at ``pose`` in its parent's frame."""
@@ -269,6 +271,7 @@ class _Bodies:
                 body = self.add_movable(joint, body, pose)
                 pose = _IDENTITY                      # the link frame is the joint frame
             visited.add(link_name)
+            self.frames[link_name] = (body, pose[0], pose[1])
             link_inertia = _link_inertia(self.links[link_name], self.source,
                                          self.strict_inertia, self.odd)
             if body >= 0 and pose is _IDENTITY and not self.inertia[body].any():

@@ -23,7 +23,7 @@ from rcl_interfaces.msg import ParameterType  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 import rbd_ros  # noqa: E402
-from rbd_ros.node.parameters import PARAMETERS, READ_ONLY  # noqa: E402
+from rbd_ros.node.parameters import PARAMETERS, READ_ONLY, STRING_ARRAYS  # noqa: E402
 from node_helpers import wait_for  # noqa: E402
 from test_node import (ARM7, BRANCHED, TOL, assert_matches_core, core_model,  # noqa: E402
                        good_exchange, harness, message, random_state, xml)
@@ -53,7 +53,9 @@ def test_every_parameter_is_described(harness):
     for name, d in zip(names, descriptors):
         default, description = PARAMETERS[name]
         assert d.name == name and d.description == description
-        assert d.type == types[type(default)], name
+        expected = (ParameterType.PARAMETER_STRING_ARRAY if name in STRING_ARRAYS
+                    else types[type(default)])
+        assert d.type == expected, name
         assert d.read_only == (name in READ_ONLY), name
     rate = descriptors[names.index("rate_hz")]
     assert rate.floating_point_range[0].from_value == 0.0

@@ -105,3 +105,27 @@ def test_bad_payloads(harness):
         for word in words:
             assert word in resp.message, resp.message
     assert h.node._robot.payloads == {}
+
+
+def test_payload_on_fixed_joint_link(harness, pin):
+    """A payload on arm7's ``tool`` (welded to link7): Pinocchio with it on the frame's joint."""
+    robot = Robot("arm7")
+    m = robot.model
+    assert "tool" in m.link_frames and "tool" not in m.body_names
+    h = harness(dict(robot_description=robot.xml))
+    mass, com, rot = payload(3)
+    resp = set_payload(h, "tool", mass, com, rot)
+    assert resp.success, resp.message
+    assert list(resp.links) == ["tool"]
+    frame = robot.pm.frames[robot.pm.getFrameId("tool", pin.BODY)]
+    jid = frame.parentJoint
+    robot.pm.inertias[jid] = robot.pm.inertias[jid] + frame.placement.act(
+        pin.Inertia(mass, com, rot))
+    q, v, a, _, _ = robot.random_state(5)
+    req = SERVICES["inverse_dynamics"].Request(joint_names=list(m.joint_names), q=list(q),
+                                               v=list(v), a=list(a))
+    got = h.call("inverse_dynamics", req)
+    assert got.success, got.message
+    pd = robot.pm.createData()
+    expected = pin.rnea(robot.pm, pd, robot.q_to_pin(q), robot.v_to_pin(v), robot.v_to_pin(a))
+    assert_close(np.array(got.tau), robot.v_from_pin(expected), 1e-9, "tool payload")

@@ -53,7 +53,7 @@ def test_payload_refusals():
     m = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
     good = rbd_ros.inertia.compact(1.0, np.zeros(3), np.eye(3) * 0.01)
     link = m.body_names[-1]
-    for args, words in (((("no_such_link", good)), "no body"),
+    for args, words in (((("no_such_link", good)), "no link"),
                         ((link, good[:5]), "10 numbers"),
                         ((link, rbd_ros.inertia.compact(-1.0, np.zeros(3), np.eye(3))),
                          "negative mass"),

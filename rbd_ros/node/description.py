@@ -81,6 +81,7 @@ class DescriptionSource:
                                            mimic=self.params["mimic_joints"],
                                            strict_inertia=self.params["strict_inertia"],
                                            on_warning=self._load_warning)
+                self._wrenches.check_links(model)     # ValueError: rejected, as unmodelable
                 with compile_notice(self.get_logger(), "of the enabled outputs", report=True):
                     warm_up(model, tick_calls(self._enabled))
             except Exception as exc:   # any failure keeps the previous model running

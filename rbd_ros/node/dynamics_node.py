@@ -55,7 +55,9 @@ from .reporting import (Throttle, Window, guarded, guarded_service, latency_valu
 from .robot import publish
 from .services import create_services
 from .payload import create_payload_service
+from .planner_worker import PlannerWorker
 from .trajectories import create_trajectory_services
+from .wrenches import WrenchInputs
 
 try:
     from rbd_ros_interfaces import msg as rbd_msg
@@ -80,11 +82,13 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
               "bad command": "commanded acceleration must name every degree of freedom once "
                              "({count}): {names}...",
               "bad command values": "commanded acceleration with NaN/inf ignored",
+              "bad wrench": "wrench on {topic} refused: {error}",
               "callback error": "unexpected exception in the {where} callback: {error} "
                                 "(ignored; the node runs on)"}
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
-         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected", LOST)
+         "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
+         "wrenches_refused", LOST)
 RATES = ("joint_states", "odometry")
 
 
@@ -105,6 +109,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
                 f"outputs {custom} (only ~/torques and /diagnostics are published). Build it "
                 "with scripts/build_interfaces.py or colcon (see README).")
         self._robot = None                        # a Robot, replaced atomically
+        self._wrenches = WrenchInputs(p["wrench_topics"], p["world_frame"])
         self._init_description()
         self._stats = dict.fromkeys(STATS, 0)
         self._skip_reasons = {}                    # text -> count (the first 32 texts)
@@ -129,7 +134,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         self._set_outputs()                       # only the enabled outputs are advertised
         if rbd_srv is not None:
             create_services(self, rbd_srv)
-            create_trajectory_services(self, rbd_srv)
+            self._planner = PlannerWorker(self.get_logger())
+            create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
@@ -149,10 +155,18 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
             self._best_effort_subscription(rbd_msg.JointVector, p["acceleration_topic"],
                                            self._guarded(self._on_commanded_acceleration),
                                            STATE_QOS)
+        self._wrenches.subscribe(self, STATE_QOS, self._guarded)
         self._set_timer("rate", p["rate_hz"], self._on_timer)
         if p["diagnostics_period"] > 0:
             self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
                             self._publish_diagnostics)
+
+    def destroy_node(self):
+        """Stop the planner services' worker thread, then destroy the node."""
+        planner = getattr(self, "_planner", None)
+        if planner is not None:
+            planner.close()
+        return super().destroy_node()
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
@@ -245,6 +259,13 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         robot.a[:] = a
         robot.commanded = True
 
+    def wrench_refused(self, topic, exc):
+        """Count and log (throttled) a measured wrench refused (``wrenches``)."""
+        self._stats["wrenches_refused"] += 1
+        self._warn(one_line(SKIP_TEXTS["bad wrench"].format(topic=topic,
+                                                            error=one_line(exc, 200))),
+                   2.0, key="bad wrench")
+
     def _on_timer(self):
         robot = self._robot
         if robot is not None and robot.cache.updates != self._last_computed_update:
@@ -261,6 +282,9 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         state.joint_age = now - cache.received.min()
         state.base_age = now - robot.base_received
         state.acceleration_known = robot.commanded is True
+        wrenches = self._wrenches
+        if wrenches:
+            state.wrench_age = wrenches.age(now)
         reason = self._rule.reason(state)
         if reason is not None:
             self._skip_tick(robot, reason, now)
@@ -279,7 +303,9 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
             # no finiteness check here: the core raises ValueError for every result that is
             # not finite, and publish() sends the core's arrays as they are (NOT_FINITE in
             # outputs.compute's docstring)
-            results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau)
+            fext = wrenches.fext(robot.model, robot.q) if wrenches else None
+            results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau,
+                                      fext)
         except ValueError as exc:
             self._skip("refused", error=one_line(exc, 300))
             return
@@ -310,6 +336,10 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
             details.update(count=len(missing), names=missing[:8])
         elif reason == "stale":
             details["names"] = cache.older_than(p["max_joint_age"], now)[:8]
+        elif reason == "no wrench":
+            details["topics"] = self._wrenches.waiting()[:8]
+        elif reason == "stale wrench":
+            details["topics"] = self._wrenches.older_than(p["max_joint_age"], now)[:8]
         self._skip(reason, **details)
 
     def _skip(self, key, **details):
@@ -370,6 +400,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         values.update({f"skipped: {key}": n for key, n in self._skip_counts.items()})
         values["last skip reason"] = self._last_skip[:200]
         values[LOST] = self._lost.value()
+        values.update(self._wrenches.diagnostics(time.monotonic()))
         status.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()

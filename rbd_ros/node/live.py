@@ -28,8 +28,9 @@ _OUTPUT_PARAMETERS = {o.parameter for o in outputs.OUTPUTS}
 
 def descriptor(name, default, description):
     """Return the ``ParameterDescriptor`` of the node's parameter ``name``."""
-    d = ParameterDescriptor(name=name, type=_TYPES[type(default)].value,
-                            description=description)
+    kind = (Parameter.Type.STRING_ARRAY if name in parameters.STRING_ARRAYS
+            else _TYPES[type(default)])
+    d = ParameterDescriptor(name=name, type=kind.value, description=description)
     if name in parameters.RANGES:
         low, high = parameters.RANGES[name]
         d.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
@@ -58,8 +59,10 @@ class LiveParameters:
     def _declare_parameters(self):
         """Declare every parameter with its descriptor; return {name: value}."""
         for name, (default, description) in parameters.PARAMETERS.items():
-            self.declare_parameter(name, default, descriptor(name, default, description))
-        self.params = {name: self.get_parameter(name).value for name in parameters.PARAMETERS}
+            self.declare_parameter(name, Parameter.Type.STRING_ARRAY
+                                   if name in parameters.STRING_ARRAYS else default,
+                                   descriptor(name, default, description))
+        self.params = {name: self._initial_value(name) for name in parameters.PARAMETERS}
         for name, value in self.params.items():        # what a parameters file set
             why = parameters.problem(name, value)
             if why:
@@ -69,6 +72,13 @@ class LiveParameters:
         self.add_on_set_parameters_callback(self._check_parameters)
         self.add_post_set_parameters_callback(self._apply_parameters)
         return self.params
+
+    def _initial_value(self, name):
+        """Return the parameter ``name``'s value at start-up (an unset string array: [])."""
+        if name in parameters.STRING_ARRAYS and \
+                self.get_parameter_or(name).type_ == Parameter.Type.NOT_SET:
+            return []
+        return self.get_parameter(name).value
 
     def _check_parameters(self, changed):
         """Refuse (with the reason) a set of new values of which one is not valid."""

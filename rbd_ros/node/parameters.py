@@ -36,6 +36,9 @@ PARAMETERS = {
     "gravity": ([0.0, 0.0, -9.81], "world-frame gravity, m/s²"),
     **{o.parameter: (o.default, o.description) for o in outputs.OUTPUTS},
     "diagnostics_period": (1.0, "s between /diagnostics messages (0: none)"),
+    "wrench_topics": ([], "geometry_msgs/WrenchStamped inputs, 'TOPIC:LINK' each: the wrench "
+                      "the environment exerts on LINK, in LINK's frame or world_frame"),
+    "world_frame": ("world", "the frame_id of measured wrenches given in the world frame"),
     "executor": ("events", "'events': rclpy's EventsExecutor (less CPU per message); "
                  "'single_threaded': rclpy's default executor"),
 }
@@ -60,7 +63,12 @@ READ_ONLY = {
     "mimic_joints": _LOADER,
     "strict_inertia": _LOADER,
     "executor": "the executor spins from start-up: restart the node to change it",
+    "wrench_topics": _SUBSCRIPTION,
+    "world_frame": "the wrench subscriptions are made at start-up: restart the node to "
+                   "change it",
 }
+# string-array parameters (declared with their type: an empty list would be a byte array)
+STRING_ARRAYS = ("wrench_topics",)
 
 
 def problem(name, value):
@@ -77,6 +85,12 @@ def problem(name, value):
     if name == "gravity":
         if len(value) != 3 or not all(math.isfinite(x) for x in value):
             return f"gravity must be 3 finite numbers (m/s², world frame), got {list(value)[:6]}"
+    if name == "wrench_topics":
+        from .wrenches import parse_wrench_topics
+        try:
+            parse_wrench_topics(value)
+        except ValueError as exc:
+            return str(exc)
     if name == "robot_description" and value:
         from .description import not_xml
         return not_xml(value)
@@ -93,7 +107,8 @@ def tick_rule(params):
     return outputs.TickRule(floating_base=bool(params["floating_base"]),
                             max_joint_age=params["max_joint_age"],
                             unknown_velocity=params["unknown_velocity"],
-                            commanded_acceleration=bool(params["acceleration_topic"]))
+                            commanded_acceleration=bool(params["acceleration_topic"]),
+                            wrenches=bool(params["wrench_topics"]))
 
 
 def available_outputs(interfaces=True):

@@ -1,14 +1,16 @@
 """
-The dynamics node's ``~/set_payload``: a rigid payload (a grasped object) on a body.
+The dynamics node's ``~/set_payload``: a rigid payload (a grasped object) on a link.
 
-The request names a body of the model and gives the payload's mass, centre of mass and
-inertia about it (``geometry_msgs/Inertia``, in the link's frame); a mass of zero clears
-that body's payload. The node keeps the model without payloads (``Robot.unloaded``) and the
-payloads ({link: compact inertia}), and swaps in a whole new :class:`Robot` built from them,
-as for a new robot description (under ``_swap``: one reference assignment), taking over the
-joint states merged so far: every output and service uses the payload from the next tick
-on, and the model stays immutable (``Model.with_payload``). A gravity or output change keeps
-the payloads; a new robot description clears them (its bodies may differ).
+The request names a link of the model (a body, or a link welded to one by fixed joints:
+``Model.with_payload`` moves the payload through the fixed placement) and gives the
+payload's mass, centre of mass and inertia about it (``geometry_msgs/Inertia``, in the
+link's frame); a mass of zero clears that link's payload. The node keeps the model without
+payloads (``Robot.unloaded``) and the payloads ({link: compact inertia}), and swaps in a
+whole new :class:`Robot` built from them, as for a new robot description (under ``_swap``:
+one reference assignment), taking over the joint states merged so far: every output and
+service uses the payload from the next tick on, and the model stays immutable
+(``Model.with_payload``). A gravity or output change keeps the payloads; a new robot
+description clears them (its bodies may differ).
 """
 import functools
 
@@ -31,9 +33,9 @@ def set_payload(node, robot, req, resp):
     payload = payload_inertia(req.inertia)
     with node._swap:
         current = node._robot
-        if req.link not in current.model.body_names:
-            raise RequestError(f"no link {excerpt(req.link)} among the model's bodies "
-                               f"({names_excerpt(list(current.model.body_names))})")
+        if req.link not in current.model.link_frames:
+            raise RequestError(f"no link {excerpt(req.link)} in the model (its links: "
+                               f"{names_excerpt(list(current.model.link_frames))})")
         payloads = dict(current.payloads)
         if payload is None:
             payloads.pop(req.link, None)

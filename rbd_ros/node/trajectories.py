@@ -30,12 +30,17 @@ MAX_DT = 1.0                             # s: a rollout step longer than this is
 MODES = ("points", "rollout")
 
 
-def create_trajectory_services(node, rbd_srv):
-    """Create ``~/trajectory_torques`` and ``~/trajectory_forward`` on ``node``."""
+def create_trajectory_services(node, rbd_srv, worker):
+    """
+    Create ``~/trajectory_torques`` and ``~/trajectory_forward`` on ``node``.
+
+    Computed and answered on ``worker`` (a ``planner_worker.PlannerWorker``): off the
+    executor's thread, so a long request does not hold the ticks.
+    """
     for name, srv_type, handler in (
             ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
             ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
-        node.create_service(srv_type, "~/" + name, _guarded(node, name, handler))
+        worker.create_service(node, srv_type, "~/" + name, _guarded(node, name, handler))
 
 
 def trajectory_torques(robot, req, resp):

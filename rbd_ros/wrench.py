@@ -1,0 +1,124 @@
+"""
+Measured wrenches as the ``fext`` of the dynamics: a link's or the world's frame to the bodies'.
+
+A measured wrench is the wrench the environment exerts **on** the link (a force/torque
+sensor's reading of what the tool or the contact pushes onto the link, a contact
+estimator's contact force on the foot): ``fext`` of :func:`rbd_ros.rnea` and
+:func:`rbd_ros.aba`, whose sign is Pinocchio's. RNEA then gives the torques the motors must
+produce with that wrench acting (τ = ID(q, v, a) − Σ Jᵀ f), ABA the accelerations under it.
+A sensor that reports the wrench the link exerts on the environment needs its sign flipped
+before it comes here.
+
+A wrench is six numbers ``[fx, fy, fz, tx, ty, tz]`` (force first, as a spatial force; a
+``geometry_msgs/Wrench`` is ``force`` then ``torque``) expressed in a frame: its axes, and
+its torque about that frame's origin (as tf2 transforms a ``WrenchStamped``). The frames
+here are
+
+* ``"link"``: the link's own URDF frame. The link may be one welded to a body by fixed joints
+  (``model.link_frames``): the wrench moves to the body's frame through the fixed placement.
+* ``"world"``: the world frame of the model at q (a floating base: the frame its base pose
+  is given in, e.g. the odometry's; a fixed base: the root link's frame).
+
+``fext`` is ``(model.nbodies, 6)``, each row ``[f; n]`` in its body's frame (the frame of the
+joint that moves it; README: ``fext``). A wrench on a link welded to the world of a fixed
+base moves nothing: it adds nothing (the world takes it).
+"""
+import math
+
+import numpy as np
+
+from .model import FREE_FLYER, PRISMATIC
+
+FRAMES = ("link", "world")
+
+
+def body_pose(model, q, body):
+    """
+    Return (R, p), the world pose of ``body`` at q: x_world = R x_body + p.
+
+    Walks the chain from the root (forward kinematics of that chain only); q is the model's
+    configuration (a model with coupled mimic joints: its independent joints).
+    """
+    q = np.asarray(q, np.float64)
+    if model.coupling is not None:
+        q = model.coupling.expand(q)
+    chain = []
+    while body >= 0:
+        chain.append(body)
+        body = int(model.parent[body])
+    R, p = np.eye(3), np.zeros(3)
+    for i in reversed(chain):
+        Ri, pi = _joint_pose(model, q, i)
+        R, p = R @ Ri, R @ pi + p
+    return R, p
+
+
+def _joint_pose(model, q, i):
+    """Return the pose of body ``i`` in its parent's frame at q (full configuration)."""
+    iq = int(model.idx_q[i])
+    if model.joint_type[i] == FREE_FLYER:
+        quat = q[iq + 3:iq + 7]
+        norm = math.sqrt(float(quat @ quat))
+        if not norm > 0.0:
+            raise ValueError("the base quaternion is zero")
+        return _quaternion_matrix(*(quat / norm)), np.array(q[iq:iq + 3])
+    placement = model.placement[i]
+    RT, pT = placement[:9].reshape(3, 3), placement[9:12]
+    axis = model.axis[i]
+    if model.joint_type[i] == PRISMATIC:
+        return np.array(RT), pT + RT @ (axis * q[iq])
+    return RT @ _axis_rotation(axis, q[iq]), np.array(pT)
+
+
+def _quaternion_matrix(x, y, z, w):
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+
+
+def _axis_rotation(axis, angle):
+    """Rodrigues: the rotation by ``angle`` about the unit ``axis``."""
+    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]],
+                  [-axis[1], axis[0], 0.0]])
+    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
+
+
+def to_body(model, q, link, frame, wrench):
+    """
+    Return (body, [f; n] in the body's frame) of a ``wrench`` on ``link`` given in ``frame``.
+
+    ``frame``: ``"link"`` or ``"world"`` (module docstring); body -1: the link is welded to
+    the world (the wrench moves nothing). ValueError for an unknown link or frame, or a
+    wrench that is not six finite numbers.
+    """
+    if link not in model.link_frames:
+        raise ValueError(f"no link {link!r} in the model")
+    if frame not in FRAMES:
+        raise ValueError(f"a wrench's frame must be one of {FRAMES}, got {frame!r}")
+    w = np.asarray(wrench, np.float64).reshape(-1)
+    if w.shape != (6,) or not np.isfinite(w).all():
+        raise ValueError("a wrench is six finite numbers [fx fy fz tx ty tz]")
+    body, R, p = model.link_frames[link]
+    if body < 0:
+        return body, np.zeros(6)
+    if frame == "world":
+        Rw, pw = body_pose(model, q, body)       # the world frame in the body's: (Rwᵀ, -Rwᵀ pw)
+        R, p = Rw.T, -Rw.T @ pw
+    f = R @ w[:3]
+    return body, np.concatenate([f, R @ w[3:] + np.cross(p, f)])
+
+
+def fext(model, q, wrenches, out=None):
+    """
+    Return the ``fext`` (nbodies, 6) of ``wrenches``: (link, frame, six numbers) each.
+
+    Wrenches on the same body add. ``out``: an (nbodies, 6) array to fill instead of a new
+    one.
+    """
+    out = np.zeros((model.nbodies, 6)) if out is None else out
+    out[:] = 0.0
+    for link, frame, wrench in wrenches:
+        body, f = to_body(model, q, link, frame, wrench)
+        if body >= 0:
+            out[body] += f
+    return out

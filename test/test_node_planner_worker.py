@@ -1,0 +1,116 @@
+"""
+The planner services do not hold the ticks (``rbd_ros.node.planner_worker``), per executor.
+
+The node spins on the executor its ``executor`` parameter picks (rclpy's EventsExecutor or
+SingleThreadedExecutor, as ``spin_node`` does), the tester on its own; while a long
+``~/trajectory_forward`` rollout computes, joint_states keep coming and ~/torques must keep
+going out (on the executor's thread the request would hold every tick until it is answered),
+and the answer is the rollout's.
+"""
+import os
+import random
+import threading
+import time
+
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("rbd_ros_interfaces")
+pytest.importorskip("trajectory_msgs")
+
+from rclpy.context import Context  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+import rbd_ros  # noqa: E402
+from rbd_ros import rollout as rl  # noqa: E402
+from rbd_ros.node.dynamics_node import DynamicsNode  # noqa: E402
+from rbd_ros_interfaces import srv as rbd_srv  # noqa: E402
+from conftest import assert_close  # noqa: E402
+from node_helpers import RELIABLE, joint_state, wait_for  # noqa: E402
+
+
+def executor(kind, context):
+    if kind == "events":
+        from rclpy.experimental import EventsExecutor
+        return EventsExecutor(context=context)
+    return SingleThreadedExecutor(context=context)
+
+
+def rollout_request(model, steps):
+    q0 = model.random_configuration(0)
+    traj = JointTrajectory(joint_names=list(model.joint_names))
+    traj.points = [JointTrajectoryPoint(positions=q0.tolist(), velocities=[0.0] * model.nv,
+                                        effort=[0.5] * model.nv)]
+    traj.points += [JointTrajectoryPoint(effort=[0.5] * model.nv) for _ in range(steps - 1)]
+    req = rbd_srv.TrajectoryForward.Request(mode="rollout", integrator="rk4", dt=0.001,
+                                            derivatives=True, trajectory=traj)
+    return req, q0
+
+
+@pytest.mark.parametrize("kind", ["events", "single_threaded"])
+def test_ticks_go_on_while_a_planner_request_computes(kind):
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    ctx = Context()
+    rclpy.init(context=ctx)
+    ns = f"/rbd_planner_worker_{os.getpid()}_{kind}"
+    spinning, threads, nodes = [True], [], []
+    try:
+        with open(rbd_ros.robots.path("rbd_arm7"), encoding="utf-8") as f:
+            xml = f.read()
+        node = DynamicsNode(namespace=ns, context=ctx, parameter_overrides=[
+            Parameter("robot_description", value=xml), Parameter("executor", value=kind),
+            Parameter("max_joint_age", value=5.0)])
+        tester = Node("tester", namespace=ns, context=ctx)
+        nodes += [node, tester]
+        torques = []
+        tester.create_subscription(JointState, f"{ns}/rbd_dynamics/torques",
+                                   lambda m: torques.append(time.monotonic()), RELIABLE)
+        pub = tester.create_publisher(JointState, "joint_states", RELIABLE)
+        client = tester.create_client(rbd_srv.TrajectoryForward,
+                                      f"{ns}/rbd_dynamics/trajectory_forward")
+        for n, ex in ((node, executor(kind, ctx)), (tester, SingleThreadedExecutor(context=ctx))):
+            ex.add_node(n)
+
+            def spin(ex=ex):
+                while spinning[0]:
+                    ex.spin_once(timeout_sec=0.05)
+            threads.append(threading.Thread(target=spin, daemon=True))
+            threads[-1].start()
+        assert client.wait_for_service(timeout_sec=10.0)
+        wait_for(lambda: pub.get_subscription_count() > 0, what="joint_states discovery")
+        q, v = model.random_configuration(1), np.zeros(model.nv)
+        msg = joint_state(list(model.joint_names), q, v)
+        wait_for(lambda: pub.publish(msg) or torques, what="a first output")
+        req, q0 = rollout_request(model, 3000)
+        # the request alone, for its duration and its answer
+        started = time.monotonic()
+        future = client.call_async(req)
+        while not future.done():
+            pub.publish(msg)
+            time.sleep(0.002)
+        finished = time.monotonic()
+        resp = future.result()
+        assert resp.success, resp.message
+        during = [t for t in torques if started + 0.02 < t < finished - 0.02]
+        sent = (finished - started - 0.04) / 0.002
+        assert finished - started > 0.2, "the request is too short to tell"
+        # ticks went on: most of the joint_states sent meanwhile were answered
+        assert len(during) > 0.3 * sent, (len(during), sent, finished - started)
+        r = rl.rollout(model, q0, np.zeros(model.nv), np.full((3000, model.nv), 0.5), 0.001,
+                       "rk4", False)
+        assert_close(np.reshape(resp.positions, (-1, model.nv)), r.q, 1e-12, "rollout")
+    finally:
+        spinning[0] = False
+        for t in threads:
+            t.join(timeout=5.0)
+        for n in nodes:
+            n.destroy_node()
+        rclpy.shutdown(context=ctx)
