@@ -31,6 +31,7 @@ EPSILON = 0.01
 KINDS = ("armature", "viscous", "coulomb", "offset")
 NONNEGATIVE = ("armature", "viscous", "coulomb")   # physical: no energy from friction or rotor
 FORMAT = "rbd_ros joint parameters 1"
+MAX_FILE_BYTES = 1 << 20     # a parameter file is a few kB: a larger one is refused unread
 
 
 def kinds(friction=False, armature=False):
@@ -155,6 +156,35 @@ class JointParameters:
                                      "finite and >= 0")
                 values[kind][j] = x
         return cls(tuple(joint_names), values, EPSILON)
+
+
+def read_file(path):
+    """
+    Return the text of the parameter file ``path`` (``rbd_replay --model-params``, the node).
+
+    ValueError, saying why in one short line, for a file that cannot be read, is not UTF-8
+    or is larger than :data:`MAX_FILE_BYTES`; the content is checked by :meth:`from_json`.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ValueError(f"cannot read it ({exc.strerror or type(exc).__name__})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES >> 20} MiB: not a joint parameter file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text: not a joint parameter file") from None
+
+
+def check_text(text):
+    """Check a parameter file's text on its own (its joints against themselves); ValueError."""
+    try:
+        joints = json.loads(text).get("joints")
+    except (ValueError, TypeError, AttributeError):
+        joints = None
+    JointParameters.from_json(text, tuple(joints) if isinstance(joints, dict) else ())
 
 
 def _finite(x):
