@@ -42,7 +42,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from . import conversions, parameters, spin_node
-from .. import cdr, outputs
+from .. import actuation, cdr, outputs
 from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
@@ -96,6 +96,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         self._guard_rclpy_services()
         p = self._declare_parameters()           # ValueError for a bad value: early
         self._rule = parameters.tick_rule(p)
+        self._joint_text = parameters.joint_parameters_text(p)   # or ValueError: no start
         self._interfaces = rbd_msg is not None
         if rbd_msg is None:
             custom = sorted(set(parameters.enabled_outputs(p))
@@ -279,7 +280,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
             # no finiteness check here: the core raises ValueError for every result that is
             # not finite, and publish() sends the core's arrays as they are (NOT_FINITE in
             # outputs.compute's docstring)
-            results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau)
+            results = actuation.compute(robot.joints, call, robot.model, robot.q, robot.v,
+                                        robot.a, robot.tau)
         except ValueError as exc:
             self._skip("refused", error=one_line(exc, 300))
             return
