@@ -182,7 +182,7 @@ def test_directory_search_and_duplicates(bags, tmp_path):
     (["--scheduler", "http://x"], "--scheduler must be tcp://HOST:PORT"),
     (["--workers", "0"], "--workers must be an integer"),
     (["--friction"], "add --identify"),
-    (["--model-params", "p.json"], "add --no-bag"),
+    (["--model-params", "nope.json"], "nope.json': cannot read it"),
     (["--split-messages", "0"], "--split-messages must be >= 1"),
 ])
 def test_bad_fleet_arguments(bags, tmp_path, capsys, args, message):

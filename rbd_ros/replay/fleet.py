@@ -31,7 +31,6 @@ from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
 
-MAX_PARAMS_BYTES = 1 << 20
 FLEET_OPTIONS = ("no_bag", "scheduler", "workers", "friction", "armature", "model_params",
                  "urdf_dynamics")
 
@@ -56,9 +55,12 @@ def add_arguments(p):
     g.add_argument("--friction-epsilon", type=float, default=joint_friction.EPSILON,
                    help="eps of the smooth sign tanh(v/eps), rad/s (default %(default)s)")
     g.add_argument("--model-params", help="joint parameter file (identify's "
-                   "joint_parameters.json): predictions add its friction and armature")
-    g.add_argument("--urdf-dynamics", action="store_true", help="predictions add the URDF's "
-                   "<dynamics damping friction> as viscous and Coulomb friction")
+                   "joint_parameters.json): every output (bags, reports, fleet report) "
+                   "includes its friction, armature and offsets, as dynamics_node's "
+                   "joint_parameters_file")
+    g.add_argument("--urdf-dynamics", action="store_true", help="every output includes the "
+                   "URDF's <dynamics damping friction> as viscous and Coulomb friction (the "
+                   "node's urdf_joint_dynamics)")
 
 
 def wanted(args, bags, many):
@@ -88,20 +90,14 @@ def check(args):
                           "--identify")
     if args.model_params and args.urdf_dynamics:
         raise ReplayError("--model-params and --urdf-dynamics: choose one")
-    if (args.model_params or args.urdf_dynamics) and not args.no_bag:
-        raise ReplayError("--model-params / --urdf-dynamics change the evaluation, not the "
-                          "output bag's torques (the node's RNEA): add --no-bag")
     text = None
     if args.model_params:
         try:
-            with open(args.model_params, "rb") as f:
-                text = f.read(MAX_PARAMS_BYTES + 1).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ReplayError(f"--model-params {excerpt(args.model_params)}: cannot read it "
-                              f"({shorten(getattr(exc, 'strerror', None) or exc, 80)})") \
-                from None
-        if len(text) > MAX_PARAMS_BYTES:
-            raise ReplayError(f"--model-params {excerpt(args.model_params)}: larger than 1 MiB")
+            text = joint_friction.read_file(args.model_params)
+            joint_friction.check_text(text)
+        except ValueError as exc:
+            raise ReplayError(f"--model-params {excerpt(args.model_params)}: "
+                              f"{shorten(exc, 200)}") from None
     return joint_friction.kinds(args.friction, args.armature), text
 
 
@@ -131,7 +127,8 @@ def tasks(base, bag, name, info, args, root):
                                 order=base["order"], acceleration=base["acceleration"],
                                 node_name=base["node_name"], storage=base["storage"],
                                 batch_size=base["batch_size"], plots=base["plots"],
-                                **base["rule"]))
+                                model_params=base["model_params"],
+                                urdf_dynamics=base["urdf_dynamics"], **base["rule"]))
         return [spec]
     spans, overlap = fleet_inputs.windows(info, args.split_messages, args.window,
                                           args.max_joint_age)
