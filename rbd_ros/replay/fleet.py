@@ -26,13 +26,13 @@ import sys
 import time
 from pathlib import Path
 
-from .. import joint_friction
+from .. import identification_stats, joint_friction
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
 
 FLEET_OPTIONS = ("no_bag", "scheduler", "workers", "friction", "armature", "model_params",
-                 "urdf_dynamics")
+                 "urdf_dynamics", "weighting")
 
 
 def add_arguments(p):
@@ -54,6 +54,10 @@ def add_arguments(p):
                    help="--identify: also per-joint rotor inertia (armature)")
     g.add_argument("--friction-epsilon", type=float, default=joint_friction.EPSILON,
                    help="eps of the smooth sign tanh(v/eps), rad/s (default %(default)s)")
+    g.add_argument("--weighting", choices=identification_stats.WEIGHTINGS, default=None,
+                   help="--identify: none (default), or per-joint: weighted least squares, "
+                   "each joint's rows weighted by 1/sigma_j, its residual RMS after a first "
+                   "unweighted least-squares fit")
     g.add_argument("--model-params", help="joint parameter file (identify's "
                    "joint_parameters.json): every output (bags, reports, fleet report) "
                    "includes its friction, armature and offsets, as dynamics_node's "
@@ -85,9 +89,9 @@ def check(args):
     if args.scheduler and not fleet_inputs.SCHEDULER.match(args.scheduler):
         raise ReplayError(f"--scheduler must be tcp://HOST:PORT, got "
                           f"{excerpt(args.scheduler, 60)}")
-    if (args.friction or args.armature) and not args.identify:
-        raise ReplayError("--friction and --armature are identification options: add "
-                          "--identify")
+    if (args.friction or args.armature or args.weighting) and not args.identify:
+        raise ReplayError("--friction, --armature and --weighting are identification "
+                          "options: add --identify")
     if args.model_params and args.urdf_dynamics:
         raise ReplayError("--model-params and --urdf-dynamics: choose one")
     text = None
@@ -111,6 +115,7 @@ def base_spec(args, outputs, urdf_text, kinds, params_text):
                          unknown_velocity=args.unknown_velocity),
             "identify": args.identify, "kinds": kinds, "epsilon": args.friction_epsilon,
             "model_params": params_text, "urdf_dynamics": args.urdf_dynamics,
+            "weighting": args.weighting or "none",
             "outputs": outputs, "node_name": args.node_name, "storage": args.storage,
             "plots": not args.no_plots, "threads": 1}
 
@@ -348,7 +353,8 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
         urdf = joint_friction.write_urdf_dynamics(urdf, params)
     (root / "identified.urdf").write_text(urdf)
     sec = {"method": method, "prior_weight": w, "kinds": list(kinds),
-           "epsilon": base["epsilon"], "bags": run.stats_bags, "samples": run.stats.samples,
+           "epsilon": base["epsilon"], "weighting": base["weighting"],
+           "bags": run.stats_bags, "samples": run.stats.samples,
            "parameters": int(run.stats.R.shape[1]), "identifiable": int(result.rank),
            "consistent": bool(result.consistent), "reason": result.reason,
            "rms_before": float(result.rms_before), "rms_after": float(result.rms_after),
@@ -358,6 +364,9 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
         sec["parameters_file"] = str(final / "joint_parameters.json")
         sec["joint_parameters"] = {name: {k: float(params.values[k][j]) for k in kinds}
                                    for j, name in enumerate(params.joints)}
+    if "joint_sigma" in result.extra:
+        sec["joint_sigma"] = dict(zip(model.joint_names, map(float,
+                                                             result.extra["joint_sigma"])))
     sec["result"] = result
     return sec
 

@@ -260,7 +260,7 @@ def _tick(out, model, text, inputs, keep, spec):
         rows = kept & t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"])
+            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
 
 
 def write_bag(spec):
@@ -293,7 +293,7 @@ def write_bag(spec):
         rows = t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"])
+            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
     return out
 
 
@@ -301,12 +301,19 @@ def fit(text, mimic, method, stats, kinds, prior_weight):
     """
     Fit the reduced statistics (``identification_stats.METHODS[method]``) on a worker.
 
+    Per-joint statistics (``--weighting per-joint``) are fitted weighted
+    (``identification_stats.weighted``).
+
     On a worker because Dask starts its workers with one BLAS thread: the fit's many small
     SVDs run several times slower with a BLAS thread per core on a busy machine. The result
     comes back without its model (the client rebuilds it from θ).
     """
     model = _model(text, False, mimic)
-    result = identification_stats.METHODS[method](model, stats, kinds,
-                                                  prior_weight=prior_weight)
+    if isinstance(stats, identification_stats.PerJoint):     # --weighting per-joint
+        result = identification_stats.weighted(model, stats, method, kinds,
+                                               prior_weight=prior_weight)
+    else:
+        result = identification_stats.METHODS[method](model, stats, kinds,
+                                                      prior_weight=prior_weight)
     result.model = None
     return result
