@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .text_files import read_text
+
 EPSILON = 0.01
 KINDS = ("armature", "viscous", "coulomb", "offset")
 NONNEGATIVE = ("armature", "viscous", "coulomb")   # physical: no energy from friction or rotor
@@ -166,16 +168,10 @@ def read_file(path):
     or is larger than :data:`MAX_FILE_BYTES`; the content is checked by :meth:`from_json`.
     """
     try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ValueError(f"cannot read it ({exc.strerror or type(exc).__name__})") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES >> 20} MiB: not a joint parameter file")
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("not UTF-8 text: not a joint parameter file") from None
+        return read_text(path, MAX_FILE_BYTES)
+    except ValueError as exc:
+        raise ValueError(f"{exc}: not a joint parameter file" if "read it" not in str(exc)
+                         else str(exc)) from None
 
 
 def check_text(text):
