@@ -91,6 +91,60 @@ class Statistics:
         return float(r @ r) + self.rss
 
 
+@dataclass
+class PerJoint:
+    """
+    The :class:`Statistics` of each joint's rows apart, for per-joint weighting.
+
+    ``joints``: one :class:`Statistics` per joint (its rows Y_j, torques τ_j). They merge
+    joint by joint; :meth:`scaled` stacks them with a weight per joint, :meth:`total`
+    unweighted (the :class:`Statistics` of all rows).
+    """
+
+    joints: list
+
+    @classmethod
+    def empty(cls, p, nv):
+        """No data: the neutral element of :meth:`merge`."""
+        return cls([Statistics.empty(p, 1) for _ in range(nv)])
+
+    def merge(self, other):
+        """Return the statistics of both data sets together, joint by joint."""
+        return PerJoint([a.merge(b) for a, b in zip(self.joints, other.joints, strict=True)])
+
+    @property
+    def rows(self):
+        return sum(s.rows for s in self.joints)
+
+    @property
+    def samples(self):
+        return self.joints[0].samples
+
+    @property
+    def R(self):
+        return self.joints[0].R
+
+    def scaled(self, weights):
+        """Return the :class:`Statistics` of the rows of joint j times ``weights[j]``."""
+        nv = len(self.joints)
+        out = Statistics.empty(self.R.shape[1], nv)
+        for j, (s, w) in enumerate(zip(self.joints, weights)):
+            tt = np.zeros(nv)
+            tt[j] = w * w * s.tt[0]
+            out = out.merge(Statistics(w * s.R, w * s.c, w * w * s.rss, tt, s.samples,
+                                       s.rows))
+        out.samples = self.samples
+        return out
+
+    def total(self):
+        """Return the unweighted :class:`Statistics` of every row."""
+        return self.scaled(np.ones(len(self.joints)))
+
+    def sigma(self, x):
+        """Return each joint's residual RMS at the parameters x: √(‖Y_j x - τ_j‖² / n_j)."""
+        return np.array([np.sqrt(s.sum_of_squares(x) / max(s.rows, 1)) for s in self.joints])
+
+
 def regressor(model, q, v, a, kinds=(), eps=joint_friction.EPSILON):
     """Return the stacked regressor of N samples: inertial, then the ``kinds`` columns."""
     Y = joint_torque_regressor_batch(model, np.ascontiguousarray(q, np.float64),
@@ -101,12 +155,14 @@ def regressor(model, q, v, a, kinds=(), eps=joint_friction.EPSILON):
     return np.hstack([Y, joint_friction.regressor(kinds, v, a, eps)])
 
 
-def statistics(model, q, v, a, tau, kinds=(), eps=joint_friction.EPSILON, chunk=CHUNK):
+def statistics(model, q, v, a, tau, kinds=(), eps=joint_friction.EPSILON, chunk=CHUNK,
+               per_joint=False):
     """
     Return the :class:`Statistics` of N samples, ``chunk`` at a time (bounded memory).
 
     q (N, nq), v, a, tau (N, nv), fixed base; ``kinds``: extra columns
-    (``joint_friction.kinds``).
+    (``joint_friction.kinds``); ``per_joint``: a :class:`PerJoint` instead (for
+    :func:`weighted`).
     """
     if model.floating_base:
         raise ValueError("identification needs a fixed base (the base wrench is not measured)")
@@ -114,11 +170,17 @@ def statistics(model, q, v, a, tau, kinds=(), eps=joint_friction.EPSILON, chunk=
     if not np.all(np.isfinite(tau)):
         raise ValueError("tau contains NaN or inf")
     nv = model.nv
-    out = Statistics.empty(10 * model.nbodies + len(kinds) * nv, nv)
+    p = 10 * model.nbodies + len(kinds) * nv
+    out = PerJoint.empty(p, nv) if per_joint else Statistics.empty(p, nv)
     for lo in range(0, len(tau), chunk):
         s = slice(lo, lo + chunk)
         Y = regressor(model, q[s], v[s], a[s], kinds, eps)
-        out = out.merge(Statistics.from_regressor(Y, tau[s].reshape(-1), nv))
+        if per_joint:                              # rows sample-major: joint j's are j::nv
+            part = PerJoint([Statistics.from_regressor(Y[j::nv], tau[s][:, j], 1)
+                             for j in range(nv)])
+        else:
+            part = Statistics.from_regressor(Y, tau[s].reshape(-1), nv)
+        out = out.merge(part)
     return out
 
 
@@ -226,3 +288,37 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
 
 
 METHODS = {"least-squares": least_squares, "consistent": consistent}
+WEIGHTINGS = ("none", "per-joint")
+
+
+def weighted(model, stats, method="least-squares", kinds=(), **options):
+    """
+    Weighted least squares with a weight per joint, from :class:`PerJoint` statistics.
+
+    Joints whose torque sensors differ in noise (or whose model error differs) get rows
+    weighted by 1/σ_j, σ_j the residual RMS of joint j after a first, unweighted
+    :func:`least_squares` fit (the usual two-step choice of robot identification: an
+    estimate of each joint's noise, then the fit that gives each joint's rows equal
+    variance). Both passes use the same statistics: map-reduce as the unweighted fit.
+    ``method`` (``METHODS``) and ``options`` are those of the second fit. The weights are
+    σ/σ_j, σ the RMS of the σ_j (the weighted residual keeps the unweighted one's size); a
+    σ_j of 0 (data a fit explains exactly) is raised to 1e-9 of the largest, and every
+    weight is 1 when all are 0. The result's RMS errors are unweighted;
+    ``extra["joint_sigma"]`` holds the σ_j and ``extra["joint_weights"]`` the weights.
+    """
+    total = stats.total()
+    first = least_squares(model, total, kinds, start=options.get("start"))
+    x1 = np.r_[first.theta.ravel(), first.extra["joint_parameters"].vector(kinds)]
+    sigma = stats.sigma(x1)
+    top = sigma.max()
+    # w_j = σ / σ_j, σ the overall residual RMS: each joint's weighted residual is then σ,
+    # so the whole weighted residual keeps the unweighted one's size (and a prior its weight)
+    overall = np.sqrt(np.mean(sigma ** 2))
+    weights = overall / np.maximum(sigma, 1e-9 * top) if top > 0 else np.ones(len(sigma))
+    res = METHODS[method](model, stats.scaled(weights), kinds, **options)
+    x0, _ = _start(model, kinds, options.get("start"))
+    x = np.r_[res.theta.ravel(), res.extra["joint_parameters"].vector(kinds)]
+    res.rms_before = np.sqrt(total.sum_of_squares(x0) / total.rows)
+    res.rms_after = np.sqrt(total.sum_of_squares(x) / total.rows)
+    res.extra["joint_sigma"], res.extra["joint_weights"] = sigma, weights
+    return res

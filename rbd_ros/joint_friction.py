@@ -27,10 +27,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .text_files import read_text
+
 EPSILON = 0.01
 KINDS = ("armature", "viscous", "coulomb", "offset")
 NONNEGATIVE = ("armature", "viscous", "coulomb")   # physical: no energy from friction or rotor
 FORMAT = "rbd_ros joint parameters 1"
+MAX_FILE_BYTES = 1 << 20     # a parameter file is a few kB: a larger one is refused unread
 
 
 def kinds(friction=False, armature=False):
@@ -155,6 +158,29 @@ class JointParameters:
                                      "finite and >= 0")
                 values[kind][j] = x
         return cls(tuple(joint_names), values, EPSILON)
+
+
+def read_file(path):
+    """
+    Return the text of the parameter file ``path`` (``rbd_replay --model-params``, the node).
+
+    ValueError, saying why in one short line, for a file that cannot be read, is not UTF-8
+    or is larger than :data:`MAX_FILE_BYTES`; the content is checked by :meth:`from_json`.
+    """
+    try:
+        return read_text(path, MAX_FILE_BYTES)
+    except ValueError as exc:
+        raise ValueError(f"{exc}: not a joint parameter file" if "read it" not in str(exc)
+                         else str(exc)) from None
+
+
+def check_text(text):
+    """Check a parameter file's text on its own (its joints against themselves); ValueError."""
+    try:
+        joints = json.loads(text).get("joints")
+    except (ValueError, TypeError, AttributeError):
+        joints = None
+    JointParameters.from_json(text, tuple(joints) if isinstance(joints, dict) else ())
 
 
 def _finite(x):

@@ -182,7 +182,8 @@ def test_directory_search_and_duplicates(bags, tmp_path):
     (["--scheduler", "http://x"], "--scheduler must be tcp://HOST:PORT"),
     (["--workers", "0"], "--workers must be an integer"),
     (["--friction"], "add --identify"),
-    (["--model-params", "p.json"], "add --no-bag"),
+    (["--weighting", "per-joint"], "add --identify"),
+    (["--model-params", "nope.json"], "nope.json': cannot read it"),
     (["--split-messages", "0"], "--split-messages must be >= 1"),
 ])
 def test_bad_fleet_arguments(bags, tmp_path, capsys, args, message):
@@ -263,6 +264,30 @@ def test_fleet_identification_noisy_within_tolerance(bags, scheduler, tmp_path):
                                    rtol=rtol, err_msg=kind)
         assert (params.values[kind] >= 0).all()
     assert ident["consistent"] and ident["rms_after"] < 0.5 * ident["rms_before"]
+
+
+def test_fleet_weighted_identification_equals_concatenated_fit(bags, scheduler, tmp_path):
+    """--weighting per-joint over the cluster = the two-pass weighted fit by hand (1e-9)."""
+    from test_identification_stats import weighted_oracle
+    ident = identified(bags, scheduler, str(tmp_path / "fleet"), "least-squares",
+                       "--prior-weight", "0", "--weighting", "per-joint")
+    res = ident["result"]
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    kinds = joint_friction.KINDS
+    parts = []
+    for k, bag in enumerate(bags):           # the samples: the serial replays' answered ones
+        t = cli.replay(bag, str(tmp_path / f"serial{k}"), progress=False)["ticks"]
+        rows = t.effort_known
+        parts.append((t.q[rows], t.v[rows], t.a[rows], t.effort[rows]))
+    q, v, a, tau = (np.concatenate(x) for x in zip(*parts))
+    Y = np.hstack([rbd_ros.joint_torque_regressor_batch(model, q, v, a),
+                   joint_friction.regressor(kinds, v, a)])
+    x0 = np.r_[model.inertial_parameters().ravel(), np.zeros(len(kinds) * model.nv)]
+    x, sigma = weighted_oracle(Y, tau, x0)
+    got = np.r_[res.theta.ravel(), res.extra["joint_parameters"].vector(kinds)]
+    np.testing.assert_allclose(got, x, rtol=1e-9, atol=1e-9 * np.abs(x).max())
+    np.testing.assert_allclose(list(ident["joint_sigma"].values()), sigma, rtol=1e-9)
+    assert ident["weighting"] == "per-joint" and ident["samples"] == len(q)
 
 
 def test_model_params_add_friction_to_predictions(bags, scheduler, tmp_path):

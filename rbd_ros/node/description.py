@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 import rbd_ros
-from .. import outputs
+from .. import actuation, outputs
 from . import compile_notice
 from .reporting import excerpt, one_line
 from .robot import Robot
@@ -82,14 +82,15 @@ class DescriptionSource:
                                            strict_inertia=self.params["strict_inertia"],
                                            on_warning=self._load_warning)
                 self._wrenches.check_links(model)     # ValueError: rejected, as unmodelable
+                joints = self._joint_model(model, xml)
                 with compile_notice(self.get_logger(), "of the enabled outputs", report=True):
-                    warm_up(model, tick_calls(self._enabled))
+                    warm_up(model, tick_calls(self._enabled, joints), joints)
             except Exception as exc:   # any failure keeps the previous model running
                 reason = one_line(exc, 300) + parameter_hint(exc, self.params)
                 self._reject(f"rejected robot description from {source} ({len(xml)} "
                              f"characters): {reason}{kept}", reason)
                 return
-            self._install(model, xml, current, source)
+            self._install(model, xml, current, source, joints)
             self._warm_services(model)
 
     def _warm_services(self, model):
@@ -120,11 +121,26 @@ class DescriptionSource:
             return "waiting for robot_description"
         return f"the last robot description was rejected: {self._rejected}"
 
-    def _install(self, model, xml, current, source):
+    def _joint_model(self, model, xml):
+        """
+        Return the joint parameters of ``model`` (``rbd_ros.actuation.load``), or None.
+
+        From ``joint_parameters_file`` (read at start-up) or, with ``urdf_joint_dynamics``,
+        the description's ``<dynamics>``; ValueError naming the parameter when they do not
+        fit the model (a joint it lacks, a negative damping): the description is rejected.
+        """
+        try:
+            return actuation.load(model, xml_text(xml), self._joint_text,
+                                  self.params["urdf_joint_dynamics"])
+        except ValueError as exc:
+            which = "joint_parameters_file" if self._joint_text else "urdf_joint_dynamics"
+            raise ValueError(f"{which}: {exc}") from None
+
+    def _install(self, model, xml, current, source, joints=None):
         # under _swap: a parameter change (gravity, outputs) rebuilds the robot there too
         with self._swap:
             model = model.with_gravity(self.params["gravity"])
-            robot = Robot(model, xml, self._enabled, self._pub)
+            robot = Robot(model, xml, self._enabled, self._pub, joints=joints)
             if current is not None and current.model.floating_base and model.floating_base:
                 robot.keep_base_state(self._robot)
             self._robot = robot                   # the swap: one reference assignment
@@ -135,7 +151,9 @@ class DescriptionSource:
                                       f"not pre-serialized (slower): {slow}")
         self.get_logger().info(one_line(
             f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
-            f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"))
+            f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"
+            + (f"; joint parameters {sorted(joints.params.values)} in every output"
+               if joints is not None else "")))
 
 
 def parameter_hint(exc, params):
@@ -166,20 +184,22 @@ def not_xml(description):
             "file path (the launch file's urdf_file argument reads a file)")
 
 
-def tick_calls(enabled):
+def tick_calls(enabled, joints=None):
     """Return the core calls (``rbd_ros.outputs.CALLS``) of ticks with the outputs ``enabled``."""
-    return tuple(dict.fromkeys(outputs.computation(enabled, known).call
+    return tuple(dict.fromkeys(actuation.computation(joints, enabled, known).call
                                for known in (True, False)))
 
 
 SERVICE_CALLS = ("rnea", "aba", "minv", "rnea_derivatives", "aba_derivatives")
 
 
-def warm_up(model, calls=None):
+def warm_up(model, calls=None, joints=None):
     """
     Run each core call once so that no tick or request pays numba's compile or cache load.
 
-    ``calls``: names of ``rbd_ros`` functions (default: the ticks' and the services').
+    ``calls``: names of ``rbd_ros`` functions (default: the ticks' and the services');
+    ``joints``: the joint parameters, whose tick path (``actuation.compute``) runs once too
+    (before the model is installed: it uses the model's own workspace).
     """
     calls = (tuple(c for c, _ in outputs.CALLS) + SERVICE_CALLS) if calls is None else calls
     data = rbd_ros.Data(model)               # its own workspace: ticks may run meanwhile
@@ -191,3 +211,5 @@ def warm_up(model, calls=None):
     for call in dict.fromkeys(calls):
         args, keywords = arguments.get(call, ((q, z, z), {}))
         getattr(rbd_ros, call)(model, *args, data=data, **keywords)
+        if joints is not None and call in dict(outputs.CALLS):
+            actuation.compute(joints, call, model, q, z, z, z)

@@ -42,7 +42,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from . import conversions, parameters, spin_node
-from .. import cdr, outputs
+from .. import actuation, cdr, outputs
 from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
@@ -53,6 +53,7 @@ from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)
 from .robot import publish
+from .skips import SKIP_TEXTS, SkipReporting
 from .services import create_services
 from .payload import create_payload_service
 from .planner_worker import PlannerWorker
@@ -76,15 +77,6 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 # best effort receives from reliable and best-effort publishers alike
 STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
                        history=HistoryPolicy.KEEP_LAST)
-# what the node logs and counts in /diagnostics when it publishes nothing, by reason
-SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
-              "no robot model": "no robot model yet ({why})",
-              "bad command": "commanded acceleration must name every degree of freedom once "
-                             "({count}): {names}...",
-              "bad command values": "commanded acceleration with NaN/inf ignored",
-              "bad wrench": "wrench on {topic} refused: {error}",
-              "callback error": "unexpected exception in the {where} callback: {error} "
-                                "(ignored; the node runs on)"}
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
          "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
@@ -92,7 +84,8 @@ STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odome
 RATES = ("joint_states", "odometry")
 
 
-class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node):
+class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipReporting,
+                   Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
@@ -100,6 +93,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         self._guard_rclpy_services()
         p = self._declare_parameters()           # ValueError for a bad value: early
         self._rule = parameters.tick_rule(p)
+        self._joint_text = parameters.joint_parameters_text(p)   # or ValueError: no start
         self._interfaces = rbd_msg is not None
         if rbd_msg is None:
             custom = sorted(set(parameters.enabled_outputs(p))
@@ -304,8 +298,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
             # not finite, and publish() sends the core's arrays as they are (NOT_FINITE in
             # outputs.compute's docstring)
             fext = wrenches.fext(robot.model, robot.q) if wrenches else None
-            results = outputs.compute(call, robot.model, robot.q, robot.v, robot.a, robot.tau,
-                                      fext)
+            results = actuation.compute(robot.joints, call, robot.model, robot.q, robot.v,
+                                        robot.a, robot.tau, fext)
         except ValueError as exc:
             self._skip("refused", error=one_line(exc, 300))
             return
@@ -325,62 +319,6 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, Node)
         self._warn(f"joint_states stamp {stamp[0]} s {stamp[1]} ns is {problem}: outputs are "
                    "stamped with the node's clock instead", 10.0, key="stamp")
         return self.get_clock().now().seconds_nanoseconds()
-
-    def _skip_tick(self, robot, reason, now):
-        """Count and log why the tick publishes nothing, with the details of its text."""
-        p, cache = self.params, robot.cache
-        details = {"max_joint_age": p["max_joint_age"], "odometry_topic": p["odometry_topic"],
-                   "acceleration_topic": p["acceleration_topic"]}
-        if reason == "incomplete":
-            missing = cache.missing()
-            details.update(count=len(missing), names=missing[:8])
-        elif reason == "stale":
-            details["names"] = cache.older_than(p["max_joint_age"], now)[:8]
-        elif reason == "no wrench":
-            details["topics"] = self._wrenches.waiting()[:8]
-        elif reason == "stale wrench":
-            details["topics"] = self._wrenches.older_than(p["max_joint_age"], now)[:8]
-        self._skip(reason, **details)
-
-    def _skip(self, key, **details):
-        """
-        Count and log a message or tick that publishes nothing.
-
-        Counted by ``key`` of ``SKIP_TEXTS`` (for /diagnostics) and by its text; the text
-        (``details`` filled in, one bounded line) is logged, throttled per ``key``.
-        """
-        text = one_line(SKIP_TEXTS[key].format(**details))
-        self._stats["skipped"] += 1
-        self._skip_counts[key] = self._skip_counts.get(key, 0) + 1
-        self._last_skip = text
-        reasons = self._skip_reasons
-        if text not in reasons and len(reasons) >= 32:      # bounded: texts carry details
-            text_key = "other reasons"
-        else:
-            text_key = text
-        reasons[text_key] = reasons.get(text_key, 0) + 1
-        self._warn(text, 2.0, key=key)
-
-    def _warn(self, text, period, key=None):
-        """Log ``text`` as a warning, throttled per ``key`` (default: the text itself)."""
-        self._log_line(text if key is None else key, text, period)
-
-    def _log_line(self, key, text, period, burst=1, level="warning"):
-        """
-        Log ``text`` (one bounded line) unless :class:`Throttle` holds it back.
-
-        Throttled here, not by rclpy: its ``throttle_duration_sec`` inspects the caller's
-        source file on every call (~0.2 ms, measured), which a tick skipped at 1 kHz cannot
-        afford.
-        """
-        line = self._throttle(key, text, period, burst)
-        if line is None:
-            return
-        # one call site per severity: rclpy refuses a call site that changes severity
-        if level == "error":
-            self.get_logger().error(one_line(line))
-        else:
-            self.get_logger().warning(one_line(line))
 
     # -- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self):

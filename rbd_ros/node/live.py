@@ -10,15 +10,17 @@ checked here) and refused with the reason, which ``ros2 param set`` prints; an a
 is then applied (:meth:`LiveParameters._apply_parameters`): an output switch creates or
 destroys its publisher, gravity and the outputs rebuild the robot (the joint states merged so
 far are kept), the timers are made again, the tick rule is remade, a new robot_description
-is loaded like one from the topic.
+is loaded like one from the topic, ``urdf_joint_dynamics`` rebuilds the robot with (or
+without) its URDF's joint friction (refused while its ``<dynamics>`` do not fit).
 """
 import threading
 
 from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 
-from .. import outputs
+from .. import actuation, outputs
 from . import conversions, parameters
+from .description import xml_text
 from .robot import Robot
 
 _TYPES = {bool: Parameter.Type.BOOL, float: Parameter.Type.DOUBLE, str: Parameter.Type.STRING,
@@ -84,10 +86,26 @@ class LiveParameters:
         """Refuse (with the reason) a set of new values of which one is not valid."""
         for param in changed:
             if param.name in self.params:
-                why = parameters.problem(param.name, param.value)
+                why = parameters.problem(param.name, param.value) or \
+                    self._joint_dynamics_problem(param)
                 if why:
                     return SetParametersResult(successful=False, reason=why)
         return SetParametersResult(successful=True)
+
+    def _joint_dynamics_problem(self, param):
+        """Say why ``urdf_joint_dynamics`` cannot be turned on now, or return None."""
+        if param.name != "urdf_joint_dynamics" or not param.value:
+            return None
+        if self._joint_text:
+            return "joint_parameters_file is set: urdf_joint_dynamics would replace it"
+        robot = self._robot
+        if robot is None:
+            return None
+        try:
+            actuation.load(robot.unloaded, xml_text(robot.xml), None, True)
+        except ValueError as exc:
+            return f"urdf_joint_dynamics: {str(exc)[:200]}"
+        return None
 
     def _apply_parameters(self, changed):
         """Apply accepted new values (after rclpy stored them)."""
@@ -106,7 +124,7 @@ class LiveParameters:
                             self._publish_diagnostics)
         if names & _OUTPUT_PARAMETERS:
             self._set_outputs()
-        elif "gravity" in names:
+        elif names & {"gravity", "urdf_joint_dynamics"}:
             self._rebuild_robot()
         if changed.get("robot_description"):
             self._submit_description(changed["robot_description"],
@@ -147,6 +165,7 @@ class LiveParameters:
             if current is None:
                 return
             model = current.unloaded.with_gravity(self.params["gravity"])
-            robot = Robot(model, current.xml, self._enabled, self._pub, current.payloads)
+            robot = Robot(model, current.xml, self._enabled, self._pub, current.payloads,
+                          self._joint_model(model, current.xml))
             robot.take_inputs(current)
             self._robot = robot

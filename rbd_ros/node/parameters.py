@@ -12,7 +12,7 @@ too; ``live`` turns them into ROS parameter descriptors and applies what may cha
 """
 import math
 
-from .. import outputs
+from .. import joint_friction, outputs
 from ..urdf import MIMIC_OPTIONS
 from . import EXECUTORS, check_executor
 
@@ -34,6 +34,11 @@ PARAMETERS = {
     "unknown_velocity": (outputs.UNKNOWN_VELOCITY[0],
                          "NaN/inf/absent velocity: 'skip' the tick or use 'zero'"),
     "gravity": ([0.0, 0.0, -9.81], "world-frame gravity, m/s²"),
+    "joint_parameters_file": ("", "JSON of per-joint armature, friction and offset "
+                              "(rbd_replay --identify --friction/--armature writes it); "
+                              "every output and service includes them; empty: none"),
+    "urdf_joint_dynamics": (False, "true: the URDF's <dynamics damping friction> as viscous "
+                            "and Coulomb joint friction in every output and service"),
     **{o.parameter: (o.default, o.description) for o in outputs.OUTPUTS},
     "diagnostics_period": (1.0, "s between /diagnostics messages (0: none)"),
     "wrench_topics": ([], "geometry_msgs/WrenchStamped inputs, 'TOPIC:LINK' each: the wrench "
@@ -66,6 +71,9 @@ READ_ONLY = {
     "wrench_topics": _SUBSCRIPTION,
     "world_frame": "the wrench subscriptions are made at start-up: restart the node to "
                    "change it",
+    "joint_parameters_file": "the file is read once at start-up (a path settable by any DDS "
+                             "peer would make the node read local files on request): restart "
+                             "the node to change it",
 }
 # string-array parameters (declared with their type: an empty list would be a byte array)
 STRING_ARRAYS = ("wrench_topics",)
@@ -95,6 +103,27 @@ def problem(name, value):
         from .description import not_xml
         return not_xml(value)
     return None
+
+
+def joint_parameters_text(params):
+    """
+    Return the text of ``joint_parameters_file`` ('' when empty), checked on its own.
+
+    ValueError, one line naming the parameter, for a file that cannot be read, is too
+    large or is not a joint parameter file, and with ``urdf_joint_dynamics`` as well: the
+    node does not start without the joint parameters it was told to use.
+    """
+    path = params["joint_parameters_file"]
+    if not path:
+        return ""
+    if params["urdf_joint_dynamics"]:
+        raise ValueError("joint_parameters_file and urdf_joint_dynamics: choose one")
+    try:
+        text = joint_friction.read_file(path)
+        joint_friction.check_text(text)
+    except ValueError as exc:
+        raise ValueError(f"joint_parameters_file {path[:120]!r}: {str(exc)[:200]}") from None
+    return text
 
 
 def tick_rule(params):

@@ -41,7 +41,8 @@ def set_payload(node, robot, req, resp):
             payloads.pop(req.link, None)
         else:
             payloads[req.link] = payload
-        new = Robot(current.unloaded, current.xml, node._enabled, node._pub, payloads)
+        new = Robot(current.unloaded, current.xml, node._enabled, node._pub, payloads,
+                    current.joints)
         new.take_inputs(current)
         node._robot = new                     # the swap: one reference assignment
     resp.links = sorted(payloads)

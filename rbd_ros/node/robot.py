@@ -9,7 +9,7 @@ changes; nothing in one is edited from outside the node's callbacks.
 """
 import numpy as np
 
-from .. import outputs
+from .. import actuation, outputs
 from . import conversions
 from .joint_cache import JointCache
 
@@ -20,10 +20,12 @@ class Robot:
 
     ``payloads``: {link: compact inertia} attached to ``model`` (``Model.with_payload``);
     ``unloaded`` is the model without them, which a change of payloads starts from.
+    ``joints``: the joint parameters (``rbd_ros.actuation.load``) every output includes.
     """
 
-    def __init__(self, model, xml, enabled, publishers, payloads=None):
+    def __init__(self, model, xml, enabled, publishers, payloads=None, joints=None):
         self.unloaded = model
+        self.joints = joints                      # rbd_ros.actuation.Actuation, or None
         self.payloads = dict(payloads or {})
         for link, inertia in self.payloads.items():
             model = model.with_payload(link, inertia)
@@ -58,7 +60,7 @@ class Robot:
 
         A step per published output: (publish, encode, result, second result or None).
         """
-        work = outputs.computation(enabled, effort_known)
+        work = actuation.computation(self.joints, enabled, effort_known)
         steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode,
                        o.results[0], o.results[1] if len(o.results) > 1 else None)
                       for o in work.outputs)

@@ -10,6 +10,10 @@ an answer is never NaN or inf. The core raises ValueError for a result that is n
 its leader's, is checked in :func:`_split`. Any other failure answers ``success: false`` too, and is
 counted and logged by the node: a request never ends the node.
 
+With joint parameters (``joint_parameters_file``, ``urdf_joint_dynamics``) every answer
+includes them, as the topics do (``rbd_ros.actuation``: τ with Ia a + friction + offset, q̈
+and M⁻¹ with M + diag(Ia), the derivatives of both).
+
 Mimic joints (coupled): a request may name the followers or not. Their positions,
 velocities and accelerations are ignored (their leaders' define them); a follower's τ in a
 forward-dynamics request acts through the coupling (τ_r = Gᵀ τ: added to its leader's,
@@ -21,6 +25,7 @@ name the model's degrees of freedom only.
 import numpy as np
 
 import rbd_ros
+from .. import actuation, outputs
 from . import conversions
 from .reporting import excerpt, names_excerpt, one_line
 
@@ -44,19 +49,28 @@ def create_services(node, rbd_srv):
 
 def inverse_dynamics(robot, req, resp):
     q, v, a, order = _request_state(robot, req, ("v", "a"))
-    tau = rbd_ros.rnea(robot.model, q, v, a)
+    if robot.joints is None:
+        tau = rbd_ros.rnea(robot.model, q, v, a)
+    else:
+        tau = with_joints(robot, ("tau",), q, v, a=a)[0]
     resp.tau, resp.base_tau = _split(robot, tau, order, follower_scale=0.0)
 
 
 def forward_dynamics(robot, req, resp):
     q, v, tau, order = _request_state(robot, req, ("v", "tau"))
-    qdd = rbd_ros.aba(robot.model, q, v, tau)
+    if robot.joints is None:
+        qdd = rbd_ros.aba(robot.model, q, v, tau)
+    else:
+        qdd = with_joints(robot, ("qdd",), q, v, tau=tau)[0]
     resp.qdd, resp.base_qdd = _split(robot, qdd, order)
 
 
 def inverse_inertia(robot, req, resp):
     q, order = _request_state(robot, req, ())
-    Minv = rbd_ros.minv(robot.model, q)
+    if robot.joints is None:
+        Minv = rbd_ros.minv(robot.model, q)
+    else:
+        Minv = with_joints(robot, ("Minv",), q, np.zeros(robot.model.nv))[0]
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_joint_matrix(resp.minv, resp.minv.header, names, Minv[np.ix_(idx, idx)])
 
@@ -72,10 +86,31 @@ def forward_dynamics_derivatives(robot, req, resp):
 def _derivatives(robot, req, resp, function, third):
     """Answer a derivatives request: ∂/∂q, ∂/∂v of ``function`` at (q, v, ``third``)."""
     q, v, u, order = _request_state(robot, req, ("v", third))
-    dq, dv, _ = function(robot.model, q, v, u)
+    if robot.joints is None:
+        dq, dv, _ = function(robot.model, q, v, u)
+    elif third == "a":
+        dq, dv = with_joints(robot, ("dtau_dq", "dtau_dv"), q, v, a=u)
+    else:
+        dq, dv = with_joints(robot, ("dqdd_dq", "dqdd_dv"), q, v, tau=u)
     names, idx = _request_dofs(robot, req, order)
     conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
                                  dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
+
+
+def with_joints(robot, keys, q, v, a=None, tau=None):
+    """
+    Return the core results ``keys`` at one state with the robot's joint parameters.
+
+    The cheapest call of ``outputs.CALLS`` that gives them and what ``rbd_ros.actuation``
+    needs besides; ``a`` and ``tau`` default to zero. ValueError for a result not finite.
+    """
+    act, model = robot.joints, robot.model
+    needed = set(keys) | set(act.extra_results(keys))
+    call = next(name for name, results in outputs.CALLS if needed <= set(results))
+    z = np.zeros(model.nv)
+    results = actuation.compute(act, call, model, q, v, z if a is None else a,
+                                z if tau is None else tau)
+    return [results[k] for k in keys]
 
 
 class _Order:

@@ -12,12 +12,17 @@ ignored, their effort acts through the coupling), answers in the request's joint
 Request sizes are bounded (README: request sizes): at most :data:`MAX_POINTS` points, and
 at most :data:`MAX_DERIVATIVE_NUMBERS` numbers of derivatives in one answer; a bad request
 gets ``success: false`` with a short reason, and so does one whose result is not finite.
+
+With joint parameters (``rbd_ros.actuation``) τ, q̈ and their derivatives include them, and
+the limits are checked on that τ (the motor's); a rollout is refused (it integrates the
+rigid-body dynamics).
 """
 import array
 
 import numpy as np
 
 import rbd_ros
+from rbd_ros import actuation
 from rbd_ros import rollout as _rollout
 from . import conversions
 from .reporting import excerpt
@@ -51,6 +56,11 @@ def trajectory_torques(robot, req, resp):
     a = traj.states("accelerations", req.base_a, 6, n)
     data = rbd_ros.Data(robot.model)
     tau = rbd_ros.rnea_batch(robot.model, q, v, a, data=data)   # the core refuses NaN/inf
+    results = {"tau": tau}
+    if req.derivatives:
+        results["dtau_dq"], results["dtau_dv"], _ = rbd_ros.rnea_derivatives_batch(
+            robot.model, q, v, a, data=data)
+    tau = _with_joints(robot, results, q, v, a, None)["tau"]
     resp.points = n
     resp.tau, resp.base_tau = traj.split(tau, follower_scale=0.0)
     limits = _rollout.check_limits(robot.model, v, tau)
@@ -63,8 +73,8 @@ def trajectory_torques(robot, req, resp):
     resp.peak_velocity_ratio = traj.per_joint(limits.peak_velocity)
     resp.dof_names = traj.dof_names
     if req.derivatives:
-        dq, dv, _ = rbd_ros.rnea_derivatives_batch(robot.model, q, v, a, data=data)
-        resp.dtau_dq, resp.dtau_dv = traj.matrices(dq), traj.matrices(dv)
+        resp.dtau_dq = traj.matrices(results["dtau_dq"])
+        resp.dtau_dv = traj.matrices(results["dtau_dv"])
 
 
 def trajectory_forward(robot, req, resp):
@@ -84,17 +94,45 @@ def _forward_points(robot, req, resp):
     q = traj.states("positions", req.base_q, 7, n)
     v = traj.states("velocities", req.base_v, 6, n)
     tau = traj.states("effort", req.base_tau, 6, n, optional_base=True)
+    if robot.joints is not None:           # the forward results at τ - f(v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            tau = tau - robot.joints.friction(v)
     data = rbd_ros.Data(robot.model)
-    qdd = rbd_ros.aba_batch(robot.model, q, v, tau, data=data)
+    results = {"qdd": rbd_ros.aba_batch(robot.model, q, v, tau, data=data)}
+    if req.derivatives:
+        results["dqdd_dq"], results["dqdd_dv"], _ = rbd_ros.aba_derivatives_batch(
+            robot.model, q, v, tau, data=data)
+    results = _with_joints(robot, results, q, v, None, tau)
     resp.points = n
-    resp.qdd, resp.base_qdd = traj.split(qdd)
+    resp.qdd, resp.base_qdd = traj.split(results["qdd"])
     resp.dof_names = traj.dof_names
     if req.derivatives:
-        dq, dv, _ = rbd_ros.aba_derivatives_batch(robot.model, q, v, tau, data=data)
-        resp.dqdd_dq, resp.dqdd_dv = traj.matrices(dq), traj.matrices(dv)
+        resp.dqdd_dq = traj.matrices(results["dqdd_dq"])
+        resp.dqdd_dv = traj.matrices(results["dqdd_dv"])
+
+
+def _with_joints(robot, results, q, v, a, tau_in):
+    """
+    Return the batch ``results`` with the robot's joint parameters (``rbd_ros.actuation``).
+
+    The rigid body's when there are none; RequestError for a result that is not finite.
+    """
+    if robot.joints is None:
+        return results
+    tau_in = np.zeros_like(v) if tau_in is None else tau_in
+    actuation.finish_batch(robot.joints, robot.model, results, q, v,
+                           np.zeros_like(v) if a is None else a, tau_in)
+    for key, x in results.items():
+        if not np.isfinite(x).all():
+            raise RequestError(f"the joint parameters' {key} is not finite (NaN or inf): "
+                               "values too large")
+    return results
 
 
 def _forward_rollout(robot, req, resp):
+    if robot.joints is not None:
+        raise RequestError("a rollout integrates the rigid-body dynamics: not with joint "
+                           "parameters (joint_parameters_file, urdf_joint_dynamics) yet")
     method = req.integrator or _rollout.EULER
     if method not in _rollout.METHODS:
         raise RequestError(f"integrator must be one of {_rollout.METHODS} (empty: "

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 
 import rbd_ros
 from .. import outputs as table
-from . import bag_io, estimation, fleet, fleet_inputs, report, staging, writing
+from . import bag_io, dynamics, estimation, fleet, fleet_inputs, report, staging, writing
 from . import identify as identification
 from .bag_io import ReplayError
 from .dynamics import REFUSED, Batches, templates  # noqa: F401 (templates: re-exported)
@@ -80,7 +80,7 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            unknown_velocity=table.UNKNOWN_VELOCITY[0], acceleration="estimate",
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
-           identify=None, prior_weight=None):
+           identify=None, prior_weight=None, model_params=None, urdf_dynamics=False):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -95,8 +95,14 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     "consistent"): also identify the inertial parameters from the answered messages with a
     known effort (``identify``); the report gets an ``identification`` section and
     ``report_dir`` an ``identified.urdf``. A message whose outputs are not finite is skipped,
-    reason "refused" (``dynamics``).
+    reason "refused" (``dynamics``). ``model_params`` (a joint parameter file's text) or
+    ``urdf_dynamics`` (the URDF's ``<dynamics>``): every output written, and the report's
+    errors, include the joint friction / armature (``rbd_ros.actuation``, as the node's
+    ``joint_parameters_file`` / ``urdf_joint_dynamics``); not with ``live``.
     """
+    if live and (model_params or urdf_dynamics):
+        raise ReplayError("--live plays the bag into a node without joint parameters: not "
+                          "with --model-params / --urdf-dynamics")
     o = SimpleNamespace(
         bag=bag, topic=topic, floating_base=floating_base, odom_topic=odom_topic, mimic=mimic,
         outputs=_check_arguments(outputs, identify, floating_base, acceleration, window=window,
@@ -106,7 +112,7 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
         storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
         rate=rate, live_options=live_options or {}, identify=identify,
-        prior_weight=prior_weight)
+        prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics))
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
     targets = [(output, "output bag", "-o")]
     if report_dir:
@@ -131,6 +137,7 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
 def _run(o, reader, model, urdf_text, cons, staged, clock):
     """Replay into the temporaries ``staged`` (bag, report directory) and return the report."""
     timing = {}
+    joints = dynamics.joint_model(model, urdf_text, *o.joint_parameters)
     js_ids = {c.id for c in cons[0]}
     cons = cons[0] + cons[1]
     inputs = _read_inputs(reader, cons, js_ids)
@@ -161,7 +168,7 @@ def _run(o, reader, model, urdf_text, cons, staged, clock):
     try:
         batches = writing.write(reader, writer, model, t, o.outputs, js_ids, live_result, timing,
                                 node_name=o.node_name, batch_size=o.batch_size,
-                                progress=o.progress)
+                                progress=o.progress, joints=joints)
     except BaseException:
         with contextlib.suppress(Exception):        # it is discarded: the first error counts
             writer.close()

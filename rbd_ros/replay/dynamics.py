@@ -15,9 +15,10 @@ import time
 
 import numpy as np
 
+from .. import actuation
 from .. import outputs as table
 from . import bag_io
-from .errors import shorten
+from .errors import ReplayError, shorten
 
 REFUSED = "refused"
 NOT_FINITE = "a result is not finite (NaN or inf): the inputs are too large"
@@ -28,9 +29,26 @@ def templates(model, outputs):
     return {k: bag_io.output_template(table.BY_NAME[k], model) for k in outputs}
 
 
-def compute_finite(model, outputs, q, v, a, tau, effort_known):
+def joint_model(model, urdf_text, params_text=None, urdf_dynamics=False):
+    """
+    Return the joint parameters of ``--model-params`` / ``--urdf-dynamics`` for ``model``.
+
+    ``rbd_ros.actuation.load`` (None: neither); ReplayError naming the option when they do
+    not fit the model.
+    """
+    try:
+        return actuation.load(model, urdf_text, params_text, urdf_dynamics)
+    except ValueError as exc:
+        option = "--model-params" if params_text else "--urdf-dynamics"
+        raise ReplayError(f"{option}: {shorten(exc, 200)}") from None
+
+
+def compute_finite(model, outputs, q, v, a, tau, effort_known, joints=None):
     """
     Compute ``rbd_ros.outputs.compute_batch`` of N states, without the refused ones.
+
+    With ``joints`` (``joint_model``) the outputs include the joint parameters
+    (``rbd_ros.actuation.compute_batch``, the node's computation).
 
     Returns (results, refused, error): results as ``compute_batch``'s ({name: (rows,
     arrays)}, rows indices into the N states) for the states whose every result is finite;
@@ -38,13 +56,13 @@ def compute_finite(model, outputs, q, v, a, tau, effort_known):
     """
     n = len(q)
     try:
-        results = table.compute_batch(model, outputs, q, v, a, tau, effort_known)
+        results = actuation.compute_batch(joints, model, outputs, q, v, a, tau, effort_known)
     except ValueError as exc:
         if n <= 1:                                 # "rnea_batch: sample 0: ..."
             return {}, np.ones(n, bool), re.sub(r"sample \d+: ", "", str(exc), count=1)
         h = n // 2
-        parts = [compute_finite(model, outputs, *(x[s] for x in (q, v, a, tau, effort_known)))
-                 for s in (slice(0, h), slice(h, n))]
+        parts = [compute_finite(model, outputs, *(x[s] for x in (q, v, a, tau, effort_known)),
+                                joints=joints) for s in (slice(0, h), slice(h, n))]
         return (_concatenate(parts[0][0], parts[1][0], h), np.r_[parts[0][1], parts[1][1]],
                 parts[0][2] or parts[1][2])
     refused = np.zeros(n, bool)
@@ -80,13 +98,14 @@ class Batches:
     """
     The outputs of the answered messages, computed ``batch_size`` ticks at a time.
 
-    Per joint_states message, {output: bytes} (``encode``) or {output: arrays}; ``tau`` the
+    Per joint_states message, {output: bytes} (``encode``) or {output: arrays}, with the
+    joint parameters ``joints`` (``joint_model``) when given; ``tau`` the
     torques of every tick (NaN where refused), ``refused`` (ticks,) bool and ``refusal``
     (joint_states index, reason) of the first refused message, or None.
     """
 
-    def __init__(self, model, t, outputs, batch_size, timing, encode):
-        self.model, self.t, self.outputs = model, t, outputs
+    def __init__(self, model, t, outputs, batch_size, timing, encode, joints=None):
+        self.model, self.t, self.outputs, self.joints = model, t, outputs, joints
         self.batch_size, self.timing, self.encode = batch_size, timing, encode
         self.templates = templates(model, outputs) if encode else None
         self.tick_of = np.full(t.messages, -1)
@@ -122,7 +141,7 @@ class Batches:
         span = slice(self.lo, self.hi)
         arrays, refused, error = compute_finite(self.model, self.outputs, t.q[span], t.v[span],
                                                 t.a[span], t.tau_in[span],
-                                                t.effort_known[span])
+                                                t.effort_known[span], self.joints)
         c1 = time.perf_counter()
         if error is not None:
             self.refused[span] = refused

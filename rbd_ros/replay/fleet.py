@@ -26,14 +26,13 @@ import sys
 import time
 from pathlib import Path
 
-from .. import joint_friction
+from .. import identification_stats, joint_friction
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
 
-MAX_PARAMS_BYTES = 1 << 20
 FLEET_OPTIONS = ("no_bag", "scheduler", "workers", "friction", "armature", "model_params",
-                 "urdf_dynamics")
+                 "urdf_dynamics", "weighting")
 
 
 def add_arguments(p):
@@ -55,10 +54,17 @@ def add_arguments(p):
                    help="--identify: also per-joint rotor inertia (armature)")
     g.add_argument("--friction-epsilon", type=float, default=joint_friction.EPSILON,
                    help="eps of the smooth sign tanh(v/eps), rad/s (default %(default)s)")
+    g.add_argument("--weighting", choices=identification_stats.WEIGHTINGS, default=None,
+                   help="--identify: none (default), or per-joint: weighted least squares, "
+                   "each joint's rows weighted by 1/sigma_j, its residual RMS after a first "
+                   "unweighted least-squares fit")
     g.add_argument("--model-params", help="joint parameter file (identify's "
-                   "joint_parameters.json): predictions add its friction and armature")
-    g.add_argument("--urdf-dynamics", action="store_true", help="predictions add the URDF's "
-                   "<dynamics damping friction> as viscous and Coulomb friction")
+                   "joint_parameters.json): every output (bags, reports, fleet report) "
+                   "includes its friction, armature and offsets, as dynamics_node's "
+                   "joint_parameters_file")
+    g.add_argument("--urdf-dynamics", action="store_true", help="every output includes the "
+                   "URDF's <dynamics damping friction> as viscous and Coulomb friction (the "
+                   "node's urdf_joint_dynamics)")
 
 
 def wanted(args, bags, many):
@@ -83,25 +89,19 @@ def check(args):
     if args.scheduler and not fleet_inputs.SCHEDULER.match(args.scheduler):
         raise ReplayError(f"--scheduler must be tcp://HOST:PORT, got "
                           f"{excerpt(args.scheduler, 60)}")
-    if (args.friction or args.armature) and not args.identify:
-        raise ReplayError("--friction and --armature are identification options: add "
-                          "--identify")
+    if (args.friction or args.armature or args.weighting) and not args.identify:
+        raise ReplayError("--friction, --armature and --weighting are identification "
+                          "options: add --identify")
     if args.model_params and args.urdf_dynamics:
         raise ReplayError("--model-params and --urdf-dynamics: choose one")
-    if (args.model_params or args.urdf_dynamics) and not args.no_bag:
-        raise ReplayError("--model-params / --urdf-dynamics change the evaluation, not the "
-                          "output bag's torques (the node's RNEA): add --no-bag")
     text = None
     if args.model_params:
         try:
-            with open(args.model_params, "rb") as f:
-                text = f.read(MAX_PARAMS_BYTES + 1).decode("utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ReplayError(f"--model-params {excerpt(args.model_params)}: cannot read it "
-                              f"({shorten(getattr(exc, 'strerror', None) or exc, 80)})") \
-                from None
-        if len(text) > MAX_PARAMS_BYTES:
-            raise ReplayError(f"--model-params {excerpt(args.model_params)}: larger than 1 MiB")
+            text = joint_friction.read_file(args.model_params)
+            joint_friction.check_text(text)
+        except ValueError as exc:
+            raise ReplayError(f"--model-params {excerpt(args.model_params)}: "
+                              f"{shorten(exc, 200)}") from None
     return joint_friction.kinds(args.friction, args.armature), text
 
 
@@ -115,6 +115,7 @@ def base_spec(args, outputs, urdf_text, kinds, params_text):
                          unknown_velocity=args.unknown_velocity),
             "identify": args.identify, "kinds": kinds, "epsilon": args.friction_epsilon,
             "model_params": params_text, "urdf_dynamics": args.urdf_dynamics,
+            "weighting": args.weighting or "none",
             "outputs": outputs, "node_name": args.node_name, "storage": args.storage,
             "plots": not args.no_plots, "threads": 1}
 
@@ -131,7 +132,8 @@ def tasks(base, bag, name, info, args, root):
                                 order=base["order"], acceleration=base["acceleration"],
                                 node_name=base["node_name"], storage=base["storage"],
                                 batch_size=base["batch_size"], plots=base["plots"],
-                                **base["rule"]))
+                                model_params=base["model_params"],
+                                urdf_dynamics=base["urdf_dynamics"], **base["rule"]))
         return [spec]
     spans, overlap = fleet_inputs.windows(info, args.split_messages, args.window,
                                           args.max_joint_age)
@@ -351,7 +353,8 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
         urdf = joint_friction.write_urdf_dynamics(urdf, params)
     (root / "identified.urdf").write_text(urdf)
     sec = {"method": method, "prior_weight": w, "kinds": list(kinds),
-           "epsilon": base["epsilon"], "bags": run.stats_bags, "samples": run.stats.samples,
+           "epsilon": base["epsilon"], "weighting": base["weighting"],
+           "bags": run.stats_bags, "samples": run.stats.samples,
            "parameters": int(run.stats.R.shape[1]), "identifiable": int(result.rank),
            "consistent": bool(result.consistent), "reason": result.reason,
            "rms_before": float(result.rms_before), "rms_after": float(result.rms_after),
@@ -361,6 +364,9 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
         sec["parameters_file"] = str(final / "joint_parameters.json")
         sec["joint_parameters"] = {name: {k: float(params.values[k][j]) for k in kinds}
                                    for j, name in enumerate(params.joints)}
+    if "joint_sigma" in result.extra:
+        sec["joint_sigma"] = dict(zip(model.joint_names, map(float,
+                                                             result.extra["joint_sigma"])))
     sec["result"] = result
     return sec
 

@@ -13,8 +13,9 @@ import os
 import re
 from pathlib import Path
 
+from ..text_files import read_text
 from . import bag_io
-from .errors import ReplayError, excerpt, shorten
+from .errors import ReplayError, excerpt
 
 BAG_FILES = (".mcap", ".db3")
 MAX_LIST_BYTES = 16 << 20
@@ -48,16 +49,9 @@ def _read_list(name):
     if not name:
         raise ReplayError("@: a bag list file name must follow the @")
     try:
-        with open(name, "rb") as f:
-            data = f.read(MAX_LIST_BYTES + 1)
-    except OSError as exc:
-        raise ReplayError(f"bag list {excerpt(name)}: {exc.strerror or shorten(exc)}") from None
-    if len(data) > MAX_LIST_BYTES:
-        raise ReplayError(f"bag list {excerpt(name)}: larger than {MAX_LIST_BYTES >> 20} MiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ReplayError(f"bag list {excerpt(name)}: not UTF-8 text") from None
+        text = read_text(name, MAX_LIST_BYTES)
+    except ValueError as exc:
+        raise ReplayError(f"bag list {excerpt(name)}: {exc}") from None
     base = Path(name).parent
     out = []
     for number, line in enumerate(text.splitlines(), 1):

@@ -134,6 +134,9 @@ def identification_lines(sec):
                                else f"NOT physically consistent ({sec['reason']})"),
              f"  RMS torque error: {sec['rms_before']:.4g} with the URDF, "
              f"{sec['rms_after']:.4g} identified"]
+    if sec.get("joint_sigma"):
+        lines.append("  weighted per joint by 1/sigma, sigma (residual RMS of a first fit): "
+                     + ", ".join(f"{k} {v:.4g}" for k, v in sec["joint_sigma"].items()))
     for name, values in sec.get("joint_parameters", {}).items():
         lines.append(f"  {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in values.items()))
     lines += [f"  {k}: {sec[k]}" for k in ("urdf", "parameters_file") if sec.get(k)]

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import rbd_ros
-from .. import identification_stats, joint_friction
+from .. import identification_stats
 from .. import outputs as table
 from . import bag_io, estimation
-from .dynamics import REFUSED, Batches
+from .dynamics import REFUSED, Batches, joint_model
 from .errors import ReplayError, shorten
 
 
@@ -242,7 +242,9 @@ def _tick(out, model, text, inputs, keep, spec):
     """Decide the ticks, compute the torques and fill ``out`` with the kept messages'."""
     t = estimation.ticks(model, *inputs, window=spec["window"], order=spec["order"],
                          acceleration=spec["acceleration"], **spec["rule"])
-    batches = Batches(model, t, ("torques",), spec["batch_size"], {}, encode=False)
+    joints = joint_model(model, text, spec.get("model_params"), spec.get("urdf_dynamics"))
+    batches = Batches(model, t, ("torques",), spec["batch_size"], {}, encode=False,
+                      joints=joints)
     batches.run()
     t, tau = t.without(batches.refused, REFUSED), batches.tau[~batches.refused]
     kept = keep[t.index]
@@ -253,31 +255,12 @@ def _tick(out, model, text, inputs, keep, spec):
                    if (codes == k).any()}
     out.unknown_names = set(t.unknown_names)
     out.time_source = t.time_source
-    nb = 6 if model.floating_base else 0
-    v, a = t.v[kept, nb:], t.a[kept, nb:]
-    predicted = tau[kept] + _joint_parameters(spec, text, model).torques(v, a)
-    out.errors = ErrorStats.of(predicted, t.effort[kept])
+    out.errors = ErrorStats.of(tau[kept], t.effort[kept])
     if spec.get("identify"):
         rows = kept & t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"])
-
-
-def _joint_parameters(spec, text, model):
-    """Return the joint friction / armature that predictions add (``--model-params``, URDF)."""
-    names = tuple(model.joint_names)
-    if spec.get("model_params") is not None:
-        try:
-            return joint_friction.JointParameters.from_json(spec["model_params"], names)
-        except ValueError as exc:
-            raise ReplayError(f"--model-params: {shorten(exc, 200)}") from None
-    if spec.get("urdf_dynamics"):
-        try:
-            return joint_friction.JointParameters.from_urdf(text, names)
-        except (ValueError, SyntaxError) as exc:
-            raise ReplayError(f"--urdf-dynamics: {shorten(exc, 200)}") from None
-    return joint_friction.JointParameters(names)
+            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
 
 
 def write_bag(spec):
@@ -310,7 +293,7 @@ def write_bag(spec):
         rows = t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"])
+            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
     return out
 
 
@@ -318,12 +301,19 @@ def fit(text, mimic, method, stats, kinds, prior_weight):
     """
     Fit the reduced statistics (``identification_stats.METHODS[method]``) on a worker.
 
+    Per-joint statistics (``--weighting per-joint``) are fitted weighted
+    (``identification_stats.weighted``).
+
     On a worker because Dask starts its workers with one BLAS thread: the fit's many small
     SVDs run several times slower with a BLAS thread per core on a busy machine. The result
     comes back without its model (the client rebuilds it from θ).
     """
     model = _model(text, False, mimic)
-    result = identification_stats.METHODS[method](model, stats, kinds,
-                                                  prior_weight=prior_weight)
+    if isinstance(stats, identification_stats.PerJoint):     # --weighting per-joint
+        result = identification_stats.weighted(model, stats, method, kinds,
+                                               prior_weight=prior_weight)
+    else:
+        result = identification_stats.METHODS[method](model, stats, kinds,
+                                                      prior_weight=prior_weight)
     result.model = None
     return result

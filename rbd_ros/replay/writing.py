@@ -32,13 +32,14 @@ class Progress:
 
 
 def write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, node_name,
-          batch_size, progress):
+          batch_size, progress, joints=None):
     """
     Write the output bag: the input messages and the outputs of each.
 
     Copy every message of ``reader`` to ``writer``, each answered joint_states message
-    followed by its outputs (computed offline, or the node's answers with ``live_result``);
-    returns the :class:`dynamics.Batches` (torques, refused messages).
+    followed by its outputs (computed offline, with the joint parameters ``joints`` when
+    given, or the node's answers with ``live_result``); returns the
+    :class:`dynamics.Batches` (torques, refused messages).
     """
     copies = {}
     for con in reader.connections:
@@ -47,7 +48,8 @@ def write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, nod
             copies[key] = bag_io.copy_connection(writer, con)
     out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", table.BY_NAME[k].msgtype)
                 for k in outputs}
-    batches = dynamics.Batches(model, t, outputs, batch_size, timing, encode=live_result is None)
+    batches = dynamics.Batches(model, t, outputs, batch_size, timing,
+                               encode=live_result is None, joints=joints)
     bar = Progress(reader.message_count, "replay", progress if progress is not None
                    else (sys.stderr.isatty() and reader.message_count > 20000))
     m, done = -1, 0
