@@ -11,7 +11,7 @@ from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..spatial import add10, inertia_act, inertia_apply, load10, se3_store, store6, store10
-from .common import NOT_FINITE_RESULT, check_configuration, model_sizes, placement_step
+from .common import check_configuration, mirror_upper, model_sizes, placement_step
 from .joints import joint_nv, project_force, subspace_column
 
 
@@ -28,21 +28,20 @@ def crba_kernel(packed, ws, q, M):
         store6(ws, i, W_OS, oS)
         store10(ws, i, W_OI, oI)
     M[:, :] = 0.0                           # bodies on different branches do not couple
-    bad = False
     for i in range(nb - 1, -1, -1):
         Ic = load10(ws, i, W_OI)
         iv = int(packed[i, P_IV])
         for k in range(joint_nv(packed, i)):
             F = inertia_apply(Ic, subspace_column(packed, ws, i, k))      # F = I^c_i S_i
-            bad |= project_force(packed, ws, i, F, M, iv + k, k + 1)   # and its mirror
+            project_force(packed, ws, i, F, M, iv + k, k + 1)          # the upper triangle
             j = int(packed[i, P_PARENT])
             while j >= 0:                                               # M[j, i] = S_jᵀ F
-                bad |= project_force(packed, ws, j, F, M, iv + k, 6)
+                project_force(packed, ws, j, F, M, iv + k, 6)
                 j = int(packed[j, P_PARENT])
         lam = int(packed[i, P_PARENT])
         if lam >= 0:
             store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), Ic))   # I^c_λ += I^c_i
-    return NOT_FINITE_RESULT if bad else 0
+    return mirror_upper(M)                  # and M's status
 
 
 def crba(model, q, *, data=None):

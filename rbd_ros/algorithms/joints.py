@@ -160,30 +160,20 @@ def subspace_column(packed, ws, i, k):
 @helper
 def project_force(packed, ws, j, f, out, col, rows):
     """
-    Set out[idx_v(j) + r, col] and out[col, idx_v(j) + r] to S_rᵀ f for r < rows.
+    Set out[idx_v(j) + r, col] to S_rᵀ f for r < rows.
 
-    For a symmetric ``out`` (the CRBA's M): each value is stored where a mirror pass would
-    copy it, and checked, while in a register (a pass over M after the recursion cost 13 %
-    of the CRBA on talos). Return True if a value is not finite. ``f`` is a world-frame
-    force; the subspace comes from the workspace placement (W_OM) and 1-dof subspace
-    (W_OS). One kind test per joint, whatever its number of columns.
+    ``f`` is a world-frame force; the subspace comes from the workspace placement (W_OM)
+    and 1-dof subspace (W_OS). One kind test per joint, whatever its number of columns.
     """
     jv = int(packed[j, P_IV])
-    bad = False
     if int(packed[j, P_TYPE]) == FREE_FLYER:
         t = act_inv_force(se3_load(ws, j, W_OM), f)        # the wrench in the base frame
         for r in range(min(rows, 6)):
-            y = t[r]
-            out[jv + r, col] = y
-            out[col, jv + r] = y
-            bad |= (y - y) != 0.0                          # inf - inf and NaN are NaN
+            out[jv + r, col] = t[r]
     else:
         s = load6(ws, j, W_OS)
-        y = s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4] + s[5] * f[5]
-        out[jv, col] = y
-        out[col, jv] = y
-        bad |= (y - y) != 0.0
-    return bad
+        out[jv, col] = (s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4]
+                        + s[5] * f[5])
 
 
 @helper
