@@ -172,9 +172,13 @@ def test_urdf_dynamics_round_trip(arm):
 
 
 def pinv_fit(Y, b, x0):
-    """Return the oracle fit x₀ + D (Y D)⁺ (b - Y x₀), D the inverse column norms of Y."""
+    """
+    Return the oracle fit x₀ + D (Y D)⁺ (b - Y x₀), D the inverse column norms of Y.
+
+    A column zero up to rounding (below 1e-9 of the largest) is left unscaled.
+    """
     norms = np.linalg.norm(Y, axis=0)
-    D = 1 / np.where(norms > 0, norms, 1.0)
+    D = 1 / np.where(norms > 1e-9 * norms.max(), norms, 1.0)
     return x0 + D * (np.linalg.pinv(Y * D, rtol=max(Y.shape) * np.finfo(float).eps * 10)
                      @ (b - Y @ x0))
 

@@ -13,7 +13,7 @@ base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
 A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
 ``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
-``local_subspace``, ``root_frame_placement``, ``root_frame_force_projection`` and
+``local_subspace``, ``world_subspace``, ``world_force_projection`` and
 ``joint_integrate`` (and, for a multi-dof kind that is not the root, of
 ``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹ use).
 Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
@@ -202,46 +202,26 @@ def local_force_projection(subspace, f):
 
 
 @helper
-def root_frame_placement(packed, i, M_parent, X):
+def world_subspace(packed, ws, j):
     """
-    Return (M, S): body i's placement and 1-dof subspace in the root body's frame.
+    Return (joint_nv, oM, oS): what Sᵀ f needs of body j's joint, f a world-frame force.
 
-    From its parent's placement M_parent (in the same frame) and its local ^λX_i (as
-    ``jcalc_local`` returns it): no second evaluation of the joint's transform. The root
-    body's frame is the world for a fixed base and the base for a floating one, whose
-    placement is then the identity and whose subspace the identity (S unused).
+    From the workspace's world placement (W_OM, the free-flyer root) and 1-dof subspace
+    (W_OS), read once, then applied to many forces (``world_force_projection``).
     """
-    kind = int(packed[i, P_TYPE])
-    if kind == FREE_FLYER:
-        return IDENTITY_SE3, ZERO6
-    M = se3_mul(M_parent, X)
-    # the axis is the same before and after the joint's own motion
-    ax, ay, az = rot3(M, packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2])
-    if kind == PRISMATIC:
-        return M, (ax, ay, az, 0.0, 0.0, 0.0)
-    lx, ly, lz = cross3(M[9], M[10], M[11], ax, ay, az)   # rotation about a line through p
-    return M, (lx, ly, lz, ax, ay, az)
+    if int(packed[j, P_TYPE]) == FREE_FLYER:
+        return 6, se3_load(ws, j, W_OM), ZERO6
+    return 1, IDENTITY_SE3, load6(ws, j, W_OS)
 
 
 @helper
-def root_frame_subspace(packed, ws, j):
-    """
-    Return (joint_nv, S): what Sᵀ f needs of body j's joint, f in the root body's frame.
-
-    S from the workspace (W_OS, ``root_frame_placement``'s), read once, then applied to many
-    forces (``root_frame_force_projection``).
-    """
-    return joint_nv(packed, j), load6(ws, j, W_OS)
-
-
-@helper
-def root_frame_force_projection(subspace, f):
-    """Sᵀ f (first joint_nv entries of the 6-tuple) for a ``root_frame_subspace``."""
-    nv, S = subspace
+def world_force_projection(subspace, f):
+    """Sᵀ f (first joint_nv entries of the 6-tuple) for a ``world_subspace``, f in the world."""
+    nv, oM, oS = subspace
     if nv == 6:
-        return f                             # the free-flyer root: S is the identity
-    return (S[0] * f[0] + S[1] * f[1] + S[2] * f[2] + S[3] * f[3] + S[4] * f[4]
-            + S[5] * f[5]), 0.0, 0.0, 0.0, 0.0, 0.0
+        return act_inv_force(oM, f)                  # the wrench in the base frame
+    return (oS[0] * f[0] + oS[1] * f[1] + oS[2] * f[2] + oS[3] * f[3] + oS[4] * f[4]
+            + oS[5] * f[5]), 0.0, 0.0, 0.0, 0.0, 0.0
 
 
 @helper

@@ -11,23 +11,24 @@ origin (``model.theta``, ``model.inertial_parameters()``), so that
 The joint torque regressor is computed as in the seed (l. 252-295, Y = [J_1ᵀ Y_b1 … J_nbᵀ
 Y_bnb]) in one forward pass: RNEA's forward pass in body frames gives each body's twist v_i
 and gravity-including acceleration a_i in its own frame; the body regressor Y_b(v_i, a_i) is
-the 6×10 map from θ_i to the force body i needs; its 10 columns are moved once to the frame
-of the root body r (the world for a fixed base, the base for a floating one: no precision
-lost far from the origin, and the free flyer's S is the identity) and projected on each
-ancestor's joint subspace in that frame: column block i of row block j is
-S_jᵀ ^rX_i^* Y_b(v_i, a_i) for each ancestor j of i (i included), zero elsewhere. Carrying
-the block up the tree in body frames instead (as Pinocchio does) costs a force transform per
-column and ancestor where this costs a dot product.
+the 6×10 map from θ_i to the force body i needs; its 10 columns are moved once to the world
+(^0X_i^*) and projected on each ancestor's world-frame joint subspace: column block i of row
+block j is S_jᵀ ^0X_i^* Y_b(v_i, a_i) for each ancestor j of i (i included), zero elsewhere.
+Carrying the block up the tree in body frames instead (as Pinocchio does) costs a force
+transform per column and ancestor where this costs a dot product. The world is the one
+translated to the floating base of the other world-frame kernels (``joints.jcalc``): no
+precision lost far from the origin; the projections do not depend on it. (Placements in the
+base's own frame, where the free flyer's S is the identity, measured 25 % slower on talos.)
 """
 import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
-from ..spatial import act_force, load6_vector, se3_load, se3_store, store6
+from ..spatial import act_force, load6_vector, se3_store, store6
 from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_vector,
-                     model_sizes, set_world)
-from .joints import root_frame_force_projection, root_frame_placement, root_frame_subspace
+                     model_sizes, placement_step, set_world)
+from .joints import world_force_projection, world_subspace
 from .rnea import body_motion_step
 
 
@@ -100,10 +101,10 @@ def body_regressor_into(Y, v, a):
 
 
 @helper
-def body_regressor_to_root_frame(M, Yb):
-    """Express the 10 force columns of Yb (body frame, 6×10) in the root body's: ^rX_i^* Yb."""
+def body_regressor_to_world(oM, Yb):
+    """Express the 10 force columns of Yb (body frame, 6×10) in the world: ^0X_i^* Yb."""
     for c in range(10):
-        f = act_force(M, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c], Yb[5, c]))
+        f = act_force(oM, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c], Yb[5, c]))
         for r in range(6):
             Yb[r, c] = f[r]
 
@@ -111,17 +112,17 @@ def body_regressor_to_root_frame(M, Yb):
 @helper
 def project_block(packed, ws, Yb, j, Y, col):
     """
-    Set Y[rows of joint j, col:col+10] = S_jᵀ Yb (Yb: 6×10 forces in the root body's frame).
+    Set Y[rows of joint j, col:col+10] = S_jᵀ Yb (Yb: 6×10 forces in the world frame).
 
     Return True if an entry written is not finite: every other entry of Y is a zero, so the
     check of Y rides on the writes instead of a pass over all of Y (38 × 390 on talos).
     """
     iv = int(packed[j, P_IV])
-    subspace = root_frame_subspace(packed, ws, j)   # read once, applied to 10 columns
+    subspace = world_subspace(packed, ws, j)   # read once, applied to 10 columns
     bad = False
     for c in range(10):
-        t = root_frame_force_projection(subspace, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c],
-                                                   Yb[4, c], Yb[5, c]))
+        t = world_force_projection(subspace, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c],
+                                              Yb[4, c], Yb[5, c]))
         for k in range(subspace[0]):
             y = t[k]
             Y[iv + k, col + c] = y
@@ -148,19 +149,19 @@ def joint_torque_regressor_kernel(packed, ws, Yb, q, v, a, Y):
     bad = False
     for i in range(nb):
         # v_i, a_i in body i's own frame (RNEA's forward pass); its placement and joint
-        # subspace in the root body's frame, for the projections of it and its descendants
+        # subspace in the world, for the projections of it and of its descendants
         X, vi, ai = body_motion_step(packed, ws, q, v, a, i)
-        M, S = root_frame_placement(packed, i, se3_load(ws, int(packed[i, P_PARENT]), W_OM), X)
+        oM, oS = placement_step(packed, ws, q, i)
         store6(ws, i, W_OV, vi)
         store6(ws, i, W_OA, ai)
-        se3_store(ws, i, W_OM, M)
-        store6(ws, i, W_OS, S)
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
         # column block i: J_iᵀ Y_b(v_i, a_i) (seed l. 275-293), J_i's rows those of i's
-        # ancestors j, each S_jᵀ in the root frame: one 6-vector dot product per column and
+        # ancestors j, each S_jᵀ in the world: one 6-vector dot product per column and
         # ancestor, where carrying the block up the tree in body frames costs a force
         # transform per column and ancestor
         body_regressor_into(Yb, vi, ai)
-        body_regressor_to_root_frame(M, Yb)
+        body_regressor_to_world(oM, Yb)
         j = i
         while j >= 0:
             bad |= project_block(packed, ws, Yb, j, Y, 10 * i)
