@@ -79,6 +79,9 @@ def test_results_do_not_depend_on_the_base_position(quadruped):
                                        err_msg=f"{field} at {distance:g} m")
         np.testing.assert_allclose(rbd_ros.rnea(quadruped, far, v, a),
                                    rbd_ros.rnea(quadruped, q, v, a), rtol=1e-12, atol=1e-9)
+        Y = rbd_ros.joint_torque_regressor(quadruped, q, v, a)
+        np.testing.assert_allclose(rbd_ros.joint_torque_regressor(quadruped, far, v, a), Y,
+                                   rtol=1e-12, atol=1e-12 * np.abs(Y).max())
 
 
 def test_a_huge_quaternion_is_normalized_not_overflowed(quadruped):

@@ -13,10 +13,10 @@ base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
 A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
 ``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
-``local_subspace``, ``world_subspace``, ``world_force_projection`` and
-``joint_integrate`` (and, for a multi-dof kind that is not the root, of
-``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹ use).
-Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
+``local_subspace``, ``world_placement_from_local``, ``world_subspace``,
+``world_force_projection`` and ``joint_integrate`` (and, for a multi-dof kind that is not
+the root, of ``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and
+M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
 """
 import math
 
@@ -199,6 +199,26 @@ def local_force_projection(subspace, f):
         return f
     t = axis[0] * f[off] + axis[1] * f[off + 1] + axis[2] * f[off + 2]
     return t, 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@helper
+def world_placement_from_local(packed, i, oM_parent, X):
+    """
+    Return what ``jcalc`` returns, (oMi, oS), from body i's local ^λX_i (``jcalc_local``'s).
+
+    No second evaluation of the joint's transform (its sine and cosine): oMi = oM_λ ^λX_i,
+    the axis the same before and after the joint's own motion. The free-flyer root keeps
+    its rotation only: the world translated to the base, as in ``jcalc``.
+    """
+    kind = int(packed[i, P_TYPE])
+    if kind == FREE_FLYER:
+        return (X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8], 0.0, 0.0, 0.0), ZERO6
+    oM = se3_mul(oM_parent, X)
+    ax, ay, az = rot3(oM, packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2])
+    if kind == PRISMATIC:
+        return oM, (ax, ay, az, 0.0, 0.0, 0.0)
+    lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)   # rotation about a line through p
+    return oM, (lx, ly, lz, ax, ay, az)
 
 
 @helper

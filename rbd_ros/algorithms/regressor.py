@@ -18,17 +18,18 @@ Carrying the block up the tree in body frames instead (as Pinocchio does) costs 
 transform per column and ancestor where this costs a dot product. The world is the one
 translated to the floating base of the other world-frame kernels (``joints.jcalc``): no
 precision lost far from the origin; the projections do not depend on it. (Placements in the
-base's own frame, where the free flyer's S is the identity, measured 25 % slower on talos.)
+base's own frame, where the free flyer's S is the identity, measured 25 % slower on talos;
+the world placement from the local one, not from a second jcalc, 7-12 % faster.)
 """
 import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
-from ..spatial import act_force, load6_vector, se3_store, store6
+from ..spatial import act_force, load6_vector, se3_load, se3_store, store6
 from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_vector,
-                     model_sizes, placement_step, set_world)
-from .joints import world_force_projection, world_subspace
+                     model_sizes, set_world)
+from .joints import world_force_projection, world_placement_from_local, world_subspace
 from .rnea import body_motion_step
 
 
@@ -151,7 +152,8 @@ def joint_torque_regressor_kernel(packed, ws, Yb, q, v, a, Y):
         # v_i, a_i in body i's own frame (RNEA's forward pass); its placement and joint
         # subspace in the world, for the projections of it and of its descendants
         X, vi, ai = body_motion_step(packed, ws, q, v, a, i)
-        oM, oS = placement_step(packed, ws, q, i)
+        oM_parent = se3_load(ws, int(packed[i, P_PARENT]), W_OM)
+        oM, oS = world_placement_from_local(packed, i, oM_parent, X)
         store6(ws, i, W_OV, vi)
         store6(ws, i, W_OA, ai)
         se3_store(ws, i, W_OM, oM)
