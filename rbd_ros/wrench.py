@@ -27,7 +27,12 @@ import math
 
 import numpy as np
 
-from .model import FREE_FLYER, PRISMATIC
+from ._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d, int64, kernel
+from .algorithms.joints import jcalc_local
+from .model import FREE_FLYER, P_PARENT, PRISMATIC
+from .spatial import act_force, act_inv_force, add6, load6, se3_load, se3_mul, store6
+
+LINK, WORLD = 0, 1          # frame codes of ``fext_kernel``
 
 FRAMES = ("link", "world")
 
@@ -108,17 +113,89 @@ def to_body(model, q, link, frame, wrench):
     return body, np.concatenate([f, R @ w[3:] + np.cross(p, f)])
 
 
+@kernel(int64(f64_2d_ro, f64_1d, f64_1d, i64_1d, i64_1d, f64_2d, f64_2d, f64_2d))
+def fext_kernel(packed, q, zeros, bodies, frames, placements, wrenches, out):
+    """
+    Set out (nbodies, 6) to the wrenches moved into their bodies' frames, summed per body.
+
+    Wrench k acts on body ``bodies[k]`` (-1: welded to the world, nothing to add), given in
+    its link's frame (``frames[k]`` LINK: ``placements[k]`` is that frame's placement in
+    the body, ^bM_l) or in the world (WORLD: the body's world placement at the full
+    configuration q, ``zeros`` a zero velocity of the full tree). Return k + 1 for a
+    wrench k that is not finite, else 0.
+    """
+    out[:, :] = 0.0
+    for k in range(bodies.shape[0]):
+        w = load6(wrenches, k, 0)
+        for c in range(6):
+            if not math.isfinite(w[c]):
+                return k + 1
+        body = bodies[k]
+        if body < 0:
+            continue
+        if frames[k] == WORLD:
+            M = jcalc_local(packed, q, zeros, zeros, body)[0]       # ^0M_b, up the chain
+            j = int(packed[body, P_PARENT])
+            while j >= 0:
+                M = se3_mul(jcalc_local(packed, q, zeros, zeros, j)[0], M)
+                j = int(packed[j, P_PARENT])
+            f = act_inv_force(M, w)
+        else:
+            f = act_force(se3_load(placements, k, 0), w)
+        store6(out, body, 0, add6(load6(out, body, 0), f))
+    return 0
+
+
+def link_table(model, links):
+    """Return (bodies, placements) of ``links`` for :func:`fext_kernel`; ValueError if unknown."""
+    bodies = np.empty(len(links), np.int64)
+    placements = np.zeros((len(links), 12))
+    for k, link in enumerate(links):
+        if link not in model.link_frames:
+            raise ValueError(f"no link {link!r} in the model")
+        body, R, p = model.link_frames[link]
+        bodies[k] = body
+        placements[k, :9] = np.asarray(R, np.float64).reshape(9)
+        placements[k, 9:] = p
+    return bodies, placements
+
+
+def fext_into(model, q, bodies, placements, frames, values, out):
+    """
+    Fill ``out`` (nbodies, 6) with the wrenches ``values`` (n, 6) on ``link_table``'s links.
+
+    ``frames`` (n,) int64: LINK or WORLD per wrench. One compiled call (the node's tick);
+    ValueError for a wrench that is not finite.
+    """
+    q = np.ascontiguousarray(q, np.float64)
+    if model.coupling is not None:
+        q = model.coupling.expand(q)
+    status = fext_kernel(model.packed, q, np.zeros(model.nv_full), bodies, frames, placements,
+                         values, out)
+    if status:
+        raise ValueError(f"wrench {status - 1}: a wrench is six finite numbers "
+                         "[fx fy fz tx ty tz]")
+    return out
+
+
 def fext(model, q, wrenches, out=None):
     """
     Return the ``fext`` (nbodies, 6) of ``wrenches``: (link, frame, six numbers) each.
 
     Wrenches on the same body add. ``out``: an (nbodies, 6) array to fill instead of a new
-    one.
+    one. ValueError for an unknown link or frame, or a wrench that is not six finite numbers.
     """
+    wrenches = list(wrenches)
+    links = [link for link, _, _ in wrenches]
+    for _, frame, _ in wrenches:
+        if frame not in FRAMES:
+            raise ValueError(f"a wrench's frame must be one of {FRAMES}, got {frame!r}")
+    try:
+        values = np.array([np.asarray(w, np.float64).reshape(6) for _, _, w in wrenches],
+                          np.float64).reshape(-1, 6)
+    except (ValueError, TypeError):
+        raise ValueError("a wrench is six finite numbers [fx fy fz tx ty tz]") from None
+    bodies, placements = link_table(model, links)
+    frames = np.array([FRAMES.index(f) for _, f, _ in wrenches], np.int64)
     out = np.zeros((model.nbodies, 6)) if out is None else out
-    out[:] = 0.0
-    for link, frame, wrench in wrenches:
-        body, f = to_body(model, q, link, frame, wrench)
-        if body >= 0:
-            out[body] += f
-    return out
+    return fext_into(model, q, bodies, placements, frames, values, out)

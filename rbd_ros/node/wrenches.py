@@ -85,10 +85,12 @@ class WrenchInputs:
         n = len(self.inputs)
         self.values = np.zeros((n, 6))
         self.frames = ["link"] * n
+        self.frame_codes = np.zeros(n, np.int64)      # wrench.LINK / WORLD, for the kernel
         self.received = np.full(n, -np.inf)
         self.counts = [dict.fromkeys(STATS, 0) for _ in range(n)]
         self.last_refusal = [""] * n
         self._fext = None
+        self._table = (None, None)                    # (model, wrench.link_table of it)
 
     def __bool__(self):
         return bool(self.inputs)
@@ -129,6 +131,7 @@ class WrenchInputs:
             return
         self.values[k] = values
         self.frames[k] = frame
+        self.frame_codes[k] = wrench.FRAMES.index(frame)
         self.received[k] = time.monotonic()
 
     def _frame(self, k, frame_id):
@@ -156,10 +159,12 @@ class WrenchInputs:
 
     def fext(self, model, q):
         """Return the tick's ``fext`` (nbodies, 6): the latest wrenches at configuration q."""
-        if self._fext is None or self._fext.shape[0] != model.nbodies:
+        if self._table[0] is not model:               # a new robot description or payload
+            self._table = (model, wrench.link_table(model, [link for _, link in self.inputs]))
             self._fext = np.zeros((model.nbodies, 6))
-        links = [link for _, link in self.inputs]
-        return wrench.fext(model, q, zip(links, self.frames, self.values), self._fext)
+        bodies, placements = self._table[1]
+        return wrench.fext_into(model, q, bodies, placements, self.frame_codes, self.values,
+                                self._fext)
 
     def diagnostics(self, now):
         """{key: value} of every input for /diagnostics: counts, age, last refusal."""
