@@ -16,9 +16,15 @@ import sys
 import time
 
 
+def _define_kernels():
+    """Import every module that defines kernels (``rbd_ros.wrench`` is not in the package's)."""
+    import rbd_ros  # noqa: F401
+    import rbd_ros.wrench  # noqa: F401
+
+
 def _compile(index):
     """Compile kernel ``index`` of ``rbd_ros._jit.KERNELS`` in this worker; (name, seconds)."""
-    import rbd_ros  # noqa: F401  (defines every kernel)
+    _define_kernels()
     from rbd_ros import _jit
     kernel = _jit.KERNELS[index]
     started = time.perf_counter()
@@ -34,7 +40,7 @@ def _marker():
 
 def warm(jobs=None, out=sys.stdout):
     """Compile every kernel with ``jobs`` processes (default: one per core); seconds taken."""
-    import rbd_ros  # noqa: F401
+    _define_kernels()
     from rbd_ros import _jit
     if os.path.exists(_marker()):
         print(f"rbd_ros: every dynamics kernel is in the cache ({_jit.cache_dir()})", file=out)

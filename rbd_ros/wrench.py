@@ -27,9 +27,9 @@ import math
 
 import numpy as np
 
-from ._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d, int64, kernel
+from ._jit import f64_1d, f64_2d, f64_2d_ro, helper, i64_1d, int64, kernel
 from .algorithms.joints import jcalc_local
-from .model import FREE_FLYER, P_PARENT, PRISMATIC
+from .model import P_PARENT
 from .spatial import act_force, act_inv_force, add6, load6, se3_load, se3_mul, store6
 
 LINK, WORLD = 0, 1          # frame codes of ``fext_kernel``
@@ -37,55 +37,52 @@ LINK, WORLD = 0, 1          # frame codes of ``fext_kernel``
 FRAMES = ("link", "world")
 
 
+@helper
+def body_world_placement(packed, q, zeros, body):
+    """
+    Return ^0M_b, the world placement of ``body`` at the full configuration q.
+
+    The product of the local placements (``jcalc_local``) up its chain to the root; the
+    floating base's position included (the world of the odometry). ``zeros``: a zero
+    velocity of the full tree (jcalc_local's velocity and acceleration arguments).
+    """
+    M = jcalc_local(packed, q, zeros, zeros, body)[0]
+    j = int(packed[body, P_PARENT])
+    while j >= 0:
+        M = se3_mul(jcalc_local(packed, q, zeros, zeros, j)[0], M)
+        j = int(packed[j, P_PARENT])
+    return M
+
+
+@kernel(int64(f64_2d_ro, f64_1d, f64_1d, int64, f64_1d))
+def body_pose_kernel(packed, q, zeros, body, out):
+    """Set out (12) to ``body_world_placement``; return 1 for a body out of range."""
+    if body < 0 or body >= packed.shape[0] - 1:
+        return 1
+    M = body_world_placement(packed, q, zeros, body)
+    for k in range(12):
+        out[k] = M[k]
+    return 0
+
+
+def _full_configuration(model, q):
+    """Return q of the whole tree (a model with coupled mimic joints: its followers added)."""
+    q = np.ascontiguousarray(q, np.float64)
+    return q if model.coupling is None else model.coupling.expand(q)
+
+
 def body_pose(model, q, body):
     """
     Return (R, p), the world pose of ``body`` at q: x_world = R x_body + p.
 
-    Walks the chain from the root (forward kinematics of that chain only); q is the model's
-    configuration (a model with coupled mimic joints: its independent joints).
+    q is the model's configuration (a model with coupled mimic joints: its independent
+    joints). The chain walk of :func:`fext_kernel`, compiled.
     """
-    q = np.asarray(q, np.float64)
-    if model.coupling is not None:
-        q = model.coupling.expand(q)
-    chain = []
-    while body >= 0:
-        chain.append(body)
-        body = int(model.parent[body])
-    R, p = np.eye(3), np.zeros(3)
-    for i in reversed(chain):
-        Ri, pi = _joint_pose(model, q, i)
-        R, p = R @ Ri, R @ pi + p
-    return R, p
-
-
-def _joint_pose(model, q, i):
-    """Return the pose of body ``i`` in its parent's frame at q (full configuration)."""
-    iq = int(model.idx_q[i])
-    if model.joint_type[i] == FREE_FLYER:
-        quat = q[iq + 3:iq + 7]
-        norm = math.sqrt(float(quat @ quat))
-        if not norm > 0.0:
-            raise ValueError("the base quaternion is zero")
-        return _quaternion_matrix(*(quat / norm)), np.array(q[iq:iq + 3])
-    placement = model.placement[i]
-    RT, pT = placement[:9].reshape(3, 3), placement[9:12]
-    axis = model.axis[i]
-    if model.joint_type[i] == PRISMATIC:
-        return np.array(RT), pT + RT @ (axis * q[iq])
-    return RT @ _axis_rotation(axis, q[iq]), np.array(pT)
-
-
-def _quaternion_matrix(x, y, z, w):
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-                     [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-                     [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
-
-
-def _axis_rotation(axis, angle):
-    """Rodrigues: the rotation by ``angle`` about the unit ``axis``."""
-    k = np.array([[0.0, -axis[2], axis[1]], [axis[2], 0.0, -axis[0]],
-                  [-axis[1], axis[0], 0.0]])
-    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
+    out = np.empty(12)
+    if body_pose_kernel(model.packed, _full_configuration(model, q), np.zeros(model.nv_full),
+                        int(body), out):
+        raise ValueError(f"no body {body} in the model ({model.nbodies} bodies)")
+    return out[:9].reshape(3, 3), out[9:]
 
 
 def to_body(model, q, link, frame, wrench):
@@ -94,23 +91,11 @@ def to_body(model, q, link, frame, wrench):
 
     ``frame``: ``"link"`` or ``"world"`` (module docstring); body -1: the link is welded to
     the world (the wrench moves nothing). ValueError for an unknown link or frame, or a
-    wrench that is not six finite numbers.
+    wrench that is not six finite numbers (those of :func:`fext`, which computes it).
     """
-    if link not in model.link_frames:
-        raise ValueError(f"no link {link!r} in the model")
-    if frame not in FRAMES:
-        raise ValueError(f"a wrench's frame must be one of {FRAMES}, got {frame!r}")
-    w = np.asarray(wrench, np.float64).reshape(-1)
-    if w.shape != (6,) or not np.isfinite(w).all():
-        raise ValueError("a wrench is six finite numbers [fx fy fz tx ty tz]")
-    body, R, p = model.link_frames[link]
-    if body < 0:
-        return body, np.zeros(6)
-    if frame == "world":
-        Rw, pw = body_pose(model, q, body)       # the world frame in the body's: (Rwᵀ, -Rwᵀ pw)
-        R, p = Rw.T, -Rw.T @ pw
-    f = R @ w[:3]
-    return body, np.concatenate([f, R @ w[3:] + np.cross(p, f)])
+    out = fext(model, q, [(link, frame, wrench)])
+    body = model.link_frames[link][0]
+    return body, (out[body] if body >= 0 else np.zeros(6))
 
 
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, i64_1d, i64_1d, f64_2d, f64_2d, f64_2d))
@@ -134,12 +119,7 @@ def fext_kernel(packed, q, zeros, bodies, frames, placements, wrenches, out):
         if body < 0:
             continue
         if frames[k] == WORLD:
-            M = jcalc_local(packed, q, zeros, zeros, body)[0]       # ^0M_b, up the chain
-            j = int(packed[body, P_PARENT])
-            while j >= 0:
-                M = se3_mul(jcalc_local(packed, q, zeros, zeros, j)[0], M)
-                j = int(packed[j, P_PARENT])
-            f = act_inv_force(M, w)
+            f = act_inv_force(body_world_placement(packed, q, zeros, body), w)
         else:
             f = act_force(se3_load(placements, k, 0), w)
         store6(out, body, 0, add6(load6(out, body, 0), f))
@@ -167,11 +147,8 @@ def fext_into(model, q, bodies, placements, frames, values, out):
     ``frames`` (n,) int64: LINK or WORLD per wrench. One compiled call (the node's tick);
     ValueError for a wrench that is not finite.
     """
-    q = np.ascontiguousarray(q, np.float64)
-    if model.coupling is not None:
-        q = model.coupling.expand(q)
-    status = fext_kernel(model.packed, q, np.zeros(model.nv_full), bodies, frames, placements,
-                         values, out)
+    status = fext_kernel(model.packed, _full_configuration(model, q), np.zeros(model.nv_full),
+                         bodies, frames, placements, values, out)
     if status:
         raise ValueError(f"wrench {status - 1}: a wrench is six finite numbers "
                          "[fx fy fz tx ty tz]")

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 import rbd_ros
-from .. import actuation, outputs
+from .. import actuation, outputs, wrench
 from . import compile_notice
 from .reporting import excerpt, one_line
 from .robot import Robot
@@ -85,6 +85,8 @@ class DescriptionSource:
                 joints = self._joint_model(model, xml)
                 with compile_notice(self.get_logger(), "of the enabled outputs", report=True):
                     warm_up(model, tick_calls(self._enabled, joints), joints)
+                    if self._wrenches:     # the ticks' fext kernel (own arrays: ticks may run)
+                        wrench.fext(model, model.neutral(), [])
             except Exception as exc:   # any failure keeps the previous model running
                 reason = one_line(exc, 300) + parameter_hint(exc, self.params)
                 self._reject(f"rejected robot description from {source} ({len(xml)} "

@@ -74,9 +74,9 @@ class WrenchInputs:
     """
     The latest wrench of every ``wrench_topics`` input and its age.
 
-    ``values`` (n, 6) and ``frames`` (``"link"`` or ``"world"``) of the latest valid message
-    of each input, ``received`` its ``time.monotonic()`` (-inf: none yet); per-input counts
-    for /diagnostics.
+    ``values`` (n, 6) and ``frame_codes`` (``wrench.LINK`` or ``wrench.WORLD``, named by
+    ``wrench.FRAMES``) of the latest valid message of each input, ``received`` its
+    ``time.monotonic()`` (-inf: none yet); per-input counts for /diagnostics.
     """
 
     def __init__(self, entries, world_frame):
@@ -84,7 +84,6 @@ class WrenchInputs:
         self.world_frame = world_frame
         n = len(self.inputs)
         self.values = np.zeros((n, 6))
-        self.frames = ["link"] * n
         self.frame_codes = np.zeros(n, np.int64)      # wrench.LINK / WORLD, for the kernel
         self.received = np.full(n, -np.inf)
         self.counts = [dict.fromkeys(STATS, 0) for _ in range(n)]
@@ -130,7 +129,6 @@ class WrenchInputs:
             node.wrench_refused(self.inputs[k][0], exc)
             return
         self.values[k] = values
-        self.frames[k] = frame
         self.frame_codes[k] = wrench.FRAMES.index(frame)
         self.received[k] = time.monotonic()
 
@@ -171,9 +169,9 @@ class WrenchInputs:
         values = {}
         for k, (topic, link) in enumerate(self.inputs):
             age = now - self.received[k]
+            frame = wrench.FRAMES[self.frame_codes[k]] if age != math.inf else "-"
             values[f"wrench {topic} ({link})"] = (
                 f"received {self.counts[k]['received']}, refused {self.counts[k]['refused']}, "
-                f"age {'none yet' if age == math.inf else f'{age:.3f} s'}, frame "
-                f"{self.frames[k] if age != math.inf else '-'}"
+                f"age {'none yet' if age == math.inf else f'{age:.3f} s'}, frame {frame}"
                 + (f", last refusal: {self.last_refusal[k]}" if self.last_refusal[k] else ""))
         return values
