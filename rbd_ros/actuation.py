@@ -59,6 +59,11 @@ class Actuation:
         """f(v) = Fv v + Fc tanh(v/ε) + τ0 of (..., nv) velocities."""
         return self.viscous * v + self.coulomb * np.tanh(v / self.epsilon) + self.offset
 
+    def rigid_effort(self, tau, v):
+        """τ − f(v): the effort left to the rigid body, at which the forward results are taken."""
+        with np.errstate(over="ignore", invalid="ignore"):    # huge inputs: checked later
+            return tau - self.friction(v)
+
     def slope(self, v):
         """f'(v) = ∂f/∂v (its diagonal) of (..., nv) velocities."""
         t = np.tanh(v / self.epsilon)
@@ -191,8 +196,7 @@ def compute(act, call, model, q, v, a, tau, fext=None):
     """
     if act is None:
         return table.compute(call, model, q, v, a, tau, fext)
-    with np.errstate(over="ignore", invalid="ignore"):
-        tau_in = tau - act.friction(v)
+    tau_in = act.rigid_effort(tau, v)
     results = table.compute(call, model, q, v, a, tau_in, fext)
     act.finish(results, model, q, v, a, tau_in, fext=fext)
     bad = [k for k, x in results.items() if not np.isfinite(x).all()]
@@ -211,8 +215,7 @@ def compute_batch(act, model, enabled, q, v, a, tau, effort_known):
     """
     if act is None:
         return table.compute_batch(model, enabled, q, v, a, tau, effort_known)
-    with np.errstate(over="ignore", invalid="ignore"):
-        tau_in = tau - act.friction(v)
+    tau_in = act.rigid_effort(tau, v)
     out = table.compute_batch(model, enabled, q, v, a, tau_in, effort_known)
     for forward in (False, True):
         names = [k for k in out if table.BY_NAME[k].needs_effort == forward]

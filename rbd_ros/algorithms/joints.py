@@ -13,10 +13,11 @@ base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
 A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
 ``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
-``local_subspace``, ``world_placement_from_local``, ``world_subspace``,
-``world_force_projection`` and ``joint_integrate`` (and, for a multi-dof kind that is not
-the root, of ``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and
-M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
+``joint_force_local``, ``world_subspace_1dof``, ``world_placement_from_local``,
+``world_subspace``, ``world_force_projection`` and ``joint_integrate`` (and, for a multi-dof
+kind that is not the root, of ``joint_inv_motion``/``joint_force_in_world``, which the root
+solves of ABA and M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f, or
+``project_force``.
 """
 import math
 
@@ -82,10 +83,24 @@ def jcalc(packed, q, i, oM_parent):
     ax, ay, az = rot3(oMt, lx, ly, lz)   # world-frame axis
     qi = q[int(packed[i, P_IQ])]
     if kind == PRISMATIC:
-        return se3_translate_along_axis(oMt, lx, ly, lz, qi), (ax, ay, az, 0.0, 0.0, 0.0)
-    oM = se3_rotate_about_axis(oMt, lx, ly, lz, qi)
-    lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)   # rotation about a line through p
-    return oM, (lx, ly, lz, ax, ay, az)
+        oM = se3_translate_along_axis(oMt, lx, ly, lz, qi)
+    else:
+        oM = se3_rotate_about_axis(oMt, lx, ly, lz, qi)
+    return oM, world_subspace_1dof(kind, oM, ax, ay, az)
+
+
+@helper
+def world_subspace_1dof(kind, oM, ax, ay, az):
+    """
+    Return the world-frame subspace of a 1-dof joint with world axis a, placed at oM.
+
+    Prismatic: the axis, linear; revolute: a rotation about the line through oM's origin
+    along a (linear part p × a).
+    """
+    if kind == PRISMATIC:
+        return ax, ay, az, 0.0, 0.0, 0.0
+    lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)
+    return lx, ly, lz, ax, ay, az
 
 
 @helper
@@ -177,31 +192,6 @@ def project_force(packed, ws, j, f, out, col, rows):
 
 
 @helper
-def local_subspace(packed, i):
-    """
-    Return (joint_nv, off, axis): what Sᵀ f needs of body i's joint, f in its own frame.
-
-    For a 1-dof joint Sᵀ f = axis · f[off : off + 3], off = 0 (prismatic: the linear part) or
-    3 (revolute: the angular part); the free-flyer root's S is the identity. Read once, then
-    applied to many forces (``local_force_projection``).
-    """
-    kind = int(packed[i, P_TYPE])
-    off = 0 if kind == PRISMATIC else 3
-    axis = (packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2])
-    return (6 if kind == FREE_FLYER else 1), off, axis
-
-
-@helper
-def local_force_projection(subspace, f):
-    """Sᵀ f (first joint_nv entries of the 6-tuple) for a ``local_subspace`` and a local f."""
-    nv, off, axis = subspace
-    if nv == 6:
-        return f
-    t = axis[0] * f[off] + axis[1] * f[off + 1] + axis[2] * f[off + 2]
-    return t, 0.0, 0.0, 0.0, 0.0, 0.0
-
-
-@helper
 def world_placement_from_local(packed, i, oM_parent, X):
     """
     Return what ``jcalc`` returns, (oMi, oS), from body i's local ^λX_i (``jcalc_local``'s).
@@ -215,10 +205,7 @@ def world_placement_from_local(packed, i, oM_parent, X):
         return (X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8], 0.0, 0.0, 0.0), ZERO6
     oM = se3_mul(oM_parent, X)
     ax, ay, az = rot3(oM, packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2])
-    if kind == PRISMATIC:
-        return oM, (ax, ay, az, 0.0, 0.0, 0.0)
-    lx, ly, lz = cross3(oM[9], oM[10], oM[11], ax, ay, az)   # rotation about a line through p
-    return oM, (lx, ly, lz, ax, ay, az)
+    return oM, world_subspace_1dof(kind, oM, ax, ay, az)
 
 
 @helper
@@ -246,8 +233,19 @@ def world_force_projection(subspace, f):
 
 @helper
 def joint_force_local(packed, i, f):
-    """Sᵀ f for a force f in body i's own frame (first joint_nv entries of the 6-tuple)."""
-    return local_force_projection(local_subspace(packed, i), f)
+    """
+    Sᵀ f for a force f in body i's own frame (first joint_nv entries of the 6-tuple).
+
+    For a 1-dof joint Sᵀ f = axis · f[off : off + 3], off = 0 (prismatic: the linear part) or
+    3 (revolute: the angular part); the free-flyer root's S is the identity.
+    """
+    kind = int(packed[i, P_TYPE])
+    if kind == FREE_FLYER:
+        return f
+    off = 0 if kind == PRISMATIC else 3
+    t = (packed[i, P_AXIS] * f[off] + packed[i, P_AXIS + 1] * f[off + 1]
+         + packed[i, P_AXIS + 2] * f[off + 2])
+    return t, 0.0, 0.0, 0.0, 0.0, 0.0
 
 
 @helper

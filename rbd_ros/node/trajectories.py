@@ -95,8 +95,7 @@ def _forward_points(robot, req, resp):
     v = traj.states("velocities", req.base_v, 6, n)
     tau = traj.states("effort", req.base_tau, 6, n, optional_base=True)
     if robot.joints is not None:           # the forward results at τ - f(v)
-        with np.errstate(over="ignore", invalid="ignore"):
-            tau = tau - robot.joints.friction(v)
+        tau = robot.joints.rigid_effort(tau, v)
     data = rbd_ros.Data(robot.model)
     results = {"qdd": rbd_ros.aba_batch(robot.model, q, v, tau, data=data)}
     if req.derivatives:
