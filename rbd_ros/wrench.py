@@ -28,11 +28,13 @@ import math
 import numpy as np
 
 from ._jit import f64_1d, f64_2d, f64_2d_ro, helper, i64_1d, int64, kernel
+from .algorithms.common import check_configuration, model_sizes
 from .algorithms.joints import jcalc_local
 from .model import P_PARENT
 from .spatial import act_force, act_inv_force, add6, load6, se3_load, se3_mul, store6
 
 LINK, WORLD = 0, 1          # frame codes of ``fext_kernel``
+BAD_CONFIGURATION, BAD_TABLE = -1, -2     # statuses of the kernels: q, the other arrays
 
 FRAMES = ("link", "world")
 
@@ -54,11 +56,23 @@ def body_world_placement(packed, q, zeros, body):
     return M
 
 
+@helper
+def pose_inputs_status(packed, q, zeros):
+    """BAD_CONFIGURATION unless q and ``zeros`` fit the full tree (sizes, q finite), else 0."""
+    nb, nq, nv = model_sizes(packed)
+    if check_configuration(packed, q, nq, 1) or zeros.shape[0] != nv:
+        return BAD_CONFIGURATION
+    return 0
+
+
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, int64, f64_1d))
 def body_pose_kernel(packed, q, zeros, body, out):
-    """Set out (12) to ``body_world_placement``; return 1 for a body out of range."""
-    if body < 0 or body >= packed.shape[0] - 1:
-        return 1
+    """Set out (12) to ``body_world_placement``; return a negative status for bad inputs."""
+    status = pose_inputs_status(packed, q, zeros)
+    if status:
+        return status
+    if body < 0 or body >= packed.shape[0] - 1 or out.shape[0] != 12:
+        return BAD_TABLE
     M = body_world_placement(packed, q, zeros, body)
     for k in range(12):
         out[k] = M[k]
@@ -79,10 +93,26 @@ def body_pose(model, q, body):
     joints). The chain walk of :func:`fext_kernel`, compiled.
     """
     out = np.empty(12)
-    if body_pose_kernel(model.packed, _full_configuration(model, q), np.zeros(model.nv_full),
-                        int(body), out):
+    q = _full_configuration(model, q)
+    status = body_pose_kernel(model.packed, q, np.zeros(model.nv_full), int(body), out)
+    if status == BAD_TABLE:
         raise ValueError(f"no body {body} in the model ({model.nbodies} bodies)")
+    _refuse(status, model, q)
     return out[:9].reshape(3, 3), out[9:]
+
+
+def _refuse(status, model, q):
+    """Raise the ValueError that a kernel's nonzero ``status`` stands for."""
+    if status == BAD_CONFIGURATION:
+        raise ValueError(f"q must be {model.nq_full} finite numbers of the whole tree (a "
+                         f"floating base's quaternion not zero), got shape {np.shape(q)}")
+    if status == BAD_TABLE:
+        raise ValueError("the wrench tables do not fit the model or each other (link_table's "
+                         "bodies and placements, frame codes LINK/WORLD, (n, 6) values, "
+                         "out (nbodies, 6))")
+    if status:
+        raise ValueError(f"wrench {status - 1}: a wrench is six finite numbers "
+                         "[fx fy fz tx ty tz]")
 
 
 def to_body(model, q, link, frame, wrench):
@@ -107,10 +137,22 @@ def fext_kernel(packed, q, zeros, bodies, frames, placements, wrenches, out):
     its link's frame (``frames[k]`` LINK: ``placements[k]`` is that frame's placement in
     the body, ^bM_l) or in the world (WORLD: the body's world placement at the full
     configuration q, ``zeros`` a zero velocity of the full tree). Return k + 1 for a
-    wrench k that is not finite, else 0.
+    wrench k that is not finite, BAD_CONFIGURATION or BAD_TABLE (arrays that do not fit
+    the tree or each other: checked before any is read), else 0.
     """
+    status = pose_inputs_status(packed, q, zeros)
+    if status:
+        return status
+    n, nb = bodies.shape[0], packed.shape[0] - 1
+    if (frames.shape[0] != n or placements.shape[0] != n or placements.shape[1] != 12
+            or wrenches.shape[0] != n or wrenches.shape[1] != 6 or out.shape[0] != nb
+            or out.shape[1] != 6):
+        return BAD_TABLE
+    for k in range(n):
+        if bodies[k] < -1 or bodies[k] >= nb or (frames[k] != LINK and frames[k] != WORLD):
+            return BAD_TABLE
     out[:, :] = 0.0
-    for k in range(bodies.shape[0]):
+    for k in range(n):
         w = load6(wrenches, k, 0)
         for c in range(6):
             if not math.isfinite(w[c]):
@@ -147,11 +189,9 @@ def fext_into(model, q, bodies, placements, frames, values, out):
     ``frames`` (n,) int64: LINK or WORLD per wrench. One compiled call (the node's tick);
     ValueError for a wrench that is not finite.
     """
-    status = fext_kernel(model.packed, _full_configuration(model, q), np.zeros(model.nv_full),
-                         bodies, frames, placements, values, out)
-    if status:
-        raise ValueError(f"wrench {status - 1}: a wrench is six finite numbers "
-                         "[fx fy fz tx ty tz]")
+    q = _full_configuration(model, q)
+    _refuse(fext_kernel(model.packed, q, np.zeros(model.nv_full), bodies, frames, placements,
+                        values, out), model, q)
     return out
 
 

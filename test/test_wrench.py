@@ -123,6 +123,29 @@ def test_wrench_refusals():
             wrench.to_body(m, *args)
 
 
+def test_fext_refuses_bad_configurations_and_tables():
+    """Nothing is read out of bounds (the kernels have no bounds checks): sizes are refused."""
+    m = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    q = m.neutral()
+    one = [("link7", "world", np.ones(6))]
+    for bad_q in (q[:3], np.r_[q, 0.0], np.full(m.nq, np.nan), np.full(m.nq, np.inf)):
+        with pytest.raises(ValueError, match="q must be 7 finite numbers"):
+            wrench.fext(m, bad_q, one)
+        with pytest.raises(ValueError, match="q must be"):
+            wrench.body_pose(m, bad_q, 3)
+    bodies, placements = wrench.link_table(m, ["link7"])
+    frames, values, out = np.array([wrench.WORLD]), np.ones((1, 6)), np.zeros((m.nbodies, 6))
+    assert np.isfinite(wrench.fext_into(m, q, bodies, placements, frames, values, out)).all()
+    for bad in ({"bodies": np.array([m.nbodies])}, {"bodies": np.array([-2])},
+                {"frames": np.array([2])}, {"frames": np.array([0, 1])},
+                {"placements": np.zeros((2, 12))}, {"values": np.ones((2, 6))},
+                {"out": np.zeros((m.nbodies - 1, 6))}):
+        args = {"bodies": bodies, "placements": placements, "frames": frames,
+                "values": values, "out": out, **bad}
+        with pytest.raises(ValueError, match="tables do not fit"):
+            wrench.fext_into(m, q, **args)
+
+
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("name", ["arm7", "quadruped"])
 def test_payload_on_fixed_joint_link_matches_pinocchio(pin, name):
