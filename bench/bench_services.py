@@ -70,11 +70,22 @@ class Client:
                 if time.monotonic() > deadline:
                     raise SystemExit("the node's services did not come up")
 
-    def call(self, service, request):
+    def wait_for_model(self, service, request, timeout):
+        """Call until the node has parsed the description (the first answer warms up)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            resp = self.call(service, request, check=False)
+            if resp is not None and resp.success:
+                return
+            if time.monotonic() > deadline or "no robot model yet" not in resp.message:
+                raise SystemExit(f"{service} failed: {getattr(resp, 'message', 'no answer')}")
+            time.sleep(0.2)
+
+    def call(self, service, request, check=True):
         future = self.clients[service].call_async(request)
         self.executor.spin_until_future_complete(future, timeout_sec=120.0)
         resp = future.result()
-        if resp is None or not resp.success:
+        if check and (resp is None or not resp.success):
             raise SystemExit(f"{service} failed: {getattr(resp, 'message', 'no answer')}")
         return resp
 
@@ -133,7 +144,7 @@ def bench_robot(name, args, rclpy_node, executor):
         client = Client(rclpy_node, executor, name)
         client.wait(args.startup_timeout)
         torques, forward, rollout, singles = requests(model, args.points)
-        client.call("trajectory_torques", torques)          # the first call warms up
+        client.wait_for_model("trajectory_torques", torques, args.startup_timeout)
         rows = [(name, "trajectory_torques", timed(client, "trajectory_torques", torques,
                                                    args.repeat))]
         t0 = time.perf_counter()
