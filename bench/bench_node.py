@@ -31,9 +31,13 @@ nodes (e.g. ``--before c599144``: the planner services on the executor's thread)
 
 Goals: no drops at 1 kHz, p99 < 2 ms. A benchmark, not a test: run it on a quiet machine.
 
+``--soak SECONDS`` (e.g. 3600) runs this tree's node once for that long and reports it per
+``--window`` (60 s): resident memory, CPU, outputs missing and latency per window, and the
+fitted drift of memory and latency per hour (``node_soak.py``).
+
     python bench/bench_node.py [--duration 30] [--rate 1000] [--qos reliable|best_effort]
                                [--executor events|single_threaded] [--before REV --rounds 3]
-                               [--hammer 1000]
+                               [--hammer 1000] [--soak 3600 --window 60]
 """
 import argparse
 import os
@@ -46,6 +50,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 import node_run  # noqa: E402
+import node_soak  # noqa: E402
 from node_run import NODE_NAME, STATES, SourceTree  # noqa: E402
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
@@ -71,7 +76,13 @@ def parse_args():
                     help="runs of each node (default 1; 3 with --before)")
     ap.add_argument("--hammer", type=int, default=0, metavar="N",
                     help="also call ~/trajectory_torques with N points, back to back (0: no)")
+    ap.add_argument("--soak", type=float, default=0.0, metavar="SECONDS",
+                    help="one long run of this tree's node, reported per --window: memory "
+                         "and latency drift (e.g. 3600)")
+    ap.add_argument("--window", type=float, default=60.0,
+                    help="seconds per row of --soak (60)")
     ap.add_argument("--receiver", metavar="OUT", help=argparse.SUPPRESS)
+    ap.add_argument("--soak-receiver", metavar="OUT", help=argparse.SUPPRESS)
     ap.add_argument("--hammer-client", type=int, metavar="N", help=argparse.SUPPRESS)
     ap.add_argument("--startup-timeout", type=float, default=900.0,
                     help="seconds to wait for the first output (a cold numba cache compiles)")
@@ -184,6 +195,10 @@ def main():
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if args.receiver:
         return node_run.receiver(args.receiver, OUTPUTS)
+    if args.soak_receiver:
+        return node_soak.receiver(args.soak_receiver, OUTPUTS, args.window, args.rate)
+    if args.soak and (args.before or args.hammer):
+        raise SystemExit("--soak runs this tree's node alone: no --before, no --hammer")
     if args.hammer_client:
         return hammer(args.hammer_client, args.robot)
     urdf_path, floating = ROBOTS[args.robot]
@@ -223,7 +238,8 @@ def main():
     bench.create_subscription(DiagnosticArray, "/diagnostics", source.on_diagnostics, 10)
     executor = SingleThreadedExecutor()
     executor.add_node(bench)
-    threading.Thread(target=executor.spin, daemon=True).start()
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
     print(f"bench_node: {args.robot} ({len(joint_names)} joints, floating base) from "
           f"{urdf_path}; inputs {args.qos} at {args.rate:g} Hz; node executor "
           f"{args.executor}; node {NODE_NAME}; ROS_DOMAIN_ID="
@@ -231,6 +247,10 @@ def main():
           f"{', '.join(t.label for t in trees)}", flush=True)
     runs, status = [], 0
     try:
+        if args.soak:
+            node_soak.print_soak(args, node_soak.run_soak(args, trees[0], source, OUTPUTS),
+                                 OUTPUTS)
+            rounds = 0
         for k in range(rounds):
             for tree in (trees if k % 2 == 0 else trees[::-1]):
                 r = node_run.run_once(args, tree, source, OUTPUTS)
@@ -243,7 +263,9 @@ def main():
         print(f"bench_node: {exc}", file=sys.stderr)
         status = 1
     finally:
-        executor.shutdown(timeout_sec=1.0)
+        # a daemon thread still inside rclpy's wait when Python exits aborts the process
+        executor.shutdown(timeout_sec=5.0)
+        spinner.join(timeout=5.0)
         bench.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()

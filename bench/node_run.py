@@ -173,6 +173,12 @@ def start_processes(args, tree, outputs):
     recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), "--receiver",
                              received_path], stdout=subprocess.PIPE, text=True,
                             start_new_session=True)
+    node, log = start_node(args, tree, outputs)
+    return recv, node, log, received_path
+
+
+def start_node(args, tree, outputs):
+    """Start the node of ``tree`` with every output in ``outputs``; return (process, log)."""
     log = tempfile.NamedTemporaryFile("w+", prefix="bench_node_", suffix=".log", delete=False)
     # the node module itself, not the console script: an older tree has no rbd_ros_entry
     cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
@@ -182,7 +188,7 @@ def start_processes(args, tree, outputs):
         cmd += ["-p", f"publish_{k}:=true"]
     node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env=tree.env(), cwd=tempfile.gettempdir(), start_new_session=True)
-    return recv, node, log, received_path
+    return node, log
 
 
 def start_hammer(args):
@@ -222,6 +228,7 @@ class Publisher:
         self.odom.header.frame_id, self.odom.child_frame_id = "odom", "base_link"
         self.ros_clock = bench.get_clock()
         self.published = []             # (stamp ns, publish perf_counter ns) per joint_states
+        self.record = True              # False: a soak keeps no per-message record
         self.diagnostics = []           # (perf_counter ns, {key: value}) of the node's status
 
     def on_diagnostics(self, msg):
@@ -244,7 +251,8 @@ class Publisher:
         self.js.position, self.js.velocity, self.js.effort = q, v, tau
         t = time.perf_counter_ns()
         self.js_pub.publish(self.js)
-        self.published.append((stamp.nanoseconds, t))
+        if self.record:
+            self.published.append((stamp.nanoseconds, t))
 
     def outputs_seen(self):
         # the node's first output, from its counters on /diagnostics
