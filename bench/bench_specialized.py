@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """
-Experiment for issue 14: would a kernel generated for one model beat the generic kernels?
+Experiment for issue 14: whether a kernel generated for one model beats the generic ones.
 
 The fastest published implementations generate code per robot (Pinocchio with CppADCodeGen,
 RobCoGen, GRiD): joint kinds and axes known at compile time, zero terms dropped, loops
@@ -23,7 +23,6 @@ about 1e-16 relative. Not a part of the package: the decision it informs is in i
 """
 import argparse
 import importlib.util
-import math
 import os
 import sys
 import tempfile
@@ -240,7 +239,7 @@ def best_of(fn, calls, repeat=5):
 
 
 def looped(kernel):
-    """A jitted loop of ``kernel(*args)`` n times: the kernel's own cost without dispatch."""
+    """Return a jitted loop of ``kernel(*args)`` n times: the kernel's cost without dispatch."""
     @numba.njit
     def loop(n, args):
         for _ in range(n):
