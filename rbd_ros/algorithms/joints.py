@@ -13,11 +13,11 @@ base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
 A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``joint_placement_local``,
 ``jcalc_local``, ``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
-``joint_force_local``, ``world_subspace_1dof``, ``world_placement_from_local``,
-``world_subspace``, ``world_force_projection`` and ``joint_integrate`` (and, for a multi-dof
-kind that is not the root, of ``joint_inv_motion``/``joint_force_in_world``, which the root
-solves of ABA and M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f, or
-``project_force``.
+``local_subspace_column``, ``joint_force_local``, ``world_subspace_1dof``,
+``world_placement_from_local``, ``world_subspace``, ``world_force_projection`` and
+``joint_integrate`` (and, for a multi-dof kind that is not the root, of
+``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹ use).
+Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
 """
 import math
 
@@ -243,6 +243,18 @@ def world_force_projection(subspace, f):
         return act_inv_force(oM, f)                  # the wrench in the base frame
     return (oS[0] * f[0] + oS[1] * f[1] + oS[2] * f[2] + oS[3] * f[3] + oS[4] * f[4]
             + oS[5] * f[5]), 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@helper
+def local_subspace_column(packed, i, k):
+    """Column k of the motion subspace of body i's joint in its own frame (S of jcalc_local)."""
+    kind = int(packed[i, P_TYPE])
+    if kind == FREE_FLYER:
+        return UNIT_MOTIONS[k]
+    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
+    if kind == PRISMATIC:
+        return ax, ay, az, 0.0, 0.0, 0.0
+    return 0.0, 0.0, 0.0, ax, ay, az
 
 
 @helper
