@@ -13,7 +13,8 @@ For each public single-state entry and robot, the per-call time of:
 
 so that ``full - dispatch - alloc`` is the Python wrapper and ``dispatch - kernel`` numba's
 dispatch. All cycle through the same 20 random states (as test/oracle.py draws them); each
-time is the best of 7 timeit-style loops (gc off) of ~10 ms. Timings on a shared machine are
+time is the best of 25 timeit-style loops (gc off) of ~2 ms: short loops, many of them,
+so that some run without preemption on a busy machine. Timings on a shared machine are
 indicative: run it on a quiet one and read /proc/loadavg.
 
     python bench/bench_breakdown.py [--robots arm7,panda,ur5,hyq,talos] [--entries crba,rnea]
@@ -37,8 +38,8 @@ from rbd_ros.algorithms import (aba, aba_derivatives, crba, minv, regressor,  # 
 
 DEFAULT_ROBOTS = "arm7,panda,ur5,hyq,talos"
 NSTATES = 20
-REPEATS = 7
-LOOP_S = 0.01
+REPEATS = 25
+LOOP_S = 0.002
 
 
 def _square(nv, count):
@@ -54,9 +55,8 @@ ENTRIES = {
              ("@body", "q", "v", "a", "@no_fext", "%v"), "v", ("rnea", ("q", "v", "a"))),
     "gravity_torques": (("q",), lambda: getattr(rnea, "gravity_kernel", None),
                         ("@body", "q", "%v"), "v", ("computeGeneralizedGravity", ("q",))),
-    "nonlinear_effects": (("q", "v"), lambda: rnea.rnea_kernel,
-                          ("@body", "q", "v", "@zeros_v", "@no_fext", "%v"), "v",
-                          ("nonLinearEffects", ("q", "v"))),
+    "nonlinear_effects": (("q", "v"), lambda: getattr(rnea, "nonlinear_effects_kernel", None),
+                          ("@body", "q", "v", "%v"), "v", ("nonLinearEffects", ("q", "v"))),
     "crba": (("q",), lambda: crba.crba_kernel, ("@body", "q", "%m"), "m", ("crba", ("q",))),
     "aba": (("q", "v", "tau"), lambda: aba.aba_kernel,
             ("@body", "q", "v", "tau", "@no_fext", "%v"), "v", ("aba", ("q", "v", "tau"))),
@@ -74,8 +74,9 @@ ENTRIES = {
                                ("@body", "@regressor_block", "q", "v", "a", "%y"), "y",
                                ("computeJointTorqueRegressor", ("q", "v", "a"))),
 }
-# an older tree without a dedicated gravity kernel: RNEA at zero v and a
-GRAVITY_FALLBACK = ("@body", "q", "@zeros_v", "@zeros_v", "@no_fext", "%v")
+# an older tree without the dedicated kernels: RNEA at zero v and a
+FALLBACK = {"gravity_torques": ("@body", "q", "@zeros_v", "@zeros_v", "@no_fext", "%v"),
+            "nonlinear_effects": ("@body", "q", "v", "@zeros_v", "@no_fext", "%v")}
 
 _LOOPS = {}
 
@@ -139,7 +140,7 @@ def measure(pair, entry, pin):
     pos, get_kernel, slots, outputs, (pin_name, pin_pos) = ENTRIES[entry]
     kernel = get_kernel()
     if kernel is None:
-        kernel, slots = rnea.rnea_kernel, GRAVITY_FALLBACK
+        kernel, slots = rnea.rnea_kernel, FALLBACK[entry]
     states = [dict(zip(("q", "v", "a", "tau"), pair.random_state(seed)[:4]))
               for seed in range(NSTATES)]
     public = getattr(rbd_ros, entry)

@@ -19,7 +19,8 @@ from ..model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, 
 from ..spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
                        inertia_apply, load6, load10, rot3, rot3_t, se3_load, se3_store, store6,
                        sub6)
-from .common import begin_state_pass, check_configuration, model_sizes, vector_status
+from .common import (begin_state_pass, check_configuration, check_vector, model_sizes, set_world,
+                     vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
 
 
@@ -48,11 +49,9 @@ def store_body_motion(ws, i, X, vi, ai):
     store6(ws, i, W_OA, ai)
 
 
-@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
-def rnea_kernel(packed, ws, q, v, a, fext, tau):
-    status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
-    if status:
-        return status
+@helper
+def rnea_passes(packed, ws, q, v, a, fext, tau):
+    """Run lines 5-17 (the inputs checked, the world row set): τ into ``tau``."""
     nb = packed.shape[0] - 1
     for i in range(nb):                                            # line 5
         X, vi, ai = body_motion_step(packed, ws, q, v, a, i)       # lines 6-9 (c_J = 0)
@@ -73,6 +72,32 @@ def rnea_kernel(packed, ws, q, v, a, fext, tau):
         if lam >= 0:                                               # lines 16-17
             store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF),
                                        act_force(se3_load(ws, i, W_OM), f)))
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
+def rnea_kernel(packed, ws, q, v, a, fext, tau):
+    status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
+    if status:
+        return status
+    rnea_passes(packed, ws, q, v, a, fext, tau)
+    return vector_status(tau)
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d))
+def nonlinear_effects_kernel(packed, ws, q, v, tau):
+    """
+    RNEA at q̈ = 0 without external forces: 5 arrays to type instead of 7.
+
+    ``tau``, zeroed, serves as q̈ = 0: the forward pass reads it before the backward pass
+    writes the torques into it.
+    """
+    _, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
+    if status:
+        return status
+    set_world(packed, ws)
+    tau[:] = 0.0
+    rnea_passes(packed, ws, q, v, tau, ws[:0, :6], tau)
     return vector_status(tau)
 
 
@@ -93,7 +118,18 @@ def rnea(model, q, v, a, fext=None, *, data=None):
 
 def nonlinear_effects(model, q, v, *, data=None):
     """Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
-    return rnea(model, q, v, model.data.zeros_v, data=data)
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.rnea(model, q, v, model.data.zeros_v, None, data)
+    tau = np.empty(model.nv)
+    data = model.data if data is None else _checks.workspace(model, data)
+    try:
+        status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v = _checks.vectors(("q", "v"), q, v)
+        status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
+    if status:
+        raise _checks.input_error("nonlinear_effects", status, model, ("q", "v"), (q, v))
+    return tau
 
 
 # Gravity torques: Algorithm 1 at q̇ = q̈ = 0 (Pinocchio's computeGeneralizedGravity), its own
