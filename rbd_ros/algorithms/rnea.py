@@ -113,7 +113,17 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.rnea(model, q, v, a, fext, data)
-    return _checks.state_call("rnea", rnea_kernel, _NAMES, model, q, v, a, fext, data)
+    tau = np.empty(model.nv)
+    data = model.data if data is None else _checks.workspace(model, data)
+    fext = data.no_fext if fext is None else fext
+    try:                              # the call written out: no helper's call in between
+        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, a, fext = _checks.state(_NAMES, q, v, a, fext)
+        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
+    if status:
+        raise _checks.input_error("rnea", status, model, _NAMES, (q, v, a, fext))
+    return tau
 
 
 def nonlinear_effects(model, q, v, *, data=None):
