@@ -15,10 +15,11 @@ so that ``full - dispatch - alloc`` is the Python wrapper and ``dispatch - kerne
 dispatch. The wrapper column also holds what a fresh output costs beyond ``np.empty`` in a
 tight loop: allocating one per call made the call ~0.2 µs slower than passing the same array
 (crba on arm7), against 0.08 µs for ``np.empty`` alone. crba's wrapper around a kernel that
-returns at once costs ~0.42 µs (arm7, ur5): the floor of a single-state call from Python. All cycle through the same 20 random states (as test/oracle.py draws them); each
-time is the best of 25 timeit-style loops (gc off) of ~2 ms: short loops, many of them,
-so that some run without preemption on a busy machine. Timings on a shared machine are
-indicative: run it on a quiet one and read /proc/loadavg.
+returns at once costs ~0.42 µs (arm7, ur5): the floor of a single-state call from Python.
+All cycle through the same 20 random states (as test/oracle.py draws them); each time is
+the best of 25 timeit-style loops (gc off) of ~2 ms: short loops, many of them, so that
+some run without preemption on a busy machine. Timings on a shared machine are indicative:
+run it on a quiet one and read /proc/loadavg.
 
     python bench/bench_breakdown.py [--robots arm7,panda,ur5,hyq,talos] [--entries crba,rnea]
 """
