@@ -7,9 +7,6 @@ Python build a message. An input that is not a C-contiguous float64 array (a lis
 strided view) makes the compiled kernel raise TypeError; the wrapper then converts it here
 once and calls again.
 """
-import functools
-import operator
-
 import numpy as np
 
 from .algorithms.common import NOT_FINITE, RESULT_POSITION, WRONG_SIZE, ZERO_QUATERNION
@@ -105,12 +102,18 @@ def workspace(model, data):
     return data
 
 
+def state(names, q, v, u, fext):
+    """Return (q, v, u, fext) as C-contiguous float64 arrays: a wrapper's one conversion."""
+    q, v, u = vectors(names, q, v, u)
+    return q, v, u, matrix(fext, "fext")
+
+
 def state_call(function, kernel, names, model, q, v, u, fext, data):
     """
     Call a kernel ``kernel(packed, ws, q, v, u, fext, out)`` that returns one nv-vector.
 
-    The Python side of such a kernel (RNEA, ABA): defaults, the one conversion, the error
-    message.
+    Defaults, the one conversion, the error message. The public wrappers write this out
+    (a helper's call in between cost ~0.07 µs per call); bench/bench_mimic.py calls it.
     """
     out = np.empty(model.nv)
     data = model.data if data is None else workspace(model, data)
@@ -119,39 +122,8 @@ def state_call(function, kernel, names, model, q, v, u, fext, data):
     try:
         status = kernel(model.packed, data.body, q, v, u, fext, out)
     except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, u = vectors(names, q, v, u)
-        fext = matrix(fext, "fext")
+        q, v, u, fext = state(names, q, v, u, fext)
         status = kernel(model.packed, data.body, q, v, u, fext, out)
     if status:
         raise input_error(function, status, model, names, (q, v, u, fext))
     return out
-
-
-def matrices_call(function, kernel, names, model, q, v, u, fext, data, workspaces):
-    """
-    Call a kernel that returns three nv × nv matrices (the derivatives), as :func:`state_call`.
-
-    The kernel is ``kernel(packed, ws, *scratch, q, v, u, fext, A, B, C)``; ``workspaces``
-    names the arrays of ``data`` it takes as ``scratch``.
-    """
-    nv = model.nv
-    A, B, C = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    data = model.data if data is None else workspace(model, data)
-    scratch = _getter(workspaces)(data)
-    if fext is None:
-        fext = data.no_fext
-    try:
-        status = kernel(model.packed, data.body, *scratch, q, v, u, fext, A, B, C)
-    except (TypeError, ValueError):   # ValueError: numba cannot type an empty list
-        q, v, u = vectors(names, q, v, u)
-        fext = matrix(fext, "fext")
-        status = kernel(model.packed, data.body, *scratch, q, v, u, fext, A, B, C)
-    if status:
-        raise input_error(function, status, model, names, (q, v, u, fext))
-    return A, B, C
-
-
-@functools.lru_cache(maxsize=None)
-def _getter(names):
-    """Return ``operator.attrgetter(*names)``, made once per kernel: the calls are hot."""
-    return operator.attrgetter(*names)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import SEEDS, assert_close
+from conftest import SEEDS, assert_close, get_robot
 
 TOL = 1e-10
 
@@ -56,6 +56,30 @@ def test_gravity_torques_matches_pinocchio(robot, seed):
     ref = robot.pin.computeGeneralizedGravity(robot.pm, robot.pd, robot.q_to_pin(q))
     assert_close(g, robot.v_from_pin(ref), TOL, f"gravity {robot.name} seed {seed}")
     assert np.max(np.abs(ref)) > 0   # the comparison is not trivially 0 == 0
+
+
+@pytest.mark.parametrize("name", ["arm7", "prismatic", "quadruped"])
+def test_gravity_kernel_is_rnea_at_rest(name):
+    """
+    Check the dedicated gravity kernel against the full RNEA at q̇ = q̈ = 0.
+
+    Prismatic joints, a floating base far from the origin, a changed gravity and a workspace
+    passed as ``data=`` too: the same torques up to rounding.
+    """
+    robot = get_robot(name)
+    m = robot.model
+    for model in (m, m.with_gravity((1.5, -2.0, 3.0))):
+        zeros = np.zeros(model.nv)
+        data = rbd_ros.Data(model)
+        for seed in SEEDS[:4]:
+            q = robot.random_state(seed)[0]
+            if name == "quadruped":
+                q[:3] = (1e6, -2e6, 3e6)
+            ref = rbd_ros.rnea(model, q, zeros, zeros)
+            assert np.max(np.abs(ref)) > 0
+            assert_close(rbd_ros.gravity_torques(model, q), ref, 1e-12, f"{name} seed {seed}")
+            assert_close(rbd_ros.gravity_torques(model, q, data=data), ref, 1e-12,
+                         f"{name} seed {seed}, data=")
 
 
 @pytest.mark.pinocchio

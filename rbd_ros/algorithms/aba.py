@@ -5,6 +5,8 @@ Featherstone, RBDA Table 7.1, in the world frame (as Pinocchio): the articulated
 a child is added to its parent's without the 6×6 change of frame (X* I X) that dominates the
 classic body-frame version. Pass numbers follow Table 7.1.
 """
+import numpy as np
+
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
@@ -134,4 +136,14 @@ def aba(model, q, v, tau, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.aba(model, q, v, tau, fext, data)
-    return _checks.state_call("aba", aba_kernel, _NAMES, model, q, v, tau, fext, data)
+    qdd = np.empty(model.nv)
+    data = model.data if data is None else _checks.workspace(model, data)
+    fext = data.no_fext if fext is None else fext
+    try:                              # the call written out: no helper's call in between
+        status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, tau, fext = _checks.state(_NAMES, q, v, tau, fext)
+        status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
+    if status:
+        raise _checks.input_error("aba", status, model, _NAMES, (q, v, tau, fext))
+    return qdd

@@ -10,6 +10,8 @@ so one kernel runs ABA (q̈), the RNEA derivatives at that q̈ (Algorithms 2-3, 
 products with -M⁻¹ (BLAS dgemm, ``rbd_ros._blas``).
 ``compute_all`` shares these passes instead of running them in turn.
 """
+import numpy as np
+
 from .. import _checks
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel
@@ -57,6 +59,19 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.aba_derivatives(model, q, v, tau, fext, data)
-    return _checks.matrices_call("aba_derivatives", aba_derivatives_kernel, _NAMES, model, q,
-                                 v, tau, fext, data,
-                                 ("dof", "body_matrix", "force_sets", "stacked"))
+    nv = model.nv
+    dq, dv, Minv = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    data = model.data if data is None else _checks.workspace(model, data)
+    fext = data.no_fext if fext is None else fext
+    try:                              # the call written out: no helper's call in between
+        status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
+                                        data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
+                                        Minv)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, tau, fext = _checks.state(_NAMES, q, v, tau, fext)
+        status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
+                                        data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
+                                        Minv)
+    if status:
+        raise _checks.input_error("aba_derivatives", status, model, _NAMES, (q, v, tau, fext))
+    return dq, dv, Minv

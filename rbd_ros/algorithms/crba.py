@@ -1,18 +1,29 @@
 """
 Joint-space inertia matrix: the composite-rigid-body algorithm (CRBA).
 
-Featherstone, RBDA Table 6.2, in the world frame (as Pinocchio): composite inertias add
-without a change of frame, and M[j, i] = S_jᵀ (I^c_i S_i) for every ancestor j of i needs
-no force transform either, because all S and I^c are expressed in the same frame.
+Featherstone, RBDA Table 6.2, in body (joint) frames as written there (as Pinocchio's default
+convention): the placements ^λX_i are local, so each is computed without its parent's (no
+chain of world placements in the forward pass), and each body's constant inertia is moved
+only once, into its parent's frame, when its composite inertia is added there. The column
+F = I^c_i S_i then climbs the ancestors, F ← ^λX_j* F, and M[λ, i] = S_λᵀ F in each joint's
+own frame (a dot product with the unit axis).
+
+The world-frame version it replaced (every inertia moved to the world, M[j, i] = S_jᵀ F
+without moving F) took longer on every robot measured: its forward pass alone, the serial
+chain of world placements plus an inertia transform per body, cost more than the force
+transforms up the ancestors. Kernel alone, looped in a compiled function, world -> body
+frames: arm7 0.60 -> 0.42 µs, ur5 0.44 -> 0.31, panda 0.68 -> 0.63, hyq 1.11 -> 0.90,
+talos 3.4 -> 2.9 (two runs each on a loaded 2-core machine: indicative).
 """
 import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
-from ..spatial import add10, inertia_act, inertia_apply, load10, se3_store, store6, store10
-from .common import check_configuration, mirror_upper, model_sizes, placement_step
-from .joints import joint_nv, project_force, subspace_column
+from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM
+from ..spatial import (act_force, add10, inertia_act, inertia_apply, load10, se3_load,
+                       se3_store, store10)
+from .common import check_configuration, mirror_upper, model_sizes
+from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_2d))
@@ -21,26 +32,32 @@ def crba_kernel(packed, ws, q, M):
     status = check_configuration(packed, q, nq, 1)
     if status:
         return status
-    for i in range(nb):                     # placements; I^c_i = I_i, in the world frame
-        oM, oS = placement_step(packed, ws, q, i)
-        oI = inertia_act(oM, load10(packed, i, P_THETA))
-        se3_store(ws, i, W_OM, oM)
-        store6(ws, i, W_OS, oS)
-        store10(ws, i, W_OI, oI)
+    for i in range(nb):                     # ^λX_i (W_OM); I^c_i = I_i in body i's frame
+        se3_store(ws, i, W_OM, joint_placement_local(packed, q, i))
+        store10(ws, i, W_OI, load10(packed, i, P_THETA))
     M[:, :] = 0.0                           # bodies on different branches do not couple
     for i in range(nb - 1, -1, -1):
         Ic = load10(ws, i, W_OI)
         iv = int(packed[i, P_IV])
         for k in range(joint_nv(packed, i)):
-            F = inertia_apply(Ic, subspace_column(packed, ws, i, k))      # F = I^c_i S_i
-            project_force(packed, ws, i, F, M, iv + k, k + 1)          # the upper triangle
-            j = int(packed[i, P_PARENT])
-            while j >= 0:                                               # M[j, i] = S_jᵀ F
-                project_force(packed, ws, j, F, M, iv + k, 6)
-                j = int(packed[j, P_PARENT])
+            F = inertia_apply(Ic, local_subspace_column(packed, i, k))     # F = I^c_i S_i
+            t = joint_force_local(packed, i, F)
+            for r in range(k + 1):                                         # the upper triangle
+                M[iv + r, iv + k] = t[r]
+            j = i
+            lam = int(packed[i, P_PARENT])
+            while lam >= 0:                 # F = ^λX_j* F, M[λ, i] = S_λᵀ F
+                F = act_force(se3_load(ws, j, W_OM), F)
+                t = joint_force_local(packed, lam, F)
+                jv = int(packed[lam, P_IV])
+                for r in range(joint_nv(packed, lam)):
+                    M[jv + r, iv + k] = t[r]
+                j = lam
+                lam = int(packed[lam, P_PARENT])
         lam = int(packed[i, P_PARENT])
-        if lam >= 0:
-            store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI), Ic))   # I^c_λ += I^c_i
+        if lam >= 0:                        # I^c_λ += ^λX_i* I^c_i ^iX_λ
+            store10(ws, lam, W_OI, add10(load10(ws, lam, W_OI),
+                                         inertia_act(se3_load(ws, i, W_OM), Ic)))
     return mirror_upper(M)                  # and M's status
 
 

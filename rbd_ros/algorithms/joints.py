@@ -11,13 +11,13 @@ Kinds (``rbd_ros.model``): REVOLUTE (also URDF "continuous"): S = the unit axis,
 PRISMATIC: S = the unit axis, linear; FREE_FLYER (the root only): S = Ad(oM), the six
 base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
-A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``jcalc_local``,
-``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
-``joint_force_local``, ``world_subspace_1dof``, ``world_placement_from_local``,
-``world_subspace``, ``world_force_projection`` and ``joint_integrate`` (and, for a multi-dof
-kind that is not the root, of ``joint_inv_motion``/``joint_force_in_world``, which the root
-solves of ABA and M⁻¹ use). Sᵀ f of a world-frame force is ``subspace_column``·f, or
-``project_force``.
+A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``joint_placement_local``,
+``jcalc_local``, ``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
+``local_subspace_column``, ``joint_force_local``, ``world_subspace_1dof``,
+``world_placement_from_local``, ``world_subspace``, ``world_force_projection`` and
+``joint_integrate`` (and, for a multi-dof kind that is not the root, of
+``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹ use).
+Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
 """
 import math
 
@@ -104,28 +104,42 @@ def world_subspace_1dof(kind, oM, ax, ay, az):
 
 
 @helper
+def joint_placement_local(packed, q, i):
+    """
+    Return ^λX_i = X_T X_J(q_i), the placement of body i in its parent's frame.
+
+    The free-flyer root's is its placement in the world, its quaternion normalized.
+    """
+    kind = int(packed[i, P_TYPE])
+    iq = int(packed[i, P_IQ])
+    if kind == FREE_FLYER:
+        return free_flyer_placement(q, iq)
+    qi = q[iq]
+    XT = se3_load(packed, i, P_PLACEMENT)
+    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
+    if kind == PRISMATIC:
+        return se3_translate_along_axis(XT, ax, ay, az, qi)
+    return se3_rotate_about_axis(XT, ax, ay, az, qi)
+
+
+@helper
 def jcalc_local(packed, q, v, a, i):
     """
     Return (X, v_J, S q̈) of body i in its own frame.
 
-    X = ^λX_i = X_T X_J(q_i), the placement of body i in its parent's frame; v_J = S q̇ and
-    S q̈ with S the unit axis (angular for a revolute joint, linear for a prismatic one; the
-    identity for the free-flyer root).
+    X = ^λX_i (``joint_placement_local``); v_J = S q̇ and S q̈ with S the unit axis (angular
+    for a revolute joint, linear for a prismatic one; the identity for the free-flyer root).
     """
+    X = joint_placement_local(packed, q, i)
     kind = int(packed[i, P_TYPE])
     iv = int(packed[i, P_IV])
     if kind == FREE_FLYER:
-        return (free_flyer_placement(q, int(packed[i, P_IQ])), load6_vector(v, iv),
-                load6_vector(a, iv))
+        return X, load6_vector(v, iv), load6_vector(a, iv)
     ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
-    XT = se3_load(packed, i, P_PLACEMENT)
-    qi = q[int(packed[i, P_IQ])]
     if kind == PRISMATIC:
-        return (se3_translate_along_axis(XT, ax, ay, az, qi),
-                (ax * v[iv], ay * v[iv], az * v[iv], 0.0, 0.0, 0.0),
+        return (X, (ax * v[iv], ay * v[iv], az * v[iv], 0.0, 0.0, 0.0),
                 (ax * a[iv], ay * a[iv], az * a[iv], 0.0, 0.0, 0.0))
-    return (se3_rotate_about_axis(XT, ax, ay, az, qi),
-            (0.0, 0.0, 0.0, ax * v[iv], ay * v[iv], az * v[iv]),
+    return (X, (0.0, 0.0, 0.0, ax * v[iv], ay * v[iv], az * v[iv]),
             (0.0, 0.0, 0.0, ax * a[iv], ay * a[iv], az * a[iv]))
 
 
@@ -229,6 +243,18 @@ def world_force_projection(subspace, f):
         return act_inv_force(oM, f)                  # the wrench in the base frame
     return (oS[0] * f[0] + oS[1] * f[1] + oS[2] * f[2] + oS[3] * f[3] + oS[4] * f[4]
             + oS[5] * f[5]), 0.0, 0.0, 0.0, 0.0, 0.0
+
+
+@helper
+def local_subspace_column(packed, i, k):
+    """Column k of the motion subspace of body i's joint in its own frame (S of jcalc_local)."""
+    kind = int(packed[i, P_TYPE])
+    if kind == FREE_FLYER:
+        return UNIT_MOTIONS[k]
+    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
+    if kind == PRISMATIC:
+        return ax, ay, az, 0.0, 0.0, 0.0
+    return 0.0, 0.0, 0.0, ax, ay, az
 
 
 @helper

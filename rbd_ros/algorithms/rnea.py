@@ -11,13 +11,17 @@ Workspace use: W_OM holds ^λX_i (the placement of body i in its parent), W_OV, 
 the body's velocity, acceleration and force in its own frame. The world row (-1) supplies
 v_0 = 0 and a_0 = -a_g, expressed in the world frame, which is the parent frame of a root.
 """
+import numpy as np
+
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OM, W_OV
-from ..spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
-                       inertia_apply, load6, load10, se3_load, se3_store, store6, sub6)
-from .common import begin_state_pass, vector_status
-from .joints import jcalc_local, joint_force_local, joint_nv
+from ..model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
+from ..spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
+                       inertia_apply, load6, load10, rot3, rot3_t, se3_load, se3_store, store6,
+                       sub6)
+from .common import (begin_state_pass, check_configuration, check_vector, model_sizes, set_world,
+                     vector_status)
+from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
 
 
 @helper
@@ -45,11 +49,9 @@ def store_body_motion(ws, i, X, vi, ai):
     store6(ws, i, W_OA, ai)
 
 
-@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
-def rnea_kernel(packed, ws, q, v, a, fext, tau):
-    status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
-    if status:
-        return status
+@helper
+def rnea_passes(packed, ws, q, v, a, fext, tau):
+    """Run lines 5-17 (the inputs checked, the world row set): τ into ``tau``."""
     nb = packed.shape[0] - 1
     for i in range(nb):                                            # line 5
         X, vi, ai = body_motion_step(packed, ws, q, v, a, i)       # lines 6-9 (c_J = 0)
@@ -70,6 +72,32 @@ def rnea_kernel(packed, ws, q, v, a, fext, tau):
         if lam >= 0:                                               # lines 16-17
             store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF),
                                        act_force(se3_load(ws, i, W_OM), f)))
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
+def rnea_kernel(packed, ws, q, v, a, fext, tau):
+    status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
+    if status:
+        return status
+    rnea_passes(packed, ws, q, v, a, fext, tau)
+    return vector_status(tau)
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d))
+def nonlinear_effects_kernel(packed, ws, q, v, tau):
+    """
+    RNEA at q̈ = 0 without external forces: 5 arrays to type instead of 7.
+
+    ``tau``, zeroed, serves as q̈ = 0: the forward pass reads it before the backward pass
+    writes the torques into it.
+    """
+    _, nq, nv = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
+    if status:
+        return status
+    set_world(packed, ws)
+    tau[:] = 0.0
+    rnea_passes(packed, ws, q, v, tau, ws[:0, :6], tau)
     return vector_status(tau)
 
 
@@ -85,15 +113,106 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.rnea(model, q, v, a, fext, data)
-    return _checks.state_call("rnea", rnea_kernel, _NAMES, model, q, v, a, fext, data)
+    tau = np.empty(model.nv)
+    data = model.data if data is None else _checks.workspace(model, data)
+    fext = data.no_fext if fext is None else fext
+    try:                              # the call written out: no helper's call in between
+        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, a, fext = _checks.state(_NAMES, q, v, a, fext)
+        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
+    if status:
+        raise _checks.input_error("rnea", status, model, _NAMES, (q, v, a, fext))
+    return tau
 
 
 def nonlinear_effects(model, q, v, *, data=None):
     """Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
-    return rnea(model, q, v, model.data.zeros_v, data=data)
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return model.coupling.rnea(model, q, v, model.data.zeros_v, None, data)
+    tau = np.empty(model.nv)
+    data = model.data if data is None else _checks.workspace(model, data)
+    try:
+        status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v = _checks.vectors(("q", "v"), q, v)
+        status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
+    if status:
+        raise _checks.input_error("nonlinear_effects", status, model, ("q", "v"), (q, v))
+    return tau
+
+
+# Gravity torques: Algorithm 1 at q̇ = q̈ = 0 (Pinocchio's computeGeneralizedGravity), its own
+# kernel because most of the RNEA drops out. With v = 0, lines 8-9 leave a_i = ^iX_λ a_λ, the
+# pure linear -g_i (gravity in body i's frame: a_0 = -a_g); line 10 gives f_i = I_i a_i =
+# (m_i a_i, h_i × a_i), h_i = m_i c_i the first moment. Summed over a subtree (lines 16-17),
+# these forces are (M a_i, H × a_i) with M the subtree's mass and H its first moment about
+# body i's origin: the backward pass carries the four numbers (M, H), not 6-vector forces,
+# and τ_i = S_iᵀ (M a_i, H × a_i) (line 15). The workspace holds ^λX_i (W_OM), a_i (W_OA)
+# and (M, H) (the first four numbers of W_OI, the composite inertia's (m, h)).
+
+
+@helper
+def gravity_forward_step(packed, ws, q, i):
+    """Set ^λX_i, a_i = -g_i (lines 6-9 at q̇ = q̈ = 0) and (M, H) = (m_i, h_i) of body i."""
+    X = joint_placement_local(packed, q, i)
+    lam = int(packed[i, P_PARENT])
+    ax, ay, az = rot3_t(X, ws[lam, W_OA], ws[lam, W_OA + 1], ws[lam, W_OA + 2])
+    se3_store(ws, i, W_OM, X)
+    ws[i, W_OA] = ax
+    ws[i, W_OA + 1] = ay
+    ws[i, W_OA + 2] = az
+    for k in range(4):
+        ws[i, W_OI + k] = packed[i, P_THETA + k]
+
+
+@helper
+def gravity_backward_step(packed, ws, tau, i):
+    """Set τ_i = S_iᵀ (M a_i, H × a_i) and add body i's subtree (M, H) to its parent's."""
+    mass, hx, hy, hz = ws[i, W_OI], ws[i, W_OI + 1], ws[i, W_OI + 2], ws[i, W_OI + 3]
+    ax, ay, az = ws[i, W_OA], ws[i, W_OA + 1], ws[i, W_OA + 2]
+    nx, ny, nz = cross3(hx, hy, hz, ax, ay, az)
+    t = joint_force_local(packed, i, (mass * ax, mass * ay, mass * az, nx, ny, nz))
+    iv = int(packed[i, P_IV])
+    for k in range(joint_nv(packed, i)):
+        tau[iv + k] = t[k]
+    lam = int(packed[i, P_PARENT])
+    if lam >= 0:                       # H about λ's origin, in λ's frame: R H + M p
+        X = se3_load(ws, i, W_OM)
+        px, py, pz = rot3(X, hx, hy, hz)
+        ws[lam, W_OI] += mass
+        ws[lam, W_OI + 1] += px + mass * X[9]
+        ws[lam, W_OI + 2] += py + mass * X[10]
+        ws[lam, W_OI + 3] += pz + mass * X[11]
+
+
+@kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d))
+def gravity_kernel(packed, ws, q, tau):
+    nb, nq, _ = model_sizes(packed)
+    status = check_configuration(packed, q, nq, 1)
+    if status:
+        return status
+    for k in range(3):                 # line 3: a_0 = -a_g
+        ws[-1, W_OA + k] = -packed[-1, P_GRAVITY + k]
+    for i in range(nb):
+        gravity_forward_step(packed, ws, q, i)
+    for i in range(nb - 1, -1, -1):
+        gravity_backward_step(packed, ws, tau, i)
+    return vector_status(tau)
 
 
 def gravity_torques(model, q, *, data=None):
-    """Return the gravity torques: RNEA at zero velocity and acceleration."""
-    zeros = model.data.zeros_v
-    return rnea(model, q, zeros, zeros, data=data)
+    """Return the gravity torques g(q): RNEA at zero velocity and acceleration."""
+    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        zeros = model.data.zeros_v
+        return model.coupling.rnea(model, q, zeros, zeros, None, data)
+    tau = np.empty(model.nv)
+    data = model.data if data is None else _checks.workspace(model, data)
+    try:
+        status = gravity_kernel(model.packed, data.body, q, tau)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q = _checks.vector(q, "q")
+        status = gravity_kernel(model.packed, data.body, q, tau)
+    if status:
+        raise _checks.input_error("gravity_torques", status, model, ("q",), (q,))
+    return tau

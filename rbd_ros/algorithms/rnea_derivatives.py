@@ -36,6 +36,8 @@ and zero when neither joint supports the other. Each body visits its ancestors o
 for a tree of depth d. For the free-flyer root S = Ad(oM) (six columns) and q is varied in
 the tangent space, M ← M exp(δ) with δ in the base frame, i.e. along the world twists S_k.
 """
+import numpy as np
+
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
@@ -202,5 +204,17 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.rnea_derivatives(model, q, v, a, fext, data)
-    return _checks.matrices_call("rnea_derivatives", rnea_derivatives_kernel, _NAMES, model, q,
-                                 v, a, fext, data, ("dof", "body_matrix"))
+    nv = model.nv
+    dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
+    data = model.data if data is None else _checks.workspace(model, data)
+    fext = data.no_fext if fext is None else fext
+    try:                              # the call written out: no helper's call in between
+        status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
+                                         q, v, a, fext, dq, dv, M)
+    except (TypeError, ValueError):   # not float64 C arrays: convert once
+        q, v, a, fext = _checks.state(_NAMES, q, v, a, fext)
+        status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
+                                         q, v, a, fext, dq, dv, M)
+    if status:
+        raise _checks.input_error("rnea_derivatives", status, model, _NAMES, (q, v, a, fext))
+    return dq, dv, M

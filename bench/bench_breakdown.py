@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""
+Where the time of a public single-state call goes, next to Pinocchio's call, in one process.
+
+For each public single-state entry and robot, the per-call time of:
+
+    full      the public call from Python (``rbd_ros.crba(model, q)``): the wrapper, its output
+              allocation, numba's dispatch (unboxing every array argument) and the kernel
+    dispatch  the kernel called from Python through its numba dispatcher, outputs preallocated
+    kernel    the kernel alone: called N times from a compiled loop, divided by N
+    alloc     the wrapper's output allocation (``np.empty``) alone
+    pin       Pinocchio's full call from Python
+
+so that ``full - dispatch - alloc`` is the Python wrapper and ``dispatch - kernel`` numba's
+dispatch. The wrapper column also holds what a fresh output costs beyond ``np.empty`` in a
+tight loop: allocating one per call made the call ~0.2 µs slower than passing the same array
+(crba on arm7), against 0.08 µs for ``np.empty`` alone. crba's wrapper around a kernel that
+returns at once costs ~0.42 µs (arm7, ur5): the floor of a single-state call from Python.
+All cycle through the same 20 random states (as test/oracle.py draws them); each time is
+the best of 25 timeit-style loops (gc off) of ~2 ms: short loops, many of them, so that
+some run without preemption on a busy machine. Timings on a shared machine are indicative:
+run it on a quiet one and read /proc/loadavg.
+
+    python bench/bench_breakdown.py [--robots arm7,panda,ur5,hyq,talos] [--entries crba,rnea]
+"""
+import argparse
+import gc
+import os
+import sys
+import time
+
+import numba
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test"))
+
+from oracle import Robot, available  # noqa: E402  (also puts the checkout on sys.path)
+
+import rbd_ros  # noqa: E402
+from rbd_ros.algorithms import (aba, aba_derivatives, crba, minv, regressor,  # noqa: E402
+                                rnea, rnea_derivatives)
+
+DEFAULT_ROBOTS = "arm7,panda,ur5,hyq,talos"
+NSTATES = 20
+REPEATS = 25
+LOOP_S = 0.002
+
+
+def _square(nv, count):
+    return tuple(np.empty((nv, nv)) for _ in range(count))
+
+
+# entry -> (public arguments, the kernel, its arguments (names: a state's entry, "@x": an
+# attribute of Data, "%k": a preallocated output of kind k), outputs the wrapper allocates,
+# Pinocchio's function and arguments). Kept in step with the wrappers by hand: the
+# "dispatch" column must call what the public call calls.
+ENTRIES = {
+    "rnea": (("q", "v", "a"), lambda: rnea.rnea_kernel,
+             ("@body", "q", "v", "a", "@no_fext", "%v"), "v", ("rnea", ("q", "v", "a"))),
+    "gravity_torques": (("q",), lambda: getattr(rnea, "gravity_kernel", None),
+                        ("@body", "q", "%v"), "v", ("computeGeneralizedGravity", ("q",))),
+    "nonlinear_effects": (("q", "v"), lambda: getattr(rnea, "nonlinear_effects_kernel", None),
+                          ("@body", "q", "v", "%v"), "v", ("nonLinearEffects", ("q", "v"))),
+    "crba": (("q",), lambda: crba.crba_kernel, ("@body", "q", "%m"), "m", ("crba", ("q",))),
+    "aba": (("q", "v", "tau"), lambda: aba.aba_kernel,
+            ("@body", "q", "v", "tau", "@no_fext", "%v"), "v", ("aba", ("q", "v", "tau"))),
+    "minv": (("q",), lambda: minv.minv_kernel, ("@body", "@force_sets", "q", "%m"), "m",
+             ("computeMinverse", ("q",))),
+    "rnea_derivatives": (("q", "v", "a"), lambda: rnea_derivatives.rnea_derivatives_kernel,
+                         ("@body", "@dof", "@body_matrix", "q", "v", "a", "@no_fext", "%m",
+                          "%m", "%m"), "mmm", ("computeRNEADerivatives", ("q", "v", "a"))),
+    "aba_derivatives": (("q", "v", "tau"), lambda: aba_derivatives.aba_derivatives_kernel,
+                        ("@body", "@dof", "@body_matrix", "@force_sets", "@stacked", "q", "v",
+                         "tau", "@no_fext", "%m", "%m", "%m"), "mmm",
+                        ("computeABADerivatives", ("q", "v", "tau"))),
+    "joint_torque_regressor": (("q", "v", "a"),
+                               lambda: regressor.joint_torque_regressor_kernel,
+                               ("@body", "@regressor_block", "q", "v", "a", "%y"), "y",
+                               ("computeJointTorqueRegressor", ("q", "v", "a"))),
+}
+# an older tree without the dedicated kernels: RNEA at zero v and a
+FALLBACK = {"gravity_torques": ("@body", "q", "@zeros_v", "@zeros_v", "@no_fext", "%v"),
+            "nonlinear_effects": ("@body", "q", "v", "@zeros_v", "@no_fext", "%v")}
+
+_LOOPS = {}
+
+
+def kernel_loop(kernel, nargs, state_slots):
+    """
+    Return a compiled ``loop(n, *args)`` calling ``kernel`` n times (the sum of its statuses).
+
+    Arguments at ``state_slots`` are (nstates, size) arrays, row k % nstates passed at call k.
+    """
+    key = (kernel, nargs, state_slots)
+    if key not in _LOOPS:
+        names = [f"x{k}" for k in range(nargs)]
+        passed = [f"{n}[k % ns]" if k in state_slots else n for k, n in enumerate(names)]
+        source = (f"def loop(n, {', '.join(names)}):\n"
+                  f"    ns = x{state_slots[0]}.shape[0]\n"
+                  "    s = 0\n"
+                  "    for k in range(n):\n"
+                  f"        s += kernel({', '.join(passed)})\n"
+                  "    return s\n")
+        scope = {"kernel": kernel}
+        exec(source, scope)
+        _LOOPS[key] = numba.njit(scope["loop"])
+    return _LOOPS[key]
+
+
+def best_us(run, count):
+    """Best of REPEATS timings of ``run()``, which makes ``count`` calls; µs per call."""
+    gc_was_on = gc.isenabled()
+    gc.disable()
+    try:
+        best = float("inf")
+        for _ in range(REPEATS):
+            t0 = time.perf_counter()
+            run()
+            best = min(best, time.perf_counter() - t0)
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return best / count * 1e6
+
+
+def python_loop(fn, arglists):
+    """Return a ``run`` over ``arglists`` sized to ~LOOP_S, and its number of calls."""
+    t0 = time.perf_counter()
+    for args in arglists:
+        fn(*args)
+    per_pass = max(time.perf_counter() - t0, 1e-7)
+    reps = max(1, int(LOOP_S / per_pass))
+
+    def run():
+        for _ in range(reps):
+            for args in arglists:
+                fn(*args)
+    return run, reps * len(arglists)
+
+
+def measure(pair, entry, pin):
+    """Return the row's times (full, dispatch, kernel, alloc, pin) in µs."""
+    m, d = pair.model, pair.model.data
+    pos, get_kernel, slots, outputs, (pin_name, pin_pos) = ENTRIES[entry]
+    kernel = get_kernel()
+    if kernel is None:
+        kernel, slots = rnea.rnea_kernel, FALLBACK[entry]
+    states = [dict(zip(("q", "v", "a", "tau"), pair.random_state(seed)[:4]))
+              for seed in range(NSTATES)]
+    public = getattr(rbd_ros, entry)
+    full = best_us(*python_loop(public, [(m,) + tuple(s[k] for k in pos) for s in states]))
+
+    def make(kind):
+        return {"v": lambda: np.empty(m.nv), "m": lambda: np.empty((m.nv, m.nv)),
+                "y": lambda: np.empty((m.nv, 10 * m.nbodies))}[kind]()
+
+    def kernel_args(s):
+        args = [m.packed]
+        for slot in slots:
+            if slot[0] == "@":
+                args.append(getattr(d, slot[1:]))
+            elif slot[0] == "%":
+                args.append(make(slot[1]))
+            else:
+                args.append(s[slot])
+        return tuple(args)
+    arglists = [kernel_args(s) for s in states]
+    assert kernel(*arglists[0]) == 0
+    dispatch = best_us(*python_loop(kernel, arglists))
+    state_slots = tuple(k + 1 for k, slot in enumerate(slots) if slot[0] not in "@%")
+    stacked = list(arglists[0])
+    for k in state_slots:
+        stacked[k] = np.ascontiguousarray([a[k] for a in arglists])
+    loop = kernel_loop(kernel, len(stacked), state_slots)
+    loop(1, *stacked)                                       # compile
+    n = max(1, int(LOOP_S / (dispatch * 1e-6)))
+    inner = best_us(lambda: loop(n, *stacked), n)
+    shapes = {"v": (m.nv,), "m": (m.nv, m.nv), "y": (m.nv, 10 * m.nbodies)}
+    alloc = sum(best_us(*python_loop(np.empty, [(shapes[kind],)] * NSTATES))
+                for kind in outputs)
+    pin_us = float("nan")
+    if pin is not None:
+        pin_fn = getattr(pin, pin_name)
+        pstates = [(pair.q_to_pin(s["q"]), pair.v_to_pin(s["v"]), pair.v_to_pin(s["a"]),
+                    pair.v_to_pin(s["tau"])) for s in states]
+        index = {"q": 0, "v": 1, "a": 2, "tau": 3}
+        pin_us = best_us(*python_loop(pin_fn, [(pair.pm, pair.pd)
+                                               + tuple(p[index[k]] for k in pin_pos)
+                                               for p in pstates]))
+    return full, dispatch, inner, alloc, pin_us
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
+    parser.add_argument("--robots", default=DEFAULT_ROBOTS)
+    parser.add_argument("--entries", default=",".join(ENTRIES))
+    args = parser.parse_args()
+    names = [n for n in args.robots.split(",") if available(n)]
+    try:
+        import pinocchio as pin
+    except ImportError:
+        pin = None
+        print("Pinocchio not installed: no reference column")
+    print(f"rbd_ros {rbd_ros.__version__}, numba {numba.__version__}, "
+          f"Pinocchio {getattr(pin, '__version__', '-')}; µs per call, best of {REPEATS}; "
+          f"load {open('/proc/loadavg').read().split()[0]}")
+    header = (f"{'entry':<23} {'robot':<6} {'nv':>3} {'full':>7} {'dispatch':>8} "
+              f"{'kernel':>7} {'alloc':>6} {'wrapper':>7} {'numba':>6} {'pin':>7} "
+              f"{'full/pin':>8} {'kern/pin':>8}")
+    print(header)
+    print("-" * len(header))
+    for entry in args.entries.split(","):
+        for name in names:
+            pair = Robot(name)
+            full, dispatch, inner, alloc, pin_us = measure(pair, entry, pin)
+            print(f"{entry:<23} {name:<6} {pair.model.nv:>3} {full:>7.3f} {dispatch:>8.3f} "
+                  f"{inner:>7.3f} {alloc:>6.3f} {full - dispatch - alloc:>7.3f} "
+                  f"{dispatch - inner:>6.3f} {pin_us:>7.3f} {full / pin_us:>8.2f} "
+                  f"{inner / pin_us:>8.2f}", flush=True)
+    print(f"\nwrapper = full - dispatch - alloc; numba = dispatch - kernel; load "
+          f"{open('/proc/loadavg').read().split()[0]}")
+
+
+if __name__ == "__main__":
+    main()
