@@ -2,11 +2,12 @@
 The planner process (``rbd_ros.node.planner_process``): fed by the node, gone with it.
 
 With real rclpy clients: the trajectory services answer from the child on the node's robot
-of the moment (a payload set through ``~/set_payload``, a gravity parameter, a new robot
-description: each seen by the next request, against Pinocchio or the node's single-state
-``~/inverse_dynamics``); the child is gone once the node is destroyed and once the node's
-process is killed (SIGKILL: no clean-up of the node's own), and it leaves the graph; a child
-killed is logged, reported in /diagnostics and started again.
+of the moment ("no robot model yet" before one; a payload set through ``~/set_payload``, a
+gravity parameter, a new robot description on the parameter or the topic: each seen by the
+next request, against Pinocchio or the node's single-state ``~/inverse_dynamics``); the
+child is gone once the node is destroyed and once the node's process is killed (SIGKILL: no
+clean-up of the node's own), and it leaves the graph; a child killed is logged, reported in
+/diagnostics and started again.
 """
 import os
 import pickle
@@ -235,3 +236,18 @@ def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
         tester.destroy_node()
         rclpy.shutdown(context=ctx)
     assert "Traceback" not in open(log.name).read()
+
+
+def test_no_robot_model_yet_then_the_description_from_the_topic(harness):
+    from std_msgs.msg import String
+    model = rbd_ros.load_model(ARM7)
+    h = harness(dict(planner_process=True))
+    serving(h)
+    q, v, a = (np.array([model.random_configuration(k) for k in range(2)]),
+               *np.random.default_rng(3).normal(size=(2, 2, model.nv)))
+    resp = h.call("trajectory_torques", torques_request(model, q, v, a), timeout=30.0)
+    assert not resp.success and resp.message == "no robot model yet"
+    h.description.publish(String(data=xml(ARM7)))
+    wait_for(lambda: h.node._robot is not None, what="the model from the topic")
+    assert_close(trajectory_torques(h, model, q, v, a),
+                 single_state_torques(h, model, q, v, a), 1e-12, "the model from the topic")
