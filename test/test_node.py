@@ -126,10 +126,7 @@ def harness():
     made = []
 
     def make(params, **kwargs):
-        # no planner process unless a test asks for it (the trajectory services' tests do):
-        # its start and stop cost each node ~1.5 s of CPU and 0.5 s at close
-        params = {"max_joint_age": 5.0, "diagnostics_period": 0.0, "planner_process": False,
-                  **params}
+        params = {"max_joint_age": 5.0, "diagnostics_period": 0.0, **params}
         h = Harness(params, **kwargs)
         made.append(h)
         return h
