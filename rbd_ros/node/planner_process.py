@@ -158,7 +158,7 @@ class PlannerProcess:
             started = time.monotonic()
             try:
                 code = self._run_child()
-            except OSError as exc:
+            except (OSError, ValueError, subprocess.SubprocessError) as exc:
                 code = f"could not start: {exc}"
             if code is None or self._closing.is_set():
                 return
@@ -186,6 +186,9 @@ class PlannerProcess:
                     self._command + ["--fd", str(fds[0]), "--version-fd", str(fds[1])],
                     pass_fds=fds, env=self._env, stdin=subprocess.DEVNULL,
                     start_new_session=True)
+            except BaseException:
+                parent_end.close()
+                raise
             finally:
                 child_end.close()
             # before the child starts a thread: every thread of it inherits the niceness
