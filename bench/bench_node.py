@@ -104,8 +104,8 @@ def print_run(args, label, r):
     for name, (n, missing, p50, p99, mx) in r["topics"].items():
         print(f"{'~/' + name:<22} {n:>9} {missing:>8} {fmt(p50, '.3f'):>13} "
               f"{fmt(p99, '.3f'):>13} {fmt(mx, '.3f'):>13}")
-    print(f"node CPU: {r['node_cpu']:.0f} % of one core; bench publisher: "
-          f"{r['bench_cpu']:.0f} %, receiver: {r['recv_cpu']:.0f} %")
+    print(f"node CPU (with its planner process): {r['node_cpu']:.0f} % of one core; bench "
+          f"publisher: {r['bench_cpu']:.0f} %, receiver: {r['recv_cpu']:.0f} %")
     print(f"node tick (compute + publish, /diagnostics): p50 {fmt(r['tick_p50'], '.0f')} µs, "
           f"p99 {fmt(r['tick_p99'], '.0f')} µs (worst 1 s window); input messages lost "
           f"(node's count): {r['lost']}; node counters (whole run): {r['counters']}")
@@ -119,8 +119,8 @@ def print_table(args, runs):
             f"{'p50 [ms]':>8} {'p99 [ms]':>8} {'max [ms]':>8} {'CPU [%]':>7} {'[us/msg]':>8} "
             f"{'tick p50/p99 [us]':>17} {'lost':>5} {'steal [%]':>9} {'load':>5}")
     print(f"\n{args.robot}, every output, {args.rate:g} Hz, {args.duration:g} s per run; "
-          f"latency over all outputs; CPU: the node's, % of one core, and per message answered "
-          f"(on every output); steal: the host's, % "
+          f"latency over all outputs; CPU: the node's (with its planner process), % of one "
+          f"core, and per message answered (on every output); steal: the host's, % "
           f"of all CPUs; load: 1-min load average at the window's start ({os.cpu_count()} "
           f"CPUs):")
     print(head)

@@ -15,7 +15,14 @@ trajectory call >= 20x faster than the single calls, the 7-dof 1,000-point
 ``trajectory_torques`` round trip <= 10 ms. A benchmark, not a test: run it on a quiet
 machine.
 
+``--planner``: where the node serves the trajectory services, its ``planner_process``
+parameter: ``process`` (the default: its child process, the client's requests go there
+directly), ``thread`` (a worker thread of the node's process), or ``both``, one node after
+the other per robot. ``--no-singles`` leaves out the --points single calls (minutes on a
+loaded machine).
+
     python bench/bench_services.py [--points 1000] [--repeat 7] [--robots arm7 talos]
+                                   [--planner process|thread|both] [--no-singles]
 """
 import argparse
 import os
@@ -37,16 +44,21 @@ def parse_args():
     ap.add_argument("--repeat", type=int, default=7, help="timed calls per row (7)")
     ap.add_argument("--robots", nargs="+", default=["arm7", "talos"],
                     help="robots of test/oracle.py (arm7 talos)")
+    ap.add_argument("--planner", choices=("process", "thread", "both"), default="process",
+                    help="the node's planner_process parameter: true, false or each (process)")
+    ap.add_argument("--no-singles", action="store_true",
+                    help="leave out the --points single inverse_dynamics calls")
     ap.add_argument("--startup-timeout", type=float, default=900.0,
                     help="seconds to wait for the node's services (first start compiles)")
     return ap.parse_args()
 
 
-def start_node(name, floating):
+def start_node(name, floating, planner="process"):
     cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args", "-r",
            f"__node:=rbd_bench_{name}", "-p", f"floating_base:={str(floating).lower()}",
            "-p", "mimic_joints:=independent", "-p", "robot_description_topic:="
-           f"/rbd_bench_{name}/robot_description"]
+           f"/rbd_bench_{name}/robot_description",
+           "-p", f"planner_process:={str(planner == 'process').lower()}"]
     return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             stdin=subprocess.DEVNULL, start_new_session=True)
 
@@ -70,22 +82,18 @@ class Client:
                 if time.monotonic() > deadline:
                     raise SystemExit("the node's services did not come up")
 
-    def wait_for_model(self, service, request, timeout):
-        """Call until the node has parsed the description (the first answer warms up)."""
-        deadline = time.monotonic() + timeout
+    def call(self, service, request, until_model=0.0):
+        """Call ``service``; again for ``until_model`` s while the node has no model yet."""
+        deadline = time.monotonic() + until_model
         while True:
-            resp = self.call(service, request, check=False)
-            if resp is not None and resp.success:
-                return
-            if time.monotonic() > deadline or "no robot model yet" not in resp.message:
-                raise SystemExit(f"{service} failed: {getattr(resp, 'message', 'no answer')}")
-            time.sleep(0.2)
-
-    def call(self, service, request, check=True):
-        future = self.clients[service].call_async(request)
-        self.executor.spin_until_future_complete(future, timeout_sec=120.0)
-        resp = future.result()
-        if check and (resp is None or not resp.success):
+            future = self.clients[service].call_async(request)
+            self.executor.spin_until_future_complete(future, timeout_sec=120.0)
+            resp = future.result()
+            if resp is None or resp.success or resp.message != "no robot model yet" or \
+                    time.monotonic() > deadline:
+                break
+            time.sleep(0.1)        # the description is on its way: loading in the node
+        if resp is None or not resp.success:
             raise SystemExit(f"{service} failed: {getattr(resp, 'message', 'no answer')}")
         return resp
 
@@ -126,7 +134,7 @@ def timed(client, service, request, repeat):
     return float(np.median(times)) * 1e3
 
 
-def bench_robot(name, args, rclpy_node, executor):
+def bench_robot(name, args, rclpy_node, executor, planner):
     path, floating = ROBOTS[name]
     if path is None:
         print(f"{name}: example-robot-data is not installed: skipped")
@@ -134,7 +142,8 @@ def bench_robot(name, args, rclpy_node, executor):
     from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
     from std_msgs.msg import String
     model = load_quietly(path, floating, mimic="independent")
-    node = start_node(name, floating)
+    node = start_node(name, floating, planner)
+    label = name if args.planner != "both" else f"{name} ({planner})"
     try:
         qos = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -144,21 +153,24 @@ def bench_robot(name, args, rclpy_node, executor):
         client = Client(rclpy_node, executor, name)
         client.wait(args.startup_timeout)
         torques, forward, rollout, singles = requests(model, args.points)
-        client.wait_for_model("trajectory_torques", torques, args.startup_timeout)
-        rows = [(name, "trajectory_torques", timed(client, "trajectory_torques", torques,
-                                                   args.repeat))]
-        t0 = time.perf_counter()
-        for req in singles:
-            client.call("inverse_dynamics", req)
-        rows.append((name, f"{args.points} x inverse_dynamics", (time.perf_counter() - t0) * 1e3))
+        # the first call warms up (and waits for the model: the services come up before it)
+        client.call("trajectory_torques", torques, until_model=args.startup_timeout)
+        rows = [(label, "trajectory_torques", timed(client, "trajectory_torques", torques,
+                                                    args.repeat))]
+        if not args.no_singles:
+            t0 = time.perf_counter()
+            for req in singles:
+                client.call("inverse_dynamics", req)
+            rows.append((label, f"{args.points} x inverse_dynamics",
+                         (time.perf_counter() - t0) * 1e3))
         torques.derivatives = True
-        rows.append((name, "trajectory_torques, derivatives",
+        rows.append((label, "trajectory_torques, derivatives",
                      timed(client, "trajectory_torques", torques, args.repeat)))
-        rows.append((name, "trajectory_forward (points)",
+        rows.append((label, "trajectory_forward (points)",
                      timed(client, "trajectory_forward", forward, args.repeat)))
         for method in ("semi_implicit_euler", "rk4"):
             rollout.integrator = method
-            rows.append((name, f"rollout {method}, derivatives",
+            rows.append((label, f"rollout {method}, derivatives",
                          timed(client, "trajectory_forward", rollout, args.repeat)))
         return rows
     finally:
@@ -176,15 +188,18 @@ def main():
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     rows = []
+    planners = ("process", "thread") if args.planner == "both" else (args.planner,)
     for name in args.robots:
-        rows += bench_robot(name, args, node, executor)
+        for planner in planners:
+            rows += bench_robot(name, args, node, executor, planner)
     print(f"\n{args.points} points / steps, median of {args.repeat} round trips "
           "(the single calls: their total)\n")
     print("| robot | call | round trip [ms] | vs single calls |")
     print("| --- | --- | --- | --- |")
     singles = {r[0]: r[2] for r in rows if "x inverse_dynamics" in r[1]}
     for robot, call, ms in rows:
-        ratio = f"{singles[robot] / ms:.0f}x faster" if call == "trajectory_torques" else ""
+        ratio = (f"{singles[robot] / ms:.0f}x faster"
+                 if call == "trajectory_torques" and robot in singles else "")
         print(f"| {robot} | {call} | {ms:.1f} | {ratio} |")
     node.destroy_node()
     rclpy.shutdown()

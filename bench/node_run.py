@@ -30,6 +30,23 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree_cpu_seconds(pid):
+    """
+    Return the CPU seconds of process ``pid`` and of its children alive now.
+
+    The node's planner process (``rbd_ros.node.planner_process``) is a child of the node:
+    its CPU is the node's as much as a worker thread's was.
+    """
+    total = cpu_seconds(pid)
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                total += sum(cpu_seconds(int(child)) for child in f.read().split())
+        except OSError:                 # a thread or child that has just ended
+            pass
+    return total
+
+
 def cpu_ticks():
     """Return (steal, total) clock ticks of all CPUs so far (/proc/stat)."""
     with open("/proc/stat") as f:
@@ -295,12 +312,12 @@ def publish_and_measure(args, source, node, recv, log_name):
                 raise RuntimeError("no output from the node: " + open(log_name).read()[-2000:])
         elif not w and time.monotonic() - first >= args.warmup:
             late = 0
-            w = dict(lo=len(source.published), cpu0=cpu_seconds(node.pid),
+            w = dict(lo=len(source.published), cpu0=process_tree_cpu_seconds(node.pid),
                      wall0=time.monotonic(), self0=cpu_seconds(os.getpid()),
                      recv0=cpu_seconds(recv.pid), t0=clock(), ticks0=cpu_ticks(),
                      load0=loadavg())
         elif w and time.monotonic() >= w["wall0"] + args.duration:
-            w.update(hi=len(source.published), cpu1=cpu_seconds(node.pid),
+            w.update(hi=len(source.published), cpu1=process_tree_cpu_seconds(node.pid),
                      wall1=time.monotonic(), self1=cpu_seconds(os.getpid()),
                      recv1=cpu_seconds(recv.pid), t1=clock(), ticks1=cpu_ticks(), late=late)
             return w

@@ -66,6 +66,10 @@ class Coupling:
         self.G = _frozen(G)
         self.table = _frozen(table)
 
+    def __reduce__(self):
+        """Pickle what it is made from (its followers resolved: resolving them is exact)."""
+        return Coupling, (self.joint_names, self.floating_base, dict(self.followers))
+
     def __repr__(self):
         pairs = ", ".join(f"{f} = {m:g}·{lead} + {o:g}"
                           for f, (lead, m, o) in self.followers.items())

@@ -217,15 +217,21 @@ class Model(_Frozen):
 
     def _with_packed(self, packed, **changed):
         """Return this model with another packed table (and ``changed`` attributes)."""
-        packed = _read_only(packed)
-        model = object.__new__(Model)
         attributes = dict(vars(self))
-        attributes.update(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],
-                          axis=packed[:-1, P_AXIS:P_AXIS + 3],
-                          theta=packed[:-1, P_THETA:P_THETA + 10], **changed)
-        model._set(**attributes)
-        model._set(data=Data(model))
-        return model
+        attributes.update(changed)
+        return _assemble(attributes, _read_only(packed))
+
+    def __reduce__(self):
+        """
+        Pickle the model's tables (another process computes on it: the node's planner).
+
+        Not its workspace (made anew) nor the views of the packed table; unpickling makes
+        every array read-only over immutable memory again (:func:`_unpickle`), whatever the
+        pickle protocol, and ``link_frames`` a read-only mapping.
+        """
+        state = {k: v for k, v in vars(self).items() if k not in _REMADE}
+        state["link_frames"] = dict(self.link_frames)
+        return _unpickle, (state,)
 
     def neutral(self):
         """Return the zero configuration (identity quaternion for a floating base)."""
@@ -304,6 +310,28 @@ class Model(_Frozen):
         base = "floating" if self.floating_base else "fixed"
         return (f"<rbd_ros.Model {self.name!r}: {self.nbodies} bodies, nq={self.nq}, "
                 f"nv={self.nv}, {base} base>")
+
+
+# what a Model remakes rather than pickles: the views of ``packed`` and the workspace
+_REMADE = ("placement", "axis", "theta", "data")
+
+
+def _assemble(attributes, packed):
+    """Return a Model of ``attributes`` with the (read-only) table ``packed``, its views set."""
+    model = object.__new__(Model)
+    model._set(**attributes)
+    model._set(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],
+               axis=packed[:-1, P_AXIS:P_AXIS + 3], theta=packed[:-1, P_THETA:P_THETA + 10])
+    model._set(data=Data(model))
+    return model
+
+
+def _unpickle(state):
+    """Return the Model pickled as ``state`` (``Model.__reduce__``)."""
+    state = {k: _read_only(v, v.dtype) if isinstance(v, np.ndarray) else v
+             for k, v in state.items()}
+    state["link_frames"] = _link_frames(state["body_names"], state["link_frames"])
+    return _assemble(state, state.pop("packed"))
 
 
 def _check_tree(parent, joint_type):

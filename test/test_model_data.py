@@ -1,11 +1,14 @@
 """The Model/Data split: an immutable Model, workspaces passed as ``data=``, derived models."""
+import pickle
 import threading
+import types
 
 import numpy as np
 import pytest
 
 import rbd_ros
 from conftest import get_robot
+from mimic_oracle import hand_urdf
 
 CALLS = {
     "rnea": lambda m, s, **kw: rbd_ros.rnea(m, s["q"], s["v"], s["a"], **kw),
@@ -157,3 +160,46 @@ def test_float64_arrays_take_the_fast_path(name, monkeypatch):
     monkeypatch.setattr(rbd_ros._checks, "vectors", refuse)
     monkeypatch.setattr(rbd_ros._checks, "matrix", refuse)
     assert np.all(np.isfinite(flat(CALLS[name](m, s))))
+
+
+def pickled_models():
+    """Models of every kind a process may be sent: floating, payload and gravity, coupled."""
+    arm = get_robot("arm7").model
+    return {"quadruped": get_robot("quadruped").model,
+            "arm7 with payload": arm.with_gravity((0.5, 0.0, -9.0)).with_payload(
+                arm.body_names[-1],
+                rbd_ros.inertia.compact(1.5, [0.1, 0.0, 0.05], np.diag([0.02, 0.03, 0.04]))),
+            "mimic coupled": rbd_ros.load_model(hand_urdf(), mimic="coupled")}
+
+
+@pytest.mark.parametrize("protocol", [2, pickle.HIGHEST_PROTOCOL])
+@pytest.mark.parametrize("name", ["quadruped", "arm7 with payload", "mimic coupled"])
+def test_a_pickled_model_is_the_same_immutable_model(name, protocol):
+    model = pickled_models()[name]
+    copy = pickle.loads(pickle.dumps(model, protocol))
+    assert sorted(vars(copy)) == sorted(vars(model))
+    for key, value in vars(model).items():
+        if isinstance(value, np.ndarray):
+            got = getattr(copy, key)
+            np.testing.assert_array_equal(got, value, err_msg=key)
+            assert got.dtype == value.dtype and not got.flags.writeable, key
+            with pytest.raises(ValueError):      # over immutable memory: cannot be undone
+                got.flags.writeable = True
+    assert isinstance(copy.link_frames, types.MappingProxyType)
+    assert list(copy.link_frames) == list(model.link_frames)
+    for link, (body, R, p) in model.link_frames.items():
+        assert copy.link_frames[link][0] == body
+        np.testing.assert_array_equal(copy.link_frames[link][1], R)
+        np.testing.assert_array_equal(copy.link_frames[link][2], p)
+    assert copy.data is not model.data and copy.data.fits(copy)
+    assert np.shares_memory(copy.theta, copy.packed)    # the views are views again
+    if model.coupling is not None:
+        assert dict(copy.coupling.followers) == dict(model.coupling.followers)
+        np.testing.assert_array_equal(copy.coupling.G, model.coupling.G)
+    with pytest.raises(AttributeError):
+        copy.nv = 1
+    # the same tables give the same numbers, bit for bit, through every kind of kernel
+    s = state(model, 4)
+    for call in ("rnea", "aba", "rnea_derivatives", "rnea_batch", "aba_derivatives_batch"):
+        np.testing.assert_array_equal(flat(CALLS[call](copy, s)), flat(CALLS[call](model, s)),
+                                      err_msg=call)

@@ -1,11 +1,13 @@
 """
-The planner services do not hold the ticks (``rbd_ros.node.planner_worker``), per executor.
+The planner services do not hold the ticks, per executor, from a process or a thread.
 
 The node spins on the executor its ``executor`` parameter picks (rclpy's EventsExecutor or
 SingleThreadedExecutor, as ``spin_node`` does), the tester on its own; while a long
 ``~/trajectory_forward`` rollout computes, joint_states keep coming and ~/torques must keep
 going out (on the executor's thread the request would hold every tick until it is answered),
-and the answer is the rollout's.
+and the answer is the rollout's. The services are served by the node's planner process
+(``rbd_ros.node.planner_process``, the default) or by its worker thread
+(``rbd_ros.node.planner_worker``, ``planner_process`` false).
 """
 import os
 import random
@@ -55,19 +57,20 @@ def rollout_request(model, steps):
     return req, q0
 
 
+@pytest.mark.parametrize("process", [True, False])
 @pytest.mark.parametrize("kind", ["events", "single_threaded"])
-def test_ticks_go_on_while_a_planner_request_computes(kind):
+def test_ticks_go_on_while_a_planner_request_computes(kind, process):
     model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
     ctx = Context()
     rclpy.init(context=ctx)
-    ns = f"/rbd_planner_worker_{os.getpid()}_{kind}"
+    ns = f"/rbd_planner_worker_{os.getpid()}_{kind}_{process}"
     spinning, threads, nodes = [True], [], []
     try:
         with open(rbd_ros.robots.path("rbd_arm7"), encoding="utf-8") as f:
             xml = f.read()
         node = DynamicsNode(namespace=ns, context=ctx, parameter_overrides=[
             Parameter("robot_description", value=xml), Parameter("executor", value=kind),
-            Parameter("max_joint_age", value=5.0)])
+            Parameter("max_joint_age", value=5.0), Parameter("planner_process", value=process)])
         tester = Node("tester", namespace=ns, context=ctx)
         nodes += [node, tester]
         torques = []
@@ -84,7 +87,7 @@ def test_ticks_go_on_while_a_planner_request_computes(kind):
                     ex.spin_once(timeout_sec=0.05)
             threads.append(threading.Thread(target=spin, daemon=True))
             threads[-1].start()
-        assert client.wait_for_service(timeout_sec=10.0)
+        assert client.wait_for_service(timeout_sec=60.0)
         wait_for(lambda: pub.get_subscription_count() > 0, what="joint_states discovery")
         q, v = model.random_configuration(1), np.zeros(model.nv)
         msg = joint_state(list(model.joint_names), q, v)

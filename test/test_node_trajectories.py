@@ -5,7 +5,7 @@ The node's trajectory services (issue 16) with real rclpy clients, against Pinoc
 Pinocchio's limits and pin.computeRNEADerivatives; ``~/trajectory_forward``: q̈ and its
 derivatives against pin.aba / pin.computeABADerivatives, rollouts against the schemes
 written out with Pinocchio's aba and integrate (``test_rollout.pin_rollout``), and bad
-requests refused with a reason.
+requests refused with a reason. Served by the node's planner process (its default).
 """
 import os
 import random
@@ -37,8 +37,10 @@ __all__ = ["harness"]                   # the node tests' fixture, used below
 
 
 def start(harness, name):
+    """Start the node with its planner process (the default; the harness turns it off)."""
     robot = get_robot(name)
-    return harness(dict(robot_description=robot.xml, floating_base=robot.floating)), robot
+    return harness(dict(robot_description=robot.xml, floating_base=robot.floating,
+                        planner_process=True)), robot
 
 
 def trajectory(names, perm, **fields):

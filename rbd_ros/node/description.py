@@ -26,10 +26,11 @@ class DescriptionSource:
     """
     The description half of the dynamics node (a mixin of ``DynamicsNode``).
 
-    Uses the node's ``params``, ``_robot``, ``_enabled``, ``_pub``, ``_swap``, ``_stats``,
-    ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a description loads),
-    ``_pending_lock``, ``_pending_description`` (XML, source) and ``_loader`` (the loader
-    thread), and sets ``_rejected`` (why the last description was rejected, or "").
+    Uses the node's ``params``, ``_robot``, ``_set_robot``, ``_enabled``, ``_pub``, ``_swap``,
+    ``_stats``, ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a
+    description loads), ``_pending_lock``, ``_pending_description`` (XML, source) and
+    ``_loader`` (the loader thread), and sets ``_rejected`` (why the last description was
+    rejected, or "").
     """
 
     def _init_description(self):
@@ -145,7 +146,7 @@ class DescriptionSource:
             robot = Robot(model, xml, self._enabled, self._pub, joints=joints)
             if current is not None and current.model.floating_base and model.floating_base:
                 robot.keep_base_state(self._robot)
-            self._robot = robot                   # the swap: one reference assignment
+            self._set_robot(robot)                # the swap: one reference assignment
             self._rejected = ""
         slow = robot.slow_encoders()
         if slow:

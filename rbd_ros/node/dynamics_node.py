@@ -21,7 +21,9 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
        /diagnostics       diagnostic_msgs/DiagnosticArray: tick latency, counts
 Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
   ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
-  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward; ~/set_payload (``payload``).
+  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, served by a child process
+  (``planner_process``; parameter planner_process false: a thread); ~/set_payload
+  (``payload``).
 
 Every output is stamped with the stamp of the joint_states message it was computed from
 (one that is zero, invalid or far in the future: with the node's clock instead, counted).
@@ -47,7 +49,7 @@ from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
-from .health import LOST, Health
+from .health import LOST, PLANNER_EXITS, Health
 from .live import LiveParameters
 from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
@@ -56,6 +58,7 @@ from .robot import publish
 from .skips import SKIP_TEXTS, SkipReporting
 from .services import create_services
 from .payload import create_payload_service
+from .planner_process import PlannerProcess
 from .planner_worker import PlannerWorker
 from .trajectories import create_trajectory_services
 from .wrenches import WrenchInputs
@@ -80,7 +83,7 @@ STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
          "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
-         "wrenches_refused", LOST)
+         "wrenches_refused", PLANNER_EXITS, LOST)
 RATES = ("joint_states", "odometry")
 
 
@@ -103,6 +106,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                 f"outputs {custom} (only ~/torques and /diagnostics are published). Build it "
                 "with scripts/build_interfaces.py or colcon (see README).")
         self._robot = None                        # a Robot, replaced atomically
+        self._planner = self._planner_process = None
         self._wrenches = WrenchInputs(p["wrench_topics"], p["world_frame"])
         self._init_description()
         self._stats = dict.fromkeys(STATS, 0)
@@ -123,13 +127,19 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             self.create_subscription(String, p["robot_description_topic"],
                                      self._guarded(self._on_description), DESCRIPTION_QOS)
             self.get_logger().info(f"waiting for the URDF on {p['robot_description_topic']}")
+        if rbd_srv is not None and p["planner_process"]:
+            # last: a node that fails to start leaves no child; it starts in the background
+            self._planner_process = PlannerProcess(self)
+            if self._robot is not None:
+                self._planner_process.robot_changed(self._robot)
 
     def _create_topics(self, p):
         self._set_outputs()                       # only the enabled outputs are advertised
         if rbd_srv is not None:
             create_services(self, rbd_srv)
-            self._planner = PlannerWorker(self.get_logger())
-            create_trajectory_services(self, rbd_srv, self._planner)
+            if not p["planner_process"]:          # else started last, in __init__
+                self._planner = PlannerWorker(self.get_logger())
+                create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
@@ -156,11 +166,18 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                             self._publish_diagnostics)
 
     def destroy_node(self):
-        """Stop the planner services' worker thread, then destroy the node."""
-        planner = getattr(self, "_planner", None)
-        if planner is not None:
-            planner.close()
+        """Stop the planner services' process or worker thread, then destroy the node."""
+        for planner in (getattr(self, "_planner", None),
+                        getattr(self, "_planner_process", None)):
+            if planner is not None:
+                planner.close()
         return super().destroy_node()
+
+    def _set_robot(self, robot):
+        """Swap in ``robot`` (one reference assignment); the planner process gets it too."""
+        self._robot = robot
+        if self._planner_process is not None:
+            self._planner_process.robot_changed(robot)
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
@@ -327,9 +344,13 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
         status.name = f"{self.get_name()}: dynamics"
         status.hardware_id = robot.model.name if robot else ""
         s = self._stats
+        planner = self._planner_process
+        if planner is not None:
+            s[PLANNER_EXITS] = planner.exits
         level, message = self._health.assess(s, self._skip_counts,
                                              robot.model.name if robot else None,
-                                             self._rejected, bool(self._enabled))
+                                             self._rejected, bool(self._enabled),
+                                             planner.problem() if planner else "")
         status.level, status.message = bytes([level]), one_line(message)
         values = {"model": robot.model.name if robot else "",
                   "nv": robot.model.nv if robot else 0, **s,
@@ -339,6 +360,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
         values["last skip reason"] = self._last_skip[:200]
         values[LOST] = self._lost.value()
         values.update(self._wrenches.diagnostics(time.monotonic()))
+        values["planner"] = (planner.state if planner is not None else
+                             "in the node's process" if self._planner is not None else "off")
         status.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
         msg = DiagnosticArray()
         msg.header.stamp = self.get_clock().now().to_msg()

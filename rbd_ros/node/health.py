@@ -19,6 +19,7 @@ import time
 
 OK, WARN, ERROR = 0, 1, 2        # DiagnosticStatus.OK, WARN, ERROR
 LOST = "messages_lost"           # the node's counter of input messages lost before it
+PLANNER_EXITS = "planner_exits"  # its counter of planner processes that exited unasked
 
 
 class LostMessages:
@@ -59,14 +60,17 @@ class Health:
         self._since = clock()
         self._stats, self._skips = {}, {}
 
-    def assess(self, stats, skips, model_name, rejected="", outputs_enabled=True):
+    def assess(self, stats, skips, model_name, rejected="", outputs_enabled=True, planner=""):
         """
         Return (level, message) of the period since the previous call.
 
         ``stats``: the node's counters; ``skips``: its skip counts by reason; ``model_name``:
         of the running model (None: none loaded); ``rejected``: why the last robot
         description was rejected ("" when it was loaded); ``outputs_enabled``: whether any
-        output topic is on.
+        output topic is on; ``planner``: why the planner process is down ("" when it is not).
+        Lost input messages, a planner process that exited in the period (counter
+        ``planner_exits``) or is down make an OK period a WARN one, and are said after the
+        message otherwise.
         """
         now = self.clock()
         seconds = now - self._since
@@ -74,12 +78,18 @@ class Health:
         d_skips = {k: v - self._skips.get(k, 0) for k, v in skips.items()}
         self._since, self._stats, self._skips = now, dict(stats), dict(skips)
         level, message = _status(d, d_skips, seconds, model_name, rejected, outputs_enabled)
-        lost = d.get(LOST, 0)
+        lost, exits = d.get(LOST, 0), d.get(PLANNER_EXITS, 0)
+        texts = []
         if lost > 0:
-            text = f"{lost} input messages lost in the last {seconds:.1f} s before the node"
-            if level == OK:
-                return WARN, f"{text}; {message}"
-            return level, f"{message}; {text}"
+            texts.append(f"{lost} input messages lost in the last {seconds:.1f} s before the node")
+        if planner:
+            texts.append(planner)
+        elif exits > 0:
+            texts.append(f"the planner process exited {exits} times in the last {seconds:.1f} s "
+                         "(restarted)")
+        for text in texts:
+            level, message = (WARN, f"{text}; {message}") if level == OK else \
+                (level, f"{message}; {text}")
         return level, message
 
 

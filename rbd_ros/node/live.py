@@ -54,8 +54,8 @@ class LiveParameters:
 
     Owns ``params`` (name -> value, what every callback reads), ``_swap`` (held while the
     robot is replaced), the output publishers ``_pub`` and the timers; uses the node's
-    ``_robot``, ``_interfaces`` (whether rbd_ros_interfaces is installed), ``_on_timer``,
-    ``_publish_diagnostics`` and ``_submit_description``.
+    ``_robot``, ``_set_robot``, ``_interfaces`` (whether rbd_ros_interfaces is installed),
+    ``_on_timer``, ``_publish_diagnostics`` and ``_submit_description``.
     """
 
     def _declare_parameters(self):
@@ -168,4 +168,4 @@ class LiveParameters:
             robot = Robot(model, current.xml, self._enabled, self._pub, current.payloads,
                           self._joint_model(model, current.xml))
             robot.take_inputs(current)
-            self._robot = robot
+            self._set_robot(robot)

@@ -46,6 +46,8 @@ PARAMETERS = {
     "world_frame": ("world", "the frame_id of measured wrenches given in the world frame"),
     "executor": ("events", "'events': rclpy's EventsExecutor (less CPU per message); "
                  "'single_threaded': rclpy's default executor"),
+    "planner_process": (True, "true: the trajectory services run in a child process (their "
+                        "requests never hold the ticks); false: on a thread of the node's"),
 }
 
 
@@ -68,6 +70,8 @@ READ_ONLY = {
     "mimic_joints": _LOADER,
     "strict_inertia": _LOADER,
     "executor": "the executor spins from start-up: restart the node to change it",
+    "planner_process": "the trajectory services are created at start-up: restart the node "
+                       "to change it",
     "wrench_topics": _SUBSCRIPTION,
     "world_frame": "the wrench subscriptions are made at start-up: restart the node to "
                    "change it",

@@ -44,7 +44,7 @@ def set_payload(node, robot, req, resp):
         new = Robot(current.unloaded, current.xml, node._enabled, node._pub, payloads,
                     current.joints)
         new.take_inputs(current)
-        node._robot = new                     # the swap: one reference assignment
+        node._set_robot(new)                  # the swap: one reference assignment
     resp.links = sorted(payloads)
     resp.masses = [float(payloads[link][0]) for link in resp.links]
     node.get_logger().info(f"payloads now: {dict(zip(resp.links, resp.masses))} kg")

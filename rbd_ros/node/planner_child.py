@@ -1,0 +1,169 @@
+"""
+The planner services' process: ``~/trajectory_torques`` and ``~/trajectory_forward``.
+
+Started by the dynamics node (``planner_process``, which documents the arrangement) as
+``python -m rbd_ros.node.planner_child``, never by hand. It runs an rclpy context and node
+of its own, answers with the handlers of ``trajectories`` on the newest robot the node sent
+(``no robot model yet`` before the first), and reports its unexpected exceptions to the
+node, which counts and logs them. It leaves (its node destroyed, so nothing lingers in the
+graph) when the node closes the socket or its process ends, when the node's pid is no longer
+its parent, or on SIGINT or SIGTERM.
+"""
+import argparse
+import mmap
+import os
+import pickle
+import signal
+import sys
+import time
+from multiprocessing.connection import Connection
+
+from .planner_process import SERVICES, VERSION
+
+CATCH_UP_TIMEOUT = 5.0     # s: the longest a request waits for the robot the node swapped in
+IDLE_POLL = 0.05           # s: between checks of the socket and the parent while idle
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for name in ("name", "namespace") + SERVICES:
+        ap.add_argument(f"--{name}", required=True)
+    for name in ("domain", "parent", "fd", "version-fd"):
+        ap.add_argument(f"--{name}", type=int, required=True)
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    """Serve the planner services until told to stop; the exit status."""
+    stop = []
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda signum, frame: stop.append(signum))
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    conn = Connection(args.fd)
+    shared = mmap.mmap(args.version_fd, VERSION.size, access=mmap.ACCESS_READ)
+
+    import numba
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from rclpy.signals import SignalHandlerOptions
+    threads = max(1, min(numba.config.NUMBA_NUM_THREADS, (os.cpu_count() or 1) - 1))
+    numba.set_num_threads(threads)           # the ticks keep a core
+    rclpy.init(args=[], domain_id=args.domain,
+               signal_handler_options=SignalHandlerOptions.NO)
+    node = None
+    try:
+        node = _planner_node(args, conn, shared)
+        executor = SingleThreadedExecutor()
+        executor.add_node(node)
+        conn.send(("ready", threads))
+        while not stop and not node.parent_gone and rclpy.ok():
+            executor.spin_once(timeout_sec=IDLE_POLL)
+            node.take_robots()
+            if os.getppid() != args.parent:
+                node.parent_gone = True
+    except (EOFError, OSError):               # the node went while this one started
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+def _planner_node(args, conn, shared):
+    """Return the child's node, its services created (rclpy imported late: signals first)."""
+    from rclpy.node import Node
+
+    from rbd_ros_interfaces import srv as rbd_srv
+    from .reporting import one_line
+    from .services import _guarded
+    from .trajectories import trajectory_forward, trajectory_torques
+
+    class PlannerNode(Node):
+        """The services; ``_robot``: the newest robot received (a ``PlannerRobot``)."""
+
+        def __init__(self):
+            super().__init__(args.name, namespace=args.namespace)
+            self._robot = None
+            self._version = 0
+            self.parent_gone = False
+            for name, srv_type, handler in (
+                    ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
+                    ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
+                self.create_service(srv_type, getattr(args, name),
+                                    self._current(_guarded(self, name, handler)))
+
+        def callback_failed(self, where, exc):
+            """Report an unexpected exception to the node (which counts and logs it)."""
+            try:
+                conn.send(("error", where, one_line(f"{type(exc).__name__}: {exc}", 300)))
+            except OSError:
+                pass
+
+        def _current(self, callback):
+            def serve(req, resp):
+                try:
+                    current = self.catch_up()
+                except Exception as exc:      # a robot that does not unpickle: the node's bug
+                    self.callback_failed("planner robot", exc)
+                    current = False
+                if not current:
+                    resp.success = False
+                    resp.message = ("the planner process has not received the node's current "
+                                    "robot model yet: try again")
+                    return resp
+                return callback(req, resp)
+            return serve
+
+        def catch_up(self):
+            """Take robots until the node's current one; whether it came in time."""
+            wanted = VERSION.unpack_from(shared, 0)[0]
+            deadline = time.monotonic() + CATCH_UP_TIMEOUT
+            while self._version < wanted and not self.parent_gone:
+                self.take_robots(max(0.0, deadline - time.monotonic()))
+                if time.monotonic() >= deadline:
+                    break
+            return self._version >= wanted
+
+        def take_robots(self, timeout=0.0):
+            """Take the robots sent (waiting up to ``timeout`` s for the first)."""
+            try:
+                while conn.poll(timeout):
+                    _, version, robot = pickle.loads(conn.recv_bytes())
+                    if version > self._version:
+                        if self._robot is None:
+                            _warm_up(robot.model)
+                        self._robot, self._version = robot, version
+                    timeout = 0.0
+            except (EOFError, OSError):
+                self.parent_gone = True
+
+    return PlannerNode()
+
+
+def _warm_up(model):
+    """
+    Load the services' kernels (from numba's cache) before the first request needs them.
+
+    Only a head start: a failure here is the request's to report, if it fails again there.
+    """
+    import numpy as np
+
+    import rbd_ros
+    from rbd_ros import rollout
+    q = model.neutral()[None, :]
+    z = np.zeros((1, model.nv))
+    data = rbd_ros.Data(model)
+    try:
+        rbd_ros.rnea_batch(model, q, z, z, data=data)
+        rbd_ros.rnea_derivatives_batch(model, q, z, z, data=data)
+        rbd_ros.aba_batch(model, q, z, z, data=data)
+        rbd_ros.aba_derivatives_batch(model, q, z, z, data=data)
+        rollout.rollout(model, q[0], z[0], z, 0.001, rollout.EULER, True, data=data)
+    except ValueError:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())

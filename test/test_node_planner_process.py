@@ -1,0 +1,253 @@
+"""
+The planner process (``rbd_ros.node.planner_process``): fed by the node, gone with it.
+
+With real rclpy clients: the trajectory services answer from the child on the node's robot
+of the moment ("no robot model yet" before one; a payload set through ``~/set_payload``, a
+gravity parameter, a new robot description on the parameter or the topic: each seen by the
+next request, against Pinocchio or the node's single-state ``~/inverse_dynamics``); the
+child is gone once the node is destroyed and once the node's process is killed (SIGKILL: no
+clean-up of the node's own), and it leaves the graph; a child killed is logged, reported in
+/diagnostics and started again.
+"""
+import os
+import pickle
+import random
+import signal
+import threading
+
+os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+rclpy = pytest.importorskip("rclpy")
+pytest.importorskip("rbd_ros_interfaces")
+pytest.importorskip("trajectory_msgs")
+
+from rclpy.context import Context  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+
+import rbd_ros  # noqa: E402
+from rbd_ros import actuation, joint_friction  # noqa: E402
+from rbd_ros.node import trajectories  # noqa: E402
+from rbd_ros.node.planner_process import PlannerRobot  # noqa: E402
+from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
+from conftest import assert_close  # noqa: E402
+from mimic_oracle import hand_urdf  # noqa: E402
+from node_helpers import PLANNER_SERVICES, SERVICES, wait_for  # noqa: E402
+from oracle import Robot  # noqa: E402
+from test_node import ARM7, QUADRUPED, _run_node_process, harness, xml  # noqa: E402
+from test_node_payload import set_payload  # noqa: E402
+from test_node_trajectories import pin_each, states, trajectory  # noqa: E402
+from test_payload import payload  # noqa: E402
+
+__all__ = ["harness"]                   # the node tests' fixture, used below
+
+
+def torques_request(model, q, v, a):
+    """Return a ~/trajectory_torques request of the model-order states (fixed base)."""
+    req = PLANNER_SERVICES["trajectory_torques"].Request()
+    req.trajectory = trajectory(model.joint_names, np.arange(model.nv), positions=q,
+                                velocities=v, accelerations=a)
+    return req
+
+
+def trajectory_torques(h, model, q, v, a):
+    resp = h.call("trajectory_torques", torques_request(model, q, v, a), timeout=30.0)
+    assert resp.success, resp.message
+    return np.reshape(resp.tau, (len(q), -1))
+
+
+def single_state_torques(h, model, q, v, a):
+    """τ at each point from the node's own ~/inverse_dynamics (computed in the node)."""
+    out = []
+    for x in zip(q, v, a):
+        req = SERVICES["inverse_dynamics"].Request(joint_names=list(model.joint_names),
+                                                   q=x[0].tolist(), v=x[1].tolist(),
+                                                   a=x[2].tolist())
+        resp = h.call("inverse_dynamics", req)
+        assert resp.success, resp.message
+        out.append(resp.tau)
+    return np.array(out)
+
+
+def gone(pid):
+    """Tell whether process ``pid`` has ended (exited and reaped, or a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def children(pid):
+    """Return the pids of the children of process ``pid`` (any of its threads' children)."""
+    found = set()
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found.update(int(x) for x in f.read().split())
+        except OSError:
+            pass
+    return found
+
+
+def serving(h):
+    planner = h.node._planner_process
+    wait_for(lambda: planner.state.startswith("serving"), timeout=60.0,
+             what="the planner process to serve")
+    return planner.pid
+
+
+def test_the_robot_snapshot_pickles_and_answers_alike():
+    """What the node sends: model (coupled, payload, gravity), joint parameters, names."""
+    model = rbd_ros.load_model(hand_urdf(), mimic="coupled").with_gravity((0.3, 0.0, -9.5))
+    link = model.body_names[-1]
+    params = joint_friction.JointParameters(tuple(model.joint_names), {
+        "viscous": np.linspace(0.1, 0.5, model.nv), "armature": np.full(model.nv, 0.02)})
+    robot = NodeRobot(model, "<robot/>", (), {}, {link: rbd_ros.inertia.compact(
+        *payload(1))}, actuation.Actuation(params, 0))
+    snapshot = PlannerRobot(robot)
+    copy = pickle.loads(pickle.dumps(snapshot, pickle.HIGHEST_PROTOCOL))
+    assert copy.joint_names == robot.joint_names and copy.dof_names == robot.dof_names
+    assert copy.followers == robot.followers and copy.followers
+    q, v, a = (np.array([model.random_configuration(k) for k in range(4)]),
+               *np.random.default_rng(2).normal(size=(2, 4, model.nv)))
+    names = list(model.joint_names) + list(robot.followers)
+    answers = []
+    for r in (robot, copy):
+        req = PLANNER_SERVICES["trajectory_torques"].Request(derivatives=True)
+        req.trajectory = trajectory(model.joint_names, np.arange(model.nv), positions=q,
+                                    velocities=v, accelerations=a)
+        req.trajectory.joint_names = names
+        for p in req.trajectory.points:           # followers named too (their values ignored)
+            for attr in ("positions", "velocities", "accelerations"):
+                setattr(p, attr, list(getattr(p, attr)) + [0.0] * len(robot.followers))
+        resp = PLANNER_SERVICES["trajectory_torques"].Response()
+        trajectories.trajectory_torques(r, req, resp)
+        answers.append(resp)
+    for field in ("tau", "dtau_dq", "dtau_dv", "peak_effort_ratio"):
+        np.testing.assert_array_equal(getattr(answers[1], field), getattr(answers[0], field),
+                                      err_msg=field)
+
+
+@pytest.mark.pinocchio
+def test_payload_gravity_and_description_reach_the_planner_process(harness, pin):
+    robot = Robot("arm7")                   # our own copy: its Pinocchio model is changed
+    m = robot.model
+    h = harness(dict(robot_description=robot.xml, planner_process=True))
+    pid = serving(h)
+    q, v, a = states(robot, 12, 3)
+    assert_close(trajectory_torques(h, m, q, v, a), pin_each(robot, pin.rnea, q, v, a), 1e-9,
+                 "no payload")
+    # a payload: the very next request sees it (the node waits for nothing)
+    body = m.nbodies - 1
+    mass, com, rot = payload(4)
+    assert set_payload(h, m.body_names[body], mass, com, rot).success
+    jid = robot.body_joint[body]
+    robot.pm.inertias[jid] = robot.pm.inertias[jid] + pin.Inertia(mass, com, rot)
+    loaded = pin_each(robot, pin.rnea, q, v, a)
+    assert_close(trajectory_torques(h, m, q, v, a), loaded, 1e-9, "payload")
+    # gravity, a live parameter: against Pinocchio under that gravity
+    assert h.set_parameters(gravity=[0.5, -1.0, -7.0])[0].successful
+    robot.pm.gravity.linear = np.array([0.5, -1.0, -7.0])
+    assert_close(trajectory_torques(h, m, q, v, a), pin_each(robot, pin.rnea, q, v, a), 1e-9,
+                 "payload and gravity")
+    # another robot description: against the node's single-state service
+    quadruped = rbd_ros.load_model(QUADRUPED)
+    assert h.set_parameters(robot_description=xml(QUADRUPED))[0].successful
+    wait_for(lambda: h.node._robot.model.name == quadruped.name, what="the new model")
+    q2, v2, a2 = (np.array([quadruped.random_configuration(k) for k in range(5)]),
+                  *np.random.default_rng(5).normal(size=(2, 5, quadruped.nv)))
+    assert_close(trajectory_torques(h, quadruped, q2, v2, a2),
+                 single_state_torques(h, quadruped, q2, v2, a2), 1e-12, "new description")
+    assert h.node._planner_process.pid == pid and h.node._planner_process.exits == 0
+    h.close()
+    assert gone(pid), "the planner process outlived its node"
+
+
+def test_a_killed_planner_process_is_reported_and_restarted(harness):
+    model = rbd_ros.load_model(ARM7)
+    h = harness(dict(robot_description=xml(ARM7), planner_process=True,
+                     diagnostics_period=0.2))
+    first = serving(h)
+    os.kill(first, signal.SIGKILL)
+    h.wait_log("was killed by SIGKILL")
+
+    def warned():
+        for msg in h.messages("diagnostics"):
+            for status in msg.status:
+                values = {kv.key: kv.value for kv in status.values}
+                if status.name.startswith("rbd_dynamics") and status.level == b"\x01" and \
+                        "planner process" in status.message and values["planner_exits"] == "1":
+                    return True
+        return False
+    wait_for(warned, what="/diagnostics to report the planner process's exit")
+    second = serving(h)
+    assert second != first and gone(first)
+    q, v, a = (np.array([model.random_configuration(k) for k in range(3)]),
+               *np.random.default_rng(1).normal(size=(2, 3, model.nv)))
+    # the killed child's endpoints stay in DDS's graph until their lease ends, so the client
+    # sees a server at once; a request sent before it has matched the new child is lost
+    resp = None
+    for _ in range(5):
+        try:
+            resp = h.call("trajectory_torques", torques_request(model, q, v, a), timeout=5.0)
+            break
+        except AssertionError:
+            pass
+    assert resp is not None and resp.success, resp
+    assert_close(np.reshape(resp.tau, (3, -1)), single_state_torques(h, model, q, v, a),
+                 1e-12, "after the restart")
+
+
+def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
+    ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
+                                                 "diagnostics_period": 0.0})
+    ctx = Context()
+    rclpy.init(context=ctx)
+    tester = rclpy.create_node("rbd_planner_tester", namespace=ns, context=ctx)
+    spinner = SingleThreadedExecutor(context=ctx)
+    spinner.add_node(tester)
+    thread = threading.Thread(target=spinner.spin, daemon=True)
+    thread.start()
+    name = f"{ns}/rbd_dynamics/trajectory_torques"
+
+    try:
+        client = tester.create_client(PLANNER_SERVICES["trajectory_torques"], name)
+        assert client.wait_for_service(timeout_sec=90.0), open(log.name).read()[-3000:]
+        assert tester.count_services(name) == 1
+        kids = wait_for(lambda: children(proc.pid), what="the planner process")
+        assert len(kids) == 1
+        child = kids.pop()
+        proc.kill()                              # SIGKILL: the node cleans nothing up
+        proc.wait(timeout=10)
+        wait_for(lambda: gone(child), what="the planner process to exit")
+        # it destroyed its node: the service left the graph at once (not at a DDS timeout)
+        wait_for(lambda: tester.count_services(name) == 0, timeout=5.0,
+                 what="the service to leave the graph")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        spinner.shutdown(timeout_sec=2.0)
+        thread.join(timeout=5.0)
+        tester.destroy_node()
+        rclpy.shutdown(context=ctx)
+    assert "Traceback" not in open(log.name).read()
+
+
+def test_no_robot_model_yet_then_the_description_from_the_topic(harness):
+    from std_msgs.msg import String
+    model = rbd_ros.load_model(ARM7)
+    h = harness(dict(planner_process=True))
+    serving(h)
+    q, v, a = (np.array([model.random_configuration(k) for k in range(2)]),
+               *np.random.default_rng(3).normal(size=(2, 2, model.nv)))
+    resp = h.call("trajectory_torques", torques_request(model, q, v, a), timeout=30.0)
+    assert not resp.success and resp.message == "no robot model yet"
+    h.description.publish(String(data=xml(ARM7)))
+    wait_for(lambda: h.node._robot is not None, what="the model from the topic")
+    assert_close(trajectory_torques(h, model, q, v, a),
+                 single_state_torques(h, model, q, v, a), 1e-12, "the model from the topic")
