@@ -32,7 +32,7 @@ from .aba import (aba_forward_step, acceleration_step, articulated_inertia_step,
                   bias_force_step)
 from .common import begin_state_pass, matrix_status, mirror_upper, model_sizes, vector_status
 from .joints import joint_force_in_world, joint_nv
-from .minv import clear_force_set, minv_backward_step, minv_forward_step
+from .minv import minv_backward_step, minv_forward_step
 from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
                                subtree_sum_step, velocity_derivative_step)
 
@@ -44,7 +44,6 @@ def _forward_and_inertia_passes(packed, ws, dws, bws, FP, q, v, tau, fext, qdd, 
     for i in range(nb):                       # pass 1: ABA pass 1, Algorithm 2 without a
         oM, oS, v_parent, vJ, ov, oI, oh, bias = aba_forward_step(packed, ws, q, v, fext, i)
         velocity_derivative_step(packed, ws, dws, bws, i, oM, oS, v_parent, ov, oI, oh)
-        clear_force_set(packed, FP, i)
     for i in range(nb - 1, -1, -1):           # pass 2: ABA pass 2 with the M⁻¹ backward pass
         U, Dinv = articulated_inertia_step(packed, ws, i)         # one I^A, U, D for both
         if joint_nv(packed, i) == 1:
