@@ -8,7 +8,7 @@ Section IV of the RSS 2018 seed: differentiating ID(q, q̇, FD(q, q̇, τ)) = τ
 with ∂ID/∂u from Algorithms 2-3 (``rnea_derivatives``), M⁻¹ without forming M (``minv``,
 Carpentier 2018) and q̈ from ABA. As in ``compute_all`` the passes are shared, each step
 being the named step of its own algorithm, so placements, velocities and world inertias are
-computed once (running ABA, the RNEA derivatives and M⁻¹ in turn cost ~25 % more, arm7):
+computed once (running ABA, the RNEA derivatives and M⁻¹ in turn cost 25-35 % more, arm7):
 
 * pass 1 (forward): ABA pass 1 and the acceleration-free per-dof and per-body terms of
   Algorithm 2 (S, dV, dW, I_i, B_i: ``velocity_derivative_step``).
