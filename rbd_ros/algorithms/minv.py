@@ -154,6 +154,10 @@ def minv_kernel(packed, ws, FP, q, Minv):
     return mirror_upper(Minv)
 
 
+# bound once: looking np.empty up costs ~25 ns of a ~0.85 µs call (crba, arm7)
+_empty = np.empty
+
+
 def minv(model, q, *, data=None):
     """
     Return the inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
@@ -164,7 +168,8 @@ def minv(model, q, *, data=None):
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.minv(model, q, data)
-    Minv = np.empty((model.nv, model.nv))
+    nv = model.nv
+    Minv = _empty((nv, nv))
     data = model.data if data is None else _checks.workspace(model, data)
     try:
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
