@@ -5,20 +5,74 @@ Section IV of the RSS 2018 seed: differentiating ID(q, q̇, FD(q, q̇, τ)) = τ
 
     ∂FD/∂u |(q, q̇, τ) = -M⁻¹(q) ∂ID/∂u |(q, q̇, q̈ = FD(q, q̇, τ))      (Eq. 24), u = q or q̇,
 
-so one kernel runs ABA (q̈), the RNEA derivatives at that q̈ (Algorithms 2-3, see
-``rnea_derivatives``), M⁻¹ without forming M (``minv``, Carpentier 2018), and the two
-products with -M⁻¹ (BLAS dgemm, ``rbd_ros._blas``).
-``compute_all`` shares these passes instead of running them in turn.
+with ∂ID/∂u from Algorithms 2-3 (``rnea_derivatives``), M⁻¹ without forming M (``minv``,
+Carpentier 2018) and q̈ from ABA. As in ``compute_all`` the passes are shared, each step
+being the named step of its own algorithm, so placements, velocities and world inertias are
+computed once (running ABA, the RNEA derivatives and M⁻¹ in turn cost 25-35 % more, arm7):
+
+* pass 1 (forward): ABA pass 1 and the acceleration-free per-dof and per-body terms of
+  Algorithm 2 (S, dV, dW, I_i, B_i: ``velocity_derivative_step``).
+* pass 2 (backward): ABA pass 2 with the M⁻¹ backward pass on the same I^A, U, D⁻¹.
+* pass 3 (forward): ABA pass 3 (q̈, a_i), M⁻¹'s second forward pass, the dA columns at q̈
+  (A2 l.5) and the force transmitted by joint i at q̈, F_i = I^A_i a_i + p^A_i (the
+  articulated-body equation, RBDA §7.1): the subtree sum of the body forces
+  I_k a_k + v_k ×* I_k v_k - f_ext,k that Algorithm 1 l.10-17 builds, without the sum.
+  For the free-flyer root F = S⁻ᵀ τ, the joint force its pass 3 solves with.
+* pass 4 (backward): Algorithm 3 at q̈ (``derivative_backward_step``).
+* Eq. 24: the two products with -M⁻¹ by BLAS dgemm (``rbd_ros._blas``).
 """
 import numpy as np
 
 from .. import _checks
 from .._blas import gemm
-from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel
-from .aba import aba_kernel
-from .common import matrix_status
-from .minv import minv_kernel
-from .rnea_derivatives import rnea_derivatives_kernel
+from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
+from ..model import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
+from ..spatial import add6, load6, load6_vector, mat6_apply, se3_load, store6
+from .aba import (aba_forward_step, acceleration_step, articulated_inertia_step,
+                  bias_force_step)
+from .common import begin_state_pass, matrix_status, mirror_upper, model_sizes, vector_status
+from .joints import joint_force_in_world, joint_nv
+from .minv import minv_backward_step, minv_forward_step
+from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
+                               subtree_sum_step, velocity_derivative_step)
+
+
+@helper
+def _forward_and_inertia_passes(packed, ws, dws, bws, FP, q, v, tau, fext, qdd, Minv):
+    """Run passes 1-3 (module docstring); W_OF holds F_i at q̈ after pass 3."""
+    nb, _, nv = model_sizes(packed)
+    for i in range(nb):                       # pass 1: ABA pass 1, Algorithm 2 without a
+        oM, oS, v_parent, vJ, ov, oI, oh, bias = aba_forward_step(packed, ws, q, v, fext, i)
+        velocity_derivative_step(packed, ws, dws, bws, i, oM, oS, v_parent, ov, oI, oh)
+    for i in range(nb - 1, -1, -1):           # pass 2: ABA pass 2 with the M⁻¹ backward pass
+        U, Dinv = articulated_inertia_step(packed, ws, i)         # one I^A, U, D for both
+        if joint_nv(packed, i) == 1:
+            bias_force_step(packed, ws, tau, i, U, Dinv)
+        minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
+    for i in range(nb):                       # pass 3: ABA pass 3, M⁻¹ second forward pass
+        a_parent, oa = acceleration_step(packed, ws, tau, qdd, i)
+        minv_forward_step(packed, ws, FP, Minv, i, nv)
+        acceleration_columns_step(packed, dws, i, a_parent,
+                                  load6(ws, int(packed[i, P_PARENT]), W_OV))   # A2 l.5 at q̈
+        if joint_nv(packed, i) == 6:          # I^A is factorized: F = S⁻ᵀ τ
+            F = joint_force_in_world(packed, i, se3_load(ws, i, W_OM),
+                                     load6_vector(tau, int(packed[i, P_IV])))
+        else:
+            F = add6(mat6_apply(ws, i, W_IA, oa), load6(ws, i, W_OF))
+        store6(ws, i, W_OF, F)                # p^A_i is not read again
+    return mirror_upper(Minv)
+
+
+@helper
+def _derivative_pass(packed, ws, dws, bws, dtau_dq, dtau_dv, M):
+    """Pass 4: Algorithm 3 at q̈ with the joint forces F_i (W_OF); M is scratch."""
+    dtau_dq[:, :] = 0.0                     # joints on different branches do not couple
+    dtau_dv[:, :] = 0.0
+    for i in range(model_sizes(packed)[0] - 1, -1, -1):
+        F = load6(ws, i, W_OF)
+        derivative_backward_step(packed, ws, dws, bws, i, F, dws, D_DA, dtau_dq, dtau_dv, M,
+                                 False, F, dws, D_DA, M)
+        subtree_sum_step(packed, ws, bws, i)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d,
@@ -27,24 +81,19 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
                            Minv):
     """tmp: (3 nv + 1, nv) scratch: ∂τ/∂q, ∂τ/∂q̇, M stacked, then q̈ in the last row."""
     nv = Minv.shape[0]
-    qdd = tmp[3 * nv]
-    status = aba_kernel(packed, ws, q, v, tau, fext, qdd)                   # q̈ = FD(q, q̇, τ)
+    status = begin_state_pass(packed, ws, q, v, tau, fext)
     if status:
         return status
+    qdd = tmp[3 * nv]
+    status = _forward_and_inertia_passes(packed, ws, dws, bws, FP, q, v, tau, fext, qdd, Minv)
     dtau_dq = tmp[0:nv]
     dtau_dv = tmp[nv:2 * nv]
-    M = tmp[2 * nv:3 * nv]
-    status = rnea_derivatives_kernel(packed, ws, dws, bws, q, v, qdd, fext,
-                                     dtau_dq, dtau_dv, M)                   # ∂ID/∂u at q̈
-    if status:
-        return status
-    status = minv_kernel(packed, ws, FP, q, Minv)
-    if status:
-        return status
+    _derivative_pass(packed, ws, dws, bws, dtau_dq, dtau_dv, tmp[2 * nv:3 * nv])
     # Eq. 24 by BLAS dgemm (~4x faster than loops at nv = 38)
     gemm(-1.0, Minv, dtau_dq, dqdd_dq)
     gemm(-1.0, Minv, dtau_dv, dqdd_dv)
-    return matrix_status(dqdd_dq) or matrix_status(dqdd_dv)
+    return (status or vector_status(qdd) or matrix_status(dqdd_dq)
+            or matrix_status(dqdd_dv))
 
 
 _NAMES = ("q", "v", "tau", "fext")

@@ -44,7 +44,7 @@ from .aba import (aba_forward_step, aba_kernel, acceleration_step, articulated_i
 from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
                      model_sizes, set_world)
 from .joints import joint_nv, subspace_column
-from .minv import clear_force_set, minv_backward_step, minv_forward_step
+from .minv import minv_backward_step, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
                                derivative_forward_step, subtree_sum_step)
@@ -74,7 +74,6 @@ def _forward_and_inertia_passes(packed, ws, dws, bws, FP, X, XD, q, v, a, tau_in
                                          ov, oI, oh, bias)
         store6(X, i, X_FA, f_at_a)
         store6(X, i, X_FQ, bias)                                  # + I a at q̈ in pass 3
-        clear_force_set(packed, FP, i)
     for i in range(nb - 1, -1, -1):           # pass 2: ABA pass 2 with the M⁻¹ backward pass
         U, Dinv = articulated_inertia_step(packed, ws, i)         # one I^A, U, D for both
         if joint_nv(packed, i) == 1:
@@ -157,10 +156,11 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     ``dtau_dv`` = ∂ID/∂q, ∂ID/∂q̇ at (q, v, a) and ``dqdd_dq``, ``dqdd_dv`` = ∂FD/∂q, ∂FD/∂q̇
     at (q, v, tau). Each equals the separate function's result (:func:`rbd_ros.rnea`,
     :func:`rbd_ros.aba`, :func:`rbd_ros.minv`, :func:`rbd_ros.rnea_derivatives`,
-    :func:`rbd_ros.aba_derivatives`) up to rounding, for about the cost of
-    ``aba_derivatives`` alone. ``fext`` (nbodies, 6) applies to both ID and FD, as for
-    :func:`rbd_ros.rnea`. ∂/∂q is taken in the tangent space (see ``rnea_derivatives``).
-    The arrays are views of one block, valid until the caller drops them (not reused).
+    :func:`rbd_ros.aba_derivatives`) up to rounding, for 10-25 % more than
+    ``aba_derivatives`` alone (whose kernel shares the same passes). ``fext`` (nbodies, 6)
+    applies to both ID and FD, as for :func:`rbd_ros.rnea`. ∂/∂q is taken in the tangent
+    space (see ``rnea_derivatives``). The arrays are views of one block, valid until the
+    caller drops them (not reused).
     """
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.compute_all(model, q, v, a, tau, fext, data)

@@ -71,6 +71,35 @@ def acceleration_column(a_parent, v_parent, S, dV):
 
 
 @helper
+def velocity_derivative_step(packed, ws, dws, bws, i, oM, oS, v_parent, ov, oI, oh):
+    """
+    Run the acceleration-free part of A2 l.3-6 for body i once its velocity is known.
+
+    It stores per dof column S, dV, dW (``dws``), I_i (W_OI) and B_i (``bws``): all that
+    ∂ID/∂q̇ and the B, I^c terms of ∂ID/∂q need, at any acceleration (``aba_derivatives``
+    adds the dA columns once q̈ is known).
+    """
+    iv = int(packed[i, P_IV])
+    for k in range(joint_nv(packed, i)):
+        S = subspace_column_of(packed, i, k, oM, oS)
+        dV = cross_motion(v_parent, S)                                      # A2 l.3, Eq. 13
+        store6(dws, iv + k, D_S, S)
+        store6(dws, iv + k, D_DV, dV)
+        store6(dws, iv + k, D_DW, add6(cross_motion(ov, S), dV))     # A2 l.5 with u = q̇
+    store10(ws, i, W_OI, oI)                                  # I^c_i: summed going back
+    store_inertia_variation(bws, i, oI, ov, oh)               # A2 l.6: B_i
+
+
+@helper
+def acceleration_columns_step(packed, dws, i, a_parent, v_parent):
+    """A2 l.5 for the columns of body i, after ``velocity_derivative_step``: dA (``dws``)."""
+    iv = int(packed[i, P_IV])
+    for k in range(iv, iv + joint_nv(packed, i)):
+        store6(dws, k, D_DA, acceleration_column(a_parent, v_parent, load6(dws, k, D_S),
+                                                 load6(dws, k, D_DV)))
+
+
+@helper
 def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov, oI, oh,
                             bias):
     """
@@ -82,17 +111,9 @@ def derivative_forward_step(packed, ws, dws, bws, a, i, oM, oS, v_parent, vJ, ov
     a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
     oa = add6(add6(a_parent, joint_motion(packed, i, oM, oS, a)),
               cross_motion(v_parent, vJ))                                   # A1 l.9
-    iv = int(packed[i, P_IV])
-    for k in range(joint_nv(packed, i)):
-        S = subspace_column_of(packed, i, k, oM, oS)
-        dV = cross_motion(v_parent, S)                                      # A2 l.3, Eq. 13
-        store6(dws, iv + k, D_S, S)
-        store6(dws, iv + k, D_DV, dV)
-        store6(dws, iv + k, D_DA, acceleration_column(a_parent, v_parent, S, dV))   # A2 l.5
-        store6(dws, iv + k, D_DW, add6(cross_motion(ov, S), dV))     # A2 l.5 with u = q̇
+    velocity_derivative_step(packed, ws, dws, bws, i, oM, oS, v_parent, ov, oI, oh)
+    acceleration_columns_step(packed, dws, i, a_parent, v_parent)           # A2 l.5
     store6(ws, i, W_OA, oa)
-    store10(ws, i, W_OI, oI)                                  # I^c_i: summed going back
-    store_inertia_variation(bws, i, oI, ov, oh)               # A2 l.6: B_i
     return add6(inertia_apply(oI, oa), bias)                  # A1 l.10-11
 
 
