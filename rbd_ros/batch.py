@@ -14,6 +14,10 @@ made once per workspace (and number of threads) by ``Data.batch_workspace``, so 
 allocates only its outputs. A batch call holds its workspace's lock for its duration:
 calls on one workspace from several Python threads run one at a time.
 
+Outputs are new arrays, or the caller's (``out=``, checked by :mod:`rbd_ros._batch_outputs`):
+a caller that computes batch after batch saves the first touch of every page of fresh
+outputs.
+
 Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
 quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
 first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
@@ -25,7 +29,7 @@ A model with mimic joints (coupled) runs every batch call through one kernel,
 import numba
 import numpy as np
 
-from . import _checks
+from . import _batch_outputs, _checks
 from ._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, i64_1d, int64, void
 from .algorithms import coupled as _coupled
 from .algorithms.aba_derivatives import aba_derivatives_kernel
@@ -201,18 +205,21 @@ def _raise_first(function, status, model, names, arrays):
     raise ValueError(f"{function}: sample {k}: {message}")
 
 
-def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data,
-         *which):
+def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data, out,
+         which=(), public=None):
     """
-    Run one batch call.
+    Run one batch call; return its ``nout`` outputs, of shape ``public(N)``.
 
-    The inputs are checked and converted, ``nout`` outputs (N, *out_shape) are made,
-    ``kernel(packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)`` runs in
-    the per-chunk copies of the workspace under its lock, and the first bad state is reported.
+    The inputs are checked and converted, the outputs are made or taken from ``out``
+    (checked: :mod:`rbd_ros._batch_outputs`), the kernel writes them as (N, *out_shape)
+    (``public`` defaults to that shape),
+    ``kernel(*which, packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)``
+    runs in the per-chunk copies of the workspace under its lock, and the first bad state is
+    reported.
 
     ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
-    only where the function has it (``names`` then ends with "fext"); ``which``, if given,
-    goes first (the algorithm of ``dynamics_batch_kernel``).
+    only where the function has it (``names`` then ends with "fext"); ``which``: the
+    algorithm of ``dynamics_batch_kernel``, or ().
 
     A model with mimic joints runs ``coupled_batch_kernel`` instead, whatever ``kernel``:
     ``which`` then names the coupled algorithm, outputs are (N, rows, nv) with ``out_shape``
@@ -221,7 +228,14 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
     takes_fext = names[-1] == "fext"
     inputs = names[:-1] if takes_fext else names
     arrays, fext, n = _inputs(function, model, inputs, values, fext)
-    outs = tuple(np.empty((n,) + out_shape) for _ in range(nout))
+    shape = (n,) + out_shape
+    shapes = ((public or (lambda n: shape))(n),) * nout
+    if out is None:
+        results = _batch_outputs.fresh(shapes)
+    else:
+        read = dict(zip(inputs, arrays), **({"fext": fext} if takes_fext else {}))
+        results = _batch_outputs.checked(function, out, shapes, read)
+    outs = tuple(x.reshape(shape) for x in results)      # views: C-contiguous
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
@@ -237,7 +251,7 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
                                      *(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
                                      *(outs + (outs[0],) * 2)[:3], status, nchunks)
         _raise_first(function, status, model, names, tuple(arrays) + (fext,))
-    return outs
+    return results
 
 
 _COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
@@ -247,90 +261,96 @@ _NAMES_ABA = ("q", "v", "tau", "fext")
 
 
 def _which(model, algorithm, coupled_algorithm):
-    """Return the leading ``which`` of :func:`_run`: the algorithm of the model's kernel."""
+    """Return the ``which`` of :func:`_run`: the algorithm of the model's kernel."""
     if model.coupling is not None:
         return (coupled_algorithm,)
     return () if algorithm is None else (algorithm,)
 
 
-def _vectors(model, outs):
-    """Return the (N, nv) result of a vector call ((N, 1, nv) from the coupled kernel)."""
-    return outs[0].reshape(len(outs[0]), model.nv)
+def _vector_shape(model):
+    """Return the kernel's per-state shape of a vector result ((1, nv) for the coupled one)."""
+    return (model.nv,) if model.coupling is None else (1, model.nv)
 
 
 def _matrix_shape(model):
     return (model.nv, model.nv)
 
 
-def rnea_batch(model, q, v, a, fext=None, *, data=None):
+def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
-    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
+    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``. ``out``: an (N, nv) float64
+    C-contiguous array to write τ into (and return), e.g. one reused from call to call.
     """
-    shape = (model.nv,) if model.coupling is None else (1, model.nv)
-    return _vectors(model, _run("rnea_batch", dynamics_batch_kernel, ("body",), model,
-                                _NAMES_RNEA, (q, v, a), fext, shape, 1, data,
-                                *_which(model, INVERSE, _coupled.RNEA)))
+    return _run("rnea_batch", dynamics_batch_kernel, ("body",), model, _NAMES_RNEA,
+                (q, v, a), fext, _vector_shape(model), 1, data, out,
+                _which(model, INVERSE, _coupled.RNEA), lambda n: (n, model.nv))[0]
 
 
-def aba_batch(model, q, v, tau, fext=None, *, data=None):
+def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
-    Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
+    Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
+    :func:`rnea_batch`.
     """
-    shape = (model.nv,) if model.coupling is None else (1, model.nv)
-    return _vectors(model, _run("aba_batch", dynamics_batch_kernel, ("body",), model,
-                                _NAMES_ABA, (q, v, tau), fext, shape, 1, data,
-                                *_which(model, FORWARD, _coupled.ABA)))
+    return _run("aba_batch", dynamics_batch_kernel, ("body",), model, _NAMES_ABA,
+                (q, v, tau), fext, _vector_shape(model), 1, data, out,
+                _which(model, FORWARD, _coupled.ABA), lambda n: (n, model.nv))[0]
 
 
-def minv_batch(model, q, *, data=None):
+def minv_batch(model, q, *, out=None, data=None):
     """
     Return M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv).
 
-    Entry k is ``rbd_ros.minv(model, q[k])``.
+    Entry k is ``rbd_ros.minv(model, q[k])``. ``out``: an (N, nv, nv) float64 C-contiguous
+    array to write into (and return).
     """
     return _run("minv_batch", minv_batch_kernel, ("body", "force_sets"), model, ("q",), (q,),
-                None, _matrix_shape(model), 1, data, *_which(model, None, _coupled.MINV))[0]
+                None, _matrix_shape(model), 1, data, out,
+                _which(model, None, _coupled.MINV))[0]
 
 
-def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
+def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv).
 
     Inputs as for :func:`rnea_batch`.
     Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
+    ``out``: a tuple of three (N, nv, nv) float64 C-contiguous arrays to write into (and
+    return).
     """
     return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
                 ("body", "dof", "body_matrix"), model, _NAMES_RNEA, (q, v, a), fext,
-                _matrix_shape(model), 3, data,
-                *_which(model, None, _coupled.RNEA_DERIVATIVES))
+                _matrix_shape(model), 3, data, out,
+                _which(model, None, _coupled.RNEA_DERIVATIVES))
 
 
-def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
+def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv).
 
     Inputs as for :func:`aba_batch`.
     Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
+    ``out``: as for :func:`rnea_derivatives_batch`.
     """
     return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
                 ("body", "dof", "body_matrix", "force_sets", "stacked"), model, _NAMES_ABA,
-                (q, v, tau), fext, _matrix_shape(model), 3, data,
-                *_which(model, None, _coupled.ABA_DERIVATIVES))
+                (q, v, tau), fext, _matrix_shape(model), 3, data, out,
+                _which(model, None, _coupled.ABA_DERIVATIVES))
 
 
-def joint_torque_regressor_batch(model, q, v, a, *, data=None):
+def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     """
     Return the regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies).
 
     Rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
-    stacked Y of identification).
+    stacked Y of identification). ``out``: an (N·nv, 10·nbodies) float64 C-contiguous array
+    to write into (and return).
     """
-    (Y,) = _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
+    cols = 10 * model.nbodies
+    return _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
                 ("body", "regressor_block"), model, _NAMES_RNEA[:3], (q, v, a), None,
-                (model.nv, 10 * model.nbodies), 1, data,
-                *_which(model, None, _coupled.REGRESSOR))
-    return Y.reshape(-1, 10 * model.nbodies)
+                (model.nv, cols), 1, data, out, _which(model, None, _coupled.REGRESSOR),
+                lambda n: (n * model.nv, cols))[0]
