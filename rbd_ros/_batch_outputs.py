@@ -2,11 +2,12 @@
 The output arrays of a batch call: made fresh, or the caller's ``out=`` arrays checked.
 
 A fresh output costs its first touch: the kernel's threads fault in every page of it (about
-one minor fault per talos state of the derivatives, 35 kB of results, and a third of the
-time of a single-thread call). An ``out=`` array that the caller reuses from call to call
-has its pages mapped already. It must be exactly what the kernel writes into: float64,
-C-contiguous, writeable, of the result's shape, and sharing no memory with the inputs (the
-kernel would overwrite states it has still to read) or with another output.
+one minor fault per talos state of the derivatives, 35 kB of results: a fifth of the time
+of a single-thread call, and page faults do not run well side by side on two threads). An
+``out=`` array that the caller reuses from call to call has its pages mapped already. It
+must be exactly what the kernel writes into: float64, C-contiguous, writeable, of the
+result's shape, and sharing no memory with the inputs (the kernel would overwrite states it
+has still to read) or with another output.
 """
 import numpy as np
 

@@ -84,6 +84,32 @@ def test_batch_equals_loop_with_several_thread_counts(robot):
         numba.set_num_threads(saved)
 
 
+def test_every_state_once_whatever_the_split(robot):
+    """
+    Each state is computed once, by whichever thread claims it.
+
+    Blocks of a chunk are claimed by its thread, then by threads that finished their own;
+    sizes that do not divide into blocks or chunks, on 1 and all threads.
+    """
+    m = robot.model
+    s = batch_states(robot, 131)
+    ref = np.array([rbd_ros.rnea(m, s["q"][k], s["v"][k], s["a"][k]) for k in range(131)])
+    saved = numba.get_num_threads()
+    try:
+        for nthreads in sorted({1, saved}):
+            numba.set_num_threads(nthreads)
+            for n in (3, 17, 64, 131):
+                out = np.full((n, m.nv), np.nan)
+                rbd_ros.rnea_batch(m, s["q"][:n], s["v"][:n], s["a"][:n], out=out)
+                assert np.array_equal(out, ref[:n]), f"n={n} threads={nthreads}"
+            bad = s["v"].copy()
+            bad[130, 0] = np.nan                   # in the last block of the last chunk
+            with pytest.raises(ValueError, match="sample 130: v contains NaN"):
+                rbd_ros.rnea_batch(m, s["q"], bad, s["a"])
+    finally:
+        numba.set_num_threads(saved)
+
+
 @pytest.mark.parametrize("function", list(FUNCTIONS))
 def test_nan_in_sample_names_index_and_argument(robot, function):
     batch, _, names, _ = FUNCTIONS[function]
