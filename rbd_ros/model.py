@@ -405,8 +405,9 @@ class Data(_Frozen):
         """
         Return per-chunk copies of this workspace's arrays for ``nchunks`` chunks (or more).
 
-        Each array gets a leading axis of chunks (chunk c works in ``body[c]``, ...). Made
-        on first use and grown when more chunks are asked for; call it under ``lock``.
+        Each array gets a leading axis of slots, ``BATCH_SLOT_STRIDE`` per chunk (chunk c
+        works in ``body[BATCH_SLOT_STRIDE * c]``, ...; the slots between are never used).
+        Made on first use and grown when more chunks are asked for; call it under ``lock``.
         """
         batch = self._batch[0]
         if batch is None or batch.nchunks < nchunks:
