@@ -2,22 +2,30 @@
 """
 Throughput (states/s) of the batched functions against a Python loop of single-state calls.
 
-For each robot and algorithm (rnea, aba, minv, rnea_derivatives, aba_derivatives), on N random
-states:
+For each robot and algorithm (rnea, aba, minv, rnea_derivatives, aba_derivatives, regressor),
+on N random states:
 
     loop      a Python loop calling the single-state function (one thread)
-    batch 1T  the batch function with numba.set_num_threads(1)
-    batch nT  the batch function with all of numba's threads
-    nT/1T     the speed-up of the batch function from threads (goal: >= 1.7x on 2 cores)
+    1T, nT    the batch function with numba.set_num_threads(1), and with all of numba's threads
+    fresh     the batch function allocating its outputs (as a plain call does): the kernel's
+              threads fault in every page of them
+    out=      the batch function writing into the same arrays, passed as ``out=``, every call
+    nT/1T     the speed-up from threads (goal: >= 1.7x on 2 cores), for each kind of output
+    flt/st    minor page faults per state of one fresh call (getrusage, all threads; an
+              out= call has none): the first-touch cost, whatever the load of the machine
+    1T/loop   batch 1T (fresh) against the loop
 
-Each figure is the best of ``--repeats`` runs, the three variants taking turns within each
-repeat. On a machine shared with other processes the numbers are indicative only.
+Each figure is the best of ``--repeats`` runs, the variants taking turns within each repeat.
+On a machine shared with other processes the numbers are indicative only (the load is
+printed before and after).
 
-    python bench/bench_batch.py [--robots arm7,talos] [--n 2000] [--repeats 7]
-                                [--algorithms rnea,aba,minv,rnea_derivatives,aba_derivatives]
+    python bench/bench_batch.py [--robots arm7,panda,hyq,talos] [--n 2000] [--repeats 7]
+                                [--algorithms rnea,aba,minv,rnea_derivatives,aba_derivatives,
+                                              regressor]
 """
 import argparse
 import os
+import resource
 import sys
 import time
 
@@ -30,7 +38,8 @@ from oracle import Robot, available  # noqa: E402  (also puts the checkout on sy
 
 import rbd_ros  # noqa: E402
 
-ALGORITHMS = ("rnea", "aba", "minv", "rnea_derivatives", "aba_derivatives")
+ALGORITHMS = ("rnea", "aba", "minv", "rnea_derivatives", "aba_derivatives", "regressor")
+ROBOTS = ("arm7", "panda", "hyq", "talos")
 
 
 def states(robot, n, seed=0):
@@ -44,7 +53,7 @@ def states(robot, n, seed=0):
 
 
 def calls(model, name, q, v, a, tau):
-    """(loop over single-state calls, batch call) for algorithm ``name``."""
+    """Return (loop over single-state calls, fresh batch call, batch call with out=)."""
     n = q.shape[0]
     if name == "rnea":
         f, b, args = rbd_ros.rnea, rbd_ros.rnea_batch, (q, v, a)
@@ -54,49 +63,64 @@ def calls(model, name, q, v, a, tau):
         f, b, args = rbd_ros.minv, rbd_ros.minv_batch, (q,)
     elif name == "rnea_derivatives":
         f, b, args = rbd_ros.rnea_derivatives, rbd_ros.rnea_derivatives_batch, (q, v, a)
-    else:
+    elif name == "aba_derivatives":
         f, b, args = rbd_ros.aba_derivatives, rbd_ros.aba_derivatives_batch, (q, v, tau)
+    else:
+        f, b, args = (rbd_ros.joint_torque_regressor, rbd_ros.joint_torque_regressor_batch,
+                      (q, v, a))
     rows = [tuple(x[k] for x in args) for k in range(n)]
+    out = b(model, *args)          # arrays of the result's shapes, written again by each call
 
     def loop():
         for r in rows:
             f(model, *r)
 
-    def batch():
+    def fresh():
         b(model, *args)
-    return loop, batch
+
+    def reused():
+        b(model, *args, out=out)
+    return loop, fresh, reused
 
 
-def best_seconds(loop, batch, nthreads, repeats):
+def minor_faults():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def best_seconds(variants, repeats):
     """
-    Return the best (loop, batch 1 thread, batch nthreads) seconds.
+    Return the best seconds of each (function, number of threads) of ``variants``.
 
-    The three are measured in turn within each repeat, so that a burst of load from other
-    processes hits them alike.
+    Also the minor page faults of each variant's last run. The variants are measured in
+    turn within each repeat, so that a burst of load from other processes hits them alike.
     """
-    def timed(fn):
-        t0 = time.perf_counter()
-        fn()
-        return time.perf_counter() - t0
-
-    best = [float("inf")] * 3
+    saved = numba.get_num_threads()
+    best = [float("inf")] * len(variants)
+    faults = [0] * len(variants)
     try:
         for rep in range(repeats + 1):          # the first round is a warm-up
-            times = [timed(loop)]
-            numba.set_num_threads(1)
-            times.append(timed(batch))
-            numba.set_num_threads(nthreads)
-            times.append(timed(batch))
-            if rep:
-                best = [min(b, t) for b, t in zip(best, times)]
+            for j, (fn, nthreads) in enumerate(variants):
+                numba.set_num_threads(nthreads)
+                f0 = minor_faults()
+                t0 = time.perf_counter()
+                fn()
+                t = time.perf_counter() - t0
+                faults[j] = minor_faults() - f0
+                if rep:
+                    best[j] = min(best[j], t)
     finally:
-        numba.set_num_threads(nthreads)
-    return best
+        numba.set_num_threads(saved)
+    return best, faults
+
+
+def load():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--robots", default="arm7,talos")
+    parser.add_argument("--robots", default=",".join(ROBOTS))
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--algorithms", default=",".join(ALGORITHMS))
@@ -107,9 +131,11 @@ def main():
                                            "rbd_arm7.urdf"))
     rbd_ros.minv_batch(tiny, np.zeros((2, tiny.nq)))      # starts numba's thread pool
     print(f"N = {args.n} states, numba threads: {nthreads} (threading layer: "
-          f"{numba.threading_layer()}), best of {args.repeats}; states/s")
-    header = (f"{'robot':<8} {'algorithm':<17} {'loop':>11} {'batch 1T':>11} "
-              f"{'batch ' + str(nthreads) + 'T':>11} {'nT/1T':>7} {'1T/loop':>8}")
+          f"{numba.threading_layer()}), best of {args.repeats}; states/s; load {load()}")
+    nt = f"{nthreads}T"
+    header = (f"{'robot':<8} {'algorithm':<17} {'loop':>9} {'1T fresh':>9} {nt + ' fresh':>9} "
+              f"{'nT/1T':>6} {'1T out=':>9} {nt + ' out=':>9} {'nT/1T':>6} {'flt/st':>6} "
+              f"{'1T/loop':>7}")
     print(header)
     print("-" * len(header))
     for name in args.robots.split(","):
@@ -119,10 +145,15 @@ def main():
         robot = Robot(name)
         q, v, a, tau = states(robot, args.n)
         for algo in args.algorithms.split(","):
-            loop, batch = calls(robot.model, algo, q, v, a, tau)
-            t_loop, t_1, t_n = best_seconds(loop, batch, nthreads, args.repeats)
-            print(f"{name:<8} {algo:<17} {args.n / t_loop:>11.0f} {args.n / t_1:>11.0f} "
-                  f"{args.n / t_n:>11.0f} {t_1 / t_n:>6.2f}x {t_loop / t_1:>7.2f}x")
+            loop, fresh, reused = calls(robot.model, algo, q, v, a, tau)
+            (t_loop, t_1, t_n, t_1o, t_no), faults = best_seconds(
+                [(loop, 1), (fresh, 1), (fresh, nthreads), (reused, 1), (reused, nthreads)],
+                args.repeats)
+            n = args.n
+            print(f"{name:<8} {algo:<17} {n / t_loop:>9.0f} {n / t_1:>9.0f} {n / t_n:>9.0f} "
+                  f"{t_1 / t_n:>5.2f}x {n / t_1o:>9.0f} {n / t_no:>9.0f} {t_1o / t_no:>5.2f}x "
+                  f"{faults[1] / n:>6.2f} {t_loop / t_1:>6.2f}x")
+    print(f"load after: {load()}")
 
 
 if __name__ == "__main__":

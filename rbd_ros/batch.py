@@ -5,14 +5,23 @@ Batched dynamics: many states of one model in one call, spread over numba's thre
 
 Each function is one compiled entry (``parallel=True``) that splits the N states into as many
 contiguous chunks as there are threads (``numba.get_num_threads()``, at the time of the
-call) and runs, for each chunk in a ``prange``, the single-state kernel of the algorithm
-(``rnea_kernel``, ``aba_kernel``, ...) on every state of the chunk. The results are those
-of the single-state functions (the same kernels run), state by state.
+call) and runs, on each thread, the single-state kernel of the algorithm (``rnea_kernel``,
+``aba_kernel``, ...) on the states of its chunk, then on what is left of the other chunks
+(:func:`next_block`): a thread that starts late (a sleeping thread takes tens of µs to
+wake, a long time next to a 0.4 ms call on a 7-dof arm) or runs on a busy core is helped
+instead of waited for, and each thread still writes mostly its own contiguous part of the
+outputs. The results are those of the single-state functions (the same kernels run),
+state by state.
 
-Each chunk needs its own workspace: per-chunk copies of the :class:`rbd_ros.Data` arrays,
-made once per workspace (and number of threads) by ``Data.batch_workspace``, so a call
+Each thread needs its own workspace: per-chunk copies of the :class:`rbd_ros.Data` arrays,
+made once per workspace (and number of threads) by ``Data.batch_workspace``, a slot apart
+so that no two threads write the same cache line (``model.BATCH_SLOT_STRIDE``), so a call
 allocates only its outputs. A batch call holds its workspace's lock for its duration:
 calls on one workspace from several Python threads run one at a time.
+
+Outputs are new arrays, or the caller's (``out=``, checked by :mod:`rbd_ros._batch_outputs`):
+a caller that computes batch after batch saves the first touch of every page of fresh
+outputs (a fifth of the time of the talos derivatives on one thread).
 
 Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
 quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
@@ -24,15 +33,20 @@ A model with mimic joints (coupled) runs every batch call through one kernel,
 """
 import numba
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-from . import _checks
-from ._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, i64_1d, int64, void
+from . import _batch_outputs, _checks
+from ._jit import (batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, helper, i64_1d, int64,
+                   void)
 from .algorithms import coupled as _coupled
 from .algorithms.aba_derivatives import aba_derivatives_kernel
 from .algorithms.finite_differences import FORWARD, INVERSE, dynamics
 from .algorithms.minv import minv_kernel
 from .algorithms.regressor import joint_torque_regressor_kernel
 from .algorithms.rnea_derivatives import rnea_derivatives_kernel
+from .model import BATCH_SLOT_STRIDE as SLOT
 
 
 def _chunks(n):
@@ -40,67 +54,142 @@ def _chunks(n):
     return min(numba.get_num_threads(), n)
 
 
+# -- scheduling: each thread owns a chunk, then helps the others ------------------------------
+
+CLAIM_STRIDE = 8        # int64s between two chunks' counters: one cache line each
+BLOCK = 8               # states claimed at a time (fewer in small chunks)
+
+
+@intrinsic
+def _fetch_add(typingctx, counters, index, value):
+    """Add ``value`` to ``counters[index]`` atomically; return the value before."""
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array, [args[1]])
+        return builder.atomic_rmw("add", pointer, args[2], "monotonic")
+    return types.int64(counters, types.intp, types.int64), codegen
+
+
+@helper
+def next_block(claims, c, r, n, nchunks):
+    """
+    Return (start, stop, r): the next block of states for the thread of chunk c.
+
+    The thread claims blocks of its own chunk (r = 0) in order, then of chunk c + r for
+    r = 1, 2, ... (the chunks whose threads are behind); ``claims[CLAIM_STRIDE * j]``
+    counts the states of chunk j claimed so far (zero at the start). start >= stop when
+    every block is taken.
+    """
+    while r < nchunks:
+        owner = (c + r) % nchunks
+        lo = owner * n // nchunks
+        hi = (owner + 1) * n // nchunks
+        block = max(1, min(BLOCK, (hi - lo) // 8))
+        start = lo + _fetch_add(claims, CLAIM_STRIDE * owner, block)
+        if start < hi:
+            return start, min(start + block, hi), r
+        r += 1
+    return 0, 0, r
+
+
 # -- kernels: status[k] receives the single-state kernel's status of state k ------------------
 
 @batch_kernel(void(int64, f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d,
-                   int64))
-def dynamics_batch_kernel(which, packed, ws, q, v, u, fext, out, status, nchunks):
+                   i64_1d, int64))
+def dynamics_batch_kernel(which, packed, ws, q, v, u, fext, out, status, claims, nchunks):
     """RNEA (which = INVERSE: u = a, out = τ) or ABA (FORWARD: u = τ, out = q̈)."""
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w = ws[c]
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
+        w = ws[SLOT * c]
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, int64))
-def minv_batch_kernel(packed, ws, FP, q, Minv, status, nchunks):
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, i64_1d, int64))
+def minv_batch_kernel(packed, ws, FP, q, Minv, status, claims, nchunks):
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w = ws[c]
-        fp = FP[c]
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
+        w = ws[SLOT * c]
+        fp = FP[SLOT * c]
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d,
-                   f64_3d, f64_3d, f64_3d, i64_1d, int64))
+                   f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
 def rnea_derivatives_batch_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_dv, M,
-                                  status, nchunks):
+                                  status, claims, nchunks):
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w = ws[c]
-        dw = dws[c]
-        bw = bws[c]
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k], fext[k],
-                                                dtau_dq[k], dtau_dv[k], M[k])
+        w = ws[SLOT * c]
+        dw = dws[SLOT * c]
+        bw = bws[SLOT * c]
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k],
+                                                    fext[k], dtau_dq[k], dtau_dv[k], M[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_2d, f64_2d, f64_2d,
-                   f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, int64))
+                   f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
 def aba_derivatives_batch_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq,
-                                 dqdd_dv, Minv, status, nchunks):
+                                 dqdd_dv, Minv, status, claims, nchunks):
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w = ws[c]
-        dw = dws[c]
-        bw = bws[c]
-        fp = FP[c]
-        t = tmp[c]
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
-                                               fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
+        w = ws[SLOT * c]
+        dw = dws[SLOT * c]
+        bw = bws[SLOT * c]
+        fp = FP[SLOT * c]
+        t = tmp[SLOT * c]
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
+                                                   fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, i64_1d, int64))
-def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, nchunks):
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
+                   int64))
+def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, claims, nchunks):
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w = ws[c]
-        yb = Yb[c]
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
+        w = ws[SLOT * c]
+        yb = Yb[SLOT * c]
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+
+
+@helper
+def coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r, vr, yf, q, v, u, fext,
+                  out1, out2, out3):
+    """Run the coupled single-state kernel ``which`` on one state; return its status."""
+    if which == _coupled.RNEA:
+        return _coupled.coupled_rnea_kernel(packed, table, w, qf, vf, q, v, u, fext, out1[0])
+    if which == _coupled.ABA:
+        return _coupled.coupled_aba_kernel(packed, table, w, qf, vf, mf, r, vr, q, v, u, fext,
+                                           out1[0])
+    if which == _coupled.MINV:
+        return _coupled.coupled_minv_kernel(packed, table, w, qf, mf, r, q, out1)
+    if which == _coupled.RNEA_DERIVATIVES:
+        return _coupled.coupled_rnea_derivatives_kernel(packed, table, w, dw, bw, qf, vf, mf,
+                                                        q, v, u, fext, out1, out2, out3)
+    if which == _coupled.ABA_DERIVATIVES:
+        return _coupled.coupled_aba_derivatives_kernel(packed, table, w, dw, bw, qf, vf, mf, r,
+                                                       vr, q, v, u, fext, out1, out2, out3)
+    return _coupled.coupled_regressor_kernel(packed, table, w, yb, qf, vf, yf, q, v, u, out1)
 
 
 # one kernel for every batch call of a model with mimic joints (rarer, so one compiled entry
@@ -108,34 +197,22 @@ def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, nchu
 # outputs are (N, rows, cols), a vector result (N, 1, nv)
 @batch_kernel(void(int64, f64_2d_ro, f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_3d, f64_2d, f64_3d,
                    f64_4d, f64_4d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_3d,
-                   f64_3d, f64_3d, i64_1d, int64))
+                   f64_3d, f64_3d, i64_1d, i64_1d, int64))
 def coupled_batch_kernel(which, packed, table, ws, dws, bws, Yb, QF, VF, MF, R, VR, YF, q, v, u,
-                         fext, out1, out2, out3, status, nchunks):
+                         fext, out1, out2, out3, status, claims, nchunks):
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w, dw, bw, yb, qf, vf, mf, r, vr, yf = (ws[c], dws[c], bws[c], Yb[c], QF[c], VF[c],
-                                                MF[c], R[c], VR[c], YF[c])
-        for k in range(c * n // nchunks, (c + 1) * n // nchunks):
-            if which == _coupled.RNEA:
-                s = _coupled.coupled_rnea_kernel(packed, table, w, qf, vf, q[k], v[k], u[k],
-                                                 fext[k], out1[k, 0])
-            elif which == _coupled.ABA:
-                s = _coupled.coupled_aba_kernel(packed, table, w, qf, vf, mf, r, vr, q[k], v[k],
-                                                u[k], fext[k], out1[k, 0])
-            elif which == _coupled.MINV:
-                s = _coupled.coupled_minv_kernel(packed, table, w, qf, mf, r, q[k], out1[k])
-            elif which == _coupled.RNEA_DERIVATIVES:
-                s = _coupled.coupled_rnea_derivatives_kernel(
-                    packed, table, w, dw, bw, qf, vf, mf, q[k], v[k], u[k], fext[k], out1[k],
-                    out2[k], out3[k])
-            elif which == _coupled.ABA_DERIVATIVES:
-                s = _coupled.coupled_aba_derivatives_kernel(
-                    packed, table, w, dw, bw, qf, vf, mf, r, vr, q[k], v[k], u[k], fext[k],
-                    out1[k], out2[k], out3[k])
-            else:
-                s = _coupled.coupled_regressor_kernel(packed, table, w, yb, qf, vf, yf, q[k],
-                                                      v[k], u[k], out1[k])
-            status[k] = s
+        slot = SLOT * c
+        w, dw, bw, yb, qf, vf, mf, r, vr, yf = (ws[slot], dws[slot], bws[slot], Yb[slot],
+                                                QF[slot], VF[slot], MF[slot], R[slot],
+                                                VR[slot], YF[slot])
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r,
+                                          vr, yf, q[k], v[k], u[k], fext[k], out1[k], out2[k],
+                                          out3[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
 # -- Python wrappers --------------------------------------------------------------------------
@@ -201,18 +278,21 @@ def _raise_first(function, status, model, names, arrays):
     raise ValueError(f"{function}: sample {k}: {message}")
 
 
-def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data,
-         *which):
+def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data, out,
+         which=(), public=None):
     """
-    Run one batch call.
+    Run one batch call; return its ``nout`` outputs, of shape ``public(N)``.
 
-    The inputs are checked and converted, ``nout`` outputs (N, *out_shape) are made,
-    ``kernel(packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)`` runs in
-    the per-chunk copies of the workspace under its lock, and the first bad state is reported.
+    The inputs are checked and converted, the outputs are made or taken from ``out``
+    (checked: :mod:`rbd_ros._batch_outputs`), the kernel writes them as (N, *out_shape)
+    (``public`` defaults to that shape),
+    ``kernel(*which, packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)``
+    runs in the per-chunk copies of the workspace under its lock, and the first bad state is
+    reported.
 
     ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
-    only where the function has it (``names`` then ends with "fext"); ``which``, if given,
-    goes first (the algorithm of ``dynamics_batch_kernel``).
+    only where the function has it (``names`` then ends with "fext"); ``which``: the
+    algorithm of ``dynamics_batch_kernel``, or ().
 
     A model with mimic joints runs ``coupled_batch_kernel`` instead, whatever ``kernel``:
     ``which`` then names the coupled algorithm, outputs are (N, rows, nv) with ``out_shape``
@@ -221,23 +301,31 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
     takes_fext = names[-1] == "fext"
     inputs = names[:-1] if takes_fext else names
     arrays, fext, n = _inputs(function, model, inputs, values, fext)
-    outs = tuple(np.empty((n,) + out_shape) for _ in range(nout))
+    shape = (n,) + out_shape
+    shapes = ((public or (lambda n: shape))(n),) * nout
+    if out is None:
+        results = _batch_outputs.fresh(shapes)
+    else:
+        read = dict(zip(inputs, arrays), **({"fext": fext} if takes_fext else {}))
+        results = _batch_outputs.checked(function, out, shapes, read)
+    outs = tuple(x.reshape(shape) for x in results)      # views: C-contiguous
     if n:
         status = np.empty(n, np.int64)
         nchunks = _chunks(n)
+        claims = np.zeros(CLAIM_STRIDE * nchunks, np.int64)
         data = model.data if data is None else _checks.workspace(model, data)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             if model.coupling is None:
                 kernel(*which, model.packed, *(getattr(ws, name) for name in scratch),
-                       *arrays, *((fext,) if takes_fext else ()), *outs, status, nchunks)
+                       *arrays, *((fext,) if takes_fext else ()), *outs, status, claims, nchunks)
             else:
                 coupled_batch_kernel(*which, model.packed, model.coupling.table,
                                      *(getattr(ws, name) for name in _COUPLED_SCRATCH),
                                      *(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
-                                     *(outs + (outs[0],) * 2)[:3], status, nchunks)
+                                     *(outs + (outs[0],) * 2)[:3], status, claims, nchunks)
         _raise_first(function, status, model, names, tuple(arrays) + (fext,))
-    return outs
+    return results
 
 
 _COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
@@ -247,90 +335,96 @@ _NAMES_ABA = ("q", "v", "tau", "fext")
 
 
 def _which(model, algorithm, coupled_algorithm):
-    """Return the leading ``which`` of :func:`_run`: the algorithm of the model's kernel."""
+    """Return the ``which`` of :func:`_run`: the algorithm of the model's kernel."""
     if model.coupling is not None:
         return (coupled_algorithm,)
     return () if algorithm is None else (algorithm,)
 
 
-def _vectors(model, outs):
-    """Return the (N, nv) result of a vector call ((N, 1, nv) from the coupled kernel)."""
-    return outs[0].reshape(len(outs[0]), model.nv)
+def _vector_shape(model):
+    """Return the kernel's per-state shape of a vector result ((1, nv) for the coupled one)."""
+    return (model.nv,) if model.coupling is None else (1, model.nv)
 
 
 def _matrix_shape(model):
     return (model.nv, model.nv)
 
 
-def rnea_batch(model, q, v, a, fext=None, *, data=None):
+def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
-    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
+    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``. ``out``: an (N, nv) float64
+    C-contiguous array to write τ into (and return), e.g. one reused from call to call.
     """
-    shape = (model.nv,) if model.coupling is None else (1, model.nv)
-    return _vectors(model, _run("rnea_batch", dynamics_batch_kernel, ("body",), model,
-                                _NAMES_RNEA, (q, v, a), fext, shape, 1, data,
-                                *_which(model, INVERSE, _coupled.RNEA)))
+    return _run("rnea_batch", dynamics_batch_kernel, ("body",), model, _NAMES_RNEA,
+                (q, v, a), fext, _vector_shape(model), 1, data, out,
+                _which(model, INVERSE, _coupled.RNEA), lambda n: (n, model.nv))[0]
 
 
-def aba_batch(model, q, v, tau, fext=None, *, data=None):
+def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
-    Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``.
+    Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
+    :func:`rnea_batch`.
     """
-    shape = (model.nv,) if model.coupling is None else (1, model.nv)
-    return _vectors(model, _run("aba_batch", dynamics_batch_kernel, ("body",), model,
-                                _NAMES_ABA, (q, v, tau), fext, shape, 1, data,
-                                *_which(model, FORWARD, _coupled.ABA)))
+    return _run("aba_batch", dynamics_batch_kernel, ("body",), model, _NAMES_ABA,
+                (q, v, tau), fext, _vector_shape(model), 1, data, out,
+                _which(model, FORWARD, _coupled.ABA), lambda n: (n, model.nv))[0]
 
 
-def minv_batch(model, q, *, data=None):
+def minv_batch(model, q, *, out=None, data=None):
     """
     Return M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv).
 
-    Entry k is ``rbd_ros.minv(model, q[k])``.
+    Entry k is ``rbd_ros.minv(model, q[k])``. ``out``: an (N, nv, nv) float64 C-contiguous
+    array to write into (and return).
     """
     return _run("minv_batch", minv_batch_kernel, ("body", "force_sets"), model, ("q",), (q,),
-                None, _matrix_shape(model), 1, data, *_which(model, None, _coupled.MINV))[0]
+                None, _matrix_shape(model), 1, data, out,
+                _which(model, None, _coupled.MINV))[0]
 
 
-def rnea_derivatives_batch(model, q, v, a, fext=None, *, data=None):
+def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv).
 
     Inputs as for :func:`rnea_batch`.
     Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
+    ``out``: a tuple of three (N, nv, nv) float64 C-contiguous arrays to write into (and
+    return).
     """
     return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
                 ("body", "dof", "body_matrix"), model, _NAMES_RNEA, (q, v, a), fext,
-                _matrix_shape(model), 3, data,
-                *_which(model, None, _coupled.RNEA_DERIVATIVES))
+                _matrix_shape(model), 3, data, out,
+                _which(model, None, _coupled.RNEA_DERIVATIVES))
 
 
-def aba_derivatives_batch(model, q, v, tau, fext=None, *, data=None):
+def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv).
 
     Inputs as for :func:`aba_batch`.
     Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
+    ``out``: as for :func:`rnea_derivatives_batch`.
     """
     return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
                 ("body", "dof", "body_matrix", "force_sets", "stacked"), model, _NAMES_ABA,
-                (q, v, tau), fext, _matrix_shape(model), 3, data,
-                *_which(model, None, _coupled.ABA_DERIVATIVES))
+                (q, v, tau), fext, _matrix_shape(model), 3, data, out,
+                _which(model, None, _coupled.ABA_DERIVATIVES))
 
 
-def joint_torque_regressor_batch(model, q, v, a, *, data=None):
+def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     """
     Return the regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies).
 
     Rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
-    stacked Y of identification).
+    stacked Y of identification). ``out``: an (N·nv, 10·nbodies) float64 C-contiguous array
+    to write into (and return).
     """
-    (Y,) = _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
+    cols = 10 * model.nbodies
+    return _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
                 ("body", "regressor_block"), model, _NAMES_RNEA[:3], (q, v, a), None,
-                (model.nv, 10 * model.nbodies), 1, data,
-                *_which(model, None, _coupled.REGRESSOR))
-    return Y.reshape(-1, 10 * model.nbodies)
+                (model.nv, cols), 1, data, out, _which(model, None, _coupled.REGRESSOR),
+                lambda n: (n * model.nv, cols))[0]

@@ -205,6 +205,30 @@ def test_batch_equals_single_states(name):
 
 
 @pytest.mark.parametrize("name", ["hand", "hand_floating"])
+def test_batch_out_equals_fresh(name):
+    """out= through the coupled kernel: the fresh call's results, in the caller's arrays."""
+    m = _model(name)
+    states = [_state(m, k) for k in range(4)]
+    Q, V, A = (np.array([getattr(s, f) for s in states]) for f in ("q", "v", "a"))
+    nv = m.nv
+
+    def three():
+        return tuple(np.empty((4, nv, nv)) for _ in range(3))
+    for batch, out in ((rbd_ros.rnea_batch, np.empty((4, nv))),
+                       (rbd_ros.aba_batch, np.empty((4, nv))),
+                       (rbd_ros.joint_torque_regressor_batch, np.empty((4 * nv, 10 * m.nbodies))),
+                       (rbd_ros.rnea_derivatives_batch, three()),
+                       (rbd_ros.aba_derivatives_batch, three())):
+        ref = batch(m, Q, V, A)
+        got = batch(m, Q, V, A, out=out)
+        for x, y, o in (zip(got, ref, out) if isinstance(out, tuple) else [(got, ref, out)]):
+            assert x is o and np.array_equal(x, y), batch.__name__
+    out = np.empty((4, nv, nv))
+    assert rbd_ros.minv_batch(m, Q, out=out) is out
+    assert np.array_equal(out, rbd_ros.minv_batch(m, Q))
+
+
+@pytest.mark.parametrize("name", ["hand", "hand_floating"])
 def test_integrate_and_random_configuration(name):
     """The reduced q: the base moves as in the tree, independent joints add; limits kept."""
     m = _model(name)
