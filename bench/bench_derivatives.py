@@ -65,7 +65,11 @@ def rows_for(robot, calls):
         ("M⁻¹ CRBA + Cholesky", per_call_us(rbd_ros.minv_cholesky, ours_q, calls), None),
     ]
     if hasattr(rbd_ros, "compute_all"):
-        ours_all = [(m, q, v, t) for q, v, _, t in states]
+        # a and τ by keyword (compute_all's signature): the same work as Pinocchio's five
+        ours_all = [(m, q, v, a, t) for q, v, a, t in states]
+
+        def ours_compute_all(m, q, v, a, t):
+            rbd_ros.compute_all(m, q, v, a=a, tau=t)
 
         def pin_separate(pm, pd, q, v, a, t):
             pin.rnea(pm, pd, q, v, a)
@@ -74,7 +78,7 @@ def rows_for(robot, calls):
             pin.computeRNEADerivatives(pm, pd, q, v, a)
             pin.computeABADerivatives(pm, pd, q, v, t)
         table.append(("compute_all vs Pinocchio's 5 calls",
-                      per_call_us(rbd_ros.compute_all, ours_all, calls),
+                      per_call_us(ours_compute_all, ours_all, calls),
                       per_call_us(pin_separate, [(pm, pd, q, v, a, t) for q, v, a, t in P],
                                   calls)))
     return table

@@ -40,6 +40,7 @@ fitted drift of memory and latency per hour (``node_soak.py``).
                                [--hammer 1000] [--soak 3600 --window 60]
 """
 import argparse
+import collections
 import os
 import sys
 import threading
@@ -170,7 +171,7 @@ def hammer(points, robot):
     executor = SingleThreadedExecutor()
     executor.add_node(node)
     client = node.create_client(srv.TrajectoryTorques, f"/{NODE_NAME}/trajectory_torques")
-    times, failed = [], 0
+    times, failed, reasons = [], 0, collections.Counter()
     while not stopped:
         if not client.service_is_ready():
             executor.spin_once(timeout_sec=0.1)
@@ -181,10 +182,14 @@ def hammer(points, robot):
             executor.spin_once(timeout_sec=0.05)
         if future.done():
             times.append(time.perf_counter() - t0)
-            failed += not future.result().success
+            if not future.result().success:
+                failed += 1
+                reasons[future.result().message[:60]] += 1
+    why = ", ".join(f"{n} {r!r}" for r, n in reasons.most_common(2))
     print(f"{len(times)} trajectory_torques requests of {points} points answered "
-          f"({failed} failed), round trip median {np.median(times) * 1e3 if times else 0:.1f}"
-          f" ms, max {max(times, default=0) * 1e3:.1f} ms", flush=True)
+          f"({failed} failed{': ' + why if failed else ''}), round trip median "
+          f"{np.median(times) * 1e3 if times else 0:.1f} ms, max "
+          f"{max(times, default=0) * 1e3:.1f} ms", flush=True)
     node.destroy_node()
     rclpy.shutdown()
     return 0
