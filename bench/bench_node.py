@@ -243,7 +243,13 @@ def main():
     bench.create_subscription(DiagnosticArray, "/diagnostics", source.on_diagnostics, 10)
     executor = SingleThreadedExecutor()
     executor.add_node(bench)
-    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinning = threading.Event()
+    spinning.set()
+
+    def spin():                 # stopped before executor.shutdown (test/node_helpers.SpinThread)
+        while spinning.is_set():
+            executor.spin_once(timeout_sec=0.05)
+    spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
     print(f"bench_node: {args.robot} ({len(joint_names)} joints, floating base) from "
           f"{urdf_path}; inputs {args.qos} at {args.rate:g} Hz; node executor "
@@ -269,8 +275,9 @@ def main():
         status = 1
     finally:
         # a daemon thread still inside rclpy's wait when Python exits aborts the process
-        executor.shutdown(timeout_sec=5.0)
+        spinning.clear()
         spinner.join(timeout=5.0)
+        executor.shutdown(timeout_sec=5.0)
         bench.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()

@@ -81,6 +81,33 @@ def wait_for(condition, timeout=TIMEOUT, what="condition"):
         time.sleep(0.005)
 
 
+class SpinThread:
+    """
+    A thread spinning ``executor`` until :meth:`stop`, which returns once it is out.
+
+    Not ``Thread(target=executor.spin)`` then ``executor.shutdown()``: rclpy 7.1's shutdown
+    destroys the executor's guard conditions without waiting for its spin to leave the wait
+    (it checks ``_is_shutdown`` just after setting it), so a spin thread still inside died
+    on ``gc.handle`` of None ("Exception in thread ... (spin)", a CI warning). Here the spin
+    is out first, then the executor is shut down.
+    """
+
+    def __init__(self, executor):
+        self.executor = executor
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._spin, daemon=True)
+        self._thread.start()
+
+    def _spin(self):
+        while not self._stopping.is_set():
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def stop(self, timeout=5.0):
+        self._stopping.set()
+        self._thread.join(timeout=timeout)
+        self.executor.shutdown(timeout_sec=timeout)
+
+
 def joint_state(names, position, velocity=(), effort=(), stamp=None):
     msg = JointState()
     msg.header.stamp = stamp if stamp is not None else new_stamp()
@@ -123,7 +150,7 @@ class Harness:
         self.context = Context()
         rclpy.init(context=self.context)
         self.executor = None
-        self.thread = None
+        self.spinner = None
         self.node = self.tester = None
         try:
             self._start(params, js_qos)
@@ -163,8 +190,7 @@ class Harness:
         self.executor = MultiThreadedExecutor(num_threads=4, context=ctx)
         self.executor.add_node(self.node)
         self.executor.add_node(t)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = SpinThread(self.executor)
         # every enabled output must be matched both ways before anything is published:
         # the node's publishers are volatile, a sample sent before the match is lost
         for name in OUTPUTS:
@@ -185,10 +211,8 @@ class Harness:
                 # a description still loading on the node's own thread finishes first
                 with self.node._loading:
                     pass
-            if self.executor is not None:
-                self.executor.shutdown(timeout_sec=5.0)
-            if self.thread is not None:
-                self.thread.join(timeout=5.0)
+            if self.spinner is not None:
+                self.spinner.stop()
             for n in (self.tester, self.node):
                 if n is not None:
                     n.destroy_node()
@@ -305,8 +329,7 @@ class Probe:
         self.node = Node("rbd_probe", namespace=namespace, context=self.context)
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self.executor.spin, daemon=True)
-        self.thread.start()
+        self.spinner = SpinThread(self.executor)
 
     def subscribe(self, msg_type, topic, qos=RELIABLE):
         """Return the list the messages on ``topic`` are appended to."""
@@ -323,7 +346,6 @@ class Probe:
         return future.result()
 
     def close(self):
-        self.executor.shutdown(timeout_sec=2.0)
-        self.thread.join(timeout=5.0)         # the spin thread is out before the node goes
+        self.spinner.stop()                   # the spin thread is out before the node goes
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
