@@ -276,6 +276,33 @@ class Publisher:
         return any(int(d.get("published", 0)) > 0 for _, d in self.diagnostics)
 
 
+def paced(args, source, node, log_name):
+    """
+    Publish at ``args.rate``, yielding (messages published, late cycles) after each one.
+
+    A cycle that fell behind by more than a period restarts the schedule (no burst) and is
+    counted late; a node that exited ends the run with its log's tail.
+    """
+    clock = time.perf_counter_ns
+    period_ns = int(round(1e9 / args.rate))
+    next_t, k, late = clock(), 0, 0
+    while True:
+        now = clock()
+        if now < next_t:
+            time.sleep((next_t - now) * 1e-9)
+            continue
+        if now - next_t > period_ns:
+            late += 1
+            next_t = now
+        source.publish(k)
+        k += 1
+        next_t += period_ns
+        if node.poll() is not None:
+            raise RuntimeError(f"dynamics_node exited with status {node.returncode}: "
+                               + open(log_name).read()[-2000:])
+        yield k, late
+
+
 def publish_and_measure(args, source, node, recv, log_name):
     """
     Publish until the node answers, then warm up and measure; return the window's figures.
@@ -285,24 +312,9 @@ def publish_and_measure(args, source, node, recv, log_name):
     ns at its ends, late cycles, the load average at its start.
     """
     clock = time.perf_counter_ns
-    period_ns = int(round(1e9 / args.rate))
     t_start = time.monotonic()
-    next_t = clock()
-    k, late, first, w = 0, 0, None, {}
-    while True:
-        now = clock()
-        if now < next_t:
-            time.sleep((next_t - now) * 1e-9)
-            continue
-        if now - next_t > period_ns:        # fell behind by more than a period: no burst
-            late += 1
-            next_t = now
-        source.publish(k)
-        k += 1
-        next_t += period_ns
-        if node.poll() is not None:
-            raise RuntimeError(f"dynamics_node exited with status {node.returncode}: "
-                               + open(log_name).read()[-2000:])
+    first, w, late0 = None, {}, 0
+    for k, late in paced(args, source, node, log_name):
         if first is None:
             if source.outputs_seen():
                 first = time.monotonic()
@@ -311,7 +323,7 @@ def publish_and_measure(args, source, node, recv, log_name):
             elif time.monotonic() - t_start > args.startup_timeout:
                 raise RuntimeError("no output from the node: " + open(log_name).read()[-2000:])
         elif not w and time.monotonic() - first >= args.warmup:
-            late = 0
+            late0 = late
             w = dict(lo=len(source.published), cpu0=process_tree_cpu_seconds(node.pid),
                      wall0=time.monotonic(), self0=cpu_seconds(os.getpid()),
                      recv0=cpu_seconds(recv.pid), t0=clock(), ticks0=cpu_ticks(),
@@ -319,7 +331,8 @@ def publish_and_measure(args, source, node, recv, log_name):
         elif w and time.monotonic() >= w["wall0"] + args.duration:
             w.update(hi=len(source.published), cpu1=process_tree_cpu_seconds(node.pid),
                      wall1=time.monotonic(), self1=cpu_seconds(os.getpid()),
-                     recv1=cpu_seconds(recv.pid), t1=clock(), ticks1=cpu_ticks(), late=late)
+                     recv1=cpu_seconds(recv.pid), t1=clock(), ticks1=cpu_ticks(),
+                     late=late - late0)
             return w
 
 

@@ -133,24 +133,10 @@ def run_soak(args, tree, source, outputs):
 
 def _publish(args, source, node, log_name):
     """Publish at the rate; after the first output and the warm-up, sample every window."""
-    clock = time.perf_counter_ns
-    period_ns = int(round(1e9 / args.rate))
     window_ns = int(args.window * 1e9)
-    t_start, next_t, k = time.monotonic(), clock(), 0
+    t_start = time.monotonic()
     first, window, rows, sample = None, None, [], None
-    while True:
-        now = clock()
-        if now < next_t:
-            time.sleep((next_t - now) * 1e-9)
-            continue
-        if now - next_t > period_ns:
-            next_t = now
-        source.publish(k)
-        k += 1
-        next_t += period_ns
-        if node.poll() is not None:
-            raise RuntimeError(f"dynamics_node exited with status {node.returncode}: "
-                               + open(log_name).read()[-2000:])
+    for k, _ in node_run.paced(args, source, node, log_name):
         if first is None:
             if source.outputs_seen():
                 first = time.monotonic()
