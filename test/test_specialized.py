@@ -111,7 +111,7 @@ def test_external_forces_or_another_workspace_take_the_generic_path(pair):
 
 
 def hostile_inputs(model, name):
-    """(description, q, v, a) a caller may pass by mistake."""
+    """Return (description, q, v, a) a caller may pass by mistake."""
     rng = np.random.default_rng(7)
     q = model.random_configuration(rng)
     v, a = rng.normal(size=(2, model.nv))
