@@ -4,7 +4,8 @@ Per-call latency of the generic and the specialized kernels beside Pinocchio, in
 
 ``rbd_ros.specialize`` (``rbd_ros/specialized``) generates, for one fixed-base model, kernels
 with the model's constants written in and the loops unrolled, compiled by numba in a child
-process. This prints, per robot and call (rnea, nonlinear_effects, gravity_torques, crba):
+process. This prints, per robot and call (rnea, nonlinear_effects, gravity_torques, crba,
+minv):
 the time per call from Python of the generic kernels (a plain model), of the specialized
 ones (the same URDF, specialized) and of Pinocchio, with the same states and loop; the
 ratios to Pinocchio; the largest difference between the two of ours (relative). Then per
@@ -31,7 +32,7 @@ from oracle import ROBOTS, Robot, available, load_quietly, rel_err  # noqa: E402
 import rbd_ros  # noqa: E402
 
 NSTATES = 50
-CALLS = ("rnea", "nonlinear_effects", "gravity_torques", "crba")
+CALLS = ("rnea", "nonlinear_effects", "gravity_torques", "crba", "minv")
 
 
 def per_call_us(fn, args_list, calls, repeats=5):
@@ -53,15 +54,17 @@ def pinocchio_calls(robot):
     return {"rnea": (lambda q, v, a: pin.rnea(pm, pd, q, v, a)),
             "nonlinear_effects": (lambda q, v, a: pin.nonLinearEffects(pm, pd, q, v)),
             "gravity_torques": (lambda q, v, a: pin.computeGeneralizedGravity(pm, pd, q)),
-            "crba": (lambda q, v, a: pin.crba(pm, pd, q))}
+            "crba": (lambda q, v, a: pin.crba(pm, pd, q)),
+            "minv": (lambda q, v, a: pin.computeMinverse(pm, pd, q))}
 
 
 def ours(name, model):
     fn = getattr(rbd_ros, name)
-    return {"rnea": lambda q, v, a: fn(model, q, v, a),
-            "nonlinear_effects": lambda q, v, a: fn(model, q, v),
-            "gravity_torques": lambda q, v, a: fn(model, q),
-            "crba": lambda q, v, a: fn(model, q)}[name]
+    if name == "rnea":
+        return lambda q, v, a: fn(model, q, v, a)
+    if name == "nonlinear_effects":
+        return lambda q, v, a: fn(model, q, v)
+    return lambda q, v, a: fn(model, q)
 
 
 def specialize_cold(path, mimic, cache):

@@ -334,10 +334,10 @@ class SpecializedKernels:
     Each model, derived ones included, has its own (a derived model has another table).
     """
 
-    __slots__ = ("rnea", "nonlinear_effects", "gravity_torques", "crba", "status")
+    __slots__ = ("rnea", "nonlinear_effects", "gravity_torques", "crba", "minv", "status")
 
     def __init__(self):
-        self.rnea = self.nonlinear_effects = self.gravity_torques = self.crba = None
+        self.rnea = self.nonlinear_effects = self.gravity_torques = self.crba = self.minv = None
         self.status = None           # rbd_ros.specialized.Status once asked for
 
 

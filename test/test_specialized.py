@@ -19,7 +19,7 @@ from rbd_ros.specialized import loader
 
 PIN_TOL = 1e-10
 GENERIC_TOL = 1e-12
-NAMES = ("rnea", "nonlinear_effects", "gravity_torques", "crba")
+NAMES = ("rnea", "nonlinear_effects", "gravity_torques", "crba", "minv")
 
 # robots of this repository, of example-robot-data used throughout the tests, and two URDFs
 # used nowhere else here (ur10, kinova: not written with this code in mind)
@@ -55,16 +55,15 @@ def pair(request):
 
 
 def call(name, model, q, v, a):
-    args = {"rnea": (q, v, a), "nonlinear_effects": (q, v), "gravity_torques": (q,),
-            "crba": (q,)}[name]
+    args = {"rnea": (q, v, a), "nonlinear_effects": (q, v)}.get(name, (q,))
     return getattr(rbd_ros, name)(model, *args)
 
 
 def pinocchio(robot, name, q, v, a):
     pin, pm, pd = robot.pin, robot.pm, robot.pd
     qp, vp, ap = robot.q_to_pin(q), robot.v_to_pin(v), robot.v_to_pin(a)
-    if name == "crba":
-        M = np.array(pin.crba(pm, pd, qp))
+    if name in ("crba", "minv"):
+        M = np.array(pin.crba(pm, pd, qp) if name == "crba" else pin.computeMinverse(pm, pd, qp))
         return robot.matrix_from_pin(np.triu(M) + np.triu(M, 1).T)
     result = {"rnea": lambda: pin.rnea(pm, pd, qp, vp, ap),
               "nonlinear_effects": lambda: pin.nonLinearEffects(pm, pd, qp, vp),
@@ -94,7 +93,7 @@ def test_specialized_matches_pinocchio_and_the_generic_kernel(pair, name, seed):
     assert ours.shape == generic.shape
     assert rel_err(ours, generic) <= GENERIC_TOL, (name, rel_err(ours, generic))
     assert_close(ours, pinocchio(pair.robot, name, q, v, a), PIN_TOL, f"{name} {pair.robot.name}")
-    if name == "crba":
+    if name in ("crba", "minv"):
         np.testing.assert_array_equal(ours, ours.T)
 
 
@@ -138,12 +137,16 @@ def test_hostile_inputs_give_the_generic_kernels_errors(pair, name):
             except (ValueError, TypeError) as exc:
                 outcomes.append((type(exc).__name__, str(exc)))
         (kind, ours), (generic_kind, generic) = outcomes
+        if what == "huge":
+            # where terms of 1e300 cancel (panda's two fingers), or overflow in one order of
+            # operations and not in another (the generic M⁻¹ of a prismatic joint at 1e300
+            # squares world positions; the specialized one, in body frames, does not), the
+            # two kernels differ: each returns finite numbers or the same refusal
+            assert kind == "ok" or ours == generic, (name, what, ours, generic)
+            assert kind != "ok" or np.all(np.isfinite(ours)), (name, what)
+            continue
         assert kind == generic_kind, (name, what, ours, generic)
-        if kind == "ok" and what == "huge":
-            # both finite: terms of 1e300 that cancel (panda's two fingers) leave what the
-            # order of operations leaves, in either kernel
-            assert np.all(np.isfinite(ours)), (name, what)
-        elif kind == "ok":
+        if kind == "ok":
             assert rel_err(ours, generic) <= GENERIC_TOL, (name, what)
         else:
             assert ours == generic, (name, what)

@@ -24,17 +24,11 @@ import numba
 from numba.core import caching, compiler_lock
 
 from .. import _jit
-from .generate import GENERATOR_VERSION, module_source
+from .generate import GENERATOR_VERSION
+from .kernels import SIGNATURES, module_source
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
-# the generated functions' numba signatures: the generic kernels' arrays, minus the model
-SIGNATURES = {
-    "rnea": _jit.int64(_jit.f64_1d, _jit.f64_1d, _jit.f64_1d, _jit.f64_1d),
-    "nonlinear_effects": _jit.int64(_jit.f64_1d, _jit.f64_1d, _jit.f64_1d),
-    "gravity_torques": _jit.int64(_jit.f64_1d, _jit.f64_1d),
-    "crba": _jit.int64(_jit.f64_1d, _jit.f64_2d),
-}
 # as the generic kernels (rbd_ros._jit.kernel): FMA contraction only, no runtime, no bounds
 # checks (each generated kernel checks its arrays' lengths itself)
 OPTIONS = dict(_jit._KERNEL_OPTIONS, cache=True)
