@@ -41,7 +41,8 @@ VERSION_PREFIX = "v-"
 
 # The modules that define or feed compiled code: editing any of them invalidates every cached
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
-KERNEL_SOURCES = ("_jit.py", "_blas.py", "model.py", "spatial.py", "batch.py", "algorithms")
+KERNEL_SOURCES = ("_jit.py", "_blas.py", "model.py", "spatial.py", "batch_kernels.py",
+                  "algorithms")
 
 
 def _package_source_hash():
