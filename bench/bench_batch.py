@@ -14,6 +14,11 @@ on N random states:
     flt/st    minor page faults per state of one fresh call (getrusage, all threads; an
               out= call has none): the first-touch cost, whatever the load of the machine
     1T/loop   batch 1T (fresh) against the loop
+    MB        the size of the outputs of one batch call
+    wr fresh, wr out=
+              the floor set by memory: states/s of only writing outputs of that size with all
+              threads (fresh arrays, or the same arrays every call), no dynamics at all. A
+              batch near it is bound by the memory bus, not by its kernel or its threads
 
 Each figure is the best of ``--repeats`` runs, the variants taking turns within each repeat.
 On a machine shared with other processes the numbers are indicative only (the load is
@@ -80,7 +85,29 @@ def calls(model, name, q, v, a, tau):
 
     def reused():
         b(model, *args, out=out)
-    return loop, fresh, reused
+    return loop, fresh, reused, out
+
+
+@numba.njit(parallel=True, cache=False)
+def _write(flat):
+    chunk = 4096
+    for c in numba.prange((flat.size + chunk - 1) // chunk):
+        for k in range(c * chunk, min(flat.size, (c + 1) * chunk)):
+            flat[k] = 1.0
+
+
+def writes(out):
+    """Return (write fresh arrays shaped as ``out``, write ``out`` itself): the memory floor."""
+    arrays = out if isinstance(out, tuple) else (out,)
+
+    def fresh():
+        for x in arrays:
+            _write(np.empty(x.size))
+
+    def reused():
+        for x in arrays:
+            _write(x.reshape(-1))
+    return fresh, reused, sum(x.nbytes for x in arrays) / 1e6
 
 
 def minor_faults():
@@ -135,7 +162,7 @@ def main():
     nt = f"{nthreads}T"
     header = (f"{'robot':<8} {'algorithm':<17} {'loop':>9} {'1T fresh':>9} {nt + ' fresh':>9} "
               f"{'nT/1T':>6} {'1T out=':>9} {nt + ' out=':>9} {'nT/1T':>6} {'flt/st':>6} "
-              f"{'1T/loop':>7}")
+              f"{'1T/loop':>7} {'MB':>5} {'wr fresh':>9} {'wr out=':>9}")
     print(header)
     print("-" * len(header))
     for name in args.robots.split(","):
@@ -145,14 +172,16 @@ def main():
         robot = Robot(name)
         q, v, a, tau = states(robot, args.n)
         for algo in args.algorithms.split(","):
-            loop, fresh, reused = calls(robot.model, algo, q, v, a, tau)
-            (t_loop, t_1, t_n, t_1o, t_no), faults = best_seconds(
-                [(loop, 1), (fresh, 1), (fresh, nthreads), (reused, 1), (reused, nthreads)],
-                args.repeats)
+            loop, fresh, reused, out = calls(robot.model, algo, q, v, a, tau)
+            write_fresh, write_out, megabytes = writes(out)
+            (t_loop, t_1, t_n, t_1o, t_no, t_wf, t_wo), faults = best_seconds(
+                [(loop, 1), (fresh, 1), (fresh, nthreads), (reused, 1), (reused, nthreads),
+                 (write_fresh, nthreads), (write_out, nthreads)], args.repeats)
             n = args.n
             print(f"{name:<8} {algo:<17} {n / t_loop:>9.0f} {n / t_1:>9.0f} {n / t_n:>9.0f} "
                   f"{t_1 / t_n:>5.2f}x {n / t_1o:>9.0f} {n / t_no:>9.0f} {t_1o / t_no:>5.2f}x "
-                  f"{faults[1] / n:>6.2f} {t_loop / t_1:>6.2f}x")
+                  f"{faults[1] / n:>6.2f} {t_loop / t_1:>6.2f}x {megabytes:>5.0f} "
+                  f"{n / t_wf:>9.0f} {n / t_wo:>9.0f}", flush=True)
     print(f"load after: {load()}")
 
 

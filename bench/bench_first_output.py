@@ -64,7 +64,7 @@ def one_start(bench, executor, params, publish, timeout):
     sub = bench.create_subscription(JointState, "/rbd_first/torques",
                                     lambda m: first or first.append(time.monotonic()), 10)
     timer = bench.create_timer(0.01, publish)
-    t0 = time.monotonic()
+    t0, wall0 = time.monotonic(), time.time()
     node, log = start_node(params)
     try:
         while not first and time.monotonic() - t0 < timeout and node.poll() is None:
@@ -82,7 +82,18 @@ def one_start(bench, executor, params, publish, timeout):
     text = log.read()
     if not first:
         raise SystemExit(f"no output within {timeout} s: {text[-1500:]}")
-    return first[0] - t0, text
+    return first[0] - t0, log_since(text, wall0)
+
+
+def log_since(text, wall0):
+    """Return the node's log lines with their time after the spawn (ROS stamps are epoch s)."""
+    import re
+    lines = []
+    for line in text.splitlines():
+        stamp = re.search(r"\[(\d{9,}\.\d+)\]", line)
+        at = f"{float(stamp.group(1)) - wall0:6.2f} s" if stamp else " " * 8
+        lines.append(f"  {at}  {line[:150]}")
+    return "\n".join(lines)
 
 
 def publisher(bench, model, floating):
@@ -125,19 +136,26 @@ def main():
     executor.add_node(bench)
     print(f"{'robot':<7} {'nv':>3} {'starts':>6} {'first output [s]: min':>22} {'median':>7} "
           f"{'max':>6} {'goal':>5}")
+    slowest = []
     for robot in [r for r in args.robots.split(",") if available(r)]:
         path, floating = ROBOTS[robot]
         with open(path, encoding="utf-8") as f:
             params = parameters_file(f.read(), floating)
         model = load_quietly(path, floating, mimic="independent")
         publish = publisher(bench, model, floating)
-        times = [one_start(bench, executor, params, publish, args.timeout)[0]
-                 for _ in range(args.starts)]
+        starts = [one_start(bench, executor, params, publish, args.timeout)
+                  for _ in range(args.starts)]
+        times = [seconds for seconds, _ in starts]
         goal = GOALS.get(robot)
         print(f"{robot:<7} {model.nv:>3} {len(times):>6} {min(times):>22.2f} "
               f"{np.median(times):>7.2f} {max(times):>6.2f} "
-              f"{'-' if goal is None else f'{goal:.1f}':>5}", flush=True)
+              f"{'-' if goal is None else f'{goal:.1f}':>5}   each: "
+              + " ".join(f"{t:.2f}" for t in times), flush=True)
+        slowest.append((max(times), robot, starts[int(np.argmax(times))][1]))
         os.unlink(params)
+    for seconds, robot, log in slowest:
+        print(f"\nslowest start of {robot} ({seconds:.2f} s), the node's log, time after spawn:\n"
+              f"{log}")
     bench.destroy_node()
     rclpy.shutdown()
 

@@ -8,6 +8,7 @@ the bench process, and returns what it measured (:func:`run_once`). :class:`Sour
 working tree or a revision extracted with ``git archive``.
 """
 import array
+import gc
 import os
 import signal
 import struct
@@ -166,6 +167,7 @@ def receiver(out_path, outputs):
     n = 0
     clock = time.perf_counter_ns
     wait_set = _rclpy.WaitSet(len(subs), 0, 0, 0, 0, 0, node.context.handle)
+    gc.freeze()
     print("ready", flush=True)
     while not stop:
         wait_set.clear_entities()
@@ -285,6 +287,7 @@ def paced(args, source, node, log_name):
     """
     clock = time.perf_counter_ns
     period_ns = int(round(1e9 / args.rate))
+    gc.freeze()               # as the node does: no full collection of the imports mid-run
     next_t, k, late = clock(), 0, 0
     while True:
         now = clock()

@@ -1,7 +1,7 @@
 """
 How the dynamics kernels are compiled and cached.
 
-Kernels use numba's on-disk cache. Two traps are handled here:
+Kernels use numba's on-disk cache. Three traps are handled here:
 
 * numba writes the cache next to the sources by default, which fails for a read-only
   install. Our kernels cache under ``$NUMBA_CACHE_DIR/rbd_ros`` when that variable is set,
@@ -10,6 +10,10 @@ Kernels use numba's on-disk cache. Two traps are handled here:
   inlines from other files, so editing ``spatial.py`` would leave stale kernels in the
   cache. Our locator stamps every cache entry with a hash of all kernel sources
   (``KERNEL_SOURCES``).
+* numba keys its cache by the source file's path, so the same sources at another path (a
+  colcon install space, a second clone, CI's fresh clone) compiled everything again while
+  ``rbd_warm_cache``'s marker said it was cached. Our cache is keyed by the content instead:
+  ``version_cache_dir()`` is named after that hash, shared by every copy of these sources.
 """
 import hashlib
 import os
@@ -28,9 +32,17 @@ def cache_dir():
     return os.path.join(base, "rbd_ros", "numba")
 
 
+def version_cache_dir():
+    """Return the cache of this version of the kernel sources (``cache_dir()/v-HASH``)."""
+    return os.path.join(cache_dir(), VERSION_PREFIX + SOURCE_HASH[:16])
+
+
+VERSION_PREFIX = "v-"
+
 # The modules that define or feed compiled code: editing any of them invalidates every cached
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
-KERNEL_SOURCES = ("_jit.py", "_blas.py", "model.py", "spatial.py", "batch.py", "algorithms")
+KERNEL_SOURCES = ("_jit.py", "_blas.py", "model.py", "spatial.py", "batch_kernels.py",
+                  "algorithms")
 
 
 def _package_source_hash():
@@ -58,7 +70,8 @@ class _PackageCacheLocator(caching.UserProvidedCacheLocator):
     def __init__(self, py_func, py_file):
         self._py_file = py_file
         self._lineno = py_func.__code__.co_firstlineno
-        self._cache_path = os.path.join(cache_dir(), self.get_suitable_cache_subpath(py_file))
+        folder = os.path.relpath(os.path.dirname(os.path.abspath(py_file)), PACKAGE_DIR)
+        self._cache_path = os.path.normpath(os.path.join(version_cache_dir(), folder))
 
     def get_source_stamp(self):
         return SOURCE_HASH

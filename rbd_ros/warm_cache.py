@@ -12,8 +12,14 @@ import argparse
 import concurrent.futures
 import multiprocessing
 import os
+import re
+import shutil
 import sys
 import time
+
+STALE_DAYS = 30
+# what the cache held before it was keyed by content: <folder>_<sha1 of its path>, warm-<hash>
+_OLD_LAYOUT = re.compile(r"^(\w+_[0-9a-f]{40}|warm-[0-9a-f]{16})$")
 
 
 def _define_kernels():
@@ -35,20 +41,59 @@ def _compile(index):
 def _marker():
     """Return the file that says every kernel of these sources is in the cache."""
     from rbd_ros import _jit
-    return os.path.join(_jit.cache_dir(), f"warm-{_jit.SOURCE_HASH[:16]}")
+    return os.path.join(_jit.version_cache_dir(), "warm")
+
+
+def _newest_change(path):
+    """Return the latest modification time of ``path`` or of anything under it."""
+    newest = os.path.getmtime(path)
+    for folder, _, files in os.walk(path):
+        for name in files:
+            newest = max(newest, os.path.getmtime(os.path.join(folder, name)))
+    return newest
+
+
+def prune_stale_versions(now=None):
+    """Remove other source versions' caches unchanged for ``STALE_DAYS``; return their names."""
+    from rbd_ros import _jit
+    root, current = _jit.cache_dir(), os.path.basename(_jit.version_cache_dir())
+    limit = (time.time() if now is None else now) - STALE_DAYS * 86400
+    removed = []
+    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        path = os.path.join(root, name)
+        if name == current or not (name.startswith(_jit.VERSION_PREFIX)
+                                   or _OLD_LAYOUT.match(name)):
+            continue
+        try:
+            if _newest_change(path) >= limit:
+                continue
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+        except OSError:       # in use or removed by another process: left for the next run
+            continue
+        removed.append(name)
+    return removed
 
 
 def warm(jobs=None, out=sys.stdout):
     """Compile every kernel with ``jobs`` processes (default: one per core); seconds taken."""
     _define_kernels()
     from rbd_ros import _jit
+    removed = prune_stale_versions()
+    if removed:
+        print(f"rbd_ros: removed {len(removed)} cached kernel versions unused for {STALE_DAYS} "
+              "days", file=out)
     if os.path.exists(_marker()):
-        print(f"rbd_ros: every dynamics kernel is in the cache ({_jit.cache_dir()})", file=out)
+        try:
+            os.utime(_marker())      # in use: not stale for another version's run
+        except OSError:
+            pass
+        print(f"rbd_ros: every dynamics kernel is in the cache ({_jit.version_cache_dir()})",
+              file=out)
         return 0.0
     count = len(_jit.KERNELS)
     jobs = max(1, min(jobs or os.cpu_count() or 1, count))
-    print(f"rbd_ros: compiling {count} dynamics kernels into {_jit.cache_dir()} with {jobs} "
-          "processes (cached ones load at once)", file=out, flush=True)
+    print(f"rbd_ros: compiling {count} dynamics kernels into {_jit.version_cache_dir()} "
+          f"with {jobs} processes (cached ones load at once)", file=out, flush=True)
     started = time.perf_counter()
     # spawned, not forked: a fork of a process that has initialised LLVM is not safe
     context = multiprocessing.get_context("spawn")
@@ -58,6 +103,7 @@ def warm(jobs=None, out=sys.stdout):
             name, seconds = future.result()
             print(f"  [{done:>2}/{count}] {name:<40} {seconds:6.1f} s   "
                   f"({time.perf_counter() - started:5.0f} s)", file=out, flush=True)
+    os.makedirs(os.path.dirname(_marker()), exist_ok=True)
     with open(_marker(), "w", encoding="utf-8") as f:     # empty: written whole or not at all
         f.write("")
     return time.perf_counter() - started

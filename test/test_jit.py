@@ -83,3 +83,62 @@ def test_every_kernel_is_a_first_call_dispatcher():
                for k in _jit.KERNELS)
     names = [k.py_func.__name__ for k in _jit.KERNELS]
     assert len(names) == len(set(names)), "two kernels of one name: warm_cache's progress"
+
+
+def _first_call_in_copy(package_copy, cache):
+    """Call one kernel from a copy of the package; return (cache hits, cache files after)."""
+    script = ("import os, numpy as np, rbd_ros\n"
+              "from rbd_ros import _jit\n"
+              "assert rbd_ros.__file__.startswith(os.environ['EXPECT']), rbd_ros.__file__\n"
+              "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
+              "kernel = rbd_ros.algorithms.finite_differences.integrate_kernel\n"
+              "kernel(m.packed, m.neutral(), np.ones(m.nv), np.empty(m.nq))\n"
+              "print(sum(kernel.stats.cache_hits.values()),\n"
+              "      sum(len(f) for _, _, f in os.walk(_jit.cache_dir())))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(package_copy),
+               EXPECT=str(package_copy))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=str(package_copy))
+    assert done.returncode == 0, done.stderr[-2000:]
+    hits, files = done.stdout.split()
+    return int(hits), int(files)
+
+
+def test_the_same_sources_at_another_path_load_from_the_cache(tmp_path):
+    # a colcon install space or a second clone: same kernel sources, another path
+    import shutil
+    cache = tmp_path / "cache"
+    for copy in ("first", "second"):
+        shutil.copytree(os.path.join(ROOT, "rbd_ros"), tmp_path / copy / "rbd_ros",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    hits, files = _first_call_in_copy(tmp_path / "first", cache)
+    assert hits == 0 and files > 0                  # compiled, written
+    hits, files_after = _first_call_in_copy(tmp_path / "second", cache)
+    assert hits == 1 and files_after == files       # loaded, nothing new written
+
+
+def test_warm_cache_removes_only_stale_versions_of_its_own_layout(tmp_path, monkeypatch):
+    import time
+    from rbd_ros import warm_cache
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    root = _jit.cache_dir()
+    month_ago = time.time() - (warm_cache.STALE_DAYS + 1) * 86400
+    names = {"v-0123456789abcdef": month_ago, "v-fedcba9876543210": time.time(),
+             "algorithms_" + "a" * 40: month_ago, "specialized": month_ago,
+             os.path.basename(_jit.version_cache_dir()): month_ago}
+    for name, stamp in names.items():
+        os.makedirs(os.path.join(root, name))
+        with open(os.path.join(root, name, "index"), "w") as f:
+            f.write("x")
+        for path in (os.path.join(root, name, "index"), os.path.join(root, name)):
+            os.utime(path, (stamp, stamp))
+    old_marker = os.path.join(root, "warm-0123456789abcdef")
+    open(old_marker, "w").close()
+    os.utime(old_marker, (month_ago, month_ago))
+    removed = warm_cache.prune_stale_versions()
+    assert sorted(removed) == sorted(["v-0123456789abcdef", "algorithms_" + "a" * 40,
+                                      "warm-0123456789abcdef"])
+    left = set(os.listdir(root))
+    # the current version (however old), a recent other version, what is not ours: kept
+    assert left == {"v-fedcba9876543210", "specialized",
+                    os.path.basename(_jit.version_cache_dir())}

@@ -28,11 +28,10 @@ from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
 from ..spatial import add6, load6, load6_vector, mat6_apply, se3_load, store6
-from .aba import (aba_forward_step, acceleration_step, articulated_inertia_step,
-                  bias_force_step)
+from .aba import aba_forward_step, acceleration_step
 from .common import begin_state_pass, matrix_status, mirror_upper, model_sizes, vector_status
 from .joints import joint_force_in_world, joint_nv
-from .minv import minv_backward_step, minv_forward_step
+from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
                                subtree_sum_step, velocity_derivative_step)
 
@@ -44,11 +43,7 @@ def _forward_and_inertia_passes(packed, ws, dws, bws, FP, q, v, tau, fext, qdd, 
     for i in range(nb):                       # pass 1: ABA pass 1, Algorithm 2 without a
         oM, oS, v_parent, vJ, ov, oI, oh, bias = aba_forward_step(packed, ws, q, v, fext, i)
         velocity_derivative_step(packed, ws, dws, bws, i, oM, oS, v_parent, ov, oI, oh)
-    for i in range(nb - 1, -1, -1):           # pass 2: ABA pass 2 with the M⁻¹ backward pass
-        U, Dinv = articulated_inertia_step(packed, ws, i)         # one I^A, U, D for both
-        if joint_nv(packed, i) == 1:
-            bias_force_step(packed, ws, tau, i, U, Dinv)
-        minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
+    articulated_and_minv_backward_pass(packed, ws, FP, Minv, tau)    # pass 2
     for i in range(nb):                       # pass 3: ABA pass 3, M⁻¹ second forward pass
         a_parent, oa = acceleration_step(packed, ws, tau, qdd, i)
         minv_forward_step(packed, ws, FP, Minv, i, nv)

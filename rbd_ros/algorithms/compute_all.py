@@ -39,12 +39,11 @@ from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
 from ..spatial import add6, dot6, inertia_apply, load6, load10, store6
-from .aba import (aba_forward_step, aba_kernel, acceleration_step, articulated_inertia_step,
-                  bias_force_step)
+from .aba import aba_forward_step, aba_kernel, acceleration_step
 from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
                      model_sizes, set_world)
 from .joints import joint_nv, subspace_column
-from .minv import minv_backward_step, minv_forward_step
+from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
                                derivative_forward_step, subtree_sum_step)
@@ -74,11 +73,7 @@ def _forward_and_inertia_passes(packed, ws, dws, bws, FP, X, XD, q, v, a, tau_in
                                          ov, oI, oh, bias)
         store6(X, i, X_FA, f_at_a)
         store6(X, i, X_FQ, bias)                                  # + I a at q̈ in pass 3
-    for i in range(nb - 1, -1, -1):           # pass 2: ABA pass 2 with the M⁻¹ backward pass
-        U, Dinv = articulated_inertia_step(packed, ws, i)         # one I^A, U, D for both
-        if joint_nv(packed, i) == 1:
-            bias_force_step(packed, ws, tau_in, i, U, Dinv)
-        minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
+    articulated_and_minv_backward_pass(packed, ws, FP, Minv, tau_in)    # pass 2
     for i in range(nb):                       # pass 3: ABA pass 3, M⁻¹ second forward pass
         a_parent, oa = acceleration_step(packed, ws, tau_in, qdd, i)   # a_λ already at q̈
         minv_forward_step(packed, ws, FP, Minv, i, nv)

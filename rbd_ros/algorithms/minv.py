@@ -36,7 +36,7 @@ from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
 from ..spatial import (dot6, inertia_act, load10, load6, mat6_cholesky_solve, mat6_set_inertia,
                        scale6, se3_load, se3_store, store6)
-from .aba import articulated_inertia_step
+from .aba import articulated_inertia_step, bias_force_step
 from .common import check_configuration, mirror_upper, model_sizes, placement_step
 from .joints import UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv
 
@@ -76,6 +76,21 @@ def free_flyer_root_rows(packed, ws, FP, Minv, i):
         for r in range(6):
             Minv[iv + r, j] = -a_joint[r]
         store_column6(FP, i, j, scale6(-1.0, a))
+
+
+@helper
+def articulated_and_minv_backward_pass(packed, ws, FP, Minv, tau):
+    """
+    Run ABA pass 2 and lines 11-14 together: one I^A, U, D⁻¹ per body serves both.
+
+    What ``aba_derivatives`` and ``compute_all`` share; ABA's bias forces only where the
+    joint has one dof (the free-flyer root's are solved in ABA pass 3 from its I^A).
+    """
+    for i in range(model_sizes(packed)[0] - 1, -1, -1):
+        U, Dinv = articulated_inertia_step(packed, ws, i)
+        if joint_nv(packed, i) == 1:
+            bias_force_step(packed, ws, tau, i, U, Dinv)
+        minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
 
 
 @helper

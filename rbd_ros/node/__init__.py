@@ -17,10 +17,10 @@ def kernels_report(started):
 
     Compiled when kernels were written to the cache (numba writes each one as it compiles it).
     """
-    from .._jit import cache_dir
+    from .._jit import version_cache_dir
     seconds = time.time() - started
     written = 0
-    for folder, _, files in os.walk(cache_dir()):
+    for folder, _, files in os.walk(version_cache_dir()):
         for name in files:
             try:
                 written += os.path.getmtime(os.path.join(folder, name)) >= started
@@ -28,7 +28,7 @@ def kernels_report(started):
                 pass
     if written:
         return (f"compiled the dynamics kernels in {seconds:.1f} s ({written} cache files "
-                f"written to {cache_dir()}: later starts load them; `rbd_warm_cache` "
+                f"written to {version_cache_dir()}: later starts load them; `rbd_warm_cache` "
                 "compiles them all ahead)")
     return f"dynamics kernels loaded from the cache in {seconds:.1f} s"
 
