@@ -1,10 +1,11 @@
 """
 Where the specialized kernels of a model are written, compiled, cached and loaded.
 
-A model's kernels live in ``<kernel cache>/specialized/<key>.py`` (``rbd_ros._jit.cache_dir``),
-``key`` a hash of the model's packed table, of this subpackage's sources, of the generic
-kernels' sources (``_jit.SOURCE_HASH``) and of numba's version; their machine code in
-numba's disk cache beside it (``numba/``, stamped with a hash of the source file). The
+A model's kernels live in ``<kernel cache>/v-<hash>/specialized/<key>.py`` (under
+``rbd_ros._jit.version_cache_dir()``, which ``rbd_warm_cache`` prunes once unused for 30
+days), ``key`` a hash of the model's packed table, of this subpackage's sources, of the
+generic kernels' sources (``_jit.SOURCE_HASH``) and of numba's version; their machine code
+in numba's disk cache beside it (``numba/``, stamped with a hash of the source file). The
 source is written whole (temp file + rename) and compared with a fresh generation before
 each use, so a damaged or half-written file is regenerated.
 
@@ -37,7 +38,7 @@ COMPILE_TIMEOUT_S = 900
 
 
 def specialized_dir():
-    return os.path.join(_jit.cache_dir(), "specialized")
+    return os.path.join(_jit.version_cache_dir(), "specialized")
 
 
 def _subpackage_hash():
