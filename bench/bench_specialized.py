@@ -11,7 +11,8 @@ ones (the same URDF, specialized) and of Pinocchio, with the same states and loo
 ratios to Pinocchio; the largest difference between the two of ours (relative). Then per
 robot: the child's compile time (into an empty cache, a temporary folder), the time to load
 the compiled kernels from numba's disk cache in a later specialization, and the bytes on
-disk (generated source + numba cache).
+disk (generated source + numba cache), and the longest the calling thread was held up
+(ticking every 1 ms) while the kernels were generated, compiled elsewhere and loaded.
 
     python bench/bench_specialized.py [--robots arm7,panda,ur5] [--calls 20000]
 
@@ -68,12 +69,16 @@ def ours(name, model):
 
 
 def specialize_cold(path, mimic, cache):
-    """Specialize a fresh model with an empty kernel cache; return (model, status)."""
+    """
+    Specialize a fresh model into an empty kernel cache, then another one from that cache.
+
+    Return (the second model, both statuses, the caller's longest stall in the first).
+    """
     saved = os.environ.get("NUMBA_CACHE_DIR")
     os.environ["NUMBA_CACHE_DIR"] = cache          # rbd_ros._jit.cache_dir() reads it per call
     try:
         model = load_quietly(path, mimic=mimic)
-        rbd_ros.specialize(model, wait=True)
+        stall = caller_stall_ms(model)
         later = load_quietly(path, mimic=mimic)    # a later specialization: from the cache
         rbd_ros.specialize(later, wait=True)
     finally:
@@ -81,7 +86,19 @@ def specialize_cold(path, mimic, cache):
             del os.environ["NUMBA_CACHE_DIR"]
         else:
             os.environ["NUMBA_CACHE_DIR"] = saved
-    return later, rbd_ros.specialized.status(model), rbd_ros.specialized.status(later)
+    return later, rbd_ros.specialized.status(model), rbd_ros.specialized.status(later), stall
+
+
+def caller_stall_ms(model):
+    """Specialize ``model``, ticking every 1 ms meanwhile; return the longest tick gap, ms."""
+    rbd_ros.specialize(model)
+    done, longest = rbd_ros.specialized.status(model).done, 0.0
+    last = time.perf_counter()
+    while not done.is_set():
+        time.sleep(0.001)
+        now = time.perf_counter()
+        longest, last = max(longest, now - last), now
+    return longest * 1e3
 
 
 def measure(name, calls, cache):
@@ -92,7 +109,7 @@ def measure(name, calls, cache):
               for _ in range(NSTATES)]
     for call in CALLS:                          # the generic kernels, loaded from the cache
         ours(call, generic)(*states[0])
-    model, cold, warm = specialize_cold(robot.path, robot.mimic, cache)
+    model, cold, warm, stall = specialize_cold(robot.path, robot.mimic, cache)
     if warm.state != "ready":
         print(f"{name}: not specialized: {warm.reason}")
         return
@@ -108,7 +125,8 @@ def measure(name, calls, cache):
               f"{t_pin:>8.3f} {t_generic / t_pin:>8.2f} {t_special / t_pin:>8.2f} "
               f"{diff:>9.1e}", flush=True)
     print(f"{name:<6} compile {cold.compile_s:.1f} s (child process), load from the cache "
-          f"{warm.load_s * 1e3:.0f} ms, on disk {warm.cache_bytes / 1e3:.0f} kB", flush=True)
+          f"{warm.load_s * 1e3:.0f} ms, on disk {warm.cache_bytes / 1e3:.0f} kB; the caller's "
+          f"longest stall (1 ms ticks) while it compiled {stall:.0f} ms", flush=True)
 
 
 def main():
