@@ -197,7 +197,7 @@ class Model(_Frozen):
                   velocity_limit=limits(velocity_limit, np.inf),
                   effort_limit=limits(effort_limit, np.inf),
                   link_frames=_link_frames(body_names, link_frames))
-        self._set(data=Data(self))
+        self._set(data=Data(self), _specialized=SpecializedKernels())
 
     @property
     def gravity(self):
@@ -313,7 +313,7 @@ class Model(_Frozen):
 
 
 # what a Model remakes rather than pickles: the views of ``packed`` and the workspace
-_REMADE = ("placement", "axis", "theta", "data")
+_REMADE = ("placement", "axis", "theta", "data", "_specialized")
 
 
 def _assemble(attributes, packed):
@@ -322,8 +322,23 @@ def _assemble(attributes, packed):
     model._set(**attributes)
     model._set(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],
                axis=packed[:-1, P_AXIS:P_AXIS + 3], theta=packed[:-1, P_THETA:P_THETA + 10])
-    model._set(data=Data(model))
+    model._set(data=Data(model), _specialized=SpecializedKernels())
     return model
+
+
+class SpecializedKernels:
+    """
+    The kernels generated for one model (``rbd_ros.specialized``), None until ready.
+
+    The public wrappers read one attribute and run the generic kernel while it is None.
+    Each model, derived ones included, has its own (a derived model has another table).
+    """
+
+    __slots__ = ("rnea", "nonlinear_effects", "gravity_torques", "crba", "minv", "status")
+
+    def __init__(self):
+        self.rnea = self.nonlinear_effects = self.gravity_torques = self.crba = self.minv = None
+        self.status = None           # rbd_ros.specialized.Status once asked for
 
 
 def _unpickle(state):

@@ -67,6 +67,17 @@ _empty = np.empty
 
 def crba(model, q, *, data=None):
     """Return the joint-space inertia matrix M(q), full and symmetric (nv × nv)."""
+    special = model._specialized.crba          # rbd_ros.specialize: the model's own kernel
+    if special is not None and data is None:
+        M = _empty((model.nv, model.nv))
+        try:
+            status = special(q, M)
+        except (TypeError, ValueError):         # not float64 C arrays: convert once
+            q = _checks.vector(q, "q")
+            status = special(q, M)
+        if status:
+            raise _checks.input_error("crba", status, model, ("q",), (q,))
+        return M
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.crba(model, q, data)
     nv = model.nv

@@ -181,6 +181,17 @@ def minv(model, q, *, data=None):
     factorizing M. With mimic joints, the inverse of the reduced M_r from its Cholesky
     factor (``coupled.py`` says why the recursion cannot carry the coupling).
     """
+    special = model._specialized.minv          # rbd_ros.specialize: the model's own kernel
+    if special is not None and data is None:
+        Minv = _empty((model.nv, model.nv))
+        try:
+            status = special(q, Minv)
+        except (TypeError, ValueError):         # not float64 C arrays: convert once
+            q = _checks.vector(q, "q")
+            status = special(q, Minv)
+        if status:
+            raise _checks.input_error("minv", status, model, ("q",), (q,))
+        return Minv
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.minv(model, q, data)
     nv = model.nv

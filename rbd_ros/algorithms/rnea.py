@@ -111,6 +111,18 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
     frame, linear part first. ``data``: the workspace (default: ``model.data``).
     """
+    special = model._specialized.rnea          # rbd_ros.specialize: the model's own kernel
+    if special is not None and fext is None and data is None:
+        tau = np.empty(model.nv)
+        try:
+            status = special(q, v, a, tau)
+        except (TypeError, ValueError):         # not float64 C arrays: convert once
+            q, v, a = _checks.vectors(_NAMES, q, v, a)
+            status = special(q, v, a, tau)
+        if status:
+            raise _checks.input_error("rnea", status, model, _NAMES,
+                                      (q, v, a, model.data.no_fext))
+        return tau
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.rnea(model, q, v, a, fext, data)
     tau = np.empty(model.nv)
@@ -128,6 +140,17 @@ def rnea(model, q, v, a, fext=None, *, data=None):
 
 def nonlinear_effects(model, q, v, *, data=None):
     """Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
+    special = model._specialized.nonlinear_effects
+    if special is not None and data is None:
+        tau = np.empty(model.nv)
+        try:
+            status = special(q, v, tau)
+        except (TypeError, ValueError):         # not float64 C arrays: convert once
+            q, v = _checks.vectors(("q", "v"), q, v)
+            status = special(q, v, tau)
+        if status:
+            raise _checks.input_error("nonlinear_effects", status, model, ("q", "v"), (q, v))
+        return tau
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         return model.coupling.rnea(model, q, v, model.data.zeros_v, None, data)
     tau = np.empty(model.nv)
@@ -203,6 +226,17 @@ def gravity_kernel(packed, ws, q, tau):
 
 def gravity_torques(model, q, *, data=None):
     """Return the gravity torques g(q): RNEA at zero velocity and acceleration."""
+    special = model._specialized.gravity_torques
+    if special is not None and data is None:
+        tau = np.empty(model.nv)
+        try:
+            status = special(q, tau)
+        except (TypeError, ValueError):         # not float64 C arrays: convert once
+            q = _checks.vector(q, "q")
+            status = special(q, tau)
+        if status:
+            raise _checks.input_error("gravity_torques", status, model, ("q",), (q,))
+        return tau
     if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
         zeros = model.data.zeros_v
         return model.coupling.rnea(model, q, zeros, zeros, None, data)
