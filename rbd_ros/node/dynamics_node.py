@@ -176,14 +176,16 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
 
     def _set_robot(self, robot):
         """Swap in ``robot`` (one reference assignment); the planner process gets it too."""
+        if self._planner_process is not None:
+            # first: a request that sees the new robot in this process (its tests do) must
+            # find the version bumped, so that the child waits for the robot being sent
+            self._planner_process.robot_changed(robot)
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,
             # the URDF parser) are never garbage, and a full collection that scanned them
             # stopped the ticks for 40-80 ms (gc.callbacks in the node, talos at 1 kHz)
             gc.freeze()
-        if self._planner_process is not None:
-            self._planner_process.robot_changed(robot)
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
