@@ -7,13 +7,14 @@ gravity parameter, a new robot description on the parameter or the topic: each s
 next request, against Pinocchio or the node's single-state ``~/inverse_dynamics``); the
 child is gone once the node is destroyed and once the node's process is killed (SIGKILL: no
 clean-up of the node's own), and it leaves the graph; a child killed is logged, reported in
-/diagnostics and started again.
+/diagnostics and started again; the child's node has the node's ``use_sim_time`` and log
+level (given at the node's start, and set while it runs), seen through its parameter service
+and its debug lines on /rosout.
 """
 import os
 import pickle
 import random
 import signal
-import threading
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
@@ -25,9 +26,6 @@ rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("trajectory_msgs")
 
-from rclpy.context import Context  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-
 import rbd_ros  # noqa: E402
 from rbd_ros import actuation, joint_friction  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
@@ -35,7 +33,10 @@ from rbd_ros.node.planner_process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
 from conftest import assert_close  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
-from node_helpers import PLANNER_SERVICES, SERVICES, wait_for  # noqa: E402
+from node_helpers import PLANNER_SERVICES, SERVICES, probing, wait_for  # noqa: E402
+from rcl_interfaces.msg import Log  # noqa: E402
+from rclpy.logging import LoggingSeverity  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from oracle import Robot  # noqa: E402
 from test_node import ARM7, QUADRUPED, _run_node_process, harness, xml  # noqa: E402
 from test_node_payload import set_payload  # noqa: E402
@@ -205,16 +206,9 @@ def test_a_killed_planner_process_is_reported_and_restarted(harness):
 def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
     ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
                                                  "diagnostics_period": 0.0})
-    ctx = Context()
-    rclpy.init(context=ctx)
-    tester = rclpy.create_node("rbd_planner_tester", namespace=ns, context=ctx)
-    spinner = SingleThreadedExecutor(context=ctx)
-    spinner.add_node(tester)
-    thread = threading.Thread(target=spinner.spin, daemon=True)
-    thread.start()
     name = f"{ns}/rbd_dynamics/trajectory_torques"
-
-    try:
+    with probing(ns, proc) as probe:
+        tester = probe.node
         client = tester.create_client(PLANNER_SERVICES["trajectory_torques"], name)
         assert client.wait_for_service(timeout_sec=90.0), open(log.name).read()[-3000:]
         assert tester.count_services(name) == 1
@@ -227,14 +221,6 @@ def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
         # it destroyed its node: the service left the graph at once (not at a DDS timeout)
         wait_for(lambda: tester.count_services(name) == 0, timeout=5.0,
                  what="the service to leave the graph")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        spinner.shutdown(timeout_sec=2.0)
-        thread.join(timeout=5.0)
-        tester.destroy_node()
-        rclpy.shutdown(context=ctx)
     assert "Traceback" not in open(log.name).read()
 
 
@@ -251,3 +237,69 @@ def test_no_robot_model_yet_then_the_description_from_the_topic(harness):
     wait_for(lambda: h.node._robot is not None, what="the model from the topic")
     assert_close(trajectory_torques(h, model, q, v, a),
                  single_state_torques(h, model, q, v, a), 1e-12, "the model from the topic")
+
+
+ANSWERED = "points answered in"           # the child's debug line for each answer
+
+
+def child_use_sim_time(tester, ns):
+    """Return the child node's use_sim_time, through its parameter service."""
+    client = AsyncParameterClient(tester, f"{ns}/rbd_dynamics_planner")
+    assert client.wait_for_services(timeout_sec=30.0), "no parameter services on the child"
+    future = client.get_parameters(["use_sim_time"])
+    wait_for(future.done, what="the child's get_parameters response")
+    return future.result().values[0].bool_value
+
+
+def debug_lines(messages):
+    return [m for m in messages if m.name.endswith("rbd_dynamics_planner") and ANSWERED in m.msg
+            and m.level == int(LoggingSeverity.DEBUG)]
+
+
+def test_the_child_takes_use_sim_time_and_log_level_given_to_the_node(tmp_path):
+    """``-p use_sim_time:=true --log-level <node>:=debug`` on the node: the child's node too."""
+    model = rbd_ros.load_model(ARM7)
+    ns, proc, log = _run_node_process(
+        tmp_path, {"robot_description": xml(ARM7), "diagnostics_period": 0.0,
+                   "use_sim_time": True}, ros_args=["--log-level", "{ns}.rbd_dynamics:=debug"])
+    with probing(ns, proc) as probe:
+        rosout = probe.subscribe(Log, "/rosout")
+        assert child_use_sim_time(probe.node, ns) is True
+        q, v, a = (np.array([model.random_configuration(k) for k in range(4)]),
+                   *np.random.default_rng(4).normal(size=(2, 4, model.nv)))
+        resp = probe.call(PLANNER_SERVICES["trajectory_torques"],
+                          f"{ns}/rbd_dynamics/trajectory_torques", torques_request(model, q, v, a),
+                          timeout=90.0)
+        assert resp.success, resp.message
+        wait_for(lambda: debug_lines(rosout), what="the child's debug line on /rosout")
+        assert "trajectory_torques: 4 " + ANSWERED in debug_lines(rosout)[0].msg
+    assert "trajectory_torques: 4 " + ANSWERED in open(log.name).read()   # its console too
+
+
+def test_the_child_follows_use_sim_time_and_log_level_set_on_the_node(harness):
+    """Set on the node while it runs: use_sim_time (a parameter) and its logger's level."""
+    model = rbd_ros.load_model(ARM7)
+    h = harness(dict(robot_description=xml(ARM7), planner_process=True, use_sim_time=True))
+    serving(h)
+    assert child_use_sim_time(h.tester, h.namespace) is True
+    assert h.set_parameters(use_sim_time=False)[0].successful
+    wait_for(lambda: child_use_sim_time(h.tester, h.namespace) is False,
+             what="the child's use_sim_time to follow the node's")
+    q, v, a = (np.array([model.random_configuration(k) for k in range(3)]),
+               *np.random.default_rng(6).normal(size=(2, 3, model.nv)))
+    for _ in range(3):                       # at the node's level (info): no debug line
+        trajectory_torques(h, model, q, v, a)
+    logger = h.node.get_logger()
+    logger.set_level(LoggingSeverity.DEBUG)
+    calls = [0]
+
+    def debug_line():
+        calls[0] += 1
+        trajectory_torques(h, model, q, v, a)
+        return debug_lines(h.messages("rosout"))
+    try:
+        wait_for(debug_line, what="the child's debug line once the node's level is debug")
+    finally:
+        logger.set_level(LoggingSeverity.INFO)
+    # the three answers at info level logged nothing: every line is of a call made after
+    assert len(debug_lines(h.messages("rosout"))) <= calls[0]
