@@ -315,7 +315,13 @@ class Harness:
         client = self.clients[service]
         assert client.wait_for_service(timeout_sec=timeout), f"service {service} not up"
         future = client.call_async(request)
-        wait_for(future.done, timeout=timeout, what=f"the {service} response")
+        try:
+            wait_for(future.done, timeout=timeout, what=f"the {service} response")
+        except AssertionError:
+            # a request lost (e.g. to a killed planner process): not failed at teardown later
+            client.remove_pending_request(future)
+            future.cancel()
+            raise
         return future.result()
 
 
