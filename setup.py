@@ -37,7 +37,7 @@ setup(
         ("share/" + PACKAGE, ["package.xml"]),
         ("share/" + PACKAGE + "/robots", glob("rbd_ros/robots/*.urdf")),
         ("share/" + PACKAGE + "/launch", glob("launch/*.py")),
-        ("share/" + PACKAGE + "/config", glob("config/*.yaml")),
+        ("share/" + PACKAGE + "/config", glob("config/*.yaml") + glob("config/*.xml")),
     ],
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
     # URDFs are read with the standard library (rbd_ros/urdf_reader.py)

@@ -15,6 +15,12 @@ trajectory call >= 20x faster than the single calls, the 7-dof 1,000-point
 ``trajectory_torques`` round trip <= 10 ms. A benchmark, not a test: run it on a quiet
 machine.
 
+Each robot's ``trajectory_torques`` is also timed from a client process of its own with
+Fast DDS's participant profile ``config/fastdds_large_messages.xml``
+(``FASTRTPS_DEFAULT_PROFILES_FILE``, what the README recommends to planner clients sending
+large requests; the node as users start it, without it): a row of its own, ``--no-profile``
+leaves it out. The other rows are the default configuration.
+
 ``--planner``: where the node serves the trajectory services, its ``planner_process``
 parameter: ``process`` (the default: its child process, the client's requests go there
 directly), ``thread`` (a worker thread of the node's process), or ``both``, one node after
@@ -23,6 +29,7 @@ loaded machine).
 
     python bench/bench_services.py [--points 1000] [--repeat 7] [--robots arm7 talos]
                                    [--planner process|thread|both] [--no-singles]
+                                   [--no-profile]
 """
 import argparse
 import os
@@ -48,6 +55,8 @@ def parse_args():
                     help="the node's planner_process parameter: true, false or each (process)")
     ap.add_argument("--no-singles", action="store_true",
                     help="leave out the --points single inverse_dynamics calls")
+    ap.add_argument("--no-profile", action="store_true",
+                    help="leave out the row of a client with config/fastdds_large_messages.xml")
     ap.add_argument("--startup-timeout", type=float, default=900.0,
                     help="seconds to wait for the node's services (first start compiles)")
     return ap.parse_args()
@@ -159,6 +168,31 @@ def timed(client, service, request, repeat):
     return float(np.median(times)) * 1e3
 
 
+PROFILED = "trajectory_torques, client with fastdds_large_messages.xml"
+
+
+def profiled_client(name, args):
+    """
+    Time ``~/trajectory_torques`` from a client process with the large-messages profile.
+
+    A process of its own: Fast DDS reads its profiles file once per process. The request is
+    this bench's (bench_transport.py's client makes it with ``requests``).
+    """
+    import ast
+    root = os.path.dirname(HERE)
+    env = dict(os.environ, FASTRTPS_DEFAULT_PROFILES_FILE=os.path.join(
+        root, "config", "fastdds_large_messages.xml"))
+    env.pop("FASTDDS_BUILTIN_TRANSPORTS", None)
+    out = subprocess.run([sys.executable, os.path.join(HERE, "bench_transport.py"), "--role",
+                          "client", "--robot", name, "--points", str(args.points), "--repeat",
+                          str(args.repeat), "--warmup", "2", "--service",
+                          f"/rbd_bench_{name}/trajectory_torques"],
+                         env=env, capture_output=True, text=True, timeout=600)
+    if out.returncode:
+        raise SystemExit(f"the profiled client failed: {out.stderr.strip()[-500:]}")
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])["median"]
+
+
 def bench_robot(name, args, rclpy_node, executor, planner):
     path, floating = ROBOTS[name]
     if path is None:
@@ -182,6 +216,8 @@ def bench_robot(name, args, rclpy_node, executor, planner):
         client.call("trajectory_torques", torques, until_model=args.startup_timeout)
         rows = [(label, "trajectory_torques", timed(client, "trajectory_torques", torques,
                                                     args.repeat))]
+        if not args.no_profile:
+            rows.append((label, PROFILED, profiled_client(name, args)))
         if not args.no_singles:
             t0 = time.perf_counter()
             for req in singles:
@@ -224,7 +260,7 @@ def main():
     singles = {r[0]: r[2] for r in rows if "x inverse_dynamics" in r[1]}
     for robot, call, ms in rows:
         ratio = (f"{singles[robot] / ms:.0f}x faster"
-                 if call == "trajectory_torques" and robot in singles else "")
+                 if call in ("trajectory_torques", PROFILED) and robot in singles else "")
         print(f"| {robot} | {call} | {ms:.1f} | {ratio} |")
     node.destroy_node()
     rclpy.shutdown()

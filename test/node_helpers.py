@@ -9,8 +9,11 @@ output. Nothing here sleeps for a fixed long time: waits poll a condition until 
 ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE must be set before the first Context is
 initialised; ``test_node.py`` does that at import.
 """
+import contextlib
 import itertools
 import os
+import signal
+import subprocess
 import threading
 import time
 
@@ -312,7 +315,13 @@ class Harness:
         client = self.clients[service]
         assert client.wait_for_service(timeout_sec=timeout), f"service {service} not up"
         future = client.call_async(request)
-        wait_for(future.done, timeout=timeout, what=f"the {service} response")
+        try:
+            wait_for(future.done, timeout=timeout, what=f"the {service} response")
+        except AssertionError:
+            # a request lost (e.g. to a killed planner process): not failed at teardown later
+            client.remove_pending_request(future)
+            future.cancel()
+            raise
         return future.result()
 
 
@@ -349,3 +358,32 @@ class Probe:
         self.spinner.stop()                   # the spin thread is out before the node goes
         self.node.destroy_node()
         rclpy.shutdown(context=self.context)
+
+
+def stop_process(proc, signum=signal.SIGINT, timeout=20.0):
+    """Stop ``proc`` with ``signum`` (SIGKILL after ``timeout`` s); return its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signum)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.wait()
+
+
+@contextlib.contextmanager
+def probing(namespace, proc):
+    """
+    Yield a :class:`Probe` in ``namespace`` beside the node process ``proc``; one teardown.
+
+    At the end ``proc`` is stopped (SIGINT; a test that checks its clean stop has done it
+    already) and then the probe closed: its spin loop is out before its executor shuts down.
+    """
+    probe = Probe(namespace)
+    try:
+        yield probe
+    finally:
+        try:
+            stop_process(proc)
+        finally:
+            probe.close()

@@ -596,11 +596,12 @@ def test_message_without_model_joints_publishes_nothing(harness):
 
 
 # -- the console script: a process of its own, each executor ----------------------------------
-def _run_node_process(tmp_path, params, without_interfaces=False):
+def _run_node_process(tmp_path, params, without_interfaces=False, ros_args=()):
     """
     Start dynamics_node in a process of its own; return (namespace, Popen, log file).
 
-    Optionally as if rbd_ros_interfaces were not installed.
+    Optionally as if rbd_ros_interfaces were not installed; ``ros_args``: more of
+    ``--ros-args`` (``ns`` in them is replaced by the namespace, dots for its slashes).
     """
     import subprocess
     import sys
@@ -613,7 +614,8 @@ def _run_node_process(tmp_path, params, without_interfaces=False):
         else ""
     code = f"{blocked}from rbd_ros.node.dynamics_node import main; main()"
     proc = subprocess.Popen([sys.executable, "-c", code, "--ros-args", "-r", f"__ns:={ns}",
-                             "--params-file", str(params_file)],
+                             "--params-file", str(params_file)]
+                            + [a.replace("{ns}", ns[1:].replace("/", ".")) for a in ros_args],
                             stdout=log, stderr=subprocess.STDOUT, env=dict(os.environ))
     return ns, proc, log
 
@@ -631,32 +633,21 @@ def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
     still, no services, and it says so.
     """
     import signal
-    import threading
 
-    import rclpy
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
     from rclpy.node import NodeNameNonExistentError
-    from node_helpers import LATCHED, RELIABLE, same_stamp
+    from node_helpers import LATCHED, RELIABLE, probing, same_stamp, stop_process
     model = core_model(ARM7)
     ns, proc, log = _run_node_process(tmp_path, {"executor": executor, "rate_hz": rate_hz,
                                                  "diagnostics_period": 0.0},
                                       without_interfaces)
-    ctx = Context()
-    rclpy.init(context=ctx)
-    tester = rclpy.create_node("rbd_process_tester", namespace=ns, context=ctx)
-    got = []
-    tester.create_subscription(JointState, f"{ns}/rbd_dynamics/torques", got.append, RELIABLE)
-    pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
-    tester.create_publisher(String, f"{ns}/robot_description", LATCHED).publish(
-        String(data=xml(ARM7)))
-    client = tester.create_client(SERVICES["inverse_dynamics"],
-                                  f"{ns}/rbd_dynamics/inverse_dynamics")
-    spinner = SingleThreadedExecutor(context=ctx)
-    spinner.add_node(tester)
-    thread = threading.Thread(target=spinner.spin, daemon=True)
-    thread.start()
-    try:
+    with probing(ns, proc) as probe:
+        tester = probe.node
+        got = probe.subscribe(JointState, f"{ns}/rbd_dynamics/torques")
+        pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
+        tester.create_publisher(String, f"{ns}/robot_description", LATCHED).publish(
+            String(data=xml(ARM7)))
+        client = tester.create_client(SERVICES["inverse_dynamics"],
+                                      f"{ns}/rbd_dynamics/inverse_dynamics")
         q, v, tau = random_state(model, 150)
         msg = message(model, q, v, tau, seed=150)
 
@@ -685,17 +676,10 @@ def test_node_process(tmp_path, executor, without_interfaces, rate_hz):
             assert client.wait_for_service(timeout_sec=30.0)
             call_inverse_dynamics(client, model, q, v)
 
-        proc.send_signal(signal.SIGTERM if rate_hz else signal.SIGINT)   # both: clean stop
-        assert proc.wait(timeout=20) == 0, open(log.name).read()
+        # both a clean stop
+        assert stop_process(proc, signal.SIGTERM if rate_hz else signal.SIGINT) == 0, \
+            open(log.name).read()
         assert "Traceback" not in open(log.name).read()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        spinner.shutdown(timeout_sec=2.0)
-        thread.join(timeout=5.0)              # the spin thread is out before the node goes
-        tester.destroy_node()
-        rclpy.shutdown(context=ctx)
 
 
 def call_inverse_dynamics(client, model, q, v):

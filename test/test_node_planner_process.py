@@ -7,13 +7,17 @@ gravity parameter, a new robot description on the parameter or the topic: each s
 next request, against Pinocchio or the node's single-state ``~/inverse_dynamics``); the
 child is gone once the node is destroyed and once the node's process is killed (SIGKILL: no
 clean-up of the node's own), and it leaves the graph; a child killed is logged, reported in
-/diagnostics and started again.
+/diagnostics and started again; the child's node has the node's ``use_sim_time`` and log
+level (given at the node's start, and set while it runs), seen through its parameter service
+and its debug lines on /rosout; a client with config/fastdds_large_messages.xml (the
+profile the README recommends for large requests) gets its answer from a node without it.
 """
 import os
 import pickle
 import random
 import signal
-import threading
+import subprocess
+import sys
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
 os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
@@ -25,9 +29,6 @@ rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("trajectory_msgs")
 
-from rclpy.context import Context  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
-
 import rbd_ros  # noqa: E402
 from rbd_ros import actuation, joint_friction  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
@@ -35,7 +36,11 @@ from rbd_ros.node.planner_process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
 from conftest import assert_close  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
-from node_helpers import PLANNER_SERVICES, SERVICES, wait_for  # noqa: E402
+from node_helpers import PLANNER_SERVICES, SERVICES, probing, wait_for  # noqa: E402
+from rcl_interfaces.msg import Log  # noqa: E402
+from rclpy.logging import LoggingSeverity  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from oracle import Robot  # noqa: E402
 from test_node import ARM7, QUADRUPED, _run_node_process, harness, xml  # noqa: E402
 from test_node_payload import set_payload  # noqa: E402
@@ -205,16 +210,9 @@ def test_a_killed_planner_process_is_reported_and_restarted(harness):
 def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
     ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
                                                  "diagnostics_period": 0.0})
-    ctx = Context()
-    rclpy.init(context=ctx)
-    tester = rclpy.create_node("rbd_planner_tester", namespace=ns, context=ctx)
-    spinner = SingleThreadedExecutor(context=ctx)
-    spinner.add_node(tester)
-    thread = threading.Thread(target=spinner.spin, daemon=True)
-    thread.start()
     name = f"{ns}/rbd_dynamics/trajectory_torques"
-
-    try:
+    with probing(ns, proc) as probe:
+        tester = probe.node
         client = tester.create_client(PLANNER_SERVICES["trajectory_torques"], name)
         assert client.wait_for_service(timeout_sec=90.0), open(log.name).read()[-3000:]
         assert tester.count_services(name) == 1
@@ -227,14 +225,6 @@ def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
         # it destroyed its node: the service left the graph at once (not at a DDS timeout)
         wait_for(lambda: tester.count_services(name) == 0, timeout=5.0,
                  what="the service to leave the graph")
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        spinner.shutdown(timeout_sec=2.0)
-        thread.join(timeout=5.0)
-        tester.destroy_node()
-        rclpy.shutdown(context=ctx)
     assert "Traceback" not in open(log.name).read()
 
 
@@ -251,3 +241,156 @@ def test_no_robot_model_yet_then_the_description_from_the_topic(harness):
     wait_for(lambda: h.node._robot is not None, what="the model from the topic")
     assert_close(trajectory_torques(h, model, q, v, a),
                  single_state_torques(h, model, q, v, a), 1e-12, "the model from the topic")
+
+
+ANSWERED = "points answered in"           # the child's debug line for each answer
+
+
+def child_parameters(tester, ns):
+    """Return a parameter client of the child's node, its services up."""
+    client = AsyncParameterClient(tester, f"{ns}/rbd_dynamics_planner")
+    assert client.wait_for_services(timeout_sec=30.0), "no parameter services on the child"
+    return client
+
+
+def child_use_sim_time(client):
+    """Return the child node's use_sim_time, through its parameter service."""
+    future = client.get_parameters(["use_sim_time"])
+    wait_for(future.done, what="the child's get_parameters response")
+    return future.result().values[0].bool_value
+
+
+def debug_lines(messages):
+    return [m for m in messages if m.name.endswith("rbd_dynamics_planner") and ANSWERED in m.msg
+            and m.level == int(LoggingSeverity.DEBUG)]
+
+
+def test_the_child_takes_use_sim_time_and_log_level_given_to_the_node(tmp_path):
+    """
+    ``-p use_sim_time:=true --log-level <node>:=debug`` on the node: the child's node too.
+
+    Then use_sim_time set false on the running node: the child's too.
+    """
+    model = rbd_ros.load_model(ARM7)
+    ns, proc, log = _run_node_process(
+        tmp_path, {"robot_description": xml(ARM7), "diagnostics_period": 0.0,
+                   "use_sim_time": True}, ros_args=["--log-level", "{ns}.rbd_dynamics:=debug"])
+    with probing(ns, proc) as probe:
+        rosout = probe.subscribe(Log, "/rosout")
+        child = child_parameters(probe.node, ns)
+        assert child_use_sim_time(child) is True
+        # set on the node while it runs (its own executor): the child follows
+        node = AsyncParameterClient(probe.node, f"{ns}/rbd_dynamics")
+        assert node.wait_for_services(timeout_sec=30.0)
+        future = node.set_parameters([Parameter("use_sim_time", value=False)])
+        wait_for(future.done, what="the node's set_parameters response")
+        assert future.result().results[0].successful
+        wait_for(lambda: child_use_sim_time(child) is False,
+                 what="the child's use_sim_time to follow the node's")
+        q, v, a = (np.array([model.random_configuration(k) for k in range(4)]),
+                   *np.random.default_rng(4).normal(size=(2, 4, model.nv)))
+        resp = probe.call(PLANNER_SERVICES["trajectory_torques"],
+                          f"{ns}/rbd_dynamics/trajectory_torques", torques_request(model, q, v, a),
+                          timeout=90.0)
+        assert resp.success, resp.message
+        wait_for(lambda: debug_lines(rosout), what="the child's debug line on /rosout")
+        assert "trajectory_torques: 4 " + ANSWERED in debug_lines(rosout)[0].msg
+    assert "trajectory_torques: 4 " + ANSWERED in open(log.name).read()   # its console too
+
+
+def test_the_child_follows_use_sim_time_and_log_level_set_on_the_node(harness):
+    """Set on the node while it runs: use_sim_time (a parameter) and its logger's level."""
+    model = rbd_ros.load_model(ARM7)
+    h = harness(dict(robot_description=xml(ARM7), planner_process=True))
+    serving(h)
+    child = child_parameters(h.tester, h.namespace)
+    assert child_use_sim_time(child) is False
+    # false -> true here (true -> false: in the test above): true -> false makes rclpy's
+    # TimeSource destroy the node's /clock subscription inside the parameter callback, which
+    # the harness's multi-threaded executor does not survive (another of its threads waits on
+    # it: InvalidHandle in the spin thread); the node's own executors are single-threaded
+    assert h.set_parameters(use_sim_time=True)[0].successful
+    wait_for(lambda: child_use_sim_time(child) is True,
+             what="the child's use_sim_time to follow the node's")
+    q, v, a = (np.array([model.random_configuration(k) for k in range(3)]),
+               *np.random.default_rng(6).normal(size=(2, 3, model.nv)))
+    for _ in range(3):                       # at the node's level (info): no debug line
+        trajectory_torques(h, model, q, v, a)
+    logger = h.node.get_logger()
+    logger.set_level(LoggingSeverity.DEBUG)
+    calls = [0]
+
+    def debug_line():
+        calls[0] += 1
+        trajectory_torques(h, model, q, v, a)
+        return debug_lines(h.messages("rosout"))
+    try:
+        wait_for(debug_line, what="the child's debug line once the node's level is debug")
+    finally:
+        logger.set_level(LoggingSeverity.INFO)
+    # the three answers at info level logged nothing: every line is of a call made after
+    assert len(debug_lines(h.messages("rosout"))) <= calls[0]
+
+
+PROFILE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "config",
+                       "fastdds_large_messages.xml")
+PROFILED_CLIENT = """
+import sys
+import numpy as np
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.serialization import serialize_message
+from rbd_ros_interfaces import srv
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+service, data, out = sys.argv[1:]
+x = np.load(data)
+req = srv.TrajectoryTorques.Request(trajectory=JointTrajectory(
+    joint_names=[str(n) for n in x["names"]], points=[JointTrajectoryPoint(
+        positions=x["q"][k], velocities=x["v"][k], accelerations=x["a"][k])
+        for k in range(len(x["q"]))]))
+print("request bytes", len(serialize_message(req)), flush=True)
+rclpy.init()
+node = rclpy.create_node("rbd_profiled_client")
+executor = SingleThreadedExecutor()
+executor.add_node(node)
+client = node.create_client(srv.TrajectoryTorques, service)
+assert client.wait_for_service(timeout_sec=60.0), "no service"
+future = client.call_async(req)
+while not future.done():
+    executor.spin_once(timeout_sec=0.1)
+resp = future.result()
+assert resp.success, resp.message
+np.save(out, np.reshape(resp.tau, (resp.points, -1)))
+sizes = [0]                                   # the Fast DDS segments this process maps
+for line in open("/proc/self/maps"):
+    if "/dev/shm/fastrtps_" in line and "_el" not in line and "port" not in line:
+        start, end = (int(x, 16) for x in line.split()[0].split("-"))
+        sizes.append(end - start)
+print("largest segment", max(sizes), flush=True)
+"""
+
+
+def test_a_client_with_the_large_messages_profile_gets_its_answer(harness, tmp_path):
+    """The shipped profile on the client only: it loads, and a 1.5 MB request is answered."""
+    model = rbd_ros.load_model(ARM7)
+    h = harness(dict(robot_description=xml(ARM7), planner_process=True))
+    serving(h)
+    n = 7000                           # 7 joints: 1.5 MB, above the default 512 kB segment
+    rng = np.random.default_rng(8)
+    q = np.array([model.random_configuration(rng) for _ in range(n)])
+    v, a = rng.normal(size=(2, n, model.nv))
+    np.savez(tmp_path / "states.npz", names=np.array(model.joint_names), q=q, v=v, a=a)
+    out = subprocess.run(
+        [sys.executable, "-c", PROFILED_CLIENT, f"{h.namespace}/rbd_dynamics/trajectory_torques",
+         str(tmp_path / "states.npz"), str(tmp_path / "tau.npy")],
+        env=dict(os.environ, FASTRTPS_DEFAULT_PROFILES_FILE=PROFILE), capture_output=True,
+        text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert int(out.stdout.split()[2]) > 1_000_000, out.stdout
+    assert "error" not in out.stderr.lower(), out.stderr[-3000:]   # e.g. [XMLPARSER Error]
+    assert int(out.stdout.split()[-1]) > 4 << 20, out.stdout     # its 8 MB segment: in use
+    tau = np.load(tmp_path / "tau.npy")
+    assert tau.shape == (n, model.nv)
+    some = [0, 1, n // 2, n - 1]
+    assert_close(tau[some], single_state_torques(h, model, q[some], v[some], a[some]), 1e-12,
+                 "a profiled client's answer")

@@ -10,7 +10,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
@@ -22,11 +21,9 @@ rclpy = pytest.importorskip("rclpy")
 pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("nav_msgs")
 
-from rclpy.context import Context  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from node_helpers import RELIABLE, SERVICES, same_stamp, wait_for  # noqa: E402
+from node_helpers import RELIABLE, SERVICES, probing, same_stamp, wait_for  # noqa: E402
 from test_node import (ARM7, QUADRUPED, _run_node_process, assert_matches_core,  # noqa: E402
                        call_inverse_dynamics, core_model, message, random_state, xml)
 from test_node_hostile import GARBAGE  # noqa: E402
@@ -39,19 +36,13 @@ def test_garbage_joint_states_in_the_node_process(tmp_path):
     model = core_model(ARM7)
     ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
                                                  "diagnostics_period": 0.0})
-    ctx = Context()
-    rclpy.init(context=ctx)
-    tester = rclpy.create_node("rbd_hostile_tester", namespace=ns, context=ctx)
-    got = []
-    tester.create_subscription(JointState, f"{ns}/rbd_dynamics/torques", got.append, RELIABLE)
-    pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
-    client = tester.create_client(SERVICES["inverse_dynamics"],
-                                  f"{ns}/rbd_dynamics/inverse_dynamics")
-    spinner = SingleThreadedExecutor(context=ctx)
-    spinner.add_node(tester)
-    thread = threading.Thread(target=spinner.spin, daemon=True)
-    thread.start()
-    try:
+    with probing(ns, proc) as probe:
+        tester = probe.node
+        got = probe.subscribe(JointState, f"{ns}/rbd_dynamics/torques")
+        pub = tester.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
+        client = tester.create_client(SERVICES["inverse_dynamics"],
+                                      f"{ns}/rbd_dynamics/inverse_dynamics")
+
         def answered(msg):
             def check():
                 assert proc.poll() is None, open(log.name).read()
@@ -77,17 +68,6 @@ def test_garbage_joint_states_in_the_node_process(tmp_path):
         assert client.wait_for_service(timeout_sec=30.0)
         call_inverse_dynamics(client, model, q, v)
         assert proc.poll() is None
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        spinner.shutdown(timeout_sec=2.0)
-        thread.join(timeout=5.0)
-        tester.destroy_node()
-        rclpy.shutdown(context=ctx)
     assert "Traceback" not in open(log.name).read()
 
 

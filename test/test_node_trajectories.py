@@ -242,6 +242,10 @@ def test_bad_trajectory_requests(harness):
         req = good(service)
         req.trajectory.points[2].velocities = [0.0] * 3
         refused(service, req, "point 2", "velocities")
+        req = good(service)                  # a short point and a long one: not a row each
+        req.trajectory.points[1].positions = list(q[1][perm])[:-1]
+        req.trajectory.points[2].positions = list(q[2][perm]) + [0.0]
+        refused(service, req, "point 1", "positions")
         req = good(service)
         req.trajectory.points[3].positions[4] = float("nan")
         refused(service, req, "point 3", names[4], "NaN")

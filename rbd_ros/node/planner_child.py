@@ -5,7 +5,9 @@ Started by the dynamics node (``planner_process``, which documents the arrangeme
 ``python -m rbd_ros.node.planner_child``, never by hand. It runs an rclpy context and node
 of its own, answers with the handlers of ``trajectories`` on the newest robot the node sent
 (``no robot model yet`` before the first), and reports its unexpected exceptions to the
-node, which counts and logs them. It leaves (its node destroyed, so nothing lingers in the
+node, which counts and logs them. Its node takes the node's ``use_sim_time`` and log levels
+(``--settings`` at its start, then each change the node sends), and logs each answer at
+debug level. It leaves (its node destroyed, so nothing lingers in the
 graph) when the node closes the socket or its process ends, when the node's pid is no longer
 its parent, or on SIGINT or SIGTERM.
 """
@@ -25,11 +27,14 @@ IDLE_POLL = 0.05           # s: between checks of the socket and the parent whil
 
 
 def parse_args(argv):
+    """Return the command line's arguments (``planner_process`` writes it)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for name in ("name", "namespace") + SERVICES:
         ap.add_argument(f"--{name}", required=True)
     for name in ("domain", "parent", "fd", "version-fd"):
         ap.add_argument(f"--{name}", type=int, required=True)
+    ap.add_argument("--settings", required=True, type=lambda text: tuple(
+        int(x) for x in text.split(",")), help="use_sim_time,default level,node level")
     return ap.parse_args(argv)
 
 
@@ -73,7 +78,9 @@ def main(argv=None):
 
 def _planner_node(args, conn, shared):
     """Return the child's node, its services created (rclpy imported late: signals first)."""
+    import rclpy.logging
     from rclpy.node import Node
+    from rclpy.parameter import Parameter
 
     from rbd_ros_interfaces import srv as rbd_srv
     from .reporting import one_line
@@ -84,7 +91,9 @@ def _planner_node(args, conn, shared):
         """The services; ``_robot``: the newest robot received (a ``PlannerRobot``)."""
 
         def __init__(self):
-            super().__init__(args.name, namespace=args.namespace)
+            super().__init__(args.name, namespace=args.namespace, parameter_overrides=[
+                Parameter("use_sim_time", value=bool(args.settings[0]))])
+            self.take_settings(args.settings)
             self._robot = None
             self._version = 0
             self.parent_gone = False
@@ -92,7 +101,7 @@ def _planner_node(args, conn, shared):
                     ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
                     ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
                 self.create_service(srv_type, getattr(args, name),
-                                    self._current(_guarded(self, name, handler)))
+                                    self._current(name, _guarded(self, name, handler)))
 
         def callback_failed(self, where, exc):
             """Report an unexpected exception to the node (which counts and logs it)."""
@@ -101,7 +110,7 @@ def _planner_node(args, conn, shared):
             except OSError:
                 pass
 
-        def _current(self, callback):
+        def _current(self, name, callback):
             def serve(req, resp):
                 try:
                     current = self.catch_up()
@@ -113,8 +122,21 @@ def _planner_node(args, conn, shared):
                     resp.message = ("the planner process has not received the node's current "
                                     "robot model yet: try again")
                     return resp
-                return callback(req, resp)
+                started = time.perf_counter()
+                resp = callback(req, resp)
+                self.get_logger().debug(
+                    f"{name}: {len(req.trajectory.points)} points answered in "
+                    f"{1e3 * (time.perf_counter() - started):.2f} ms (success {resp.success})")
+                return resp
             return serve
+
+        def take_settings(self, settings):
+            """Take the node's ``use_sim_time`` and log levels (default, the node's logger)."""
+            use_sim_time, default_level, level = settings
+            rclpy.logging.set_logger_level("", default_level)
+            self.get_logger().set_level(level)
+            if self.get_parameter("use_sim_time").value != bool(use_sim_time):
+                self.set_parameters([Parameter("use_sim_time", value=bool(use_sim_time))])
 
         def catch_up(self):
             """Take robots until the node's current one; whether it came in time."""
@@ -127,15 +149,19 @@ def _planner_node(args, conn, shared):
             return self._version >= wanted
 
         def take_robots(self, timeout=0.0):
-            """Take the robots sent (waiting up to ``timeout`` s for the first)."""
+            """Take the robots and settings sent (waiting up to ``timeout`` s for the first)."""
             try:
                 while conn.poll(timeout):
-                    _, version, robot = pickle.loads(conn.recv_bytes())
+                    message = pickle.loads(conn.recv_bytes())
+                    timeout = 0.0
+                    if message[0] == "settings":
+                        self.take_settings(message[1])
+                        continue
+                    _, version, robot = message
                     if version > self._version:
                         if self._robot is None:
                             _warm_up(robot.model)
                         self._robot, self._version = robot, version
-                    timeout = 0.0
             except (EOFError, OSError):
                 self.parent_gone = True
 

@@ -20,7 +20,14 @@ What the node sends it:
 * that robot's version, in 8 bytes of shared memory, written at the swap itself (before a
   ``~/set_payload`` or parameter answer goes out). The child waits for the robot of the
   version it reads there before it computes a request: a request sent after
-  ``~/set_payload`` answered sees the payload.
+  ``~/set_payload`` answered sees the payload;
+* the node's ``use_sim_time`` and log levels (:meth:`PlannerProcess.settings`: the process's
+  default level and the node logger's effective one, so ``--ros-args --log-level debug`` and
+  ``--log-level rbd_dynamics:=debug`` both reach the child's node), on its command line and,
+  when they change, over the socket: ``use_sim_time`` set on the node at run time is sent at
+  once (a post-set parameter callback), a log level set later (``rclpy.logging``, a logger
+  service) within :data:`SETTINGS_POLL`. The child sets them on its own node, whose clock
+  then follows /clock like the node's.
 
 The child runs at nice +10 (:data:`NICE`, set before it starts a thread: every thread of
 it inherits it) with numba on all cores but one, so the ticks keep their core. It starts in
@@ -49,6 +56,7 @@ NICE = 10                  # added to the node's niceness for the child
 BACKOFF = (0.5, 30.0)      # s: first restart delay, doubled per quick exit up to the second
 STABLE = 60.0              # s: a child that ran this long restarts after BACKOFF[0] again
 CLOSE_TIMEOUT = 3.0        # s: a closed child's time to leave before SIGKILL
+SETTINGS_POLL = 1.0        # s: between reads of the node's log levels
 VERSION = struct.Struct("<q")
 SERVICES = ("trajectory_torques", "trajectory_forward")
 
@@ -96,12 +104,13 @@ class PlannerProcess:
         self._version_file.truncate(VERSION.size)
         self._version = mmap.mmap(self._version_file.fileno(), VERSION.size)
         self._conn = self._proc = self._socket = None
+        self._child_settings = (None, None)      # (conn, settings): what that child has
         self._ready = False
         self.pid = None
         self.exits = 0
         self.state = "starting"
         self._trouble = ""                       # why the services are down ("" when not)
-        self._wake = threading.Event()           # a robot to send, or closing
+        self._wake = threading.Event()           # a robot or settings to send, or closing
         self._closing = threading.Event()
         self._threads = [threading.Thread(target=self._supervise, daemon=True,
                                           name="rbd_planner_supervisor"),
@@ -109,6 +118,7 @@ class PlannerProcess:
                                           name="rbd_planner_sender")]
         for thread in self._threads:
             thread.start()
+        node.add_post_set_parameters_callback(self._on_parameters)
 
     # -- the node's side ----------------------------------------------------------------------
     def robot_changed(self, robot):
@@ -120,6 +130,17 @@ class PlannerProcess:
             self._latest = (version, robot)
             VERSION.pack_into(self._version, 0, version)
         self._wake.set()
+
+    def settings(self):
+        """Return what the child copies of the node: (use_sim_time, default and node levels)."""
+        import rclpy.logging
+        sim = self._node.get_parameter_or("use_sim_time").value
+        return (bool(sim), int(rclpy.logging.get_logger_level("")),
+                int(self._logger.get_effective_level()))
+
+    def _on_parameters(self, changed):
+        if any(p.name == "use_sim_time" for p in changed):
+            self._wake.set()
 
     def problem(self):
         """Say why the planner services are not served now ("" when they are or first start)."""
@@ -182,8 +203,10 @@ class PlannerProcess:
                 child_end.close()
                 return None
             try:
+                settings = self.settings()
                 proc = subprocess.Popen(
-                    self._command + ["--fd", str(fds[0]), "--version-fd", str(fds[1])],
+                    self._command + ["--fd", str(fds[0]), "--version-fd", str(fds[1]),
+                                     "--settings", ",".join(str(int(x)) for x in settings)],
                     pass_fds=fds, env=self._env, stdin=subprocess.DEVNULL,
                     start_new_session=True)
             except BaseException:
@@ -199,6 +222,7 @@ class PlannerProcess:
                 pass
             conn = Connection(os.dup(parent_end.fileno()))
             self._conn, self._proc, self._socket = conn, proc, parent_end
+            self._child_settings = (conn, settings)
             self._ready, self.pid = False, proc.pid
             self.state = f"starting (pid {proc.pid})"
         self._wake.set()                          # the newest robot, to this child
@@ -233,28 +257,42 @@ class PlannerProcess:
 
     # -- the sender thread ----------------------------------------------------------------------
     def _send_robots(self):
+        """Send each child the newest robot, once, and the node's settings when they change."""
         sent = packed = None                      # (conn, version) sent; (version, bytes)
         while True:
-            self._wake.wait()
+            self._wake.wait(SETTINGS_POLL)
             self._wake.clear()
             if self._closing.is_set():
                 return
             with self._lock:
                 (version, robot), conn = self._latest, self._conn
-            if conn is None or robot is None or sent == (conn, version):
+                has = self._child_settings[1]
+            if conn is None:
                 continue
             try:
+                settings = self.settings()
+                if settings != has:
+                    self._send(conn, pickle.dumps(("settings", settings)))
+                    with self._lock:
+                        if self._child_settings[0] is conn:
+                            self._child_settings = (conn, settings)
+                if robot is None or sent == (conn, version):
+                    continue
                 if packed is None or packed[0] != version:
                     packed = (version, pickle.dumps(("robot", version, PlannerRobot(robot)),
                                                     pickle.HIGHEST_PROTOCOL))
-                with self._send_lock:
-                    if not conn.closed:
-                        conn.send_bytes(packed[1])  # blocks while the child computes
+                self._send(conn, packed[1])
                 sent = (conn, version)
             except OSError:                       # the child went: its successor gets it
                 pass
             except Exception as exc:
                 self._node.callback_failed("planner process robot", exc)
+
+    def _send(self, conn, data):
+        with self._send_lock:
+            if conn.closed:
+                raise OSError("the planner process's socket is closed")
+            conn.send_bytes(data)                 # blocks while the child computes
 
 
 def _exit_text(code):

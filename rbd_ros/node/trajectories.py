@@ -207,17 +207,23 @@ class _Trajectory:
     def _joint_rows(self, attr, rows):
         """(rows, joints) array of the points' ``attr`` in request order; RequestError."""
         nj = len(self.names)
-        for k in range(rows):
-            size = len(getattr(self.points[k], attr))
-            if size != nj:
-                raise RequestError(f"point {k} has {size} {attr} for {nj} joint_names")
         if rows == 0:
             return np.zeros((0, nj))
-        x = np.frombuffer(b"".join([_buffer(getattr(p, attr)) for p in self.points[:rows]]),
-                          np.float64).reshape(rows, nj)
-        bad = np.argwhere(~np.isfinite(x))
-        if len(bad):
-            k, j = bad[0]
+        # one pass over the points (rclpy gives each field as an array.array: joined as is);
+        # the lengths are checked each, a short point and a long one must not make up a row
+        fields = [getattr(p, attr) for p in self.points[:rows]]
+        sizes = np.fromiter(map(len, fields), np.int64, rows)
+        wrong = np.flatnonzero(sizes != nj)
+        if len(wrong):
+            k = wrong[0]
+            raise RequestError(f"point {k} has {sizes[k]} {attr} for {nj} joint_names")
+        try:
+            joined = b"".join(fields)
+        except TypeError:                         # lists (a request made in this process)
+            joined = b"".join(map(_buffer, fields))
+        x = np.frombuffer(joined, np.float64).reshape(rows, nj)
+        if not np.isfinite(x).all():
+            k, j = np.argwhere(~np.isfinite(x))[0]
             raise RequestError(f"{attr} of point {k}, joint {excerpt(self.names[j])} is NaN or "
                                f"inf ({x[k, j]})")
         return x
