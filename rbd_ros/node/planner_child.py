@@ -12,6 +12,7 @@ graph) when the node closes the socket or its process ends, when the node's pid 
 its parent, or on SIGINT or SIGTERM.
 """
 import argparse
+import gc
 import mmap
 import os
 import pickle
@@ -161,6 +162,10 @@ def _planner_node(args, conn, shared):
                     if version > self._version:
                         if self._robot is None:
                             _warm_up(robot.model)
+                            # as the node (its _set_robot): the imports' ~130,000 objects
+                            # out of the collector's reach; a full collection, which each
+                            # 1,000-point request's objects bring about, scanned them all
+                            gc.freeze()
                         self._robot, self._version = robot, version
             except (EOFError, OSError):
                 self.parent_gone = True
