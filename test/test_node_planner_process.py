@@ -394,3 +394,46 @@ def test_a_client_with_the_large_messages_profile_gets_its_answer(harness, tmp_p
     some = [0, 1, n // 2, n - 1]
     assert_close(tau[some], single_state_torques(h, model, q[some], v[some], a[some]), 1e-12,
                  "a profiled client's answer")
+
+
+def _segments(pid):
+    """Return the sizes of the Fast DDS shared-memory segments process ``pid`` maps."""
+    sizes = [0]
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if "/dev/shm/fastrtps_" in line and "_el" not in line and "port" not in line:
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                sizes.append(end - start)
+    return sizes
+
+
+def test_the_planner_process_runs_with_the_large_messages_profile(harness):
+    # its answers (derivatives: MBs) go through an 8 MB segment, not 512 kB + UDP fragments
+    from rbd_ros.node import planner_process
+    h = harness(dict(robot_description=xml(ARM7), planner_process=True))
+    serving(h)
+    pid = h.node._planner_process.pid
+    with open(f"/proc/{pid}/environ", "rb") as f:
+        environ = f.read().split(b"\0")
+    assert f"FASTRTPS_DEFAULT_PROFILES_FILE={PROFILE}".encode() in environ
+    assert max(_segments(pid)) >= 8 * 2**20, _segments(pid)
+    # this process (no profile) maps it too: the child's answers reach it through that segment
+    trajectory_torques(h, rbd_ros.load_model(ARM7), *np.zeros((3, 2, 7)))
+    assert max(_segments(os.getpid())) >= 8 * 2**20, _segments(os.getpid())
+    assert planner_process.large_messages_profile() == PROFILE
+
+
+@pytest.mark.parametrize("variable", ["FASTRTPS_DEFAULT_PROFILES_FILE",
+                                      "FASTDDS_BUILTIN_TRANSPORTS", "RMW_IMPLEMENTATION"])
+def test_a_fast_dds_choice_of_the_node_is_left_to_the_child(monkeypatch, variable):
+    from rbd_ros.node import planner_process
+    for name in planner_process.FASTDDS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("RMW_IMPLEMENTATION", raising=False)
+    assert planner_process._child_environment()["FASTRTPS_DEFAULT_PROFILES_FILE"] == PROFILE
+    value = {"FASTDDS_BUILTIN_TRANSPORTS": "LARGE_DATA",
+             "RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}.get(variable, "/their/profile.xml")
+    monkeypatch.setenv(variable, value)
+    env = planner_process._child_environment()
+    assert env.get("FASTRTPS_DEFAULT_PROFILES_FILE") == (
+        value if variable == "FASTRTPS_DEFAULT_PROFILES_FILE" else None)

@@ -38,6 +38,13 @@ closes it (:meth:`PlannerProcess.close`) or the node's process ends in any way, 
 included (it checks the parent's pid too). A child that exits otherwise is logged, counted
 in /diagnostics (``planner_exits``, the ``planner`` entry) and started again after a
 backoff (:data:`BACKOFF`).
+
+Its answers can be large (a 1,000-point talos trajectory with derivatives: 23 MB), above the
+512 kB shared-memory segment Fast DDS gives a participant, past which Fast DDS sends UDP
+fragments and repairs lost ones in ~10 ms steps. Unless the node's environment chooses a
+Fast DDS configuration itself (:data:`FASTDDS_VARIABLES`), the child runs with the profile
+``config/fastdds_large_messages.xml`` (an 8 MB segment; README "Large requests"), found as
+installed or in this checkout (:func:`large_messages_profile`).
 """
 import mmap
 import os
@@ -248,9 +255,11 @@ class PlannerProcess:
                     self._ready = True
                 self.state = f"serving (pid {proc.pid})"
                 self._trouble = ""
+                profile = self._env.get("FASTRTPS_DEFAULT_PROFILES_FILE")
                 self._logger.info(f"the trajectory services are served by the planner "
                                   f"process, pid {proc.pid} (nice +{NICE}, {message[1]} numba "
-                                  "threads)")
+                                  "threads" + (f", Fast DDS profile {profile}" if profile
+                                               else "") + ")")
             elif message[0] == "error":
                 _, where, text = message
                 self._node.callback_failed(f"{where} (planner process)", PlannerError(text))
@@ -307,9 +316,36 @@ def _exit_text(code):
     return f"exited with status {code}"
 
 
+# what, set in the node's environment, is the user's choice of Fast DDS configuration
+FASTDDS_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE",
+                     "FASTDDS_BUILTIN_TRANSPORTS", "RMW_FASTRTPS_USE_QOS_FROM_XML")
+PROFILE_NAME = "fastdds_large_messages.xml"
+
+
+def large_messages_profile():
+    """Return the path of ``config/fastdds_large_messages.xml``, or None if not found."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    candidates = [
+        os.path.join(os.path.dirname(package), "config", PROFILE_NAME),      # a checkout
+        # <prefix>/lib/pythonX.Y/site-packages/rbd_ros: colcon's install space, a venv
+        os.path.join(package, *[os.pardir] * 4, "share", "rbd_ros", "config", PROFILE_NAME),
+        os.path.join(sys.prefix, "share", "rbd_ros", "config", PROFILE_NAME)]
+    return next((os.path.normpath(p) for p in candidates if os.path.isfile(p)), None)
+
+
 def _child_environment():
-    """Return the child's environment: the node's, with this rbd_ros first on PYTHONPATH."""
+    """
+    Return the child's environment: the node's, with this rbd_ros first on PYTHONPATH.
+
+    And the large-messages profile, unless the node's environment configures Fast DDS
+    itself or runs another RMW.
+    """
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in paths
-                                                                 if p != root]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in paths
+                                                                if p != root]))
+    fastdds = env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") == "rmw_fastrtps_cpp"
+    profile = large_messages_profile()
+    if fastdds and profile and not any(env.get(k) for k in FASTDDS_VARIABLES):
+        env["FASTRTPS_DEFAULT_PROFILES_FILE"] = profile
+    return env
