@@ -31,22 +31,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from oracle import ROBOTS, Robot, available, load_quietly, rel_err  # noqa: E402
 
 import rbd_ros  # noqa: E402
+from bench_core import NSTATES, per_call_us  # noqa: E402  (the same loop as bench_core's)
 
-NSTATES = 50
 CALLS = ("rnea", "nonlinear_effects", "gravity_torques", "crba", "minv")
-
-
-def per_call_us(fn, args_list, calls, repeats=5):
-    """Best of ``repeats`` runs of ``calls`` calls cycling through ``args_list``, in µs."""
-    rounds = max(1, calls // len(args_list))
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(rounds):
-            for args in args_list:
-                fn(*args)
-        best = min(best, (time.perf_counter() - t0) / (rounds * len(args_list)))
-    return best * 1e6
 
 
 def pinocchio_calls(robot):
