@@ -121,28 +121,29 @@ def store_lines(src, out, values):
         src.emit(f"{out}[{k}] = {x!r}" if isinstance(x, float) else f"{out}[{k}] = {x}")
 
 
-def rnea_source(model):
-    """``rnea(q, v, a, tau)``: τ = ID(q, v, a) without external forces."""
+def _rnea_at(model, acceleration, signature, summary):
+    """Return the source of RNEA with inputs q, v (and a if ``acceleration``), output tau."""
     src = Source()
-    for name, n, position in (("q", model.nq, 1), ("v", model.nv, 2), ("a", model.nv, 3)):
+    inputs = (("q", model.nq), ("v", model.nv)) + ((("a", model.nv),) if acceleration else ())
+    for position, (name, n) in enumerate(inputs, 1):
         check_lines(src, name, n, position)
-    check_lines(src, "tau", model.nv, 4, finite=False)
-    tau = rnea_passes(src, model, True, True)
+    check_lines(src, "tau", model.nv, len(inputs) + 1, finite=False)
+    tau = rnea_passes(src, model, True, acceleration)
     store_lines(src, "tau", tau)
     result_lines(src, tau)
-    return _function("rnea(q, v, a, tau)", "RNEA (RSS 2018 seed Algorithm 1), no f_ext.", src)
+    return _function(signature, summary, src)
+
+
+def rnea_source(model):
+    """``rnea(q, v, a, tau)``: τ = ID(q, v, a) without external forces."""
+    return _rnea_at(model, True, "rnea(q, v, a, tau)",
+                    "RNEA (RSS 2018 seed Algorithm 1), no f_ext.")
 
 
 def nonlinear_effects_source(model):
     """``nonlinear_effects(q, v, tau)``: RNEA at q̈ = 0."""
-    src = Source()
-    check_lines(src, "q", model.nq, 1)
-    check_lines(src, "v", model.nv, 2)
-    check_lines(src, "tau", model.nv, 3, finite=False)
-    tau = rnea_passes(src, model, True, False)
-    store_lines(src, "tau", tau)
-    result_lines(src, tau)
-    return _function("nonlinear_effects(q, v, tau)", "RNEA at q̈ = 0 (Algorithm 1).", src)
+    return _rnea_at(model, False, "nonlinear_effects(q, v, tau)",
+                    "RNEA at q̈ = 0 (Algorithm 1).")
 
 
 def gravity_torques_source(model):
