@@ -29,8 +29,8 @@ from diagnostic_msgs.msg import DiagnosticStatus  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
-from node_helpers import (BEST_EFFORT, OUTPUTS, SERVICES, Harness, joint_state,  # noqa: E402
-                          joint_vector, odometry, wait_for)
+from node_helpers import (BEST_EFFORT, OUTPUTS, SERVICES, Harness, call_service,  # noqa: E402
+                          joint_state, joint_vector, odometry, wait_for)
 
 TOL = dict(rtol=1e-9, atol=1e-9)
 ARM7 = rbd_ros.robots.path("rbd_arm7")
@@ -686,9 +686,7 @@ def call_inverse_dynamics(client, model, q, v):
     a = np.ones(len(q))
     req = SERVICES["inverse_dynamics"].Request(joint_names=list(model.joint_names),
                                                q=q.tolist(), v=v.tolist(), a=a.tolist())
-    future = client.call_async(req)
-    wait_for(future.done, what="the inverse_dynamics response")
-    resp = future.result()
+    resp = call_service(client, req, "the inverse_dynamics response")
     assert resp.success, resp.message
     np.testing.assert_allclose(resp.tau, rbd_ros.rnea(model, q, v, a), **TOL)
 

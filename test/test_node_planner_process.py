@@ -36,11 +36,10 @@ from rbd_ros.node.planner_process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
 from conftest import assert_close  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
-from node_helpers import PLANNER_SERVICES, SERVICES, probing, wait_for  # noqa: E402
+from node_helpers import (PLANNER_SERVICES, SERVICES, ParameterServices, probing,  # noqa: E402
+                          wait_for)
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.logging import LoggingSeverity  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
-from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from oracle import Robot  # noqa: E402
 from test_node import ARM7, QUADRUPED, _run_node_process, harness, xml  # noqa: E402
 from test_node_payload import set_payload  # noqa: E402
@@ -247,17 +246,13 @@ ANSWERED = "points answered in"           # the child's debug line for each answ
 
 
 def child_parameters(tester, ns):
-    """Return a parameter client of the child's node, its services up."""
-    client = AsyncParameterClient(tester, f"{ns}/rbd_dynamics_planner")
-    assert client.wait_for_services(timeout_sec=30.0), "no parameter services on the child"
-    return client
+    """Return the parameter services of the child's node."""
+    return ParameterServices(tester, f"{ns}/rbd_dynamics_planner")
 
 
-def child_use_sim_time(client):
+def child_use_sim_time(child):
     """Return the child node's use_sim_time, through its parameter service."""
-    future = client.get_parameters(["use_sim_time"])
-    wait_for(future.done, what="the child's get_parameters response")
-    return future.result().values[0].bool_value
+    return child.get(["use_sim_time"])[0].bool_value
 
 
 def debug_lines(messages):
@@ -280,11 +275,8 @@ def test_the_child_takes_use_sim_time_and_log_level_given_to_the_node(tmp_path):
         child = child_parameters(probe.node, ns)
         assert child_use_sim_time(child) is True
         # set on the node while it runs (its own executor): the child follows
-        node = AsyncParameterClient(probe.node, f"{ns}/rbd_dynamics")
-        assert node.wait_for_services(timeout_sec=30.0)
-        future = node.set_parameters([Parameter("use_sim_time", value=False)])
-        wait_for(future.done, what="the node's set_parameters response")
-        assert future.result().results[0].successful
+        node = ParameterServices(probe.node, f"{ns}/rbd_dynamics")
+        assert node.set(use_sim_time=False)[0].successful
         wait_for(lambda: child_use_sim_time(child) is False,
                  what="the child's use_sim_time to follow the node's")
         q, v, a = (np.array([model.random_configuration(k) for k in range(4)]),
