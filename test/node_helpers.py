@@ -88,17 +88,23 @@ def call_service(client, request, what, timeout=TIMEOUT, resend_after=3.0):
     """
     Send ``request`` on ``client`` (service up) until answered; return the response.
 
-    Sent again every ``resend_after`` s unanswered: Fast DDS drops a response whose client
-    reader the server has not matched yet (rmw_fastrtps waits ~100 ms for that match), which
-    on a loaded machine happens to a request sent just after ``wait_for_service``, and the
-    client waits forever (CI: a get_parameters to the planner child, unanswered for 10 s).
-    The requests sent here are idempotent; an abandoned one is withdrawn from the client.
+    Sent again when unanswered after ``resend_after`` s, then after twice as long each time:
+    Fast DDS drops a response whose client reader the server has not matched yet
+    (rmw_fastrtps waits ~100 ms for that match), which on a loaded machine happens to a
+    request sent just after ``wait_for_service``, and the client waits forever (CI: a
+    get_parameters to the planner child, unanswered for 10 s); the growing wait lets a
+    server that is merely slow answer instead of being sent the same work again and again.
+    The requests sent here leave the same state when served twice (a refusal is counted
+    twice: tests that count refusals send once); an abandoned one is withdrawn from the
+    client.
     """
     assert client.wait_for_service(timeout_sec=timeout), f"service {client.srv_name} not up"
     deadline = time.monotonic() + timeout
+    wait = resend_after
     while True:
         future = client.call_async(request)
-        next_send = min(deadline, time.monotonic() + resend_after)
+        next_send = min(deadline, time.monotonic() + wait)
+        wait *= 2
         while not future.done() and time.monotonic() < next_send:
             time.sleep(0.005)
         if future.done():
