@@ -65,7 +65,8 @@ uniform slow-down applied after TOPP-RA (1.0: none); ``timings`` {"dynamics", "t
 
 
 def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effort_scale=1.0,
-           joint_parameters=None, grid=DEFAULT_GRID, sample_period=None, velocity_substeps=1):
+           joint_parameters=None, grid=DEFAULT_GRID, sample_period=None, velocity_substeps=1,
+           max_samples=None):
     """
     Return the time-optimal :class:`Retimed` trajectory through ``waypoints`` (M, nq).
 
@@ -74,7 +75,8 @@ def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effor
     when given (inf: none). ``joint_parameters``: a ``JointParameters`` or ``Actuation``
     (armature, friction, offset; the module docstring says how friction is bounded).
     ``grid``: the number of grid points in s, or the grid itself (increasing, 0 to 1).
-    ``sample_period``: seconds between samples (None: the grid points).
+    ``sample_period``: seconds between samples (None: the grid points); ``max_samples``: the
+    most samples that may answer (default :data:`MAX_SAMPLES`).
     ``velocity_substeps``: where the velocity limits bind TOPP-RA in each grid interval (1:
     at its start, as toppra's own constraint; ``retiming_toppra.velocity_rows``).
 
@@ -97,7 +99,8 @@ def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effor
     sd = retiming_toppra.solve(path, grid_s, ps, pss, a_coef, b_coef, c_coef, friction, limits,
                                int(velocity_substeps))
     clock.append(time.perf_counter())
-    out = _samples(model, path, grid_s, sd, sample_period, act, limits)
+    out = _samples(model, path, grid_s, sd, sample_period, act, limits,
+                   MAX_SAMPLES if max_samples is None else int(max_samples))
     clock.append(time.perf_counter())
     return out._replace(timings=dict(zip(("dynamics", "toppra", "samples"),
                                          np.diff(clock))))
@@ -228,7 +231,7 @@ def _check_static(model, c, effort, grid_s, path):
                          f"beyond its effort limit {effort[j]:.6g}")
 
 
-def _samples(model, path, grid_s, sd, sample_period, act, limits):
+def _samples(model, path, grid_s, sd, sample_period, act, limits, max_samples):
     """Return the :class:`Retimed` samples of the timing ṡ (N,) on the grid (module docstring)."""
     ds = np.diff(grid_s)
     u = (sd[1:] ** 2 - sd[:-1] ** 2) / (2.0 * ds)
@@ -245,9 +248,9 @@ def _samples(model, path, grid_s, sd, sample_period, act, limits):
             raise ValueError(f"sample_period must be a positive number of seconds, got "
                              f"{sample_period!r}")
         count = int(np.floor(ts[-1] / period)) + 2
-        if count > MAX_SAMPLES:
+        if count > max_samples:
             raise ValueError(f"{ts[-1]:.6g} s at {period:g} s per sample would be {count} "
-                             f"samples: at most {MAX_SAMPLES}")
+                             f"samples: at most {max_samples}")
         t = np.arange(count - 1) * period
         t = np.append(t[t < ts[-1]], ts[-1])
         i = np.clip(np.searchsorted(ts, t, side="right") - 1, 0, len(u) - 1)
