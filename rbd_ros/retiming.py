@@ -96,8 +96,11 @@ def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effor
     clock.append(time.perf_counter())
     from . import retiming_toppra      # imports toppra (and matplotlib): here, not at start
     friction = retiming_toppra.friction_bound(act, ps, limits.velocity)
-    sd = retiming_toppra.solve(path, grid_s, ps, pss, a_coef, b_coef, c_coef, friction, limits,
-                               int(velocity_substeps))
+    try:
+        sd = retiming_toppra.solve(path, grid_s, ps, pss, a_coef, b_coef, c_coef, friction,
+                                   limits, int(velocity_substeps))
+    except retiming_toppra.NoTiming as exc:
+        raise ValueError(f"{exc} (stuck {_where(path, grid_s[exc.stage])})") from None
     clock.append(time.perf_counter())
     out = _samples(model, path, grid_s, sd, sample_period, act, limits,
                    MAX_SAMPLES if max_samples is None else int(max_samples))

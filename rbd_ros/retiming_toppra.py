@@ -8,9 +8,10 @@ evaluated on the whole grid (:class:`CanonicalConstraint`), so its
 from one ``rnea_batch`` call (``retiming.path_dynamics``).
 """
 import numpy as np
-import toppra.algorithm
+from toppra.constants import MAX_TRIES, SMALL, TINY
 from toppra.constraint import (DiscretizationType, LinearConstraint,
                                canlinear_colloc_to_interpolate)
+from toppra.solverwrapper.cy_seidel_solverwrapper import seidelWrapper
 
 JVEL_MAXSD = 1e8       # toppra's cap on ṡ from a velocity limit (toppra.constants)
 
@@ -99,8 +100,7 @@ def solve(path, grid_s, ps, pss, a, b, c, friction, limits, substeps=1):
     Return ṡ (N,) at the grid points, rest to rest: TOPP-RA (seidel) under the limits.
 
     ``limits``: ``retiming.Limits``; ``friction``: :func:`friction_bound` or None;
-    ``substeps``: :func:`velocity_rows`'s. ValueError
-    when TOPP-RA finds no timing.
+    ``substeps``: :func:`velocity_rows`'s. :class:`NoTiming` when TOPP-RA finds no timing.
     """
     blocks = []                     # (a, b, c, limit) column blocks of the canonical rows
     effort = np.isfinite(limits.effort)
@@ -118,11 +118,62 @@ def solve(path, grid_s, ps, pss, a, b, c, friction, limits, substeps=1):
         constraints.append(box(*(np.hstack(x) for x in zip(*blocks))))
     if np.isfinite(limits.velocity).any():
         constraints.append(velocity_rows(path, grid_s, limits.velocity, substeps))
-    algorithm = toppra.algorithm.TOPPRA(constraints, path, gridpoints=grid_s,
-                                        solver_wrapper="seidel")
-    _, sd, _ = algorithm.compute_parameterization(0.0, 0.0)
-    if sd is None or not np.all(np.isfinite(sd)):
-        raise ValueError("TOPP-RA found no timing of this path within the limits "
-                         f"({algorithm.problem_data.return_code.value}): friction or "
-                         "gravity leaves no torque to move somewhere on it")
-    return np.maximum(sd, 0.0)
+    solver = seidelWrapper(constraints, path, grid_s, solve_lp1d=True)
+    return reachability(solver, np.diff(grid_s))
+
+
+def reachability(solver, deltas):
+    """
+    Return ṡ (N+1,) rest to rest: TOPP-RA's two passes over toppra's stage-wise LP ``solver``.
+
+    The passes of toppra's ``ReachabilityAlgorithm.compute_parameterization`` (T-RO 2018,
+    Alg. 1: controllable sets backward, then the greedy forward pass), with its numerical
+    safeguards (x_{i+1} shrunk by TINY or 0.01 %, a failed stage retried with x_i 0.1 %
+    lower), written as a plain loop: toppra's own runs 20-25 ms of Python around 1,500
+    LPs of 2 µs each on a 500-point grid (``bench/bench_retime.py``). ValueError naming the
+    stage where no timing exists.
+    """
+    n = len(deltas)
+    solve = solver.solve_stagewise_optim
+    nan = np.nan
+    up = np.zeros(solver.get_no_vars())
+    up[0], up[1] = 1e-9, -1.0
+    down = -up
+    K = np.zeros((n + 1, 2))
+    for i in range(n - 1, -1, -1):
+        lo, hi = K[i + 1]
+        x_hi = solve(i, None, up, nan, nan, lo, hi)[1]
+        x_lo = solve(i, None, down, nan, nan, lo, hi)[1]
+        if not (x_hi == x_hi and x_lo == x_lo):           # NaN: no controllable state
+            raise NoTiming(i)
+        K[i, 0], K[i, 1] = max(x_lo, 0.0), x_hi
+    if K[0, 0] > SMALL:
+        raise NoTiming(0)
+    xs = np.zeros(n + 1)
+    forward = np.zeros(solver.get_no_vars())
+    forward[1] = -1.0
+    i = tries = 0
+    while i < n:
+        forward[0] = -2.0 * deltas[i]
+        u = solve(i, None, forward, xs[i], xs[i], K[i + 1, 0], K[i + 1, 1])[0]
+        if u != u:
+            if tries == MAX_TRIES:
+                raise NoTiming(i)
+            xs[i] = max(xs[i] - TINY, 0.999 * xs[i])
+            tries += 1
+            continue
+        tries = 0
+        x_next = xs[i] + 2.0 * deltas[i] * u
+        x_next = max(x_next - TINY, 0.9999 * x_next)
+        xs[i + 1] = min(K[i + 1, 1], max(K[i + 1, 0], x_next))
+        i += 1
+    return np.sqrt(np.maximum(xs, 0.0))
+
+
+class NoTiming(ValueError):
+    """TOPP-RA found no timing: ``stage``, the grid interval where it failed."""
+
+    def __init__(self, stage):
+        super().__init__("TOPP-RA found no timing of this path within the limits: friction "
+                         "or gravity leaves no torque to move on it")
+        self.stage = stage
