@@ -92,6 +92,33 @@ def test_retime_trajectory_against_pinocchio(harness, pin):
     assert all(resp.binding_joint[k] in names and resp.binding_ratio[k] >= 0.99 for k in bound)
 
 
+def test_retime_trajectory_payload_and_joint_parameters(harness, pin, tmp_path):
+    """The node's payload (~/set_payload) and joint parameters are in the answer's τ."""
+    from test_node_joint_parameters import EPS, parameters, write_file
+    from test_node_payload import set_payload
+    robot = get_robot("arm7")
+    m = robot.model
+    values = parameters(m, 3)
+    h = harness(dict(robot_description=robot.xml, planner_process=True,
+                     joint_parameters_file=write_file(tmp_path / "p.json", m, values)))
+    link, mass, com = m.body_names[-1], 1.5, np.array([0.0, 0.02, 0.06])
+    assert set_payload(h, link, mass, com).success
+    w = waypoints(m, 6, 16)
+    req = Request(trajectory=path_message(m.joint_names, w), effort_scale=0.6,
+                  sample_period=0.01)
+    resp = h.call("retime_trajectory", req)
+    assert resp.success, resp.message
+    _, q, v, a, tau = answer(resp, m.joint_names)
+    pm = pin.Model(robot.pm)
+    jid = robot.body_joint[m.nbodies - 1]
+    pm.inertias[jid] = pm.inertias[jid] + pin.Inertia(mass, com, np.zeros((3, 3)))
+    ref = (pin_effort(robot, pm, q, v, a) + values["armature"] * a + values["viscous"] * v
+           + values["coulomb"] * np.tanh(v / EPS) + values["offset"])
+    assert np.max(np.abs(tau - ref)) <= 1e-8 * np.max(np.abs(ref))
+    assert np.all(np.abs(ref) <= 0.6 * m.effort_limit * (1 + 1e-6))
+    assert "effort" in resp.binding_limit
+
+
 def test_retime_trajectory_mimic_followers(harness):
     xml = hand_urdf(PAIR, seed=2, name="pair").replace('effort="10"', 'effort="200"')
     h = harness(dict(robot_description=xml, planner_process=True))
