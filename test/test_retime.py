@@ -219,3 +219,25 @@ def test_refusals():
     floating = get_robot("quadruped").model
     with pytest.raises(ValueError, match="floating"):
         rbd_ros.retime(floating, np.tile(floating.neutral(), (2, 1)))
+
+
+def test_velocity_between_grid_points():
+    """velocity_substeps: ṡ² linear on an interval kept below the velocity bound inside it."""
+    robot = get_robot("arm7")
+    m = robot.model
+    w = waypoints(m, 20, 0)
+    grid = np.linspace(0, 1, 200)
+    plain = rbd_ros.retime(m, w, grid=grid)
+    inside = rbd_ros.retime(m, w, grid=grid, velocity_substeps=8)
+    assert inside.duration >= plain.duration
+    fine = np.linspace(0, 1, 8 * 199 + 1)
+
+    def peak(r):
+        """max |v| / limit at 8 points per interval, ṡ² linear in s between grid points."""
+        ps = spline(w)(r.s, 1)
+        sd2 = np.interp(fine, r.s, (np.sum(r.v * ps, axis=1) / np.sum(ps * ps, axis=1)) ** 2)
+        return np.max(np.abs(spline(w)(fine, 1)) * np.sqrt(sd2)[:, None] / m.velocity_limit)
+    assert peak(inside) <= 1 + 1e-6
+    assert peak(plain) > 1.001            # toppra's grid-point bound, exceeded in between
+    print(f"\nvelocity_substeps 8: {inside.duration:.4f} s, peak {peak(inside):.6f}; "
+          f"1: {plain.duration:.4f} s, peak {peak(plain):.6f}")
