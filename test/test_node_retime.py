@@ -197,3 +197,18 @@ def test_bad_retime_requests(harness):
     req.trajectory.points = [req.trajectory.points[k % 4]
                              for k in range(trajectories.MAX_POINTS + 1)]
     refused(req, "at most")
+
+
+def test_retime_trajectory_in_the_node_process(harness):
+    """planner_process false: the worker thread serves it, with the same answer as the core."""
+    robot = get_robot("arm7")
+    m = robot.model
+    h = harness(dict(robot_description=robot.xml))          # the harness's default: a thread
+    w = waypoints(m, 5, 17)
+    resp = h.call("retime_trajectory", Request(trajectory=path_message(m.joint_names, w),
+                                               effort_scale=0.5, sample_period=0.02))
+    assert resp.success, resp.message
+    core = rbd_ros.retime(m, w, effort_scale=0.5, sample_period=0.02)
+    _, q, v, a, tau = answer(resp, m.joint_names)
+    assert resp.duration == pytest.approx(core.duration, rel=1e-12)
+    assert np.array_equal(tau, core.tau) and np.array_equal(q, core.q)
