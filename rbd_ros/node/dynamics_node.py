@@ -21,7 +21,8 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
        /diagnostics       diagnostic_msgs/DiagnosticArray: tick latency, counts
 Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
   ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
-  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, served by a child process
+  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, ~/retime_trajectory
+  (``retime_service``), served by a child process
   (``planner_process``; parameter planner_process false: a thread); ~/set_payload
   (``payload``).
 

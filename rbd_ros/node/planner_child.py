@@ -1,5 +1,5 @@
 """
-The planner services' process: ``~/trajectory_torques`` and ``~/trajectory_forward``.
+The planner services' process: ``~/trajectory_torques``, ``~/trajectory_forward`` and more.
 
 Started by the dynamics node (``planner_process``, which documents the arrangement) as
 ``python -m rbd_ros.node.planner_child``, never by hand. It runs an rclpy context and node
@@ -86,6 +86,7 @@ def _planner_node(args, conn, shared):
     from rbd_ros_interfaces import srv as rbd_srv
     from .reporting import one_line
     from .services import _guarded
+    from .retime_service import retime_trajectory
     from .trajectories import trajectory_forward, trajectory_torques
 
     class PlannerNode(Node):
@@ -100,7 +101,8 @@ def _planner_node(args, conn, shared):
             self.parent_gone = False
             for name, srv_type, handler in (
                     ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
-                    ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
+                    ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
+                    ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory)):
                 self.create_service(srv_type, getattr(args, name),
                                     self._current(name, _guarded(self, name, handler)))
 
@@ -193,6 +195,10 @@ def _warm_up(model):
         rbd_ros.aba_derivatives_batch(model, q, z, z, data=data)
         rollout.rollout(model, q[0], z[0], z, 0.001, rollout.EULER, True, data=data)
     except ValueError:
+        pass
+    try:                   # toppra's import (matplotlib's pyplot with it): a second or more
+        from rbd_ros import retiming_toppra  # noqa: F401
+    except ImportError:    # the request will say so
         pass
 
 

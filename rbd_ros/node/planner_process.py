@@ -6,9 +6,9 @@ later serializes its answer) in C code that holds the GIL, on the thread that sp
 5-6 ms; no thread of the node's process can avoid that (``planner_worker`` moves only the
 computation off the executor's thread). A process can: the node starts ``planner_child``
 (``python -m rbd_ros.node.planner_child``), whose own rclpy context and node
-(``<node>_planner``, the node's namespace and ROS domain) create ``~/trajectory_torques``
-and ``~/trajectory_forward`` under the node's names (resolved by the node, its remappings
-applied): clients see no change.
+(``<node>_planner``, the node's namespace and ROS domain) create ``~/trajectory_torques``,
+``~/trajectory_forward`` and ``~/retime_trajectory`` under the node's names (resolved by the
+node, its remappings applied): clients see no change.
 
 What the node sends it:
 
@@ -65,7 +65,7 @@ STABLE = 60.0              # s: a child that ran this long restarts after BACKOF
 CLOSE_TIMEOUT = 3.0        # s: a closed child's time to leave before SIGKILL
 SETTINGS_POLL = 1.0        # s: between reads of the node's log levels
 VERSION = struct.Struct("<q")
-SERVICES = ("trajectory_torques", "trajectory_forward")
+SERVICES = ("trajectory_torques", "trajectory_forward", "retime_trajectory")
 
 
 class PlannerRobot:
