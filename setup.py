@@ -47,7 +47,7 @@ setup(
                       # rbd_replay over many bags: Dask's LocalCluster or an existing cluster
                       "dask>=2024.1", "distributed>=2024.1",
                       # rbd_ros.retime: TOPP-RA, time-optimal timing under torque limits
-                      "toppra>=0.6"],
+                      "toppra>=0.6.10,<0.7"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
