@@ -29,6 +29,8 @@ from types import SimpleNamespace
 
 import rbd_ros
 from .. import outputs as table
+from ..text_files import read_text
+from ..urdf_limits import DEFAULT_LIMITS
 from . import bag_io, dynamics, estimation, fleet, fleet_inputs, report, staging, writing
 from . import identify as identification
 from .bag_io import ReplayError
@@ -67,10 +69,10 @@ def _read_urdf(urdf):
     if not os.path.exists(urdf):
         raise ReplayError(f"--urdf {excerpt(urdf)}: no such file (nor URDF XML)")
     try:
-        return Path(urdf).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_text(urdf, DEFAULT_LIMITS.max_bytes)
+    except ValueError as exc:
         raise ReplayError(f"--urdf {excerpt(urdf)}: cannot read it as a URDF file: "
-                          f"{shorten(getattr(exc, 'strerror', None) or exc, 120)}") from None
+                          f"{shorten(exc, 120)}") from None
 
 
 def replay(bag, output=None, *, topic="/joint_states", urdf=None,
