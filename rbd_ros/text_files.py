@@ -54,7 +54,7 @@ def read_bytes(path, limit):
             raise ValueError(why)
         with os.fdopen(fd, "rb") as f:
             fd = None
-            data = f.read(limit + 1)
+            data = _read_at_most(f, limit + 1, st.st_size)
     except OSError as exc:
         raise ValueError(f"cannot read it ({exc.strerror or type(exc).__name__})") from None
     finally:
@@ -63,6 +63,19 @@ def read_bytes(path, limit):
     if len(data) > limit:                         # it grew since fstat
         raise ValueError(_size_problem(len(data), limit))
     return data
+
+
+def _read_at_most(f, most, size):
+    """Read up to ``most`` bytes of ``f``, whose size was ``size``: no buffer of ``most``."""
+    parts = [f.read(min(most, size + 1))]
+    n = len(parts[0])
+    while n > size and n < most:              # it grew since fstat: read on, in chunks
+        part = f.read(min(most - n, 1 << 20))
+        if not part:
+            break
+        parts.append(part)
+        n += len(part)
+    return b"".join(parts)
 
 
 def read_text(path, limit):
