@@ -38,7 +38,7 @@ __all__ = ["harness"]
 
 
 def chain(dofs, links=None, comment=0):
-    """A URDF of a serial chain of ``dofs`` revolute joints (+ fixed links up to ``links``)."""
+    """Return a URDF chain of ``dofs`` revolute joints (+ fixed links up to ``links``)."""
     inertial = ('<inertial><mass value="1"/><origin xyz="0 0 0.05"/><inertia ixx="0.01" '
                 'iyy="0.01" izz="0.005" ixy="0" ixz="0" iyz="0"/></inertial>')
     parts = [f'<robot name="chain{dofs}"><link name="l0"/>']

@@ -47,7 +47,7 @@ def fifo(tmp_path):
 
 @pytest.fixture
 def huge(tmp_path):
-    """A sparse file of 4 GiB (no disk used): refused by its size, not read."""
+    """Give a sparse file of 4 GiB (no disk used): refused by its size, not read."""
     path = tmp_path / "huge.json"
     with open(path, "wb") as f:
         f.truncate(4 << 30)
