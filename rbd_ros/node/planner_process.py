@@ -35,7 +35,8 @@ the background (its imports take a second or two of its own CPU; the node's firs
 does not wait for them), in a session of its own (a terminal's Ctrl-C is the node's to
 handle: the node then closes it), and leaves when its socket closes, that is when the node
 closes it (:meth:`PlannerProcess.close`) or the node's process ends in any way, SIGKILL
-included (it checks the parent's pid too). A child that exits otherwise is logged, counted
+included, within 1.5 s whatever it is doing (``planner_child.ParentWatch``: a thread that
+watches the socket and the parent's pid). A child that exits otherwise is logged, counted
 in /diagnostics (``planner_exits``, the ``planner`` entry) and started again after a
 backoff (:data:`BACKOFF`).
 
