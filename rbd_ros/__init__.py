@@ -28,9 +28,11 @@ from .retiming import Retimed, retime
 from . import specialized
 from .specialized import specialize
 from .urdf import URDFError, load_model
+from .urdf_limits import DescriptionLimits, DescriptionTooLarge
 
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
-           "body_regressor", "compute_all", "crba", "Data", "Dynamics", "gravity_torques",
+           "body_regressor", "compute_all", "crba", "Data", "DescriptionLimits",
+           "DescriptionTooLarge", "Dynamics", "gravity_torques",
            "identification", "identify_least_squares", "identify_physically_consistent",
            "inertia", "integrate", "inverse_and_forward_dynamics", "is_physically_consistent",
            "joint_torque_regressor", "joint_torque_regressor_batch", "load_model",

@@ -167,12 +167,16 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
                             self._publish_diagnostics)
 
+    # set by spin_node when the process ends with the node: its planner child is not waited
+    # for (it leaves by itself, within a second and a half), so Ctrl-C ends the node at once
+    process_ending = False
+
     def destroy_node(self):
         """Stop the planner services' process or worker thread, then destroy the node."""
-        for planner in (getattr(self, "_planner", None),
-                        getattr(self, "_planner_process", None)):
-            if planner is not None:
-                planner.close()
+        if getattr(self, "_planner", None) is not None:
+            self._planner.close()
+        if getattr(self, "_planner_process", None) is not None:
+            self._planner_process.close(wait=not self.process_ending)
         return super().destroy_node()
 
     def _set_robot(self, robot):

@@ -35,7 +35,8 @@ the background (its imports take a second or two of its own CPU; the node's firs
 does not wait for them), in a session of its own (a terminal's Ctrl-C is the node's to
 handle: the node then closes it), and leaves when its socket closes, that is when the node
 closes it (:meth:`PlannerProcess.close`) or the node's process ends in any way, SIGKILL
-included (it checks the parent's pid too). A child that exits otherwise is logged, counted
+included, within 1.5 s whatever it is doing (``planner_child.ParentWatch``: a thread that
+watches the socket and the parent's pid). A child that exits otherwise is logged, counted
 in /diagnostics (``planner_exits``, the ``planner`` entry) and started again after a
 backoff (:data:`BACKOFF`).
 
@@ -63,6 +64,7 @@ NICE = 10                  # added to the node's niceness for the child
 BACKOFF = (0.5, 30.0)      # s: first restart delay, doubled per quick exit up to the second
 STABLE = 60.0              # s: a child that ran this long restarts after BACKOFF[0] again
 CLOSE_TIMEOUT = 3.0        # s: a closed child's time to leave before SIGKILL
+EXIT_WAIT = 0.3            # s: the most a node whose process ends waits for its child
 SETTINGS_POLL = 1.0        # s: between reads of the node's log levels
 VERSION = struct.Struct("<q")
 SERVICES = ("trajectory_torques", "trajectory_forward", "retime_trajectory")
@@ -153,8 +155,14 @@ class PlannerProcess:
         """Say why the planner services are not served now ("" when they are or first start)."""
         return self._trouble
 
-    def close(self):
-        """Stop the child (and restarts): it leaves the graph; SIGKILL after CLOSE_TIMEOUT."""
+    def close(self, wait=True):
+        """
+        Stop the child (and restarts): it leaves the graph; SIGKILL after CLOSE_TIMEOUT.
+
+        ``wait`` False (the node's process is ending): the child is told and given
+        :data:`EXIT_WAIT`, not waited for: it leaves by itself within its watchdog's
+        ``GRACE`` + ``CLEAN_UP`` (``planner_child.ParentWatch``), whatever it is doing.
+        """
         with self._lock:
             self._closing.set()
             proc = self._proc
@@ -170,8 +178,10 @@ class PlannerProcess:
         self._wake.set()
         if proc is not None and proc.poll() is None:
             try:
-                proc.wait(timeout=CLOSE_TIMEOUT)
+                proc.wait(timeout=CLOSE_TIMEOUT if wait else EXIT_WAIT)
             except subprocess.TimeoutExpired:
+                if not wait:
+                    return                        # its watchdog ends it
                 proc.kill()
                 proc.wait()
         for thread in self._threads:
