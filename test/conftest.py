@@ -12,7 +12,10 @@ The suite has two layers:
 
 A missing Pinocchio or example-robot-data skips the tests that need it, except when the
 environment variable ``CI`` is ``true``: there it fails them, since a skipped oracle test in
-CI is no coverage.
+CI is no coverage. The same holds for every skip (issue 28): under ``CI=true`` a skipped
+test, or a module skipped at collection (``pytest.importorskip("rclpy")`` without ROS, the
+ROS command-line tools missing), fails the run unless ``CI_ALLOWED_SKIPS`` lists it with its
+reason. Without ``CI`` they skip, so ``pytest test/`` runs what it can without ROS.
 """
 import functools
 import importlib
@@ -31,6 +34,12 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 """True where a missing test dependency must fail the tests that need it (CI=true)."""
 
 SEEDS = (0, 1, 2, 3, 4)
+
+CI_ALLOWED_SKIPS = {
+    # "test_file.py" (the whole module) or "test_file.py::test_name" (every parametrization
+    # of it): the reason that test may skip in CI. Keep it empty: a skip in CI is no coverage.
+}
+"""The skips CI (CI=true) accepts, with their reasons; any other skip there fails the run."""
 
 
 def missing(what):
@@ -121,6 +130,39 @@ def pytest_configure(config):
     # the markers of ament_lint's pytest tests, which test_flake8 and test_pep257 mirror
     for marker in ("linter", "flake8", "pep257"):
         config.addinivalue_line("markers", f"{marker}: a linter test, as ament_lint's")
+
+
+def _allowed_in_ci(nodeid):
+    """Tell whether ``CI_ALLOWED_SKIPS`` lists the test or module ``nodeid``."""
+    path, sep, rest = nodeid.partition("::")
+    key = os.path.basename(path) + sep + rest
+    return any(key == entry or key.startswith((entry + "::", entry + "["))
+               for entry in CI_ALLOWED_SKIPS)
+
+
+def _fail_a_skip_in_ci(report):
+    """Turn the skipped ``report`` into a failure, in CI, unless the skip is allowed."""
+    if not (IN_CI and report.skipped) or hasattr(report, "wasxfail") \
+            or _allowed_in_ci(report.nodeid):
+        return
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) and len(longrepr) == 3 else longrepr
+    report.outcome = "failed"
+    report.longrepr = (f"skipped under CI=true ({reason}): in CI every test runs; install "
+                       f"what it needs, or list it in conftest.CI_ALLOWED_SKIPS with the reason")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    _fail_a_skip_in_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # a module-level pytest.importorskip / pytest.skip skips the whole module at collection
+    outcome = yield
+    _fail_a_skip_in_ci(outcome.get_result())
 
 
 def pytest_collection_modifyitems(config, items):
