@@ -20,6 +20,7 @@ reason. Without ``CI`` they skip, so ``pytest test/`` runs what it can without R
 import functools
 import importlib
 import os
+import random
 import sys
 
 import pytest
@@ -40,6 +41,16 @@ CI_ALLOWED_SKIPS = {
     # of it): the reason that test may skip in CI. Keep it empty: a skip in CI is no coverage.
 }
 """The skips CI (CI=true) accepts, with their reasons; any other skip there fails the run."""
+
+
+def ros_domain_id():
+    """
+    Return this test process's ROS_DOMAIN_ID (a string), drawn from 101-200 unless set.
+
+    The node tests set it likewise at import, before rclpy starts; a test that starts ROS
+    processes gives them this one, so parallel runs (each its own domain) do not mix.
+    """
+    return os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
 
 
 def missing(what):
