@@ -22,6 +22,7 @@ import importlib
 import os
 import random
 import sys
+import threading
 
 import pytest
 
@@ -41,6 +42,34 @@ CI_ALLOWED_SKIPS = {
     # of it): the reason that test may skip in CI. Keep it empty: a skip in CI is no coverage.
 }
 """The skips CI (CI=true) accepts, with their reasons; any other skip there fails the run."""
+
+
+def run_threads(work, n):
+    """
+    Run ``work(k)`` for k in range(n) on n threads started together; return their results.
+
+    An exception in a worker is raised here (the first, saying how many raised): a bare
+    ``threading.Thread`` would only print it as a warning, and the test would pass.
+    """
+    results, errors = [None] * n, []
+    barrier = threading.Barrier(n)
+
+    def run(k):
+        try:
+            barrier.wait(timeout=60)
+            results[k] = work(k)
+        except BaseException as exc:     # noqa: B902 -- every failure goes to the test
+            errors.append((k, exc))
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        k, exc = errors[0]
+        raise AssertionError(f"{len(errors)} of {n} threads raised; thread {k}: "
+                             f"{exc!r}") from exc
+    return results
 
 
 def ros_domain_id():
