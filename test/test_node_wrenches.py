@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip("rclpy")
+pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("geometry_msgs")
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
