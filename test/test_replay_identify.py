@@ -180,7 +180,8 @@ def test_replay_identify_lowers_the_error(tmp_path, method, capsys):
     assert np.abs(q_true - q).max() < 6 * mk.NOISE["position"]      # that bag
     tau_true = rbd_ros.rnea_batch(mk.true_model(model, seed=1), q_true, v_true, a_true)
     err_true = rbd_ros.rnea_batch(identified, q_true, v_true, a_true) - tau_true
-    Y = rbd_ros.joint_torque_regressor_batch(model, q_true, v_true, a_true).reshape(len(t) * model.nv, -1)
+    Y = rbd_ros.joint_torque_regressor_batch(model, q_true, v_true, a_true)
+    Y = Y.reshape(len(t) * model.nv, -1)
     allowed = 3 * mk.NOISE["effort"] * np.sqrt(np.linalg.matrix_rank(Y) / Y.shape[0])
     nominal = np.sqrt(np.mean((rbd_ros.rnea_batch(model, q_true, v_true, a_true) - tau_true) ** 2))
     assert np.sqrt(np.mean(err_true ** 2)) < allowed < 0.05 * nominal, \
