@@ -148,7 +148,7 @@ def perturbed(model, rng, scale=0.1):
 
 
 def regressor(model, q, v, a):
-    """The stacked joint torque regressor Y (N·nv, 10·nbodies): τ = Y θ."""
+    """Return the stacked joint torque regressor Y (N·nv, 10·nbodies): τ = Y θ."""
     return rbd_ros.joint_torque_regressor_batch(model, q, v, a).reshape(-1, 10 * model.nbodies)
 
 
@@ -165,7 +165,7 @@ def identifiable_basis(model, seed=99, n=200):
 
 def expected_prediction_rms(model, fit_states, new_states, noise):
     """
-    The rms error on ``new_states``' torques of a least-squares θ fitted to ``fit_states``.
+    Return the rms error on ``new_states``' torques of a least-squares θ fit to ``fit_states``.
 
     With torque noise of deviation ``noise``: σ √mean diag(Y₂ (YᵀY)⁺ Y₂ᵀ) (the truth's
     identifiable part is all torques show, so a calibrated fit errs by that much).
