@@ -85,7 +85,7 @@ class MomentumObserver:
         data = Data(model)          # its own workspace: no call races it
         self._scratch = (model.packed, _coupling_table(model), data.body, data.dof,
                          data.body_matrix, data.full_q, data.full_v, data.full_matrices)
-        self.state = np.zeros(3 + 4 * model.nv)
+        self.state = np.zeros(3 + 5 * model.nv)
         self._v = np.zeros(5 * model.nv)
         self._matrices = np.empty((2, model.nv, model.nv))
         self._one = (np.empty((1, model.nv)), np.zeros(1, np.int64), np.zeros(1, np.int64))
@@ -112,11 +112,13 @@ class MomentumObserver:
         """
         r, restarted, status = self._one
         fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
-        arrays = (np.array([t], np.float64), _row(q, "q"), _row(v, "v"), _row(tau, "tau"))
+        stamp = _checks.matrix([t], "t", 1)
+        arrays = (stamp, _row(q, "q"), _row(v, "v"), _row(tau, "tau"))
         self._run(*arrays, fext, r, restarted, status)
         if status[0]:
+            values = tuple(x[0] for x in arrays[1:]) + (fext[0], stamp)
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
-                                      (arrays[1][0], arrays[2][0], arrays[3][0], fext[0], t))
+                                      values)
         self.restarted = bool(restarted[0])
         return r[0].copy()
 
@@ -144,11 +146,11 @@ class MomentumObserver:
             bad = next(k for k, (x, n) in enumerate(((q, nq), (v, nv), (tau, nv)))
                        if x.shape[1] != n)
             status[:] = (bad + 1) * 4 + 1
-            r[:] = self.state[3 + 3 * nv:]
+            r[:] = self.state[3 + 3 * nv:3 + 4 * nv]
             return
         if fext.shape[1] not in (0, self.model.nbodies) or fext.shape[2] != 6:
             status[:] = 4 * 4 + 1
-            r[:] = self.state[3 + 3 * nv:]
+            r[:] = self.state[3 + 3 * nv:3 + 4 * nv]
             return
         momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
                                  self._v, t, q, v, tau, fext, self._matrices, r, restarted,

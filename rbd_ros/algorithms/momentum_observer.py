@@ -18,18 +18,20 @@ over the step of the quadratic through (t_{k-2}, u_{k-2}), (t_{k-1}, u_{k-1}), (
     U_k = w₂ u_{k-2} + w₁ u_{k-1} + w₀ u_k,   w₂ = −h³ / (6 h' (h' + h)),
     w₁ = h/2 + h² / (6 h'),   w₀ = (h²/3 + h' h / 2) / (h' + h)
 
-((−1, 8, 5) h/12 at a steady rate; third order, where the trapezoid left 1e-5 N·m at 1 kHz
-on a moving arm; the trapezoid on the first step after a start). With ṡ held at Δs_k / h
-over the step the filter ṙ = K (ṡ − r) is solved exactly:
+((−1, 8, 5) h/12 at a steady rate: third order, where the trapezoid left 1e-5 N·m at 1 kHz
+on a moving arm). With ṡ held at Δs_k / h over the step the filter ṙ = K (ṡ − r) is solved
+exactly:
 
     r_k = e^{−K h} r_{k-1} + (1 − e^{−K h}) Δs_k / h,
 
 stable for any h. A sample whose stamp is not after the last one, or comes more than
-``max_gap`` after it, or the first one, (re)starts the observer: p(0) = p_k, r_k = 0.
-A sample with a bad input is skipped (its status set, the state unchanged).
+``max_gap`` after it, or the first one, (re)starts the observer: p(0) = p_k, r_k = 0; the
+next sample is stored (r = 0) and the one after integrates both intervals at once
+(``observer_step``). A sample with a bad input is skipped (its status set, the state
+unchanged).
 
-State (one row, 3 + 4 nv): [started (0, 1: one sample, 2: two or more), t_{k-1}, h',
-p_{k-1}, u_{k-1}, u_{k-2}, r_{k-1} (nv each)].
+State (3 + 5 nv): [started (0; 1, 1.5: one, two samples; 2), t_{k-1}, h', p_{k-1},
+u_{k-1}, u_{k-2}, r_{k-1}, p_{k-2} (nv each)].
 """
 import math
 
@@ -105,30 +107,54 @@ def momentum_observer_kernel(packed, table, ws, dws, bws, qf, VF, MF, joint, eps
 
 
 @helper
+def last_interval_weights(h1, h):
+    """(w₂, w₁, w₀): ∫ over [t_{k-1}, t_k] of the quadratic through the last three samples."""
+    return (-h * h * h / (6.0 * h1 * (h1 + h)), 0.5 * h + h * h / (6.0 * h1),
+            (h * h / 3.0 + 0.5 * h1 * h) / (h1 + h))
+
+
+@helper
 def observer_step(state, epsilon_gain_gap, h, p, u, nv, max_gap):
-    """Advance the state by a step of h (s) to (p, u); return 1 if it (re)started it."""
+    """
+    Advance the state by a step of h (s) to (p, u); return 1 if it (re)started it.
+
+    The second sample after a start is only stored (r stays 0): the third integrates both
+    intervals with the quadratic through the three (the first interval's weights are the
+    last interval's with time reversed) and holds ṡ over both, so no step is integrated by
+    a lower order.
+    """
     started = state[S_STARTED]
     restart = started == 0.0 or not (h > 0.0) or h > max_gap
+    R, P2 = S_REST + 3 * nv, S_REST + 4 * nv
     if restart:
         state[S_STARTED] = 1.0
         for k in range(nv):
-            state[S_REST + 3 * nv + k] = 0.0
-    else:
-        w2, w1, w0 = 0.0, 0.5 * h, 0.5 * h               # the trapezoid
-        h1 = state[S_STEP]
-        if started > 1.0:                               # the quadratic through three
-            w2 = -h * h * h / (6.0 * h1 * (h1 + h))
-            w1 = 0.5 * h + h * h / (6.0 * h1)
-            w0 = (h * h / 3.0 + 0.5 * h1 * h) / (h1 + h)
+            state[R + k] = 0.0
+    elif started == 2.0:
+        w2, w1, w0 = last_interval_weights(state[S_STEP], h)
         for k in range(nv):
             ds = (p[k] - state[S_REST + k] - w0 * u[k] - w1 * state[S_REST + nv + k]
                   - w2 * state[S_REST + 2 * nv + k])
             decay = math.exp(-epsilon_gain_gap[2 + k] * h)
-            state[S_REST + 3 * nv + k] = (decay * state[S_REST + 3 * nv + k]
-                                          + (1.0 - decay) * ds / h)
+            state[R + k] = decay * state[R + k] + (1.0 - decay) * ds / h
+    elif started == 1.5:                                # the first two intervals at once
+        h1 = state[S_STEP]
+        w2, w1, w0 = last_interval_weights(h1, h)
+        # the first interval, [t_{k-2}, t_{k-1}]: time reversed, t_k is the far node
+        far, shared, near = last_interval_weights(h, h1)
+        span = h1 + h
+        for k in range(nv):
+            ds = (p[k] - state[P2 + k] - (w0 + far) * u[k]
+                  - (w1 + shared) * state[S_REST + nv + k]
+                  - (w2 + near) * state[S_REST + 2 * nv + k])
+            state[R + k] = (1.0 - math.exp(-epsilon_gain_gap[2 + k] * span)) * ds / span
         state[S_STARTED] = 2.0
+    else:
+        state[S_STARTED] = 1.5
+    if not restart:
         state[S_STEP] = h
     for k in range(nv):
+        state[P2 + k] = state[S_REST + k]
         state[S_REST + k] = p[k]
         state[S_REST + 2 * nv + k] = state[S_REST + nv + k]
         state[S_REST + nv + k] = u[k]
