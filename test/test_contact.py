@@ -1,6 +1,8 @@
 """
-The momentum observer, collision isolation and the contact wrench on robots simulated by
-Pinocchio (``contact_sim``): a known contact force on a link for part of the time.
+The momentum observer, collision isolation and the contact wrench on simulated robots.
+
+Robots simulated by Pinocchio (``contact_sim``): a known contact force on a link for part
+of the time.
 
 Truth: τ_ext = J_linkᵀ [F; p × F] (Pinocchio's frame Jacobian). After 5/K of settling r is
 within 2 % of τ_ext's peak; without contact |r| < 1e-6 N·m (noise-free); the joint friction
@@ -48,7 +50,7 @@ def _windows(t):
 
 
 def _check_tracks(robot, run, r, what, start=0.0):
-    """r within 2 % of τ_ext's peak once settled; |r| < 1e-6 before the contact from ``start``."""
+    """Check r: within 2 % of τ_ext's peak once settled, |r| < 1e-6 before the contact."""
     peak = np.abs(run.tau_ext).max()
     err = np.abs(r - run.tau_ext)[_windows(run.t)].max()
     assert err <= 0.02 * peak, f"{what}: max |r - τ_ext| = {err:.3g} > 2 % of {peak:.3g}"

@@ -1,7 +1,9 @@
 """
-The Coriolis matrix against Pinocchio's computeCoriolisMatrix, finite differences of CRBA
-and RNEA (C v = nonlinear_effects - gravity), on the named robots, the corpus and mimic
-robots (coupled: C_r = Gᵀ C G).
+The Coriolis matrix against Pinocchio, finite differences of CRBA and RNEA.
+
+Pinocchio's computeCoriolisMatrix, Ṁ = C + Cᵀ (central differences of CRBA along v) and
+C v = nonlinear_effects - g, on the named robots, the corpus and mimic robots (coupled:
+C_r = Gᵀ C G).
 """
 import warnings
 
