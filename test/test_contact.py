@@ -215,3 +215,26 @@ def test_isolation_and_wrench_rules():
     np.testing.assert_allclose(w, np.r_[f, 0, 0, 0], atol=1e-9)
     with pytest.raises(ValueError, match="no link"):
         contact.contact_wrench(m, q, r, "nope")
+
+
+def test_mimic_coupled_observer_is_the_reduced_one():
+    """Coupled (C_r = Gᵀ C G, M_r = Gᵀ M G): r_r = Gᵀ r of the independent model, exactly."""
+    from test_coriolis import _coupled_model
+    found = _coupled_model(False)
+    if found is None:
+        pytest.skip("no mimic robot in the corpus")
+    m, independent = found
+    G = m.coupling.G
+    rng = np.random.default_rng(4)
+    n = 300
+    t = np.arange(n) * 1e-3
+    w, phase = rng.uniform(1, 3, m.nv), rng.uniform(0, 6, m.nv)
+    q0 = m.random_configuration(rng)
+    q = q0 + 0.2 * np.sin(np.outer(t, w) + phase)
+    v = 0.2 * w * np.cos(np.outer(t, w) + phase)
+    tau_full = rng.normal(size=(n, independent.nv))
+    r = contact.observe(m, t, q, v, tau_full @ G, K)[0]
+    qf = np.array([m.coupling.expand(x) for x in q])
+    ref = contact.observe(independent, t, qf, v @ G.T, tau_full, K)[0] @ G
+    np.testing.assert_allclose(r, ref, atol=1e-9 * max(1.0, np.abs(ref).max()))
+    assert np.abs(ref).max() > 1e-3                # not trivially zero
