@@ -13,7 +13,7 @@ import pytest
 import rbd_ros
 from conftest import SEEDS, assert_close
 from corpus import CORPUS
-from oracle import Robot
+from test_corpus import BROKEN_MIMIC, LOADED, MASSLESS, _robot
 
 TOL = 1e-10
 
@@ -90,30 +90,13 @@ def test_refuses_bad_inputs(robot):
         rbd_ros.coriolis_matrix_batch(m, np.array([q, q]), np.array([v, bad]))
 
 
-def _corpus_robot(name, floating):
-    import pinocchio as pin
-    try:
-        if floating:
-            pin.buildModelFromUrdf(CORPUS[name], pin.JointModelFreeFlyer())
-        else:
-            pin.buildModelFromUrdf(CORPUS[name])
-    except Exception:        # noqa: BLE001 -- a robot Pinocchio refuses: nothing to compare
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            return Robot(name, CORPUS[name], floating, mimic="independent", allow_massless=True)
-    except rbd_ros.URDFError:           # refused by design (test_corpus.REFUSED)
-        return None
-
-
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
 def test_corpus_equals_pinocchio(pin, floating):
     """Every corpus robot both load: C equals Pinocchio's, Ṁ = C + Cᵀ."""
     compared = 0
-    for name in CORPUS:
-        robot = _corpus_robot(name, floating)
+    for name in LOADED + MASSLESS + BROKEN_MIMIC:
+        robot = _robot(name, floating)
         if robot is None:
             continue
         m = robot.model
