@@ -90,6 +90,8 @@ class MomentumObserver:
         self._matrices = np.empty((2, model.nv, model.nv))
         self._one = (np.empty((1, model.nv)), np.zeros(1, np.int64), np.zeros(1, np.int64))
         self._no_fext = np.zeros((1, 0, 6))
+        self._inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
+                        np.empty((1, model.nv)))
         self.restarted = False
 
     @property
@@ -112,11 +114,17 @@ class MomentumObserver:
         """
         r, restarted, status = self._one
         fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
-        stamp = _checks.matrix([t], "t", 1)
-        arrays = (stamp, _row(q, "q"), _row(v, "v"), _row(tau, "tau"))
+        inputs = self._inputs
+        if _fits(q, inputs[1]) and _fits(v, inputs[2]) and _fits(tau, inputs[3]) and \
+                isinstance(t, (float, int, np.floating)) and not isinstance(t, bool):
+            inputs[0][0], inputs[1][0], inputs[2][0], inputs[3][0] = t, q, v, tau  # no copy made
+            arrays = inputs
+        else:                        # anything else: converted (and named when it cannot be)
+            arrays = (_checks.matrix([t], "t", 1), _row(q, "q"), _row(v, "v"),
+                      _row(tau, "tau"))
         self._run(*arrays, fext, r, restarted, status)
         if status[0]:
-            values = tuple(x[0] for x in arrays[1:]) + (fext[0], stamp)
+            values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
                                       values)
         self.restarted = bool(restarted[0])
@@ -155,6 +163,11 @@ class MomentumObserver:
         momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
                                  self._v, t, q, v, tau, fext, self._matrices, r, restarted,
                                  status)
+
+
+def _fits(x, row):
+    """Whether ``x`` is a float64 vector of ``row``'s length (copied without conversion)."""
+    return isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == row.shape[1:]
 
 
 def _row(x, name):
