@@ -45,7 +45,9 @@ setup(
                       # rbd_replay: rosbag2 in and out without ROS, plots
                       "rosbags>=0.10", "matplotlib", "pyyaml",
                       # rbd_replay over many bags: Dask's LocalCluster or an existing cluster
-                      "dask>=2024.1", "distributed>=2024.1"],
+                      "dask>=2024.1", "distributed>=2024.1",
+                      # the physically consistent identification: pseudo-inertia LMIs
+                      "cvxpy>=1.4", "clarabel>=0.6"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
