@@ -30,7 +30,7 @@ def fit(model, stats, x0, lower, null, D, prior_weight):
     """
     import cvxpy as cp
 
-    n, p = len(x0), 10 * model.nbodies
+    n = len(x0)
     y = cp.Variable(n)
     x = cp.multiply(D, y)
     cost = cp.sum_squares((stats.R * D) @ y - stats.c)

@@ -168,3 +168,42 @@ def _inseparable(direction, own, names, seen, ad, most=4):
     order = [i for i in np.argsort(-w)[:most] if w[i] > 0.1 * top]
     return ("not separable: the data determine only its combination with "
             + ", ".join(names[i] for i in order))
+
+
+def section(u):
+    """Return the report's JSON form of an :class:`Uncertainty`."""
+    return {"sigma": u.sigma if np.isfinite(u.sigma) else None, "dof": u.dof,
+            "identifiable": u.rank, "max_relative_std": u.max_relative_std,
+            "quantities": [q.as_dict() for q in u.quantities],
+            "not_identified": u.not_identified()}
+
+
+def joint_stds(u, joint_names, kinds):
+    """Return {kind: (nv,) std} of the joint parameters (inf: not determined)."""
+    found = u.by_name()
+    return {k: np.array([found[f"{j}.{k}"].std for j in joint_names]) for k in kinds}
+
+
+def text_lines(sec, indent="  "):
+    """Return report lines: each identified value ± std (%σ), then what is not identified."""
+    def show(q):
+        return f"{q['value']:.4g} ± {q['std']:.2g} ({100 * q['relative_std']:.2g} %)"
+    found = [q for q in sec["quantities"] if q["identified"]]
+    sigma = sec["sigma"]
+    lines = [f"{indent}uncertainty: residual sigma "
+             + (f"{sigma:.4g}" if sigma is not None else "undefined")
+             + f" ({sec['dof']} degrees of freedom); {len(found)} quantities identified, "
+             f"{len(sec['not_identified'])} not (relative std above "
+             f"{100 * sec['max_relative_std']:.3g} % or not separable)"]
+    owners = []
+    for q in found:
+        owner = q["name"].rsplit(".", 1)[0]
+        if owner not in owners:
+            owners.append(owner)
+    for owner in owners:
+        lines.append(f"{indent}  {owner}: " + ", ".join(
+            f"{q['name'].rsplit('.', 1)[1]} {show(q)}" for q in found
+            if q["name"].rsplit(".", 1)[0] == owner))
+    lines.append(f"{indent}not identified:")
+    lines += [f"{indent}  {d['quantity']}: {d['reason']}" for d in sec["not_identified"]]
+    return lines

@@ -195,3 +195,20 @@ def test_consistent_fit_prior_acts_on_the_null_space_only(arm, pin, truth):
     got = fit.extra["joint_parameters"].values
     for kind, true in (("armature", ARMATURE), ("viscous", VISCOUS)):
         np.testing.assert_allclose(got[kind][1:], true[1:], rtol=0.03, err_msg=kind)
+
+
+def test_parameter_file_with_stds_loads_as_before(arm):
+    """The node's loader (actuation.load) reads a file with _std keys and not_identified."""
+    from rbd_ros import actuation
+    params = jf.JointParameters(tuple(arm.joint_names), {"armature": ARMATURE,
+                                                         "viscous": VISCOUS})
+    stds = {"armature": np.r_[np.inf, np.full(6, 1e-3)], "viscous": np.full(7, 2e-3)}
+    text = params.to_json(stds, [{"quantity": "joint1.armature", "reason": "not separable"}])
+    loaded = actuation.load(arm, file_text=text)
+    np.testing.assert_array_equal(loaded.params.vector(("armature", "viscous")),
+                                  params.vector(("armature", "viscous")))
+    assert '"armature_std": null' in text and '"not_identified"' in text
+    for bad in ('"armature_std": -1', '"armature_std": "x"', '"mass_std": 1'):
+        hostile = text.replace('"armature_std": null', bad, 1)
+        with pytest.raises(ValueError, match="joint1"):
+            actuation.load(arm, file_text=hostile)

@@ -240,8 +240,27 @@ def test_fleet_identification_recovers_simulated_friction_noise_free(scheduler, 
     np.testing.assert_allclose(got[seen], truth[seen], rtol=1e-6)
     assert ident["rms_after"] < 1e-6 * ident["rms_before"]
     with open(os.path.join(out, "joint_parameters.json")) as f:
-        written = joint_friction.JointParameters.from_json(f.read(), model.joint_names)
+        text = f.read()
+    written = joint_friction.JointParameters.from_json(text, model.joint_names)
     np.testing.assert_array_equal(written.vector(kinds), got)
+    # each value with its std; what the data do not determine listed with the reason
+    doc = json.loads(text)
+    listed = {d["quantity"]: d["reason"] for d in doc["not_identified"]}
+    assert "not separable" in listed["joint1.armature"]
+    assert doc["joints"]["joint1"]["armature_std"] is None
+    for j, name in enumerate(model.joint_names):
+        entry = doc["joints"][name]
+        assert set(entry) == set(kinds) | {f"{k}_std" for k in kinds}
+        if f"{name}.viscous" not in listed:
+            assert 0 <= entry["viscous_std"] < 1e-3 * entry["viscous"]
+    fleet_ident = fleet_json(out)["identification"]
+    assert fleet_ident["uncertainty"]["not_identified"] == doc["not_identified"]
+    summary = open(os.path.join(out, "fleet_report", "summary.txt")).read()
+    assert "joint1.armature: not separable" in summary and "uncertainty:" in summary
+    # the node's loader reads the file as before: the same torques
+    from rbd_ros import actuation
+    loaded = actuation.load(model, file_text=text)
+    np.testing.assert_array_equal(loaded.params.vector(kinds), got)
     with open(os.path.join(out, "identified.urdf")) as f:
         urdf = joint_friction.JointParameters.from_urdf(f.read(), model.joint_names)
     np.testing.assert_array_equal(urdf.values["viscous"], written.values["viscous"])

@@ -80,7 +80,8 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            unknown_velocity=table.UNKNOWN_VELOCITY[0], acceleration="estimate",
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
-           identify=None, prior_weight=None, model_params=None, urdf_dynamics=False):
+           identify=None, prior_weight=None, model_params=None, urdf_dynamics=False,
+           max_relative_std=10.0):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -99,6 +100,8 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     ``urdf_dynamics`` (the URDF's ``<dynamics>``): every output written, and the report's
     errors, include the joint friction / armature (``rbd_ros.actuation``, as the node's
     ``joint_parameters_file`` / ``urdf_joint_dynamics``); not with ``live``.
+    ``max_relative_std``: percent; an identified value whose std is above it is reported as
+    not identified.
     """
     if live and (model_params or urdf_dynamics):
         raise ReplayError("--live plays the bag into a node without joint parameters: not "
@@ -112,7 +115,8 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
         storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
         rate=rate, live_options=live_options or {}, identify=identify,
-        prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics))
+        prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics),
+        max_relative_std=max_relative_std / 100)
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
     targets = [(output, "output bag", "-o")]
     if report_dir:
@@ -228,7 +232,8 @@ def _finish(rep, model, t, tau, urdf_text, o, report_dir):
     if o.identify is not None:
         try:
             rep["identification"] = identification.run(model, t, urdf_text, o.identify,
-                                                       o.prior_weight, path)
+                                                       o.prior_weight, path,
+                                                       o.max_relative_std)
         except ValueError as exc:
             raise ReplayError(shorten(exc, 300)) from exc
         if path:
@@ -338,8 +343,23 @@ def parser():
     p.add_argument("--prior-weight", type=float, default=None,
                    help="--identify: weight of the prior toward the URDF's inertias "
                    "(default: 0 for least-squares, 1e-4 for consistent)")
+    p.add_argument("--max-relative-std", type=_percent, default=10.0, metavar="PERCENT",
+                   help="--identify: a value whose standard deviation is above this "
+                   "percentage of it is reported as not identified (default %(default)s)")
     fleet.add_arguments(p)
     return p
+
+
+def _percent(text):
+    """Parse ``--max-relative-std``: a finite percentage > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite percentage > 0, got "
+                                         f"{excerpt(text, 30)}")
+    return value
 
 
 def main(argv=None):
@@ -385,7 +405,8 @@ def _main(argv):
                      progress=False if args.no_progress else None,
                      report_dir=args.report_dir or output + "_report",
                      plots=not args.no_plots, live=args.live, rate=args.rate,
-                     identify=args.identify, prior_weight=args.prior_weight)
+                     identify=args.identify, prior_weight=args.prior_weight,
+                     max_relative_std=args.max_relative_std)
     except ReplayError as exc:
         print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
         return 2

@@ -26,7 +26,9 @@ import sys
 import time
 from pathlib import Path
 
-from .. import identification_stats, joint_friction
+import numpy as np
+
+from .. import identification_stats, identification_uncertainty, joint_friction
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
@@ -342,7 +344,7 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
         else float(args.prior_weight)
     try:
         result = dask_client.submit(fleet_tasks.fit, text, args.mimic, method, run.stats,
-                                    kinds, w, pure=False).result()
+                                    kinds, w, args.max_relative_std / 100, pure=False).result()
     except ValueError as exc:
         raise ReplayError(f"--identify: {shorten(exc, 300)}") from exc
     result.model = model.with_inertial_parameters(result.theta)
@@ -359,11 +361,16 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
            "consistent": bool(result.consistent), "reason": result.reason,
            "rms_before": float(result.rms_before), "rms_after": float(result.rms_after),
            "urdf": str(final / "identified.urdf")}
+    u = result.extra["uncertainty"]
+    sec["uncertainty"] = identification_uncertainty.section(u)
     if kinds:
-        (root / "joint_parameters.json").write_text(params.to_json())
+        stds = identification_uncertainty.joint_stds(u, model.joint_names, kinds)
+        (root / "joint_parameters.json").write_text(params.to_json(stds, u.not_identified()))
         sec["parameters_file"] = str(final / "joint_parameters.json")
-        sec["joint_parameters"] = {name: {k: float(params.values[k][j]) for k in kinds}
-                                   for j, name in enumerate(params.joints)}
+        sec["joint_parameters"] = {name: {key: value for k in kinds for key, value in (
+            (k, float(params.values[k][j])),
+            (f"{k}_std", float(stds[k][j]) if np.isfinite(stds[k][j]) else None))}
+            for j, name in enumerate(params.joints)}
     if "joint_sigma" in result.extra:
         sec["joint_sigma"] = dict(zip(model.joint_names, map(float,
                                                              result.extra["joint_sigma"])))

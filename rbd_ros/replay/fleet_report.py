@@ -17,6 +17,7 @@ import os
 
 import numpy as np
 
+from .. import identification_uncertainty
 from .report import _finite
 
 WORST = 10
@@ -137,8 +138,8 @@ def identification_lines(sec):
     if sec.get("joint_sigma"):
         lines.append("  weighted per joint by 1/sigma, sigma (residual RMS of a first fit): "
                      + ", ".join(f"{k} {v:.4g}" for k, v in sec["joint_sigma"].items()))
-    for name, values in sec.get("joint_parameters", {}).items():
-        lines.append(f"  {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in values.items()))
+    if sec.get("uncertainty"):
+        lines += identification_uncertainty.text_lines(sec["uncertainty"])
     lines += [f"  {k}: {sec[k]}" for k in ("urdf", "parameters_file") if sec.get(k)]
     return lines
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import rbd_ros
-from .. import identification_stats
+from .. import identification_stats, identification_uncertainty
 from .. import outputs as table
 from . import bag_io, estimation
 from .dynamics import REFUSED, Batches, joint_model
@@ -297,7 +297,8 @@ def write_bag(spec):
     return out
 
 
-def fit(text, mimic, method, stats, kinds, prior_weight):
+def fit(text, mimic, method, stats, kinds, prior_weight,
+        max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
     """
     Fit the reduced statistics (``identification_stats.METHODS[method]``) on a worker.
 
@@ -306,7 +307,8 @@ def fit(text, mimic, method, stats, kinds, prior_weight):
 
     On a worker because Dask starts its workers with one BLAS thread: the fit's many small
     SVDs run several times slower with a BLAS thread per core on a busy machine. The result
-    comes back without its model (the client rebuilds it from θ).
+    comes back without its model (the client rebuilds it from θ). ``extra["uncertainty"]``:
+    ``identification_uncertainty.analyse`` of the fit (on the weighted rows when weighted).
     """
     model = _model(text, False, mimic)
     if isinstance(stats, identification_stats.PerJoint):     # --weighting per-joint
@@ -315,5 +317,8 @@ def fit(text, mimic, method, stats, kinds, prior_weight):
     else:
         result = identification_stats.METHODS[method](model, stats, kinds,
                                                       prior_weight=prior_weight)
+    x = np.r_[result.theta.ravel(), result.extra["joint_parameters"].vector(kinds)]
+    result.extra["uncertainty"] = identification_uncertainty.analyse(
+        model, result.extra["statistics"], kinds, x, max_relative_std)
     result.model = None
     return result
