@@ -260,7 +260,12 @@ def _tick(out, model, text, inputs, keep, spec):
         rows = kept & t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
+            spec["epsilon"], per_joint=_per_joint(spec))
+
+
+def _per_joint(spec):
+    """Per-joint statistics: for --weighting per-joint, and a validation bag's RMS per joint."""
+    return spec.get("weighting") == "per-joint" or bool(spec.get("validation"))
 
 
 def write_bag(spec):
@@ -293,7 +298,7 @@ def write_bag(spec):
         rows = t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
+            spec["epsilon"], per_joint=_per_joint(spec))
     return out
 
 
