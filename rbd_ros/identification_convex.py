@@ -20,13 +20,13 @@ import numpy as np
 SOLVERS = ("CLARABEL", "SCS")
 
 
-def fit(model, stats, x0, lower, null, D, prior_weight):
+def fit(nbodies, stats, x0, lower, null, D, prior_weight):
     """
     Return x minimizing the problem above, or raise ValueError when no solver succeeds.
 
     ``x0`` the start (the prior's centre), ``lower`` the lower bounds of x (-inf: none),
     ``null`` = V_nᵀ (rows: null directions in the scaled coordinates), ``D`` the column
-    scales.
+    scales; the first 10·``nbodies`` entries of x are the bodies' θ.
     """
     import cvxpy as cp
 
@@ -36,7 +36,7 @@ def fit(model, stats, x0, lower, null, D, prior_weight):
     cost = cp.sum_squares((stats.R * D) @ y - stats.c)
     if prior_weight > 0 and len(null):
         cost = cost + prior_weight * cp.sum_squares(null @ (y - x0 / D))
-    constraints = [_pseudo_inertia(x[10 * i:10 * i + 10]) >> 0 for i in range(model.nbodies)]
+    constraints = [_pseudo_inertia(x[10 * i:10 * i + 10]) >> 0 for i in range(nbodies)]
     bounded = np.flatnonzero(np.isfinite(lower))
     if len(bounded):
         constraints.append(x[bounded] >= lower[bounded])

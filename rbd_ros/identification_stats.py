@@ -287,7 +287,7 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
     r = int(np.sum(s > _rtol(stats) * s[0])) if s.size and s[0] > 0 else 0
     if formulation == "convex":
         from . import identification_convex
-        x, solver, status = identification_convex.fit(model, stats, x0, lower, Vt[r:], D,
+        x, solver, status = identification_convex.fit(nb, stats, x0, lower, Vt[r:], D,
                                                       prior_weight)
         x[p:] = np.maximum(x[p:], lower[p:])            # the solver's tolerance
         x[:p] = _strictly_inside(x[:p].reshape(nb, 10)).ravel()
