@@ -74,3 +74,32 @@ def test_payload_refused_when_not_excited(arm, pin):
     assert not est.ok and "not separable" in est.message
     with pytest.raises(ValueError, match="no link"):
         pid.estimate(arm, "nope", q, v, a, tau)
+
+
+def test_replay_identify_payload(arm, pin, tmp_path, capsys):
+    """rbd_replay BAG --identify-payload tool --model-params FILE: the report's payload."""
+    import json
+
+    from rbd_ros.replay.cli import main
+    pytest.importorskip("rosbags")
+    q, v, a, tau, params = simulate(pin, arm)
+    t = np.arange(len(q)) / 100.0
+    with open(rbd_ros.robots.path("rbd_arm7")) as f:
+        urdf = f.read()
+    bag = str(tmp_path / "payload_bag")
+    make_example_bag.write_bag(bag, urdf, arm.joint_names, t, q, v, tau)
+    (tmp_path / "joints.json").write_text(params.to_json())
+    rc = main([bag, "-o", str(tmp_path / "out"), "--report-dir", str(tmp_path / "rep"),
+               "--no-plots", "--no-progress", "--identify-payload", "tool",
+               "--model-params", str(tmp_path / "joints.json")])
+    assert rc == 0
+    assert "payload on tool" in capsys.readouterr().out
+    sec = json.loads((tmp_path / "rep" / "report.json").read_text())["payload"]
+    assert sec["ok"], sec["message"]
+    assert sec["values"]["mass"] == pytest.approx(MASS, rel=0.02)
+    com = np.array([sec["values"][k] for k in ("com_x", "com_y", "com_z")])
+    assert np.linalg.norm(com - COM) < 5e-3
+    assert all(sec["stds"][k] > 0 for k in pid.NAMES)
+    rc = main([bag, "-o", str(tmp_path / "out2"), "--no-plots", "--no-progress",
+               "--identify-payload", "nope"])
+    assert rc == 2 and "no link" in capsys.readouterr().err

@@ -28,6 +28,7 @@ from types import SimpleNamespace
 
 
 import rbd_ros
+from .. import joint_friction
 from .. import outputs as table
 from . import bag_io, dynamics, estimation, fleet, fleet_inputs, report, staging, writing
 from . import identify as identification
@@ -81,7 +82,7 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
            identify=None, prior_weight=None, model_params=None, urdf_dynamics=False,
-           max_relative_std=10.0):
+           max_relative_std=10.0, identify_payload=None):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -101,14 +102,16 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     errors, include the joint friction / armature (``rbd_ros.actuation``, as the node's
     ``joint_parameters_file`` / ``urdf_joint_dynamics``); not with ``live``.
     ``max_relative_std``: percent; an identified value whose std is above it is reported as
-    not identified.
+    not identified. ``identify_payload``: a link; the report gets a ``payload`` entry, the
+    payload on it estimated from the same samples (``payload``).
     """
     if live and (model_params or urdf_dynamics):
         raise ReplayError("--live plays the bag into a node without joint parameters: not "
                           "with --model-params / --urdf-dynamics")
     o = SimpleNamespace(
         bag=bag, topic=topic, floating_base=floating_base, odom_topic=odom_topic, mimic=mimic,
-        outputs=_check_arguments(outputs, identify, floating_base, acceleration, window=window,
+        outputs=_check_arguments(outputs, identify, floating_base, acceleration,
+                                 identify_payload=identify_payload, window=window,
                                  order=order, batch_size=batch_size, rate=rate,
                                  max_joint_age=max_joint_age, prior_weight=prior_weight),
         window=window, order=order, acceleration=acceleration, node_name=node_name,
@@ -116,7 +119,7 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
         rate=rate, live_options=live_options or {}, identify=identify,
         prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics),
-        max_relative_std=max_relative_std / 100)
+        max_relative_std=max_relative_std / 100, identify_payload=identify_payload)
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
     targets = [(output, "output bag", "-o")]
     if report_dir:
@@ -185,14 +188,20 @@ def _run(o, reader, model, urdf_text, cons, staged, clock):
                            order=o.order, acceleration=o.acceleration, rule=o.rule,
                            live=live_result.summary() if live_result else None,
                            refusal=refusal or batches.refusal)
+    if o.identify_payload is not None:
+        from . import payload
+        rep["payload"] = payload.section(model, t, o.identify_payload, joints,
+                                         o.max_relative_std)
     _finish(rep, model, t, tau, urdf_text, o, report_dir)
     return rep
 
 
 def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):
     """Return the outputs to compute (torques always, table order); ReplayError if bad."""
+    if numbers.pop("identify_payload", None) is not None:
+        identify = identify or "payload"
     if identify is not None and (floating_base or acceleration != "estimate"):
-        raise ReplayError("--identify needs a fixed base (the base wrench is not measured) "
+        raise ReplayError("--identify and --identify-payload need a fixed base (the base wrench is not measured) "
                           "and the estimated acceleration")
     for name, value in numbers.items():
         what = _bad_number(name, value)
@@ -343,6 +352,10 @@ def parser():
     p.add_argument("--prior-weight", type=float, default=None,
                    help="--identify: weight of the prior toward the URDF's inertias "
                    "(default: 0 for least-squares, 1e-4 for consistent)")
+    p.add_argument("--identify-payload", metavar="LINK", default=None,
+                   help="estimate the payload on LINK (a link of the URDF) from the bag, the "
+                   "robot otherwise known (the URDF, --model-params / --urdf-dynamics): "
+                   "mass, centre of mass and inertia with their stds, in the report")
     p.add_argument("--max-relative-std", type=_percent, default=10.0, metavar="PERCENT",
                    help="--identify: a value whose standard deviation is above this "
                    "percentage of it is reported as not identified (default %(default)s)")
@@ -391,6 +404,13 @@ def _main(argv):
     if fleet.wanted(args, bags, many):
         return fleet.main(args, bags)
     args.bag = args.bag[0]
+    params_text = None
+    if args.model_params:                   # one bag with --identify-payload
+        try:
+            params_text = joint_friction.read_file(args.model_params)
+        except ValueError as exc:
+            print(f"rbd_replay: --model-params: {shorten(exc, 200)}", file=sys.stderr)
+            return 2
     outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
     output = args.output or str(Path(args.bag.rstrip("/")).with_suffix("")) + "_replay"
@@ -406,7 +426,9 @@ def _main(argv):
                      report_dir=args.report_dir or output + "_report",
                      plots=not args.no_plots, live=args.live, rate=args.rate,
                      identify=args.identify, prior_weight=args.prior_weight,
-                     max_relative_std=args.max_relative_std)
+                     max_relative_std=args.max_relative_std,
+                     identify_payload=args.identify_payload, model_params=params_text,
+                     urdf_dynamics=args.urdf_dynamics)
     except ReplayError as exc:
         print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
         return 2

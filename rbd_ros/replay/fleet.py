@@ -76,7 +76,9 @@ def add_arguments(p):
 
 
 def wanted(args, bags, many):
-    """Whether the arguments ask for a fleet run."""
+    """Whether the arguments ask for a fleet run (one bag with --identify-payload: not)."""
+    if args.identify_payload is not None and not many and len(bags) == 1:
+        return False
     return many or len(bags) != 1 or any(getattr(args, k) for k in FLEET_OPTIONS)
 
 
@@ -104,6 +106,9 @@ def check(args):
     if args.holdout is not None and not (math.isfinite(args.holdout)
                                          and 0 < args.holdout < 1):
         raise ReplayError(f"--holdout must be a fraction in (0, 1), got {args.holdout}")
+    if args.identify_payload is not None:
+        raise ReplayError("--identify-payload estimates from one bag: not with several bags "
+                          "or fleet options")
     if args.model_params and args.urdf_dynamics:
         raise ReplayError("--model-params and --urdf-dynamics: choose one")
     text = None
