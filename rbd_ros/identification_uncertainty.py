@@ -32,6 +32,7 @@ DEFAULT_MAX_RELATIVE_STD = 0.10
 NULL_TOLERANCE = 1e-6
 THETA_NAMES = ("mass", "hx", "hy", "hz", "ixx", "ixy", "iyy", "ixz", "iyz", "izz")
 INERTIA = ("ixx", "ixy", "iyy", "ixz", "iyz", "izz")
+BODY_QUANTITIES = ("mass", "com_x", "com_y", "com_z") + INERTIA
 
 
 @dataclass
@@ -195,15 +196,27 @@ def text_lines(sec, indent="  "):
              + f" ({sec['dof']} degrees of freedom); {len(found)} quantities identified, "
              f"{len(sec['not_identified'])} not (relative std above "
              f"{100 * sec['max_relative_std']:.3g} % or not separable)"]
-    owners = []
-    for q in found:
+    owners = []                              # in the model's order
+    for q in sec["quantities"]:
         owner = q["name"].rsplit(".", 1)[0]
         if owner not in owners:
             owners.append(owner)
     for owner in owners:
+        if not any(q["name"].rsplit(".", 1)[0] == owner for q in found):
+            continue
         lines.append(f"{indent}  {owner}: " + ", ".join(
             f"{q['name'].rsplit('.', 1)[1]} {show(q)}" for q in found
             if q["name"].rsplit(".", 1)[0] == owner))
-    lines.append(f"{indent}not identified:")
-    lines += [f"{indent}  {d['quantity']}: {d['reason']}" for d in sec["not_identified"]]
+    lines.append(f"{indent}not identified (every reason in the JSON report):")
+    bodies = {}
+    for d in sec["not_identified"]:
+        owner, what = d["quantity"].rsplit(".", 1)
+        if what in BODY_QUANTITIES:         # one line per body: its quantities by reason
+            kind = d["reason"].split(":")[0]
+            bodies.setdefault(owner, {}).setdefault(kind, []).append(what)
+        else:
+            lines.append(f"{indent}  {d['quantity']}: {d['reason']}")
+    for owner, kinds in bodies.items():
+        lines.append(f"{indent}  {owner}: " + "; ".join(
+            f"{', '.join(names)} {kind}" for kind, names in kinds.items()))
     return lines

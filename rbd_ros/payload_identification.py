@@ -71,7 +71,7 @@ def link_map(model, link):
 
 
 def _centroidal(theta):
-    """The reported numbers of a θ about the link origin: m, c, centroidal inertia."""
+    """Return the reported numbers of θ (about the link origin): m, c, centroidal inertia."""
     m = theta[0]
     c = theta[1:4] / m
     rot = np.array([[theta[4], theta[5], theta[7]], [theta[5], theta[6], theta[8]],

@@ -201,8 +201,8 @@ def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):
     if numbers.pop("identify_payload", None) is not None:
         identify = identify or "payload"
     if identify is not None and (floating_base or acceleration != "estimate"):
-        raise ReplayError("--identify and --identify-payload need a fixed base (the base wrench is not measured) "
-                          "and the estimated acceleration")
+        raise ReplayError("--identify and --identify-payload need a fixed base (the base "
+                          "wrench is not measured) and the estimated acceleration")
     for name, value in numbers.items():
         what = _bad_number(name, value)
         if what:
