@@ -74,5 +74,6 @@ setup(
         "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
         "rbd_demo = rbd_ros.node.demo:main",
         "rbd_warm_cache = rbd_ros.warm_cache:main",
+        "rbd_excite = rbd_ros.excitation_cli:main",
     ]},
 )
