@@ -1,6 +1,8 @@
 """
-rbd_excite (issue 24): a finite-Fourier-series excitation within the limits, better conditioned
-than random ones, and an identification from its bag simulated by Pinocchio.
+rbd_excite (issue 24): an excitation trajectory checked against Pinocchio.
+
+A finite-Fourier-series excitation within the limits, better conditioned than random ones,
+and an identification from its bag simulated by Pinocchio.
 """
 import json
 import os
