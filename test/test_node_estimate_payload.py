@@ -55,6 +55,10 @@ def test_estimate_payload_service_applies_it(harness, pin, tmp_path):
     assert not resp.ok and "too few" in resp.message
     resp = estimate(h, "no_link", 25.0, False)
     assert not resp.ok and "no link" in resp.message
+    for bad in (float("nan"), -1.0, float("inf")):
+        resp = estimate(h, "tool", bad, True)
+        assert not resp.ok and "window must be" in resp.message and len(resp.message) < 300
+    assert h.node._robot.payloads == {}
     resp = estimate(h, "tool", 25.0, True)
     assert resp.ok, resp.message
     assert resp.samples >= 0.95 * len(q)
