@@ -47,7 +47,9 @@ setup(
                       # rbd_replay over many bags: Dask's LocalCluster or an existing cluster
                       "dask>=2024.1", "distributed>=2024.1",
                       # rbd_ros.retime: TOPP-RA, time-optimal timing under torque limits
-                      "toppra>=0.6.10,<0.7"],
+                      "toppra>=0.6.10,<0.7",
+                      # the physically consistent identification: pseudo-inertia LMIs
+                      "cvxpy>=1.4", "clarabel>=0.6"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
@@ -75,5 +77,6 @@ setup(
         "rbd_demo = rbd_ros.node.demo:main",
         "rbd_warm_cache = rbd_ros.warm_cache:main",
         "rbd_retime = rbd_ros.retime_cli:main",
+        "rbd_excite = rbd_ros.excitation_cli:main",
     ]},
 )

@@ -347,71 +347,30 @@ def _nearest_consistent(theta, eps=1e-9):
 
 
 def identify_physically_consistent(model, q, v, a, tau, prior_weight=1e-4, phi0=None,
-                                   method="trf", max_iter=200, **least_squares_options):
+                                   method="trf", max_iter=200):
     """
     Physically consistent θ from N samples (q (N, nq), v, a, tau (N, nv)).
 
-    Minimizes  mean((Y θ(φ) - τ)²) + w ‖φ - φ₀‖²  over the log-Cholesky parameters φ of all
-    bodies with ``scipy.optimize.least_squares`` (``method="trf"`` by default, or ``"lm"``,
-    ``"dogbox"``; at most ``max_iter`` evaluations; further keyword options passed on) on
-    the analytic Jacobian Y ∂θ/∂φ (Gauss-Newton steps in a trust region), starting from
-    φ₀, the log-Cholesky parameters of the model's θ₀ (or ``phi0``). Every φ is a physical
-    body, so the result is physically consistent.
+    ``identification_stats.consistent`` on the samples' statistics: the least-squares fit
+    when it is physical (its residual exactly), else the log-Cholesky fit φ (every φ a
+    body) with ``scipy.optimize.least_squares`` (``method`` "trf", "lm" or "dogbox", at
+    most ``max_iter`` evaluations) minimizing the residual plus ``prior_weight`` times the
+    squared distance to the start on the combinations the data do not determine only.
+    The start is the model's θ₀ (or the bodies of ``phi0``; a θ₀ that is not physical, a
+    massless link, is lifted to a nearby consistent one); ``rms_before`` is the model's.
 
-    The prior (w = ``prior_weight``, in (N·m)² per unit of φ²) regularizes toward the
-    model's θ₀ in log-Cholesky coordinates, which are nearly unit-free (log mass, log
-    principal lengths, centre of mass in metres): it fixes the combinations the data cannot
-    see and keeps every body strictly inside the physical set (a pure fit whose optimum
-    lies on the boundary J ⪰ 0 drives φ to infinity and converges slowly). With w = 0 it is
-    a pure fit. A model θ₀ that is not physical (a massless link) is first lifted to a
-    nearby consistent one.
-
-    ``extra`` holds ``phi`` and scipy's ``optimizer`` result (``status`` 0: the
-    evaluation limit was reached; the fit near the boundary of the physical set converges
-    slowly, so that is common and usually harmless).
+    ``extra`` holds ``phi``, scipy's ``optimizer`` result (None when least squares was
+    physical already) and ``statistics``.
     """
-    from scipy.optimize import least_squares
+    from .identification_stats import Statistics, consistent
 
-    if prior_weight < 0:
-        raise ValueError("prior_weight must be >= 0")
     Y, b = _samples(model, q, v, a, tau)
-    nb = model.nbodies
-    theta0 = model.inertial_parameters()
-    r0 = b - Y @ theta0.ravel()
-    n = len(b)
-    # |Y θ - b|² = |R θ - Qᵀ b|² + const: the fit works on the small triangular factor
-    Qf, R = np.linalg.qr(Y)
-    c = Qf.T @ b
-    sn = 1.0 / np.sqrt(n)
-    sw = np.sqrt(prior_weight)
-    if phi0 is None:
-        start = theta0 if is_physically_consistent(theta0)[0] else _nearest_consistent(theta0)
-        phi0 = log_cholesky_from_theta(start)
-    phi0 = np.asarray(phi0, np.float64).reshape(nb, 10)
-    prior = phi0.ravel().copy()
-    eye = sw * np.eye(10 * nb)
-
-    def residual(x):
-        theta = theta_from_log_cholesky(x.reshape(nb, 10)).ravel()
-        r = sn * (R @ theta - c)
-        return np.concatenate([r, sw * (x - prior)]) if prior_weight > 0 else r
-
-    def jacobian(x):
-        Jb = theta_jacobian(x.reshape(nb, 10))           # (nb, 10, 10): ∂θ/∂φ, block diagonal
-        RJ = sn * np.einsum("rik,ikl->ril", R.reshape(R.shape[0], nb, 10), Jb)
-        RJ = RJ.reshape(R.shape[0], 10 * nb)
-        return np.vstack([RJ, eye]) if prior_weight > 0 else RJ
-
-    options = dict(x_scale="jac") if method != "lm" else {}
-    options.update(least_squares_options)
-    sol = least_squares(residual, phi0.ravel(), jac=jacobian, method=method,
-                        max_nfev=max_iter, **options)
-    phi = sol.x.reshape(nb, 10)
-    theta = theta_from_log_cholesky(phi)
-    consistent, reason = is_physically_consistent(theta)
-    return IdentificationResult(
-        theta=theta, model=model.with_inertial_parameters(theta),
-        rms_before=_rms(r0), rms_after=_rms(b - Y @ theta.ravel()),
-        rank=_base(Y * _column_scales(Y), None)[1].size,
-        consistent=consistent, reason=reason,
-        extra={"phi": phi, "optimizer": sol})
+    start = model if phi0 is None else model.with_inertial_parameters(
+        theta_from_log_cholesky(np.asarray(phi0, np.float64).reshape(model.nbodies, 10)))
+    stats = Statistics.from_regressor(Y, b, model.nv)     # a floating base's rows too
+    res = consistent(start, stats, prior_weight=prior_weight, max_iter=max_iter,
+                     method=method)
+    res.model = model.with_inertial_parameters(res.theta)
+    res.rms_before = _rms(b - Y @ model.inertial_parameters().ravel())
+    res.rms_after = _rms(b - Y @ res.theta.ravel())
+    return res

@@ -25,6 +25,13 @@ from .identification import (IdentificationResult, _base, _column_scales, _neare
                              theta_from_log_cholesky, theta_jacobian)
 
 CHUNK = 2048          # samples per regressor block: bounds a map task's memory
+# (N·m)² per unit of log-Cholesky φ²: keeps a body whose best fit lies on the boundary
+# J ⪰ 0 at a finite φ, far below any torque noise (10⁻⁵ N·m RMS per unit of φ)
+REGULARIZATION = 1e-10
+# the fit starts at the least-squares bodies with J's eigenvalues lifted to this fraction of
+# the largest: inside the physical set, where the log-Cholesky steps are well scaled (a
+# start on the boundary, φ near -∞, converges slowly)
+START_LIFT = 0.3
 
 
 @dataclass
@@ -199,6 +206,7 @@ def _result(model, stats, kinds, eps, x, x0, extra):
     extra["joint_parameters"] = joint_friction.JointParameters.from_vector(
         model.joint_names, kinds, x[p:], eps)
     extra["kinds"] = tuple(kinds)
+    extra["statistics"] = stats           # what the fit minimized: for its uncertainty
     return IdentificationResult(
         theta=theta, model=model.with_inertial_parameters(theta),
         rms_before=np.sqrt(stats.sum_of_squares(x0) / stats.rows),
@@ -235,16 +243,28 @@ def least_squares(model, stats, kinds=(), prior_weight=0.0, start=None, rtol=Non
                    {"base": Vr, "column_scales": D, "singular_values": s})
 
 
-def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=200,
-               method="trf"):
-    """
-    ``identification.identify_physically_consistent`` on statistics (plus ``kinds``).
+def _lower_bounds(model, kinds):
+    """Lower bounds of the joint parameters: 0 for armature and friction, offsets free."""
+    nv = model.nv
+    return np.concatenate([np.full(nv, 0.0 if k in joint_friction.NONNEGATIVE else -np.inf)
+                           for k in kinds]) if kinds else np.zeros(0)
 
-    The bodies through log-Cholesky parameters φ (every φ a body: J(θ(φ)) ≻ 0, seed l.
-    573-592 and 678), the joint parameters directly, armature and friction bounded below by
-    0 (physical: a rotor has inertia, friction takes energy), offsets free; the prior (weight
-    w) pulls φ toward the start's and the joint parameters toward the start's (0 without
-    ``start``). The residual is R x - c (‖Y x - τ‖² up to the constant ``rss``).
+
+def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=200,
+               method="trf", formulation="convex"):
+    """
+    Physically consistent fit on statistics (plus ``kinds``) that reaches the data.
+
+    First the least-squares fit (identifiable combinations only, the rest at the start's
+    values): when it is physically consistent (every body J(θ) ≻ 0, armature and friction
+    >= 0) it is the answer, so its residual is the least-squares one exactly and the start
+    acts only on what the data do not determine. Otherwise the bodies through log-Cholesky
+    parameters φ (every φ a body: seed l. 573-592 and 678), the joint parameters directly
+    (armature and friction bounded below by 0), started at the least-squares solution made
+    consistent, minimizing ‖Y x - τ‖²/n + w ‖V_nᵀ D⁻¹ (x - x₀)‖² /n + ε ‖φ - φ₀‖²: the prior
+    (w = ``prior_weight``) acts on the null space V_n of the column-scaled regressor Y D
+    only (what the data do not determine), ε = :data:`REGULARIZATION` keeps bodies whose
+    optimum lies on the boundary J ⪰ 0 at a finite φ. The residual is R x - c.
     """
     from scipy.optimize import least_squares as solve
 
@@ -254,37 +274,87 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
         raise ValueError("no samples")
     nb, p = model.nbodies, 10 * model.nbodies
     x0, eps = _start(model, kinds, start)
+    lsq = least_squares(model, stats, kinds, start=start)
+    x_ls = np.r_[lsq.theta.ravel(), lsq.extra["joint_parameters"].vector(kinds)]
+    lower = np.r_[np.full(p, -np.inf), _lower_bounds(model, kinds)]
+    if lsq.consistent and np.all(x_ls[p:] >= lower[p:]):
+        return _result(model, stats, kinds, eps, x_ls, x0,
+                       {"phi": log_cholesky_from_theta(lsq.theta), "optimizer": None,
+                        "least_squares_consistent": True})
+    R, c = stats.R, stats.c
+    D = _column_scales(R)
+    _, s, Vt = np.linalg.svd(R * D)
+    r = int(np.sum(s > _rtol(stats) * s[0])) if s.size and s[0] > 0 else 0
+    if formulation == "convex":
+        from . import identification_convex
+        x, solver, status = identification_convex.fit(nb, stats, x0, lower, Vt[r:], D,
+                                                      prior_weight)
+        x[p:] = np.maximum(x[p:], lower[p:])            # the solver's tolerance
+        x[:p] = _strictly_inside(x[:p].reshape(nb, 10)).ravel()
+        return _result(model, stats, kinds, eps, x, x0,
+                       {"optimizer": None, "solver": solver, "status": status,
+                        "least_squares_consistent": False})
+    if formulation != "log-cholesky":
+        raise ValueError(f"unknown formulation {formulation!r}: convex or log-cholesky")
     theta0 = x0[:p].reshape(nb, 10)
     if not is_physically_consistent(theta0)[0]:
         theta0 = _nearest_consistent(theta0)
-    z0 = np.r_[log_cholesky_from_theta(theta0).ravel(), x0[p:]]
-    nv = model.nv
-    lower = np.r_[np.full(p, -np.inf), np.concatenate(
-        [np.full(nv, 0.0 if k in joint_friction.NONNEGATIVE else -np.inf) for k in kinds]
-        if kinds else [np.zeros(0)])]
-    z0[p:] = np.maximum(z0[p:], lower[p:])
-    R, c = stats.R, stats.c
-    sn, sw = 1.0 / np.sqrt(stats.rows), np.sqrt(prior_weight)
-    eye = sw * np.eye(len(z0))
+    phi0 = log_cholesky_from_theta(theta0).ravel()
+    z0 = np.r_[log_cholesky_from_theta(_nearest_consistent(lsq.theta, START_LIFT)).ravel(),
+               np.maximum(x_ls[p:], lower[p:])]
+    null = Vt[r:] / D                                   # V_nᵀ D⁻¹
+    sn = 1.0 / np.sqrt(stats.rows)
+    sw, se = np.sqrt(prior_weight) * sn, np.sqrt(REGULARIZATION)
+    # the null-space prior is scaled like the data rows (D⁻¹: column norms of Y, times 1/√n)
+
+    def point(z):
+        return np.r_[theta_from_log_cholesky(z[:p].reshape(nb, 10)).ravel(), z[p:]]
 
     def residual(z):
-        x = np.r_[theta_from_log_cholesky(z[:p].reshape(nb, 10)).ravel(), z[p:]]
-        r = sn * (R @ x - c)
-        return np.concatenate([r, sw * (z - z0)]) if prior_weight > 0 else r
+        x = point(z)
+        return np.concatenate([sn * (R @ x - c), sw * (null @ (x - x0)), se * (z[:p] - phi0)])
 
     def jacobian(z):
         Jb = theta_jacobian(z[:p].reshape(nb, 10))
-        RJ = np.einsum("rik,ikl->ril", R[:, :p].reshape(len(R), nb, 10), Jb).reshape(len(R), p)
-        J = sn * np.hstack([RJ, R[:, p:]])
-        return np.vstack([J, eye]) if prior_weight > 0 else J
+        dx = np.zeros((len(z), len(z)))
+        dx[:p, :p] = _block_diagonal(Jb)
+        dx[p:, p:] = np.eye(len(z) - p)
+        reg = np.hstack([se * np.eye(p), np.zeros((p, len(z) - p))])
+        return np.vstack([sn * (R @ dx), sw * (null @ dx), reg])
 
-    options = dict(x_scale="jac") if method != "lm" else {}
+    options = dict(x_scale="jac")
     if np.isfinite(lower).any():
         options["bounds"] = (lower, np.full(len(z0), np.inf))
     sol = solve(residual, z0, jac=jacobian, method=method, max_nfev=max_iter, **options)
-    phi = sol.x[:p].reshape(nb, 10)
-    x = np.r_[theta_from_log_cholesky(phi).ravel(), sol.x[p:]]
-    return _result(model, stats, kinds, eps, x, x0, {"phi": phi, "optimizer": sol})
+    x = point(sol.x)
+    x[:p] = _strictly_inside(x[:p].reshape(nb, 10)).ravel()
+    return _result(model, stats, kinds, eps, x, x0,
+                   {"phi": sol.x[:p].reshape(nb, 10), "optimizer": sol,
+                    "least_squares_consistent": False})
+
+
+def _strictly_inside(theta):
+    """
+    Return θ with every body strictly physical as ``is_physically_consistent`` checks it.
+
+    A best fit on the boundary J ⪰ 0 (a rod, a planar body) reaches it up to rounding,
+    where the strict checks may fail: J's eigenvalues are then lifted by the smallest of
+    1e-12 ... 1e-6 of its largest that passes (a change far below any torque noise).
+    """
+    for eps in (0.0, 1e-12, 1e-10, 1e-8, 1e-6):
+        lifted = _nearest_consistent(theta, eps) if eps else theta
+        if is_physically_consistent(lifted)[0]:
+            return lifted
+    return lifted
+
+
+def _block_diagonal(blocks):
+    """Return the block-diagonal matrix of ``blocks`` (nb, 10, 10)."""
+    nb = len(blocks)
+    out = np.zeros((10 * nb, 10 * nb))
+    for i, b in enumerate(blocks):
+        out[10 * i:10 * i + 10, 10 * i:10 * i + 10] = b
+    return out
 
 
 METHODS = {"least-squares": least_squares, "consistent": consistent}

@@ -33,6 +33,7 @@ EPSILON = 0.01
 KINDS = ("armature", "viscous", "coulomb", "offset")
 NONNEGATIVE = ("armature", "viscous", "coulomb")   # physical: no energy from friction or rotor
 FORMAT = "rbd_ros joint parameters 1"
+STD_KEYS = {f"{k}_std" for k in KINDS}   # an identification's standard deviations
 MAX_FILE_BYTES = 1 << 20     # a parameter file is a few kB: a larger one is refused unread
 
 
@@ -101,13 +102,30 @@ class JointParameters:
             out += x * signals(kind, v, a, self.epsilon)
         return out
 
-    def to_json(self):
-        """Return the parameter file's text (``rbd_replay --model-params`` reads it)."""
-        return json.dumps({
-            "format": FORMAT, "epsilon": self.epsilon,
-            "model": "tau = RNEA + armature*a + viscous*v + coulomb*tanh(v/epsilon) + offset",
-            "joints": {name: {k: float(self.values[k][j]) for k in KINDS if k in self.values}
-                       for j, name in enumerate(self.joints)}}, indent=1) + "\n"
+    def to_json(self, stds=None, not_identified=None):
+        """
+        Return the parameter file's text (``rbd_replay --model-params`` reads it).
+
+        ``stds``: {kind: (nv,)} standard deviations, written as ``KIND_std`` next to each
+        value (null where undefined: a value the data do not determine);
+        ``not_identified``: the list of {"quantity", "reason"} of an identification's
+        uncertainty. Both are for the reader: :meth:`from_json` ignores them.
+        """
+        def entry(j):
+            out = {}
+            for k in KINDS:
+                if k in self.values:
+                    out[k] = float(self.values[k][j])
+                    if stds is not None and k in stds:
+                        s = float(stds[k][j])
+                        out[f"{k}_std"] = s if math.isfinite(s) else None
+            return out
+        doc = {"format": FORMAT, "epsilon": self.epsilon,
+               "model": "tau = RNEA + armature*a + viscous*v + coulomb*tanh(v/epsilon) + offset",
+               "joints": {name: entry(j) for j, name in enumerate(self.joints)}}
+        if not_identified is not None:
+            doc["not_identified"] = list(not_identified)
+        return json.dumps(doc, indent=1) + "\n"
 
     @classmethod
     def from_json(cls, text, joint_names):
@@ -129,9 +147,14 @@ class JointParameters:
         values = {}
         for j, name in enumerate(joint_names):
             entry = joints.get(name, {})
-            if not isinstance(entry, dict) or set(entry) - set(KINDS):
-                raise ValueError(f"joint {name!r}: an object of {', '.join(KINDS)}")
-            for kind, x in entry.items():
+            if not isinstance(entry, dict) or set(entry) - set(KINDS) - STD_KEYS:
+                raise ValueError(f"joint {name!r}: an object of {', '.join(KINDS)} (and "
+                                 "their _std)")
+            for key in STD_KEYS & set(entry):      # the identification's, for the reader
+                if entry[key] is not None and (not _finite(entry[key]) or entry[key] < 0):
+                    raise ValueError(f"joint {name!r}: {key} must be null or a finite "
+                                     "number >= 0")
+            for kind, x in ((k, x) for k, x in entry.items() if k in KINDS):
                 if not _finite(x) or (kind in NONNEGATIVE and x < 0):
                     raise ValueError(f"joint {name!r}: {kind} must be a finite number"
                                      + (" >= 0" if kind in NONNEGATIVE else ""))

@@ -69,32 +69,9 @@ def simulate(robot="rbd_arm7", duration=10.0, rate=100.0, seed=1):
 
 def write_bag(out, urdf, joint_names, t, q, v, effort, start=1_700_000_000.0,
               storage="mcap", description_topic="/robot_description", topic="/joint_states"):
-    """
-    Write a rosbag2 with the URDF and one JointState per sample.
-
-    Each stamped at start + t, logged 0.5 ms later.
-    """
-    store = bag_io.typestore()
-    T = store.types["builtin_interfaces/msg/Time"]
-    H = store.types["std_msgs/msg/Header"]
-    JS = store.types[bag_io.JOINT_STATE]
-    S = store.types[bag_io.STRING]
-    writer = bag_io.open_writer(out, storage)
-    try:
-        if description_topic:
-            c_desc = bag_io.add_connection(writer, description_topic, bag_io.STRING)
-            writer.write(c_desc, int(start * 1e9) - 1_000_000,
-                         store.serialize_cdr(S(data=urdf), bag_io.STRING))
-        c_js = bag_io.add_connection(writer, topic, bag_io.JOINT_STATE)
-        names = list(joint_names)
-        for k, tk in enumerate(t):
-            ns = int(round(start * 1e9)) + int(round(tk * 1e9))
-            msg = JS(header=H(stamp=T(sec=ns // 10 ** 9, nanosec=ns % 10 ** 9), frame_id=""),
-                     name=names, position=np.asarray(q[k], float),
-                     velocity=np.asarray(v[k], float), effort=np.asarray(effort[k], float))
-            writer.write(c_js, ns + 500_000, store.serialize_cdr(msg, bag_io.JOINT_STATE))
-    finally:
-        writer.close()
+    """Write a rosbag2 with the URDF and one JointState per sample (``bag_io``)."""
+    bag_io.write_joint_states(out, urdf, joint_names, t, q, v, effort, start, storage,
+                              description_topic, topic)
 
 
 def main(argv=None):

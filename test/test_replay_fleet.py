@@ -241,8 +241,27 @@ def test_fleet_identification_recovers_simulated_friction_noise_free(scheduler, 
     np.testing.assert_allclose(got[seen], truth[seen], rtol=1e-6)
     assert ident["rms_after"] < 1e-6 * ident["rms_before"]
     with open(os.path.join(out, "joint_parameters.json")) as f:
-        written = joint_friction.JointParameters.from_json(f.read(), model.joint_names)
+        text = f.read()
+    written = joint_friction.JointParameters.from_json(text, model.joint_names)
     np.testing.assert_array_equal(written.vector(kinds), got)
+    # each value with its std; what the data do not determine listed with the reason
+    doc = json.loads(text)
+    listed = {d["quantity"]: d["reason"] for d in doc["not_identified"]}
+    assert "not separable" in listed["joint1.armature"]
+    assert doc["joints"]["joint1"]["armature_std"] is None
+    for j, name in enumerate(model.joint_names):
+        entry = doc["joints"][name]
+        assert set(entry) == set(kinds) | {f"{k}_std" for k in kinds}
+        if f"{name}.viscous" not in listed:
+            assert 0 <= entry["viscous_std"] < 1e-3 * entry["viscous"]
+    fleet_ident = fleet_json(out)["identification"]
+    assert fleet_ident["uncertainty"]["not_identified"] == doc["not_identified"]
+    summary = open(os.path.join(out, "fleet_report", "summary.txt")).read()
+    assert "joint1.armature: not separable" in summary and "uncertainty:" in summary
+    # the node's loader reads the file as before: the same torques
+    from rbd_ros import actuation
+    loaded = actuation.load(model, file_text=text)
+    np.testing.assert_array_equal(loaded.params.vector(kinds), got)
     with open(os.path.join(out, "identified.urdf")) as f:
         urdf = joint_friction.JointParameters.from_urdf(f.read(), model.joint_names)
     np.testing.assert_array_equal(urdf.values["viscous"], written.values["viscous"])
@@ -378,3 +397,45 @@ def _spawned_children(pid):
         except (OSError, ValueError, IndexError):
             pass                                      # gone meanwhile
     return found
+
+
+def test_holdout_and_validate_evaluate_on_bags_not_fitted(bags, scheduler, tmp_path):
+    """--holdout / --validate: the fit sees the training bags only; RMS per joint checked."""
+    out = str(tmp_path / "fleet")
+    ident = identified(bags[:2], scheduler, out, "consistent", "--validate", bags[2])
+    rows = fleet_json(out)["bags"]
+    assert [r["set"] for r in rows] == ["train", "train", "validation"]
+    val = ident["validation"]
+    assert ident["bags"] == 2 and val["bags"] == 1
+    res = ident["result"]
+    t = cli.replay(bags[2], str(tmp_path / "serial"), progress=False)["ticks"]
+    keep = t.effort_known
+    q, v, a, e = t.q[keep], t.v[keep], t.a[keep], t.effort[keep]
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    before = rbd_ros.rnea_batch(model, q, v, a) - e
+    after = rbd_ros.rnea_batch(res.model, q, v, a) + \
+        res.extra["joint_parameters"].torques(v, a) - e
+    assert val["samples"] == len(q)
+    for j, row in enumerate(val["joints"]):
+        assert row["rms_before"] == pytest.approx(np.sqrt(np.mean(before[:, j] ** 2)), rel=1e-6)
+        assert row["rms_after"] == pytest.approx(np.sqrt(np.mean(after[:, j] ** 2)), rel=1e-6)
+    assert val["rms_after"] < 0.5 * val["rms_before"]
+    summary = open(os.path.join(out, "fleet_report", "summary.txt")).read()
+    assert "validation on 1 bags not in the fit" in summary
+    with open(os.path.join(out, "fleet_report", "fleet.csv")) as f:
+        assert [r["set"] for r in csv.DictReader(f)] == ["train", "train", "validation"]
+    # --holdout 0.34 of three bags: the middle one held out
+    out2 = str(tmp_path / "holdout")
+    ident2 = identified(bags, scheduler, out2, "consistent", "--holdout", "0.34")
+    assert [r["set"] for r in fleet_json(out2)["bags"]] == ["train", "validation", "train"]
+    assert ident2["bags"] == 2 and ident2["validation"]["bags"] == 1
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--holdout", "1.5"], "--holdout must be a fraction"),
+    (["--holdout", "0.5", "--no-bag"], "add --identify"),
+])
+def test_bad_validation_arguments(bags, tmp_path, capsys, args, message):
+    extra = ["--identify"] if "add --identify" not in message else []
+    assert run(bags[:2] + ["-o", str(tmp_path / "o")] + extra + args) == 2
+    assert message in capsys.readouterr().err

@@ -141,6 +141,12 @@ def test_replay_identify_lowers_the_error(tmp_path, method, capsys):
     assert sec["method"] == method and sec["samples"] == len(t)
     assert 0 < sec["identifiable"] <= sec["parameters"] == 70
     assert "identification" in (rep_dir / "report.txt").read_text()
+    unc = sec["uncertainty"]
+    assert len(unc["quantities"]) == 7 * 10 and unc["max_relative_std"] == 0.1
+    assert {d["quantity"] for d in unc["not_identified"]} == \
+        {q["name"] for q in unc["quantities"] if not q["identified"]}
+    assert all(q["std"] >= 0 for q in unc["quantities"] if q["identified"])
+    assert "uncertainty: residual sigma" in (rep_dir / "report.txt").read_text()
 
     # independent: scipy's Savitzky-Golay on the recorded velocities, the URDF before and
     # the identified θ after, against the measured efforts

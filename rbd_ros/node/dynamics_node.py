@@ -60,6 +60,7 @@ from .robot import publish
 from .skips import SKIP_TEXTS, SkipReporting
 from .services import create_services
 from .payload import create_payload_service
+from .payload_estimation import create_estimate_payload_service, record
 from .planner_process import PlannerProcess
 from .planner_worker import PlannerWorker
 from .trajectories import create_trajectory_services
@@ -143,6 +144,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                 self._planner = PlannerWorker(self.get_logger())
                 create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv)
+            create_estimate_payload_service(self, rbd_srv)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
@@ -243,6 +245,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
         if not merged:
             self._stats["no_model_joint"] += 1
             return          # nothing new to compute or stamp
+        if getattr(self, "_payload_samples", False) is not False:
+            record(self, robot.cache, stamp)          # ~/estimate_payload's samples
         if self.params["rate_hz"] <= 0:
             self._tick(robot)
 

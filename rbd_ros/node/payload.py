@@ -30,24 +30,34 @@ def create_payload_service(node, rbd_srv):
 
 def set_payload(node, robot, req, resp):
     """Attach (or clear, mass 0) the payload of ``req.link``; answer the payloads now held."""
-    payload = payload_inertia(req.inertia)
+    payloads = install(node, req.link, payload_inertia(req.inertia))
+    resp.links = sorted(payloads)
+    resp.masses = [float(payloads[link][0]) for link in resp.links]
+    node.get_logger().info(f"payloads now: {dict(zip(resp.links, resp.masses))} kg")
+
+
+def install(node, link, payload):
+    """
+    Swap in the robot with ``payload`` (compact inertia; None clears it) on ``link``.
+
+    Return the payloads now held. Under ``node._swap``: one reference assignment
+    (``~/set_payload`` and ``~/estimate_payload`` with ``apply``).
+    """
     with node._swap:
         current = node._robot
-        if req.link not in current.model.link_frames:
-            raise RequestError(f"no link {excerpt(req.link)} in the model (its links: "
+        if link not in current.model.link_frames:
+            raise RequestError(f"no link {excerpt(link)} in the model (its links: "
                                f"{names_excerpt(list(current.model.link_frames))})")
         payloads = dict(current.payloads)
         if payload is None:
-            payloads.pop(req.link, None)
+            payloads.pop(link, None)
         else:
-            payloads[req.link] = payload
+            payloads[link] = payload
         new = Robot(current.unloaded, current.xml, node._enabled, node._pub, payloads,
                     current.joints)
         new.take_inputs(current)
         node._set_robot(new)                  # the swap: one reference assignment
-    resp.links = sorted(payloads)
-    resp.masses = [float(payloads[link][0]) for link in resp.links]
-    node.get_logger().info(f"payloads now: {dict(zip(resp.links, resp.masses))} kg")
+    return payloads
 
 
 def payload_inertia(msg):

@@ -163,6 +163,36 @@ def open_writer(path, storage):
     return writer
 
 
+def write_joint_states(out, urdf, joint_names, t, q, v, effort, start=1_700_000_000.0,
+                       storage="mcap", description_topic="/robot_description",
+                       topic="/joint_states"):
+    """
+    Write a new rosbag2 ``out``: the URDF, then one JointState per sample.
+
+    Each stamped at start + t (s), logged 0.5 ms later; the URDF 1 ms before the first.
+    """
+    store = typestore()
+    T = store.types["builtin_interfaces/msg/Time"]
+    H = store.types["std_msgs/msg/Header"]
+    JS = store.types[JOINT_STATE]
+    writer = open_writer(out, storage)
+    try:
+        if description_topic:
+            c_desc = add_connection(writer, description_topic, STRING)
+            writer.write(c_desc, int(start * 1e9) - 1_000_000,
+                         store.serialize_cdr(store.types[STRING](data=urdf), STRING))
+        c_js = add_connection(writer, topic, JOINT_STATE)
+        names = list(joint_names)
+        for k, tk in enumerate(t):
+            ns = int(round(start * 1e9)) + int(round(tk * 1e9))
+            msg = JS(header=H(stamp=T(sec=ns // 10 ** 9, nanosec=ns % 10 ** 9), frame_id=""),
+                     name=names, position=np.asarray(q[k], float),
+                     velocity=np.asarray(v[k], float), effort=np.asarray(effort[k], float))
+            writer.write(c_js, ns + 500_000, store.serialize_cdr(msg, JOINT_STATE))
+    finally:
+        writer.close()
+
+
 def add_connection(writer, topic, msgtype):
     """Add a writer connection of ``topic`` with the type from :func:`typestore`."""
     return writer.add_connection(topic, msgtype, typestore=typestore())

@@ -28,6 +28,7 @@ from types import SimpleNamespace
 
 
 import rbd_ros
+from .. import joint_friction
 from .. import outputs as table
 from ..text_files import read_text
 from ..urdf_limits import DEFAULT_LIMITS
@@ -92,7 +93,8 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            unknown_velocity=table.UNKNOWN_VELOCITY[0], acceleration="estimate",
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
-           identify=None, prior_weight=None, model_params=None, urdf_dynamics=False):
+           identify=None, prior_weight=None, model_params=None, urdf_dynamics=False,
+           max_relative_std=10.0, identify_payload=None):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -111,20 +113,25 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     ``urdf_dynamics`` (the URDF's ``<dynamics>``): every output written, and the report's
     errors, include the joint friction / armature (``rbd_ros.actuation``, as the node's
     ``joint_parameters_file`` / ``urdf_joint_dynamics``); not with ``live``.
+    ``max_relative_std``: percent; an identified value whose std is above it is reported as
+    not identified. ``identify_payload``: a link; the report gets a ``payload`` entry, the
+    payload on it estimated from the same samples (``payload``).
     """
     if live and (model_params or urdf_dynamics):
         raise ReplayError("--live plays the bag into a node without joint parameters: not "
                           "with --model-params / --urdf-dynamics")
     o = SimpleNamespace(
         bag=bag, topic=topic, floating_base=floating_base, odom_topic=odom_topic, mimic=mimic,
-        outputs=_check_arguments(outputs, identify, floating_base, acceleration, window=window,
+        outputs=_check_arguments(outputs, identify, floating_base, acceleration,
+                                 identify_payload=identify_payload, window=window,
                                  order=order, batch_size=batch_size, rate=rate,
                                  max_joint_age=max_joint_age, prior_weight=prior_weight),
         window=window, order=order, acceleration=acceleration, node_name=node_name,
         rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
         storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
         rate=rate, live_options=live_options or {}, identify=identify,
-        prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics))
+        prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics),
+        max_relative_std=max_relative_std / 100, identify_payload=identify_payload)
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
     targets = [(output, "output bag", "-o")]
     if report_dir:
@@ -191,6 +198,10 @@ def _run(o, reader, described, cons, staged, clock):
                            order=o.order, acceleration=o.acceleration, rule=o.rule,
                            live=live_result.summary() if live_result else None,
                            refusal=refusal or batches.refusal)
+    if o.identify_payload is not None:
+        from . import payload
+        rep["payload"] = payload.section(model, t, o.identify_payload, joints,
+                                         o.max_relative_std)
     _finish(rep, model, t, tau, urdf_text, o, report_dir)
     return rep
 
@@ -221,9 +232,11 @@ def _run_segments(o, reader, parts, js_ids, staged, timing):
 
 def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):
     """Return the outputs to compute (torques always, table order); ReplayError if bad."""
+    if numbers.pop("identify_payload", None) is not None:
+        identify = identify or "payload"
     if identify is not None and (floating_base or acceleration != "estimate"):
-        raise ReplayError("--identify needs a fixed base (the base wrench is not measured) "
-                          "and the estimated acceleration")
+        raise ReplayError("--identify and --identify-payload need a fixed base (the base "
+                          "wrench is not measured) and the estimated acceleration")
     for name, value in numbers.items():
         what = _bad_number(name, value)
         if what:
@@ -262,7 +275,8 @@ def _finish(rep, model, t, tau, urdf_text, o, report_dir):
     if o.identify is not None:
         try:
             rep["identification"] = identification.run(model, t, urdf_text, o.identify,
-                                                       o.prior_weight, path)
+                                                       o.prior_weight, path,
+                                                       o.max_relative_std)
         except ValueError as exc:
             raise ReplayError(shorten(exc, 300)) from exc
         if path:
@@ -372,8 +386,27 @@ def parser():
     p.add_argument("--prior-weight", type=float, default=None,
                    help="--identify: weight of the prior toward the URDF's inertias "
                    "(default: 0 for least-squares, 1e-4 for consistent)")
+    p.add_argument("--identify-payload", metavar="LINK", default=None,
+                   help="estimate the payload on LINK (a link of the URDF) from the bag, the "
+                   "robot otherwise known (the URDF, --model-params / --urdf-dynamics): "
+                   "mass, centre of mass and inertia with their stds, in the report")
+    p.add_argument("--max-relative-std", type=_percent, default=10.0, metavar="PERCENT",
+                   help="--identify: a value whose standard deviation is above this "
+                   "percentage of it is reported as not identified (default %(default)s)")
     fleet.add_arguments(p)
     return p
+
+
+def _percent(text):
+    """Parse ``--max-relative-std``: a finite percentage > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite percentage > 0, got "
+                                         f"{excerpt(text, 30)}")
+    return value
 
 
 def main(argv=None):
@@ -405,6 +438,13 @@ def _main(argv):
     if fleet.wanted(args, bags, many):
         return fleet.main(args, bags)
     args.bag = args.bag[0]
+    params_text = None
+    if args.model_params:                   # one bag with --identify-payload
+        try:
+            params_text = joint_friction.read_file(args.model_params)
+        except ValueError as exc:
+            print(f"rbd_replay: --model-params: {shorten(exc, 200)}", file=sys.stderr)
+            return 2
     outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
     output = args.output or str(Path(args.bag.rstrip("/")).with_suffix("")) + "_replay"
@@ -419,7 +459,10 @@ def _main(argv):
                      progress=False if args.no_progress else None,
                      report_dir=args.report_dir or output + "_report",
                      plots=not args.no_plots, live=args.live, rate=args.rate,
-                     identify=args.identify, prior_weight=args.prior_weight)
+                     identify=args.identify, prior_weight=args.prior_weight,
+                     max_relative_std=args.max_relative_std,
+                     identify_payload=args.identify_payload, model_params=params_text,
+                     urdf_dynamics=args.urdf_dynamics)
     except ReplayError as exc:
         print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
         return 2

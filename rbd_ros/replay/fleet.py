@@ -27,14 +27,16 @@ import threading
 import time
 from pathlib import Path
 
-from .. import identification_stats, joint_friction
+import numpy as np
+
+from .. import identification_stats, identification_uncertainty, joint_friction
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
 
 SCHEDULER_TIMEOUT = 20.0   # s: --scheduler's connection and handshake, by default
 FLEET_OPTIONS = ("no_bag", "scheduler", "workers", "friction", "armature", "model_params",
-                 "urdf_dynamics", "weighting")
+                 "urdf_dynamics", "weighting", "validate", "holdout")
 
 
 def add_arguments(p):
@@ -63,6 +65,12 @@ def add_arguments(p):
                    help="--identify: none (default), or per-joint: weighted least squares, "
                    "each joint's rows weighted by 1/sigma_j, its residual RMS after a first "
                    "unweighted least-squares fit")
+    g.add_argument("--validate", nargs="+", metavar="BAG", default=None,
+                   help="--identify: bags (directories, @LISTS) not used in the fit, on which "
+                   "the fitted model is evaluated: RMS per joint before and after")
+    g.add_argument("--holdout", type=float, default=None, metavar="FRACTION",
+                   help="--identify: hold this fraction of the bags out of the fit (evenly "
+                   "spread in the given order) and validate on them")
     g.add_argument("--model-params", help="joint parameter file (identify's "
                    "joint_parameters.json): every output (bags, reports, fleet report) "
                    "includes its friction, armature and offsets, as dynamics_node's "
@@ -73,7 +81,9 @@ def add_arguments(p):
 
 
 def wanted(args, bags, many):
-    """Whether the arguments ask for a fleet run."""
+    """Whether the arguments ask for a fleet run (one bag with --identify-payload: not)."""
+    if args.identify_payload is not None and not many and len(bags) == 1:
+        return False
     return many or len(bags) != 1 or any(getattr(args, k) for k in FLEET_OPTIONS)
 
 
@@ -97,9 +107,16 @@ def check(args):
     if args.scheduler and not fleet_inputs.SCHEDULER.match(args.scheduler):
         raise ReplayError(f"--scheduler must be tcp://HOST:PORT, got "
                           f"{excerpt(args.scheduler, 60)}")
-    if (args.friction or args.armature or args.weighting) and not args.identify:
-        raise ReplayError("--friction, --armature and --weighting are identification "
-                          "options: add --identify")
+    if (args.friction or args.armature or args.weighting or args.validate
+            or args.holdout is not None) and not args.identify:
+        raise ReplayError("--friction, --armature, --weighting, --validate and --holdout are "
+                          "identification options: add --identify")
+    if args.holdout is not None and not (math.isfinite(args.holdout)
+                                         and 0 < args.holdout < 1):
+        raise ReplayError(f"--holdout must be a fraction in (0, 1), got {args.holdout}")
+    if args.identify_payload is not None:
+        raise ReplayError("--identify-payload estimates from one bag: not with several bags "
+                          "or fleet options")
     if args.model_params and args.urdf_dynamics:
         raise ReplayError("--model-params and --urdf-dynamics: choose one")
     text = None
@@ -217,9 +234,39 @@ def _connect(client_class, scheduler, timeout):
     return made["client"]
 
 
+def split(args, bags):
+    """
+    Return (every bag, the indices of the validation bags): ``--validate`` and ``--holdout``.
+
+    ``--validate`` bags are appended; ``--holdout f`` holds out round(f·n) of the n given
+    bags (at least 1, at most n - 1), evenly spread in their order.
+    """
+    bags = list(bags)
+    held = set()
+    if args.holdout is not None:
+        n = len(bags)
+        k = min(max(1, round(args.holdout * n)), n - 1)
+        if k < 1:
+            raise ReplayError("--holdout needs at least 2 bags (one to fit, one to validate)")
+        held = {int(i) for i in np.round(np.linspace(0, n - 1, k + 2)[1:-1])} if k < n - 1 \
+            else set(range(1, n))
+    if args.validate:
+        extra, _ = fleet_inputs.expand(args.validate)
+        if not extra:
+            raise ReplayError(f"--validate: no rosbag2 found in "
+                              f"{shorten(' '.join(args.validate), 200)}")
+        same = {os.path.realpath(b) for b in bags} & {os.path.realpath(b) for b in extra}
+        if same:
+            raise ReplayError(f"--validate {excerpt(sorted(same)[0])} is also a bag to fit")
+        held |= set(range(len(bags), len(bags) + len(extra)))
+        bags += extra
+    return bags, held
+
+
 def run(args, bags, progress=None):
     """Run the fleet (the arguments parsed by ``cli.parser``); return (rows, identification)."""
     kinds, params_text = check(args)
+    bags, validation = split(args, bags)
     urdf_text = None
     if args.urdf is not None:
         from .cli import _read_urdf
@@ -238,7 +285,7 @@ def run(args, bags, progress=None):
         root = staged[0].path
         root.mkdir()
         base = base_spec(args, outputs, urdf_text, kinds, params_text)
-        rows, ident = _evaluate(args, bags, base, root, staged[0].final, progress)
+        rows, ident = _evaluate(args, bags, base, root, staged[0].final, progress, validation)
         rep = fleet_report.write(root / "fleet_report", rows, ident, plots=not args.no_plots)
         staging.commit(staged)
     except BaseException:
@@ -247,7 +294,7 @@ def run(args, bags, progress=None):
     return rows, ident, rep
 
 
-def _evaluate(args, bags, base, root, final, progress):
+def _evaluate(args, bags, base, root, final, progress, validation=frozenset()):
     from dask.distributed import as_completed
 
     names = fleet_inputs.names(bags)
@@ -257,11 +304,12 @@ def _evaluate(args, bags, base, root, final, progress):
             infos[i] = fleet_inputs.survey(bag, args.topic)
         except ReplayError as exc:
             reasons[i] = shorten(exc, 300)
-    todo = {i: tasks(base, bags[i], names[i], infos[i], args, root) for i in infos}
+    todo = {i: tasks(dict(base, validation=i in validation), bags[i], names[i], infos[i], args,
+                     root) for i in infos}
     bar = Progress(len(bags), sum(infos[i]["messages"] for i in infos),
                    sys.stderr.isatty() if progress is None else progress)
     dask_client, cluster = client(args.scheduler, args.workers, args.scheduler_timeout)
-    run = Reduction(base, len(bags), bar)
+    run = Reduction(base, len(bags), bar, validation)
     run.failed = len(reasons)
     try:
         from . import fleet_tasks
@@ -280,7 +328,8 @@ def _evaluate(args, bags, base, root, final, progress):
                 pending.add(new)
         bar.update(run.bags_done, run.failed, run.messages_done, final=True)
         rows = [fleet_report.row(names[i], bags[i], infos.get(i), run.partials.get(i),
-                                 reasons.get(i)) for i in range(len(bags))]
+                                 reasons.get(i), "validation" if i in validation else "train")
+                for i in range(len(bags))]
         for r in rows:                        # the outputs' names once renamed into place
             r["outputs"] = {k: str(final / os.path.relpath(v, root))
                             for k, v in r.get("outputs", {}).items()}
@@ -296,8 +345,9 @@ def _evaluate(args, bags, base, root, final, progress):
 class Reduction:
     """Collects finished tasks: a bag's windows, then the bags (and the statistics)."""
 
-    def __init__(self, base, bags, bar):
+    def __init__(self, base, bags, bar, validation=frozenset()):
         self.base, self.bar, self.bags = base, bar, bags
+        self.held, self.validation, self.validation_bags = set(validation), None, 0
         self.windows, self.partials, self.unsplit = {}, {}, set()
         self.stats, self.stats_bags, self.digest, self.excluded = None, 0, None, {}
         self.bags_done = self.failed = self.messages_done = 0
@@ -344,6 +394,11 @@ class Reduction:
         if part.urdf_digest != self.digest:
             self.excluded[i] = "another robot description than the first bag's"
             return
+        if i in self.held:                    # not in the fit: per-joint statistics to validate
+            self.validation = _merge_all([s for s in (self.validation, part.stats) if s])
+            self.validation_bags += 1
+            part.stats = None
+            return
         self.stats = part.stats if self.stats is None else self.stats.merge(part.stats)
         self.stats_bags += 1
         part.stats = None                     # memory: only the running sum is kept
@@ -379,7 +434,7 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
         else float(args.prior_weight)
     try:
         result = dask_client.submit(fleet_tasks.fit, text, args.mimic, method, run.stats,
-                                    kinds, w, pure=False).result()
+                                    kinds, w, args.max_relative_std / 100, pure=False).result()
     except ValueError as exc:
         raise ReplayError(f"--identify: {shorten(exc, 300)}") from exc
     result.model = model.with_inertial_parameters(result.theta)
@@ -396,16 +451,40 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
            "consistent": bool(result.consistent), "reason": result.reason,
            "rms_before": float(result.rms_before), "rms_after": float(result.rms_after),
            "urdf": str(final / "identified.urdf")}
+    u = result.extra["uncertainty"]
+    sec["uncertainty"] = identification_uncertainty.section(u)
     if kinds:
-        (root / "joint_parameters.json").write_text(params.to_json())
+        stds = identification_uncertainty.joint_stds(u, model.joint_names, kinds)
+        (root / "joint_parameters.json").write_text(params.to_json(stds, u.not_identified()))
         sec["parameters_file"] = str(final / "joint_parameters.json")
-        sec["joint_parameters"] = {name: {k: float(params.values[k][j]) for k in kinds}
-                                   for j, name in enumerate(params.joints)}
+        sec["joint_parameters"] = {name: {key: value for k in kinds for key, value in (
+            (k, float(params.values[k][j])),
+            (f"{k}_std", float(stds[k][j]) if np.isfinite(stds[k][j]) else None))}
+            for j, name in enumerate(params.joints)}
+    if run.validation is not None:
+        sec["validation"] = validation_section(model, run, result, kinds)
     if "joint_sigma" in result.extra:
         sec["joint_sigma"] = dict(zip(model.joint_names, map(float,
                                                              result.extra["joint_sigma"])))
     sec["result"] = result
     return sec
+
+
+def validation_section(model, run, result, kinds):
+    """RMS per joint on the validation bags, with the URDF (before) and the fitted model."""
+    stats = run.validation
+    nv = model.nv
+    x0 = np.r_[model.inertial_parameters().ravel(), np.zeros(len(kinds) * nv)]
+    x = np.r_[result.theta.ravel(), result.extra["joint_parameters"].vector(kinds)]
+    if not isinstance(stats, identification_stats.PerJoint):
+        raise ReplayError("validation statistics must be per joint")
+    before, after = stats.sigma(x0), stats.sigma(x)
+    n = np.array([s.rows for s in stats.joints])
+    return {"bags": run.validation_bags, "samples": stats.samples,
+            "rms_before": float(np.sqrt((before ** 2 * n).sum() / max(n.sum(), 1))),
+            "rms_after": float(np.sqrt((after ** 2 * n).sum() / max(n.sum(), 1))),
+            "joints": [{"name": name, "rms_before": float(b), "rms_after": float(a)}
+                       for name, b, a in zip(model.joint_names, before, after)]}
 
 
 def main(args, bags):

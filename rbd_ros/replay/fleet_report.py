@@ -17,15 +17,20 @@ import os
 
 import numpy as np
 
+from .. import identification_uncertainty
 from .report import _finite
 
 WORST = 10
 
 
-def row(name, bag, info, partial=None, reason=None):
-    """Make a bag's row: ``partial`` its merged ``fleet_tasks.Partial``, ``reason`` if failed."""
+def row(name, bag, info, partial=None, reason=None, role="train"):
+    """
+    Make a bag's row: ``partial`` its merged ``fleet_tasks.Partial``, ``reason`` if failed.
+
+    ``role``: "train" (a bag the identification fits) or "validation" (held out of it).
+    """
     start = info.get("start") if info else None
-    out = {"name": name, "bag": str(bag), "status": "failed" if reason else "ok",
+    out = {"name": name, "bag": str(bag), "status": "failed" if reason else "ok", "set": role,
            "reason": reason or "", "robot": "", "start": _date(start),
            "start_ns": start, "duration_s": (info["end"] - info["start"]) * 1e-9
            if info else None, "messages": None, "answered": None, "skipped": {},
@@ -68,15 +73,15 @@ def _csv(path, rows):
     joints = []
     for r in rows:
         joints += [j["name"] for j in r["joints"] if j["name"] not in joints]
-    head = ["name", "bag", "status", "reason", "robot", "start", "duration_s", "messages",
-            "answered"] + [f"skipped {k}" for k in reasons] + ["rms"] + \
+    head = ["name", "bag", "status", "set", "reason", "robot", "start", "duration_s",
+            "messages", "answered"] + [f"skipped {k}" for k in reasons] + ["rms"] + \
         [f"{s} {j}" for j in joints for s in ("rms", "max")]
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(head)
         for r in rows:
             per = {j["name"]: j for j in r["joints"]}
-            w.writerow([r[k] for k in head[:9]] + [r["skipped"].get(k, 0) for k in reasons]
+            w.writerow([r[k] for k in head[:10]] + [r["skipped"].get(k, 0) for k in reasons]
                        + [_cell(r["rms"])] + [_cell(per.get(j, {}).get(s)) for j in joints
                                               for s in ("rms", "max")])
 
@@ -137,9 +142,24 @@ def identification_lines(sec):
     if sec.get("joint_sigma"):
         lines.append("  weighted per joint by 1/sigma, sigma (residual RMS of a first fit): "
                      + ", ".join(f"{k} {v:.4g}" for k, v in sec["joint_sigma"].items()))
-    for name, values in sec.get("joint_parameters", {}).items():
-        lines.append(f"  {name}: " + ", ".join(f"{k} {v:.4g}" for k, v in values.items()))
+    if sec.get("validation"):
+        lines += validation_lines(sec["validation"])
+    if sec.get("uncertainty"):
+        lines += identification_uncertainty.text_lines(sec["uncertainty"])
     lines += [f"  {k}: {sec[k]}" for k in ("urdf", "parameters_file") if sec.get(k)]
+    return lines
+
+
+def validation_lines(val, indent="  "):
+    """Return the lines of a held-out validation: RMS per joint before and after."""
+    width = max([len(j["name"]) for j in val["joints"]] + [7])
+    lines = [f"{indent}validation on {val['bags']} bags not in the fit ({val['samples']} "
+             "samples): RMS torque error",
+             f"{indent}{'joint':<{width}} {'URDF':>11} {'identified':>11}"]
+    lines += [f"{indent}{j['name']:<{width}} {j['rms_before']:>11.4g} {j['rms_after']:>11.4g}"
+              for j in val["joints"]]
+    lines.append(f"{indent}{'overall':<{width}} {val['rms_before']:>11.4g} "
+                 f"{val['rms_after']:>11.4g}")
     return lines
 
 

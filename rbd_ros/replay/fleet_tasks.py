@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import rbd_ros
-from .. import identification_stats
+from .. import identification_stats, identification_uncertainty
 from .. import outputs as table
 from . import bag_io, estimation
 from .dynamics import REFUSED, Batches, joint_model
@@ -260,7 +260,12 @@ def _tick(out, model, text, inputs, keep, spec):
         rows = kept & t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
+            spec["epsilon"], per_joint=_per_joint(spec))
+
+
+def _per_joint(spec):
+    """Per-joint statistics: for --weighting per-joint, and a validation bag's RMS per joint."""
+    return spec.get("weighting") == "per-joint" or bool(spec.get("validation"))
 
 
 def write_bag(spec):
@@ -293,11 +298,12 @@ def write_bag(spec):
         rows = t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
-            spec["epsilon"], per_joint=spec.get("weighting") == "per-joint")
+            spec["epsilon"], per_joint=_per_joint(spec))
     return out
 
 
-def fit(text, mimic, method, stats, kinds, prior_weight):
+def fit(text, mimic, method, stats, kinds, prior_weight,
+        max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
     """
     Fit the reduced statistics (``identification_stats.METHODS[method]``) on a worker.
 
@@ -306,7 +312,8 @@ def fit(text, mimic, method, stats, kinds, prior_weight):
 
     On a worker because Dask starts its workers with one BLAS thread: the fit's many small
     SVDs run several times slower with a BLAS thread per core on a busy machine. The result
-    comes back without its model (the client rebuilds it from θ).
+    comes back without its model (the client rebuilds it from θ). ``extra["uncertainty"]``:
+    ``identification_uncertainty.analyse`` of the fit (on the weighted rows when weighted).
     """
     model = _model(text, False, mimic)
     if isinstance(stats, identification_stats.PerJoint):     # --weighting per-joint
@@ -315,5 +322,8 @@ def fit(text, mimic, method, stats, kinds, prior_weight):
     else:
         result = identification_stats.METHODS[method](model, stats, kinds,
                                                       prior_weight=prior_weight)
+    x = np.r_[result.theta.ravel(), result.extra["joint_parameters"].vector(kinds)]
+    result.extra["uncertainty"] = identification_uncertainty.analyse(
+        model, result.extra["statistics"], kinds, x, max_relative_std)
     result.model = None
     return result

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from .. import identification_uncertainty
 from ..identification import identify_least_squares, identify_physically_consistent
 
 METHODS = {"least-squares": identify_least_squares, "consistent": identify_physically_consistent}
@@ -178,17 +179,23 @@ def identify(model, t, method="consistent", prior_weight=None):
     return res, rows
 
 
-def section(model, t, result, rows, method, urdf_path=None):
+def section(model, t, result, rows, method, urdf_path=None,
+            max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
     """
     Return the report's ``identification`` entry.
 
     The report's ``identification`` entry: per joint and overall RMS torque error
     (predicted - measured effort) over the identification samples, before (the URDF) and
-    after (the identified inertias).
+    after (the identified inertias), and the uncertainty of every identified number
+    (``identification_uncertainty``: each body's mass, centre of mass and inertia with its
+    std, and the list of what the data do not determine).
     """
     from ..batch import rnea_batch
+    from ..identification_stats import statistics
 
     q, v, a, e = t.q[rows], t.v[rows], t.a[rows], t.effort[rows]
+    u = identification_uncertainty.analyse(model, statistics(model, q, v, a, e), (),
+                                           result.theta.ravel(), max_relative_std)
     before = rnea_batch(model, q, v, a) - e
     after = rnea_batch(result.model, q, v, a) - e
 
@@ -204,7 +211,7 @@ def section(model, t, result, rows, method, urdf_path=None):
         "rms_before": float(rms(before)), "rms_after": float(rms(after)),
         "joints": [{"name": n, "rms_before": float(x), "rms_after": float(y)}
                    for n, x, y in zip(model.joint_names, rb, ra)],
-        "urdf": urdf_path,
+        "urdf": urdf_path, "uncertainty": identification_uncertainty.section(u),
     }
 
 
@@ -220,12 +227,15 @@ def text(sec):
     for j in sec["joints"]:
         lines.append(f"{j['name']:<{width}} {j['rms_before']:>11.4g} {j['rms_after']:>11.4g}")
     lines.append(f"{'overall':<{width}} {sec['rms_before']:>11.4g} {sec['rms_after']:>11.4g}")
+    if sec.get("uncertainty"):
+        lines += identification_uncertainty.text_lines(sec["uncertainty"], indent="")
     if sec.get("urdf"):
         lines.append(f"identified URDF: {sec['urdf']}")
     return lines
 
 
-def run(model, t, urdf_text, method="consistent", prior_weight=None, report_dir=None):
+def run(model, t, urdf_text, method="consistent", prior_weight=None, report_dir=None,
+        max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
     """
     Identify, write ``identified.urdf`` and return the report section.
 
@@ -241,6 +251,6 @@ def run(model, t, urdf_text, method="consistent", prior_weight=None, report_dir=
         path = os.path.join(report_dir, "identified.urdf")
         with open(path, "w") as f:
             f.write(write_identified_urdf(urdf_text, model, result.theta))
-    sec = section(model, t, result, rows, method, path)
+    sec = section(model, t, result, rows, method, path, max_relative_std)
     sec["result"] = result
     return sec

@@ -166,6 +166,9 @@ def text(rep):
     if ident:
         from .identify import text as identification_text
         lines += identification_text(ident)
+    if rep.get("payload"):
+        from .payload import text as payload_text
+        lines += payload_text(rep["payload"])
     return "\n".join(lines)
 
 
