@@ -3,8 +3,9 @@
 
     rbd_excite robot.urdf -o excite.yaml --friction --armature [--model-params params.json]
 
-Writes ``TRAJ`` (a ``trajectory_msgs/JointTrajectory`` as YAML: joint_names, points with
-positions, velocities, accelerations, effort and time_from_start {sec, nanosec}) and, with
+Writes ``TRAJ`` (a ``trajectory_msgs/JointTrajectory`` as YAML in ``rbd_ros.trajectory_yaml``'s
+layout, which ``rbd_retime`` reads: positions, velocities, accelerations, effort and
+time_from_start of every point) and, with
 ``--bag DIR`` (default: TRAJ without its suffix + ``_bag``), a rosbag2 of the commanded
 ``joint_states`` (position, velocity, effort) and the URDF. Prints the condition number of
 the identification matrix against the best of random trajectories of the same bandwidth
@@ -16,26 +17,6 @@ import os
 import sys
 
 import numpy as np
-
-
-def trajectory_yaml(names, t, q, v, acc, effort):
-    """Return the YAML text of a trajectory_msgs/JointTrajectory of the samples."""
-    import yaml
-
-    points = []
-    for k, tk in enumerate(t):
-        ns = int(round(tk * 1e9))
-        points.append({"positions": q[k].tolist(), "velocities": v[k].tolist(),
-                       "accelerations": acc[k].tolist(), "effort": effort[k].tolist(),
-                       "time_from_start": {"sec": ns // 10 ** 9, "nanosec": ns % 10 ** 9}})
-    return yaml.safe_dump({"joint_names": list(names), "points": points}, sort_keys=False)
-
-
-def _write_atomic(path, text):
-    tmp = f"{path}.partial-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 def parser():
@@ -74,7 +55,7 @@ def _check(args):
 def run(args):
     """Design, write and return (series, its condition number, the random one's)."""
     import rbd_ros
-    from . import excitation, joint_friction
+    from . import excitation, joint_friction, trajectory_yaml
     from .replay import bag_io
 
     _check(args)
@@ -101,7 +82,9 @@ def run(args):
     cond = excitation.condition(model, kinds, *series.evaluate(t_opt))[0]
     q, v, acc = series.evaluate(t)
     effort = limits.torques(model, q, v, acc)
-    _write_atomic(args.output, trajectory_yaml(model.joint_names, t, q, v, acc, effort))
+    trajectory_yaml.write(args.output, trajectory_yaml.Trajectory(
+        list(model.joint_names), t, {"positions": q, "velocities": v, "accelerations": acc,
+                                     "effort": effort}))
     bag = args.bag or os.path.splitext(args.output)[0] + "_bag"
     bag_io.write_joint_states(bag, urdf, model.joint_names, t, q, v, effort)
     return series, cond, float(np.median(randoms)), bag

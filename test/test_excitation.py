@@ -14,6 +14,7 @@ import pytest
 
 import rbd_ros
 from rbd_ros import excitation as ex
+from rbd_ros import trajectory_yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -68,6 +69,9 @@ def test_designed_trajectory_respects_every_limit(designed, pin):
     out, text, model, params = designed
     names, t, q, v, a, effort = read_yaml(out / "excite.yaml")
     assert names == list(model.joint_names) and len(t) == 6000
+    retime_input = trajectory_yaml.read(out / "excite.yaml")       # what rbd_retime reads
+    assert retime_input.joint_names == names
+    np.testing.assert_allclose(retime_input.fields["positions"], q, rtol=0, atol=0)
     assert np.abs(v[0]).max() < 1e-9 and np.abs(a[0]).max() < 1e-9       # at rest
     assert np.all(q >= model.lower) and np.all(q <= model.upper)
     assert np.all(np.abs(v) <= model.velocity_limit)
