@@ -370,7 +370,11 @@ def test_deep_chain_loads_without_recursion():
     joints = "".join(
         f'<joint name="j{i}" type="revolute"><parent link="l{i}"/><child link="l{i + 1}"/>'
         f'<origin xyz="0 0 0.1"/><axis xyz="0 {i % 2} {1 - i % 2}"/></joint>' for i in range(n))
-    model = rbd_ros.load_model(f'<robot name="chain">{links}{joints}</robot>')
+    text = f'<robot name="chain">{links}{joints}</robot>'
+    with pytest.raises(rbd_ros.DescriptionTooLarge, match="3001 links"):
+        rbd_ros.load_model(text)                    # above the default limits ...
+    model = rbd_ros.load_model(text, limits=rbd_ros.DescriptionLimits(
+        max_links=n + 1, max_dofs=n))               # ... and loads when they are raised
     assert model.nv == n and model.joint_names[-1] == f"j{n - 1}"
     rng = np.random.default_rng(0)
     q, v, a = rng.uniform(-0.1, 0.1, (3, n))
