@@ -28,3 +28,15 @@ myst_heading_anchors = 3
 autosummary_generate = True
 autodoc_default_options = {"members": False}
 autodoc_typehints = "none"
+templates_path = ["_templates"]
+# names that the docstrings mention but the reference does not document (module constants
+# and internal classes outside rbd_ros.__all__)
+nitpick_ignore = [("py:data", "KINDS"), ("py:data", "BINDS"),
+                  ("py:class", "rbd_ros.coupling.Coupling"), ("py:data", "MAX_SAMPLES"),
+                  ("py:meth", "batch_workspace"), ("py:meth", "with_gravity"),
+                  ("py:meth", "with_inertial_parameters"), ("py:func", "status")]
+# rbd_ros.identification's module docstring names its functions unqualified
+nitpick_ignore += [("py:func", name) for name in (
+    "pseudo_inertia", "theta_from_pseudo_inertia", "is_physically_consistent",
+    "theta_from_log_cholesky", "log_cholesky_from_theta", "theta_jacobian",
+    "identify_least_squares", "identify_physically_consistent")]

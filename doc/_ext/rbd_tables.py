@@ -87,14 +87,15 @@ def launch_arguments():
     with open(LAUNCH_FILE, encoding="utf-8") as f:
         tree = ast.parse(f.read(), LAUNCH_FILE)
     # evaluate the module's constants and ARGUMENTS without importing launch or ROS
-    names = {"_default_params_file": lambda: "<share>/rbd_ros/config/dynamics.yaml"}
+    names = {"__builtins__": {},
+             "_default_params_file": lambda: "<share>/rbd_ros/config/dynamics.yaml"}
     for node in tree.body:
         if isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
             target = node.targets[0].id
             if target.isupper():
                 code = compile(ast.Expression(node.value), LAUNCH_FILE, "eval")
                 try:
-                    names[target] = eval(code, {"__builtins__": {}}, names)
+                    names[target] = eval(code, names)
                 except Exception:  # noqa: BLE001 -- a constant that needs imports: not ours
                     continue
     return names["ARGUMENTS"]
