@@ -5,10 +5,12 @@ every parameter, output and launch argument has a description, the README stays 
 The build runs ``sphinx-build -W -n`` into a temporary directory, offline. Without Sphinx
 (the ``doc`` extra) the build test skips, except where CI=true: there it fails.
 """
+import importlib.util
 import os
 import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -16,7 +18,15 @@ from conftest import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "doc")
-sys.path.insert(0, os.path.join(DOC, "_ext"))
+
+
+def rbd_tables():
+    """The manual's table extension, doc/_ext/rbd_tables.py (loaded from its file)."""
+    spec = importlib.util.spec_from_file_location(
+        "rbd_tables", os.path.join(DOC, "_ext", "rbd_tables.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_manual_builds_and_every_page_is_reachable(tmp_path):
@@ -47,15 +57,15 @@ def test_manual_builds_and_every_page_is_reachable(tmp_path):
 
 
 def test_every_parameter_output_and_launch_argument_has_a_description():
-    import rbd_tables
-    assert rbd_tables.missing_descriptions() == []
+    tables = rbd_tables()
+    assert tables.missing_descriptions() == []
     # the tables cover the code's own tables, row for row
     from rbd_ros import outputs
     from rbd_ros.node import parameters
-    assert [row[0] for row in rbd_tables.output_rows()] == [o.topic for o in outputs.OUTPUTS]
-    assert [row[0] for row in rbd_tables.parameter_rows()] == list(parameters.PARAMETERS)
-    assert "urdf_file" in [row[0] for row in rbd_tables.launch_rows()]
-    assert len(rbd_tables.interface_files()) >= 12
+    assert [row[0] for row in tables.output_rows()] == [o.topic for o in outputs.OUTPUTS]
+    assert [row[0] for row in tables.parameter_rows()] == list(parameters.PARAMETERS)
+    assert "urdf_file" in [row[0] for row in tables.launch_rows()]
+    assert len(tables.interface_files()) >= 12
 
 
 def test_the_api_page_lists_every_public_name():
@@ -71,3 +81,20 @@ def test_readme_is_at_most_150_lines_and_links_into_the_manual():
     assert len(text.splitlines()) <= 150
     for link in re.findall(r"\]\((doc/[^)#]+)", text):
         assert os.path.exists(os.path.join(ROOT, link)), link
+
+
+def test_versions_agree():
+    """package.xml, setup.py, the manual and CHANGELOG.rst's latest heading: one version."""
+    package = ET.parse(os.path.join(ROOT, "package.xml")).getroot().findtext("version")
+    with open(os.path.join(ROOT, "setup.py"), encoding="utf-8") as f:
+        setup = re.search(r'version="([^"]+)"', f.read()).group(1)
+    with open(os.path.join(DOC, "conf.py"), encoding="utf-8") as f:
+        manual = re.search(r'release = "([^"]+)"', f.read()).group(1)
+    with open(os.path.join(ROOT, "CHANGELOG.rst"), encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    # catkin_generate_changelog's format: the title, then "X.Y.Z (YYYY-MM-DD)" over dashes
+    headings = [(m.group(1), lines[i + 1]) for i, line in enumerate(lines[:-1])
+                if (m := re.fullmatch(r"(\d+\.\d+\.\d+) \(\d{4}-\d{2}-\d{2}\)", line))]
+    assert lines[1] == "Changelog for package rbd_ros"
+    assert headings and all(set(under) == {"-"} for _, under in headings)
+    assert package == setup == manual == headings[0][0]
