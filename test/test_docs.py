@@ -1,6 +1,8 @@
 """
-The manual (doc/): it builds with warnings as errors, every page is reachable from the index,
-every parameter, output and launch argument has a description, the README stays short.
+The manual (doc/) builds with warnings as errors, every page reachable from the index.
+
+Every parameter, output and launch argument has a description; the README stays short; the
+versions agree.
 
 The build runs ``sphinx-build -W -n`` into a temporary directory, offline. Without Sphinx
 (the ``doc`` extra) the build test skips, except where CI=true: there it fails.
@@ -12,8 +14,6 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-import pytest
-
 from conftest import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -21,7 +21,7 @@ DOC = os.path.join(ROOT, "doc")
 
 
 def rbd_tables():
-    """The manual's table extension, doc/_ext/rbd_tables.py (loaded from its file)."""
+    """Load the manual's table extension, doc/_ext/rbd_tables.py, from its file."""
     spec = importlib.util.spec_from_file_location(
         "rbd_tables", os.path.join(DOC, "_ext", "rbd_tables.py"))
     module = importlib.util.module_from_spec(spec)

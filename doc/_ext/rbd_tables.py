@@ -162,7 +162,8 @@ class InterfacesListing(_Generated):
             kind = os.path.basename(os.path.dirname(path))
             name = os.path.splitext(os.path.basename(path))[0]
             full = f"rbd_ros_interfaces/{kind}/{name}"
-            section = nodes.section(ids=[nodes.make_id(full)], names=[nodes.fully_normalize_name(full)])
+            section = nodes.section(ids=[nodes.make_id(full)],
+                                    names=[nodes.fully_normalize_name(full)])
             section += nodes.title(text=full)
             with open(path, encoding="utf-8") as f:
                 text = f.read()
