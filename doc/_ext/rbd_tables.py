@@ -37,8 +37,9 @@ def _table(header, rows, literal_columns=(0,)):
     table = nodes.table(classes=["rbd-generated"])
     group = nodes.tgroup(cols=len(header))
     table += group
-    for _ in header:
-        group += nodes.colspec(colwidth=1)
+    for column, title in enumerate(header):
+        widest = max([len(title)] + [len(str(values[column])) for values in rows])
+        group += nodes.colspec(colwidth=min(widest, 40))
     head = nodes.thead()
     row = nodes.row()
     for title in header:
@@ -76,7 +77,8 @@ def parameter_rows():
             allowed = f"{low:g} to {high:g}"
             if name in p.LEAST_POSITIVE:
                 allowed = f"0, or {p.LEAST_POSITIVE[name]:g} to {high:g}"
-        text = repr(default) if isinstance(default, str) else str(default)
+        text = (repr(default) if isinstance(default, str)
+                else str(default).lower() if isinstance(default, bool) else str(default))
         change = ("read-only: " + p.READ_ONLY[name]) if name in p.READ_ONLY else "live"
         rows.append((name, text, description, allowed, change))
     return rows
