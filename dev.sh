@@ -4,6 +4,8 @@
 #                    arm, live report; args go to rbd_demo, e.g. --duration 30 --all-outputs)
 #   ./dev.sh test    set up, then run the whole test suite
 #   ./dev.sh bench   set up, then run the core benchmark against Pinocchio on all robots
+#   ./dev.sh docs    set up, then build the manual (doc/) into doc/_build/html, warnings as
+#                    errors (sphinx-build -W -n), offline
 #   ./dev.sh setup   only set up
 # Setup makes the venv an ament prefix for rbd_ros (scripts/ament_prefix.py) and, where
 # ../shared/ros-tools exists (CI, developers' machines), installs the ROS 2 command-line tools
@@ -23,7 +25,7 @@ setup() {
     want=$(cat setup.py | sha256sum | cut -c1-16)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -e ".[test,bench,ros]"
+        "$VENV/bin/python" -m pip install -q -e ".[test,bench,ros,doc]"
         echo "$want" > "$stamp"
     fi
     # the node's messages and services (skipped when up to date)
@@ -45,5 +47,6 @@ case "$cmd" in
     demo)  setup; exec "$VENV/bin/rbd_demo" "$@" ;;
     test)  setup; exec "$VENV/bin/python" -m pytest "$@" ;;
     bench) setup; exec "$VENV/bin/python" bench/bench_core.py "$@" ;;
-    *) echo "usage: $0 {demo|test|bench|setup} [args...]" >&2; exit 2 ;;
+    docs)  setup; exec "$VENV/bin/python" -m sphinx -W -n --keep-going -q -b html doc doc/_build/html "$@" ;;
+    *) echo "usage: $0 {demo|test|bench|docs|setup} [args...]" >&2; exit 2 ;;
 esac

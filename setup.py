@@ -60,6 +60,9 @@ setup(
         # icub-models and rtb-data: robot descriptions of the URDF corpus (test/corpus.py)
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
                  "hypothesis>=6", "icub-models>=3", "rtb-data>=2"],
+        # the manual (doc/, ./dev.sh docs, test/test_docs.py): Sphinx, MyST for the Markdown
+        # pages, the furo theme
+        "doc": ["sphinx>=7.2", "myst-parser>=2", "furo>=2024.1"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
         # the other dynamics libraries of bench/bench_peers.py (large: not in ./dev.sh setup)
         "peers": ["pin>=3", "example-robot-data>=4", "matplotlib", "idyntree", "mujoco>=3.2",

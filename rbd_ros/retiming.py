@@ -58,7 +58,7 @@ A retimed trajectory: ``t`` (K,) from 0 to ``duration``; ``q`` (K, nq), ``v``, `
 ``tau`` (K, nv) (τ with the joint parameters); ``s`` (K,) the path parameter; per sample the
 limit closest to binding: ``binding`` (K,) index in :data:`KINDS` (0, "none", where no limit
 reaches :data:`BINDS` of itself), ``binding_joint`` (K,) its joint (index in
-``model.joint_names``, -1 for none), ``binding_ratio`` (K,) |x| / limit; ``time_scale`` the
+``model.joint_names``, -1 for none), ``binding_ratio`` (K,) ``|x| / limit``; ``time_scale`` the
 uniform slow-down applied after TOPP-RA (1.0: none); ``timings`` {"dynamics", "toppra",
 "samples"} seconds.
 """

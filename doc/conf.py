@@ -1,0 +1,42 @@
+"""Sphinx configuration of the rbd_ros manual (``./dev.sh docs``, ``test/test_docs.py``)."""
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "_ext"))
+sys.path.insert(0, os.path.dirname(HERE))
+
+project = "rbd_ros"
+author = "rbd_ros developers"
+copyright = "rbd_ros developers, BSD-3-Clause"
+release = "0.1.0"
+version = release
+
+extensions = [
+    "myst_parser",
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.napoleon",
+    "rbd_tables",
+]
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+exclude_patterns = ["_build"]
+html_theme = "furo"
+html_title = "rbd_ros"
+myst_heading_anchors = 3
+autosummary_generate = True
+autodoc_default_options = {"members": False}
+autodoc_typehints = "none"
+templates_path = ["_templates"]
+# names that the docstrings mention but the reference does not document (module constants
+# and internal classes outside rbd_ros.__all__)
+nitpick_ignore = [("py:data", "KINDS"), ("py:data", "BINDS"),
+                  ("py:class", "rbd_ros.coupling.Coupling"), ("py:data", "MAX_SAMPLES"),
+                  ("py:meth", "batch_workspace"), ("py:meth", "with_gravity"),
+                  ("py:meth", "with_inertial_parameters"), ("py:func", "status")]
+# rbd_ros.identification's module docstring names its functions unqualified
+nitpick_ignore += [("py:func", name) for name in (
+    "pseudo_inertia", "theta_from_pseudo_inertia", "is_physically_consistent",
+    "theta_from_log_cholesky", "log_cholesky_from_theta", "theta_jacobian",
+    "identify_least_squares", "identify_physically_consistent")]

@@ -1,0 +1,94 @@
+"""
+Every script of examples/ runs as a user runs it, and its output is checked against an oracle.
+
+Each runs as a subprocess with a timeout. ``python_api.py``'s gravity torques and
+``planner_client.py``'s torques are compared with Pinocchio's (the oracle layer);
+``replay_bag.py``'s report with the bag's own numbers. The README's Python example must be
+the one of ``examples/python_api.py`` (the README shows it, this test runs it).
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from conftest import require_module
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = os.path.join(ROOT, "examples")
+ARM7 = os.path.join(ROOT, "rbd_ros", "robots", "rbd_arm7.urdf")
+
+
+def run(script, *args, timeout=240, env=None):
+    result = subprocess.run([sys.executable, os.path.join(EXAMPLES, script), *args], cwd=ROOT,
+                            capture_output=True, text=True, timeout=timeout, env=env)
+    assert result.returncode == 0, f"{script} failed:\n{result.stdout}{result.stderr}"
+    return result.stdout
+
+
+def numbers(text):
+    return np.array([float(x) for x in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", text)])
+
+
+def pinocchio_arm7():
+    pin = require_module("pinocchio", "pinocchio")
+    model = pin.buildModelFromUrdf(ARM7)
+    return pin, model, model.createData()
+
+
+def test_every_example_is_tested_and_in_the_manual():
+    with open(os.path.join(ROOT, "doc", "examples.md"), encoding="utf-8") as f:
+        manual = f.read()
+    with open(__file__, encoding="utf-8") as f:
+        tests = f.read()
+    for name in os.listdir(EXAMPLES):
+        if name.endswith(".py"):
+            assert f"../examples/{name}" in manual, f"{name} is not on doc/examples.md"
+            assert f'"{name}"' in tests, f"{name} is not run here"
+
+
+def test_readme_python_example_is_examples_python_api():
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        block = re.search(r"```python\n(.*?)```", f.read(), flags=re.S).group(1)
+    with open(os.path.join(EXAMPLES, "python_api.py"), encoding="utf-8") as f:
+        assert block in f.read()
+
+
+@pytest.mark.pinocchio
+def test_python_api_example():
+    out = run("python_api.py", ARM7)
+    assert "ABA(RNEA(a)) == a: True" in out
+    assert "M symmetric positive definite: True" in out
+    import rbd_ros
+    pin, model, data = pinocchio_arm7()
+    q = rbd_ros.load_model(ARM7).random_configuration(0)
+    line = next(s for s in out.splitlines() if s.startswith("gravity torques"))
+    expected = pin.computeGeneralizedGravity(model, data, q)
+    assert np.allclose(numbers(line.split(":", 1)[1]), expected, atol=1e-3)
+
+
+@pytest.mark.pinocchio
+def test_planner_client_example():
+    require_module("rclpy", "rclpy")
+    require_module("rbd_ros_interfaces", "rbd_ros_interfaces (./dev.sh setup builds it)")
+    out = run("planner_client.py", timeout=300)
+    assert "trajectory_torques: True" in out and "retime_trajectory: True" in out
+    pin, model, data = pinocchio_arm7()
+    line = next(s for s in out.splitlines() if "tau at point 0" in s)
+    q0 = np.array([0, 0.3, 0, -1.5, 0, 1.8, 0.0])
+    expected = pin.rnea(model, data, q0, np.zeros(7), np.zeros(7))
+    assert np.allclose(numbers(line.split(":", 1)[1]), expected, atol=1e-3)
+    duration = float(re.search(r"duration (\S+) s", out).group(1))
+    assert 0 < duration < 60
+
+
+def test_replay_bag_example(tmp_path):
+    out = run("replay_bag.py", os.path.join(ROOT, "data", "example_arm7"), str(tmp_path),
+              timeout=400)
+    assert "1000 of 1000 messages answered" in out
+    before, after = numbers(re.search(r"RMS torque error.*", out).group(0))
+    # the bag's efforts come from inertias 20 % off the URDF's, plus 0.05 N m of noise
+    assert after < before and 0.04 < after < 0.1
+    assert os.path.exists(tmp_path / "bag_report" / "identified.urdf")

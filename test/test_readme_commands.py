@@ -1,0 +1,50 @@
+"""
+The README's ``ros2 launch`` and ``ros2 service call``, run as written, from a shell.
+
+The commands are read from the README's "The node" section (the getting-started page shows
+the same two): the launch starts the node on the bundled arm, the service call retimes a path
+and must answer ``success=True``, then the launch stops cleanly on SIGINT. Needs the ROS 2
+command line (``./dev.sh setup``): skips without it, except in CI (``ros_cli.require_ros2``).
+"""
+import os
+import re
+
+import ros_cli
+
+
+def node_commands(path, heading):
+    """Return the shell commands of the first bash block after ``heading`` in ``path``."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    section = text[text.index(heading):]
+    block = re.search(r"```bash\n(.*?)```", section, flags=re.S).group(1)
+    commands = []
+    for line in block.replace("\\\n", "").splitlines():
+        if line.startswith(" ") and commands:     # inside a quoted, multi-line argument
+            commands[-1] += " " + line.strip()
+        elif line.strip():
+            commands.append(line.strip())
+    return commands
+
+
+def test_readme_launch_and_service_call(tmp_path):
+    ros_cli.require_ros2()
+    launch, call = node_commands(os.path.join(ros_cli.ROOT, "README.md"), "## The node")
+    assert launch.startswith("ros2 launch ") and call.startswith("ros2 service call ")
+    page = node_commands(os.path.join(ros_cli.ROOT, "doc", "getting_started.md"),
+                         "## The node on your robot")
+    assert page == [launch, call], "getting started shows the README's commands"
+    env = ros_cli.environment(os.environ.get("ROS_DOMAIN_ID", "0"),
+                              PATH=os.pathsep.join([ros_cli.BIN, os.environ["PATH"]]))
+    log = tmp_path / "launch.log"
+    proc = ros_cli.start(["bash", "-c", "exec " + launch], log, env, cwd=ros_cli.ROOT)
+    try:
+        status, out = ros_cli.run(["bash", "-c", "timeout 150 " + call], env, timeout=180,
+                                  cwd=ros_cli.ROOT)
+        assert status == 0, out[-3000:]
+        assert "RetimeTrajectory_Response(success=True" in out, out[-3000:]
+        duration = float(re.search(r"duration=([0-9.eE+-]+)", out).group(1))
+        assert 0 < duration < 60
+    finally:
+        stop_status = ros_cli.stop(proc)
+    ros_cli.assert_clean_stop(stop_status, ros_cli.read(log))
