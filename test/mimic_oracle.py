@@ -195,7 +195,7 @@ def pinocchio_mimic_rnea_crba(pin, pm, model, q, v, a):
     ``pm``: built with ``mimic=True`` (no dof for a follower); a floating base is its first
     joint, as ours; a continuous joint's q is (cos, sin) there.
     """
-    base_q, base_v = (7, 6) if model.floating_base else (0, 0)
+    base_q, base_v = model.nq_base, model.nv_base
     assert pm.nv == model.nv
     qp, vp, ap = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
     qp[:base_q] = q[:base_q]
