@@ -45,7 +45,9 @@ setup(
                       # rbd_replay: rosbag2 in and out without ROS, plots
                       "rosbags>=0.10", "matplotlib", "pyyaml",
                       # rbd_replay over many bags: Dask's LocalCluster or an existing cluster
-                      "dask>=2024.1", "distributed>=2024.1"],
+                      "dask>=2024.1", "distributed>=2024.1",
+                      # rbd_ros.retime: TOPP-RA, time-optimal timing under torque limits
+                      "toppra>=0.6.10,<0.7"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces
@@ -73,5 +75,6 @@ setup(
         "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
         "rbd_demo = rbd_ros.node.demo:main",
         "rbd_warm_cache = rbd_ros.warm_cache:main",
+        "rbd_retime = rbd_ros.retime_cli:main",
     ]},
 )

@@ -15,6 +15,14 @@ trajectory call >= 20x faster than the single calls, the 7-dof 1,000-point
 ``trajectory_torques`` round trip <= 10 ms. A benchmark, not a test: run it on a quiet
 machine.
 
+A fixed-base robot also gets ``~/retime_trajectory`` (issue 25): --waypoints (20) waypoints,
+--grid (500) grid points, answered at the grid points; goal <= 30 ms on the 7-dof arm. Below
+the table: the same request's handler in this process with its breakdown (dynamics: the
+torque coefficients; toppra; samples: the answer's points and their check; messages: the
+request read and the answer's message built), on as many numba threads as the planner process
+uses, and ``rbd_ros.retime`` on the same waypoints (the Python API). ``--only-retime``: that
+row alone.
+
 Each robot's ``trajectory_torques`` is also timed from a client process of its own with
 Fast DDS's participant profile ``config/fastdds_large_messages.xml``
 (``FASTRTPS_DEFAULT_PROFILES_FILE``, what the README recommends to planner clients sending
@@ -29,13 +37,15 @@ loaded machine).
 
     python bench/bench_services.py [--points 1000] [--repeat 7] [--robots arm7 talos]
                                    [--planner process|thread|both] [--no-singles]
-                                   [--no-profile]
+                                   [--no-profile] [--only-retime] [--waypoints 20]
+                                   [--grid 500]
 """
 import argparse
 import os
 import subprocess
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -57,6 +67,10 @@ def parse_args():
                     help="leave out the --points single inverse_dynamics calls")
     ap.add_argument("--no-profile", action="store_true",
                     help="leave out the row of a client with config/fastdds_large_messages.xml")
+    ap.add_argument("--only-retime", action="store_true",
+                    help="only the ~/retime_trajectory row and its breakdown")
+    ap.add_argument("--waypoints", type=int, default=20, help="retime: waypoints (20)")
+    ap.add_argument("--grid", type=int, default=500, help="retime: grid points (500)")
     ap.add_argument("--startup-timeout", type=float, default=900.0,
                     help="seconds to wait for the node's services (first start compiles)")
     return ap.parse_args()
@@ -82,7 +96,8 @@ class Client:
         self.clients = {k: node.create_client(t, base + k) for k, t in (
             ("trajectory_torques", srv.TrajectoryTorques),
             ("trajectory_forward", srv.TrajectoryForward),
-            ("inverse_dynamics", srv.InverseDynamics))}
+            ("inverse_dynamics", srv.InverseDynamics),
+            ("retime_trajectory", srv.RetimeTrajectory))}
 
     def wait(self, timeout):
         deadline = time.monotonic() + timeout
@@ -214,8 +229,13 @@ def bench_robot(name, args, rclpy_node, executor, planner):
         torques, forward, rollout, singles = requests(model, args.points)
         # the first call warms up (and waits for the model: the services come up before it)
         client.call("trajectory_torques", torques, until_model=args.startup_timeout)
-        rows = [(label, "trajectory_torques", timed(client, "trajectory_torques", torques,
-                                                    args.repeat))]
+        rows = []
+        if not floating:
+            rows += bench_retime(label, model, client, args)
+        if args.only_retime:
+            return rows
+        rows.append((label, "trajectory_torques", timed(client, "trajectory_torques", torques,
+                                                        args.repeat)))
         if not args.no_profile:
             rows.append((label, PROFILED, profiled_client(name, args)))
         if not args.no_singles:
@@ -237,6 +257,49 @@ def bench_robot(name, args, rclpy_node, executor, planner):
     finally:
         node.terminate()
         node.wait(timeout=30)
+
+
+def bench_retime(label, model, client, args):
+    """Time ``~/retime_trajectory``; print its in-process breakdown and the Python API's."""
+    import numba
+
+    import rbd_ros
+    from rbd_ros.node.retime_service import retime_trajectory
+    from rbd_ros_interfaces import srv
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+    rng = np.random.default_rng(25)
+    mid = 0.5 * (model.lower + model.upper)
+    w = rng.uniform(mid + 0.3 * (model.lower - mid), mid + 0.3 * (model.upper - mid),
+                    (args.waypoints, model.nq))
+    traj = JointTrajectory(joint_names=list(model.joint_names), points=[
+        JointTrajectoryPoint(positions=row.tolist()) for row in w])
+    req = srv.RetimeTrajectory.Request(trajectory=traj, effort_scale=0.5,
+                                       grid_points=args.grid)
+    client.call("retime_trajectory", req)
+    what = f"retime_trajectory, {args.waypoints} waypoints, {args.grid} grid points"
+    rows = [(label, what, timed(client, "retime_trajectory", req, args.repeat))]
+    robot = SimpleNamespace(model=model, joints=None, joint_names=list(model.joint_names),
+                            dof_names=list(model.joint_names), followers={})
+    threads = numba.get_num_threads()
+    used = max(1, min(threads, (os.cpu_count() or 1) - 1))      # the planner process's
+    numba.set_num_threads(used)
+    parts, api = [], []
+    try:
+        for _ in range(args.repeat + 1):
+            timings = {}
+            retime_trajectory(robot, req, srv.RetimeTrajectory.Response(), timings)
+            parts.append(timings)
+            t0 = time.perf_counter()
+            rbd_ros.retime(model, w, effort_scale=0.5, grid=args.grid)
+            api.append(time.perf_counter() - t0)
+    finally:
+        numba.set_num_threads(threads)
+    median = {k: 1e3 * float(np.median([p[k] for p in parts[1:]])) for k in parts[0]}
+    print(f"{label} {what}: handler in this process on {used} numba "
+          "threads: " + ", ".join(f"{k} {v:.1f} ms" for k, v in median.items())
+          + f"; total {sum(median.values()):.1f} ms; Python API rbd_ros.retime "
+          f"{1e3 * float(np.median(api[1:])):.1f} ms")
+    return rows
 
 
 def main():

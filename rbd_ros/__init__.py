@@ -24,18 +24,20 @@ from .identification import (identify_least_squares, identify_physically_consist
                              is_physically_consistent, log_cholesky_from_theta, pseudo_inertia,
                              theta_from_log_cholesky)
 from .model import Data, Model
+from .retiming import Retimed, retime
 from . import specialized
 from .specialized import specialize
 from .urdf import URDFError, load_model
+from .urdf_limits import DescriptionLimits, DescriptionTooLarge
 
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
-           "body_regressor", "compute_all", "crba", "Data", "Dynamics", "gravity_torques",
+           "body_regressor", "compute_all", "crba", "Data", "DescriptionLimits",
+           "DescriptionTooLarge", "Dynamics", "gravity_torques",
            "identification", "identify_least_squares", "identify_physically_consistent",
            "inertia", "integrate", "inverse_and_forward_dynamics", "is_physically_consistent",
            "joint_torque_regressor", "joint_torque_regressor_batch", "load_model",
            "log_cholesky_from_theta", "minv", "minv_batch", "minv_cholesky", "Model",
-           "nonlinear_effects", "pseudo_inertia", "rnea", "rnea_batch", "rnea_derivatives",
-           "rnea_derivatives_batch", "rnea_derivatives_fd", "robots", "specialize", "specialized",
-           "theta_from_log_cholesky",
-           "URDFError"]
+           "nonlinear_effects", "pseudo_inertia", "Retimed", "retime", "rnea", "rnea_batch",
+           "rnea_derivatives", "rnea_derivatives_batch", "rnea_derivatives_fd", "robots",
+           "specialize", "specialized", "theta_from_log_cholesky", "URDFError"]
 __version__ = "0.1.0"

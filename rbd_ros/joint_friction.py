@@ -116,6 +116,8 @@ class JointParameters:
             doc = json.loads(text)
         except (ValueError, TypeError) as exc:
             raise ValueError(f"not JSON ({str(exc)[:80]})") from None
+        except RecursionError:
+            raise ValueError(NESTED) from None
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
             raise ValueError(f"not an rbd_ros joint parameter file (\"format\": {FORMAT!r})")
         eps, joints = doc.get("epsilon", EPSILON), doc.get("joints")
@@ -160,6 +162,10 @@ class JointParameters:
         return cls(tuple(joint_names), values, EPSILON)
 
 
+# json.loads recurses per level: a file of 100,000 "[" fails inside it, with Python's message
+NESTED = "not a joint parameter file: its JSON is nested too deeply to read"
+
+
 def read_file(path):
     """
     Return the text of the parameter file ``path`` (``rbd_replay --model-params``, the node).
@@ -180,6 +186,8 @@ def check_text(text):
         joints = json.loads(text).get("joints")
     except (ValueError, TypeError, AttributeError):
         joints = None
+    except RecursionError:
+        raise ValueError(NESTED) from None
     JointParameters.from_json(text, tuple(joints) if isinstance(joints, dict) else ())
 
 

@@ -15,6 +15,7 @@ from .coupling import Coupling
 from .model import FREE_FLYER, PRISMATIC, REVOLUTE, Model
 from .urdf_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
                           undriven_joints)
+from .urdf_limits import DEFAULT_LIMITS, DescriptionLimits, check_counts, check_size
 from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_robot,
                           read_source)
 
@@ -45,9 +46,10 @@ def _compose(a, b):
     return Ra @ Rb, Ra @ pb + pa
 
 
-def _parse(text, source):
-    """Parse and check the document; read its links and joints (urdf_reader)."""
+def _parse(text, source, limits, floating_base):
+    """Parse, count (``urdf_limits``) and check the document; read its links and joints."""
     root = parse_xml(text, source)
+    check_counts(root, limits, source, floating_base)
     check_document(root, source)
     return read_robot(root, source)
 
@@ -73,7 +75,7 @@ MIMIC_OPTIONS = ("coupled", "independent", "error")
 
 
 def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
-               allow_massless=False, on_warning=None):
+               allow_massless=False, on_warning=None, limits=None):
     """
     Build a :class:`Model` from a URDF file path, XML string or urdf-parser-py ``Robot``.
 
@@ -99,12 +101,18 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     inequality are kept with one warning, or refused with ``strict_inertia=True``. The warning
     goes to Python's ``warnings``, or is given (its text) to ``on_warning`` when that is a
     callable (the node gives it to its ROS logger).
+
+    ``limits``: a :class:`rbd_ros.urdf_limits.DescriptionLimits` (default: its defaults): a
+    description larger (bytes), or with more links or degrees of freedom, is refused with
+    the numbers (``DescriptionTooLarge``, a URDFError) before its model is built.
     """
+    limits = DEFAULT_LIMITS if limits is None else DescriptionLimits(*limits).check()
     if mimic not in MIMIC_OPTIONS:
         raise ValueError(f"mimic must be one of {', '.join(map(repr, MIMIC_OPTIONS))}, "
                          f"not {mimic!r}")
-    text, source = read_source(urdf)
-    robot = _parse(text, source)
+    text, source = read_source(urdf, limits.max_bytes)
+    check_size(text, limits, source)
+    robot = _parse(text, source, limits, floating_base)
     links = {link.name: link for link in robot.links}
     if not links:
         raise URDFError(f"URDF ({source}) has no <link>")

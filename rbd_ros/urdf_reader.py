@@ -19,6 +19,8 @@ import xml.etree.ElementTree as ET
 from types import SimpleNamespace
 from xml.parsers import expat
 
+from .text_files import read_bytes
+
 
 class URDFError(ValueError):
     """The robot description cannot be turned into a model; the message says why."""
@@ -37,15 +39,16 @@ def excerpt(value, limit=40):
     return text if len(text) <= limit else text[:limit - 4] + "...'"
 
 
-def read_source(urdf):
+def read_source(urdf, max_bytes=None):
     """
     Return (text, source) of a URDF given as XML text, bytes, a file path or a parsed robot.
 
     A string whose first non-blank character (after a byte-order mark) is ``<`` is XML;
-    any other string or path-like is a file name. A parsed robot is any object with a
-    ``to_xml_string()`` method, such as urdf-parser-py's ``urdf_parser_py.urdf.Robot``
-    (``URDF.from_xml_string``), which is not imported here: its XML is read like any other
-    document (:func:`robot_xml`).
+    any other string or path-like is a file name, read only when it is a regular file of
+    at most ``max_bytes`` (``text_files.read_bytes``: a FIFO or a device is refused). A
+    parsed robot is any object with a ``to_xml_string()`` method, such as urdf-parser-py's
+    ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string``), which is not imported here: its
+    XML is read like any other document (:func:`robot_xml`).
     """
     if not isinstance(urdf, (str, bytes, os.PathLike)):
         if callable(getattr(urdf, "to_xml_string", None)):
@@ -59,10 +62,13 @@ def read_source(urdf):
     path = os.fspath(urdf)
     if isinstance(path, bytes):
         path = os.fsdecode(path)
-    if not os.path.isfile(path):
+    if not os.path.exists(path):
         raise URDFError(f"{excerpt(path, 200)} is neither URDF XML nor an existing file")
-    with open(path, "rb") as f:
-        return decode(f.read(), path), path
+    try:
+        data = read_bytes(path, (1 << 62) if max_bytes is None else max_bytes)
+    except ValueError as exc:
+        raise URDFError(f"URDF file {excerpt(path, 200)}: {exc}") from None
+    return decode(data, path), path
 
 
 def robot_xml(robot):

@@ -188,12 +188,13 @@ class ReducedOracle:
         return -Minv @ dq, -Minv @ dv, Minv
 
 
-def pinocchio_mimic_rnea_crba(pin, pm, model, q, v, a):
+def pinocchio_mimic_rnea_crba(pin, pm, model, q, v, a, renamed=None):
     """
     Return (τ, M) of Pinocchio's mimic model ``pm`` at our reduced state, in our joint order.
 
     ``pm``: built with ``mimic=True`` (no dof for a follower); a floating base is its first
-    joint, as ours; a continuous joint's q is (cos, sin) there.
+    joint, as ours; a continuous joint's q is (cos, sin) there. ``renamed``: {our joint name:
+    its name in ``pm``} where they differ.
     """
     base_q, base_v = model.nq_base, model.nv_base
     assert pm.nv == model.nv
@@ -201,7 +202,7 @@ def pinocchio_mimic_rnea_crba(pin, pm, model, q, v, a):
     qp[:base_q] = q[:base_q]
     perm = list(range(base_v))                 # our v index -> Pinocchio's
     for k, name in enumerate(model.joint_names):
-        joint = pm.joints[pm.getJointId(name)]
+        joint = pm.joints[pm.getJointId((renamed or {}).get(name, name))]
         angle = q[base_q + k]
         qp[joint.idx_q:joint.idx_q + joint.nq] = \
             (np.cos(angle), np.sin(angle)) if joint.nq == 2 else angle

@@ -56,7 +56,8 @@ SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
 # the services of issue 16 (whole trajectories, payload): requests of their own shape
 PLANNER_SERVICES = {"trajectory_torques": rbd_srv.TrajectoryTorques,
                     "trajectory_forward": rbd_srv.TrajectoryForward,
-                    "set_payload": rbd_srv.SetPayload}
+                    "set_payload": rbd_srv.SetPayload,
+                    "retime_trajectory": rbd_srv.RetimeTrajectory}
 
 _namespaces = itertools.count()
 _stamps = itertools.count(1)

@@ -7,13 +7,12 @@ give the serial results; a Model's arrays cannot be made writable again. The nod
 the core's results without a check of its own: every call of a node's tick refuses what it
 cannot compute finitely, on a model with coupled mimic joints too.
 """
-import threading
 
 import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import get_robot
+from conftest import get_robot, run_threads
 from mimic_oracle import PAIR, hand_urdf
 
 
@@ -174,15 +173,14 @@ def test_concurrent_batch_calls_on_one_model_equal_the_serial_ones():
     wrong = []
 
     def work(k):
+        compared = 0
         for n in range(30):
             which = (k + n) % len(calls)
             if not np.array_equal(flat(calls[which]()), expected[which]):
                 wrong.append(which)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+            compared += 1
+        return compared
+    assert run_threads(work, 4) == [30] * 4                  # every comparison was made
     assert wrong == []
 
 

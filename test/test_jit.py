@@ -6,10 +6,10 @@ import compiles nothing; a kernel's first call compiles exactly its declared sig
 with other argument types raises TypeError and compiles nothing new (the public wrappers
 convert and call again: the same answers as for exact arrays).
 """
+import json
 import os
 import subprocess
 import sys
-import threading
 
 import numpy as np
 
@@ -54,28 +54,47 @@ def test_first_call_compiles_the_declared_signature_only():
     assert len(kernel.overloads) == 1
 
 
-def test_first_calls_from_threads_compile_once():
-    # every thread's first call of a kernel not yet used in this process: one compile
-    kernel = rbd_ros.algorithms.minv_cholesky.minv_cholesky_kernel
-    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
-    q = model.neutral()
-    results, errors = [], []
+FIRST_CALLS_FROM_THREADS = """
+import json, threading
+import numpy as np, rbd_ros
+kernel = rbd_ros.algorithms.finite_differences.integrate_kernel
+model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+q, dv = np.linspace(-1, 1, model.nq), np.linspace(0.5, -0.5, model.nv)
+before = len(kernel.overloads)
+barrier, results, errors = threading.Barrier(8), [], []
+def call():
+    try:
+        barrier.wait(timeout=60)
+        results.append(rbd_ros.integrate(model, q, dv).tolist())
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=call) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"before": before, "overloads": len(kernel.overloads), "errors": errors,
+                  "hits": sum(kernel.stats.cache_hits.values()),
+                  "misses": sum(kernel.stats.cache_misses.values()),
+                  "results": results, "expected": (q + dv).tolist()}))
+"""
 
-    def call():
-        try:
-            results.append(rbd_ros.minv_cholesky(model, q, data=rbd_ros.Data(model)))
-        except Exception as exc:           # reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=call) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors
-    assert len(kernel.overloads) == 1
-    M = rbd_ros.crba(model, q)
-    for Minv in results:
-        np.testing.assert_allclose(M @ Minv, np.eye(model.nv), atol=1e-9)
+
+def test_first_calls_from_threads_compile_once(tmp_path):
+    # 8 threads make the first call of a kernel at once, in a fresh process with an empty
+    # cache (so it is a real first compile, whatever ran before): one compile, 8 answers
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, "-c", FIRST_CALLS_FROM_THREADS], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["errors"] == [], out["errors"]
+    assert (out["before"], out["overloads"]) == (0, 1), out
+    assert (out["hits"], out["misses"]) == (0, 1), out            # compiled, once
+    assert len(out["results"]) == 8
+    for result in out["results"]:                 # arm7's joints are revolute: q ⊕ dv = q + dv
+        np.testing.assert_allclose(result, out["expected"], rtol=0, atol=1e-15)
 
 
 def test_every_kernel_is_a_first_call_dispatcher():

@@ -1,13 +1,12 @@
 """The Model/Data split: an immutable Model, workspaces passed as ``data=``, derived models."""
 import pickle
-import threading
 import types
 
 import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import get_robot
+from conftest import get_robot, run_threads
 from mimic_oracle import hand_urdf
 
 CALLS = {
@@ -89,15 +88,14 @@ def test_threads_with_their_own_data_agree_with_serial():
 
     def work(k):
         data = rbd_ros.Data(m)
+        compared = 0
         for _ in range(200):
             for s, ref in zip(states, expected):
                 if not np.array_equal(flat(CALLS["compute_all"](m, s, data=data)), ref):
                     errors.append(k)
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+                compared += 1
+        return compared
+    assert run_threads(work, 4) == [200 * len(states)] * 4     # every comparison was made
     assert errors == []
 
 

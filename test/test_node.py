@@ -575,6 +575,37 @@ def test_rate_hz(harness):
     assert len(stamps) == len(set(stamps)), "the timer recomputed an unchanged state"
 
 
+def test_rate_hz_limits_the_outputs_to_the_rate(harness):
+    """joint_states at ~200 Hz, rate_hz 20: about 20 outputs a second, the latest state's."""
+    rate, window = 20.0, 2.0
+    h = harness(dict(robot_description=xml(ARM7), rate_hz=rate))
+    model = core_model(ARM7)
+    good_exchange(h, model, 132)
+    q, v, tau = random_state(model, 133)
+    messages = [message(model, q + 1e-3 * k, v, tau, seed=k) for k in range(int(window * 200))]
+    received, before = h.node._stats["joint_states"], len(h.messages("torques"))
+    start = time.monotonic()
+    for k, msg in enumerate(messages):            # ~200 Hz, whatever the load lets through
+        h.joint_states.publish(msg)
+        time.sleep(max(0.0, start + (k + 1) / 200.0 - time.monotonic()))
+    last = messages[-1]
+    # the timer computes the latest state at its next tick: that output ends the window
+    found = wait_for(lambda: h.find("torques", last.header.stamp), what="the last state's output")
+    elapsed = time.monotonic() - start
+    assert_matches_core(h, model, {"torques": found}, q + 1e-3 * (len(messages) - 1), v, tau)
+    outputs = h.messages("torques")[before:]
+    received = h.node._stats["joint_states"] - received
+    published = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in messages}
+    stamps = [(m.header.stamp.sec, m.header.stamp.nanosec) for m in outputs]
+    assert set(stamps) <= published and len(stamps) == len(set(stamps)), stamps
+    # a timer of period 1/rate ticks at most elapsed·rate + 1 times; without the rate each
+    # message taken in would have been computed
+    assert len(outputs) <= elapsed * rate + 2, (len(outputs), elapsed, received)
+    assert received >= 3 * len(outputs), (received, len(outputs))
+    # and it keeps ticking while messages come (a loaded machine delays ticks: a fifth)
+    assert len(outputs) >= 0.2 * window * rate, (len(outputs), elapsed, received)
+
+
 # -- messages without the model's joints -----------------------------------------------------
 def test_message_without_model_joints_publishes_nothing(harness):
     """

@@ -49,7 +49,8 @@ def test_every_parameter_is_described(harness):
     names = list(PARAMETERS)
     descriptors = h.describe_parameters(names)
     types = {bool: ParameterType.PARAMETER_BOOL, float: ParameterType.PARAMETER_DOUBLE,
-             str: ParameterType.PARAMETER_STRING, list: ParameterType.PARAMETER_DOUBLE_ARRAY}
+             str: ParameterType.PARAMETER_STRING, list: ParameterType.PARAMETER_DOUBLE_ARRAY,
+             int: ParameterType.PARAMETER_INTEGER}
     for name, d in zip(names, descriptors):
         default, description = PARAMETERS[name]
         assert d.name == name and d.description == description
@@ -79,6 +80,49 @@ def test_bad_values_are_refused_with_the_reason(harness):
     assert h.node.params["unknown_velocity"] == "skip" and h.node.params["rate_hz"] == 0.0
     assert list(h.node.get_parameter("gravity").value) == [0.0, 0.0, -9.81]
     good_exchange(h, model, 301)                  # it runs on, unchanged
+
+
+def test_every_rate_inside_the_range_works_or_is_refused_with_the_reason(harness):
+    """
+    Tiny rates and periods are refused with the reason; the set is always answered.
+
+    1e-300 Hz raised OverflowError in the callback (the service answered an empty result
+    list, which crashes ``ros2 param set``); 1e-9 Hz was accepted and stopped every output.
+    """
+    h = harness(dict(robot_description=xml(ARM7)))
+    model = core_model(ARM7)
+    good_exchange(h, model, 310)
+    for value in (1e-300, 5e-324, 1e-9, 0.0999):
+        assert f"rate_hz must be 0 or at least 0.1, got {value:g}" == refused(h, rate_hz=value)
+    for value in (1e-300, 1e-9, 0.00999):
+        assert "diagnostics_period must be 0 or at least 0.01" in \
+            refused(h, diagnostics_period=value)
+    assert h.node.params["rate_hz"] == 0.0
+    assert h.parameter_services().get(["rate_hz"])[0].double_value == 0.0
+    good_exchange(h, model, 311)                  # on every message, as before
+    accepted(h, rate_hz=0.1)                      # the least rate: a tick every 10 s
+    assert h.node._live_timers["rate"].timer_period_ns == 10**10
+    accepted(h, rate_hz=10000.0)
+    good_exchange(h, model, 312)                  # the timer's next tick computes it
+    accepted(h, rate_hz=0.0, diagnostics_period=3600.0)
+    good_exchange(h, model, 313)
+
+
+def test_an_exception_checking_a_value_refuses_it_with_the_reason(harness, monkeypatch):
+    """The boundary of the set-parameters callback: a bug refuses, it never answers []."""
+    h = harness(dict(robot_description=xml(ARM7)))
+    model = core_model(ARM7)
+    errors = h.node._stats["callback_errors"]
+
+    def broken(name, value):
+        raise OverflowError("a bug in a check")
+    monkeypatch.setattr("rbd_ros.node.parameters.problem", broken)
+    reason = refused(h, max_joint_age=2.0)
+    assert "OverflowError: a bug in a check" in reason
+    assert h.node.params["max_joint_age"] == 5.0
+    assert h.node._stats["callback_errors"] == errors + 1
+    monkeypatch.undo()
+    good_exchange(h, model, 320)                  # the node runs on
 
 
 def publisher_count(h, output):

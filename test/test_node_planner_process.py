@@ -36,8 +36,8 @@ from rbd_ros.node.planner_process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
 from conftest import assert_close  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
-from node_helpers import (PLANNER_SERVICES, SERVICES, ParameterServices, probing,  # noqa: E402
-                          wait_for)
+from node_helpers import (PLANNER_SERVICES, SERVICES, ParameterServices,  # noqa: E402
+                          call_service, probing, wait_for)
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.logging import LoggingSeverity  # noqa: E402
 from oracle import Robot  # noqa: E402
@@ -215,6 +215,13 @@ def test_the_planner_process_leaves_when_the_node_process_is_killed(tmp_path):
         client = tester.create_client(PLANNER_SERVICES["trajectory_torques"], name)
         assert client.wait_for_service(timeout_sec=90.0), open(log.name).read()[-3000:]
         assert tester.count_services(name) == 1
+        # an answer: the child is past its warm-up (imports, kernels) and in its loop, where
+        # it cleans up on leaving; killed while busy, its watchdog ends it without that
+        model = rbd_ros.load_model(xml(ARM7))
+        q, z = model.random_configuration(0)[None], np.zeros((1, model.nv))
+        resp = call_service(client, torques_request(model, q, z, z), "a first answer",
+                            timeout=90.0)
+        assert resp.success, resp.message
         kids = wait_for(lambda: children(proc.pid), what="the planner process")
         assert len(kids) == 1
         child = kids.pop()

@@ -30,7 +30,6 @@ pytest.importorskip("rclpy")
 pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("nav_msgs")
 pytest.importorskip("rosbags")
-pytest.importorskip("pinocchio")
 
 from builtin_interfaces.msg import Time  # noqa: E402
 
@@ -319,6 +318,7 @@ def names_of(msg):
     return list(msg.name) if hasattr(msg, "name") else list(msg.names)
 
 
+@pytest.mark.pinocchio
 @pytest.mark.parametrize("name,unknown_velocity", [("arm7", "skip"), ("quadruped", "zero")])
 def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
     robot = Robot(name)

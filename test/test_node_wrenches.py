@@ -18,6 +18,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 pytest.importorskip("rclpy")
+pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("geometry_msgs")
 
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
@@ -146,29 +147,43 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     assert "received" in values["wrench contact_world (link4)"]
 
 
-def test_stale_wrench_skips_the_tick(harness):
+@pytest.mark.pinocchio
+def test_stale_wrench_skips_the_tick(harness, pin):
     robot = Robot("arm7")
-    names = list(robot.model.joint_names)
+    m = robot.model
+    names = list(m.joint_names)
     h = harness(dict(robot_description=robot.xml, wrench_topics=INPUTS[:1],
                      max_joint_age=0.3))
     w = Wrenches(h, INPUTS[:1])
     q, v, _, tau, _ = robot.random_state(1)
-    w.send("ft_tool", wrench_msg("tool", np.ones(6)))
+    qp, vp = robot.q_to_pin(q), robot.v_to_pin(v)
+
+    def torques_with(tool):
+        expected = pin.rnea(robot.pm, robot.pd, qp, vp, np.zeros(m.nv),
+                            pin_fext(robot, qp, [("tool", "link", tool)]))
+        return robot.v_from_pin(expected)
+    first, second = np.ones(6), np.array([3.0, -2.0, 0.5, 0.1, -0.4, 0.2])
+    w.send("ft_tool", wrench_msg("tool", first))
     stamp = new_stamp()
     msg = joint_state(names, q, v, tau, stamp=stamp)
-    h.exchange(lambda: h.joint_states.publish(msg), stamp)        # fresh: published
-    time.sleep(0.5)                                                # the wrench is stale now
-    stamp = new_stamp()
-    h.send_joint_states(joint_state(names, q, v, tau, stamp=stamp))
-    wait_for(lambda: h.node._skip_counts.get("stale wrench", 0) > 0, what="a stale skip")
-    time.sleep(0.1)
-    assert h.no_output(stamp)
+    found = h.exchange(lambda: h.joint_states.publish(msg), stamp)     # fresh: published
+    assert_close(np.array(found["torques"].effort), torques_with(first), 1e-9, "fresh wrench")
+    wrenches = h.node._wrenches               # the node's clock of its latest wrench
+    wait_for(lambda: time.monotonic() - wrenches.received.max() > 0.3 + 0.05,
+             what="the wrench to go stale")
+    stale = new_stamp()
+    skips = h.node._skip_counts.get("stale wrench", 0)
+    h.joint_states.publish(joint_state(names, q, v, tau, stamp=stale))   # once (reliable)
+    wait_for(lambda: h.node._skip_counts.get("stale wrench", 0) > skips, what="a stale skip")
     assert "ft_tool" in h.node._last_skip
-    # a fresh wrench: published again
-    w.send("ft_tool", wrench_msg("tool", np.ones(6)))
+    # a fresh wrench: published again, with its value
+    w.send("ft_tool", wrench_msg("tool", second))
     stamp = new_stamp()
     msg = joint_state(names, q, v, tau, stamp=stamp)
-    h.exchange(lambda: h.joint_states.publish(msg), stamp)
+    found = h.exchange(lambda: h.joint_states.publish(msg), stamp)
+    assert_close(np.array(found["torques"].effort), torques_with(second), 1e-9, "new wrench")
+    # outputs arrive in order: had the stale message been published, it would be here by now
+    assert h.no_output(stale)
 
 
 @pytest.mark.parametrize("entries, words", [

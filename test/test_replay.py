@@ -23,6 +23,7 @@ import rbd_ros.outputs  # noqa: E402
 from rbd_ros.outputs import BY_NAME, NAMES as OUTPUTS  # noqa: E402
 from rbd_ros.replay import ReplayError, bag_io, replay, savgol_derivative  # noqa: E402
 from rbd_ros.replay.cli import main, templates  # noqa: E402
+from conftest import ros_domain_id  # noqa: E402
 from messages import odometry_cdr  # noqa: E402
 import make_example_bag as mk  # noqa: E402
 
@@ -274,7 +275,7 @@ def test_live_matches_offline(tmp_path, monkeypatch):
     pytest.importorskip("rclpy")
     pytest.importorskip("rbd_ros_interfaces.msg")
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", os.environ.get("RBD_REPLAY_TEST_DOMAIN", "232"))
+    monkeypatch.setenv("ROS_DOMAIN_ID", ros_domain_id())
     urdf, model, t, q, v, e, _ = mk.simulate("rbd_arm7", duration=0.4, rate=100.0, seed=4)
     path = tmp_path / "live_in"
     mk.write_bag(path, urdf, model.joint_names, t, q, v, e)

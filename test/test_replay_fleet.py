@@ -8,6 +8,7 @@ lets ``rbd_replay`` start its own). The bags are a few seconds of the simulated 
 (``scripts/make_fleet_bags.py``) at 100 Hz.
 """
 import csv
+import glob
 import json
 import os
 import sys
@@ -350,12 +351,30 @@ def test_sigterm_stops_the_fleet_cleanly(bags, tmp_path):
                             env=dict(os.environ, PYTHONPATH=ROOT + os.pathsep
                                      + os.environ.get("PYTHONPATH", "")))
     deadline = time.monotonic() + 120
-    while not list(tmp_path.glob(".fleet.partial-*")) and proc.poll() is None \
-            and time.monotonic() < deadline:
+    # the cluster is up: the output is staged and a worker process was spawned
+    while not (list(tmp_path.glob(".fleet.partial-*")) and _spawned_children(proc.pid)):
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "no staged output and worker within 120 s"
         time.sleep(0.05)
-    time.sleep(0.5)                                   # the cluster is starting or running
     proc.send_signal(signal.SIGTERM)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err
     assert "interrupted by SIGTERM" in err and "Traceback" not in err
     assert sorted(os.listdir(tmp_path)) == []
+
+
+def _spawned_children(pid):
+    """Return the pids of ``pid``'s children started by multiprocessing (Dask's workers)."""
+    found = []
+    for stat in glob.glob("/proc/[0-9]*/stat"):
+        try:
+            with open(stat) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != pid:
+                continue
+            with open(stat[:-4] + "cmdline", "rb") as f:
+                if b"spawn_main" in f.read():
+                    found.append(int(stat.split("/")[2]))
+        except (OSError, ValueError, IndexError):
+            pass                                      # gone meanwhile
+    return found

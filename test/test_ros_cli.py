@@ -20,6 +20,7 @@ pytest.importorskip("rbd_ros_interfaces")
 pytest.importorskip("nav_msgs")
 
 from nav_msgs.msg import Odometry  # noqa: E402
+from rbd_ros_interfaces.msg import JointVector  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 import ros_cli  # noqa: E402
@@ -62,9 +63,15 @@ def namespace(tmp_path):
     return f"/rbd_cli_{os.getpid()}_{tmp_path.name}"
 
 
-def answered(probe, ns, model, seed, base=None):
-    """Publish joint states (and odometry) until ~/torques answers them; check the numbers."""
+def answered(probe, ns, model, seed, base=None, accelerations=False):
+    """
+    Publish joint states (and odometry) until ~/torques answers them; check the numbers.
+
+    And those of ~/accelerations, when asked.
+    """
     got = probe.subscribe(JointState, f"{ns}/rbd_dynamics/torques")
+    got_a = probe.subscribe(JointVector, f"{ns}/rbd_dynamics/accelerations") \
+        if accelerations else None
     pub = probe.node.create_publisher(JointState, f"{ns}/joint_states", RELIABLE)
     odom = probe.node.create_publisher(Odometry, f"{ns}/odom", RELIABLE)
     q, v, tau = random_state(model, seed)
@@ -75,10 +82,13 @@ def answered(probe, ns, model, seed, base=None):
             odom.publish(odometry(*base))
         pub.publish(msg)
         time.sleep(0.1)
-        return any(same_stamp(m.header.stamp, msg.header.stamp) for m in got)
+        return all(any(same_stamp(m.header.stamp, msg.header.stamp) for m in topic)
+                   for topic in (got, got_a) if topic is not None)
     wait_for(published, timeout=90.0, what="~/torques from the launched node")
-    out = next(m for m in got if same_stamp(m.header.stamp, msg.header.stamp))
-    assert_matches_core(None, model, {"torques": out}, q, v, tau, base=base)
+    found = {name: next(m for m in topic if same_stamp(m.header.stamp, msg.header.stamp))
+             for name, topic in (("torques", got), ("accelerations", got_a))
+             if topic is not None}
+    assert_matches_core(None, model, found, q, v, tau, base=base)
     return q, v
 
 
@@ -90,7 +100,7 @@ def test_launch_with_urdf_file(ros2, env, probe, tmp_path):
     try:
         p = probe(ns)
         model = core_model(ARM7)
-        q, v = answered(p, ns, model, 500)
+        q, v = answered(p, ns, model, 500, accelerations=True)
         client = p.node.create_client(SERVICES["inverse_dynamics"],
                                       f"{ns}/rbd_dynamics/inverse_dynamics")
         assert client.wait_for_service(timeout_sec=30.0)

@@ -298,7 +298,12 @@ def chain(n):
 
 
 def test_ten_thousand_link_chain_loads():
-    model = rbd_ros.load_model(chain(10_000))
+    """The loader is iterative: a 10,000-link chain loads when the limits allow it."""
+    urdf = chain(10_000)
+    with pytest.raises(rbd_ros.DescriptionTooLarge, match="the limit is 1000"):
+        rbd_ros.load_model(urdf)                 # the default limits: urdf_limits
+    model = rbd_ros.load_model(urdf, limits=rbd_ros.DescriptionLimits(
+        max_bytes=64 << 20, max_links=10_001, max_dofs=10_000))
     assert model.nv == 10_000 and model.joint_names[-1] == "j9999"
     assert model.parent[-1] == 9998
 

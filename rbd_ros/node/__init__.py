@@ -145,6 +145,7 @@ def _close(node):
     try:
         import rclpy
         if node is not None:
+            node.process_ending = True            # what it started may end on its own
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()

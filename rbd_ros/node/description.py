@@ -18,6 +18,7 @@ import numpy as np
 import rbd_ros
 from .. import actuation, outputs, wrench
 from . import compile_notice
+from .parameters import description_limits
 from .reporting import excerpt, one_line
 from .robot import Robot
 
@@ -81,7 +82,8 @@ class DescriptionSource:
                                            floating_base=self.params["floating_base"],
                                            mimic=self.params["mimic_joints"],
                                            strict_inertia=self.params["strict_inertia"],
-                                           on_warning=self._load_warning)
+                                           on_warning=self._load_warning,
+                                           limits=description_limits(self.params))
                 self._wrenches.check_links(model)     # ValueError: rejected, as unmodelable
                 joints = self._joint_model(model, xml)
                 with compile_notice(self.get_logger(), "of the enabled outputs", report=True):

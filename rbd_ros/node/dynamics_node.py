@@ -21,7 +21,8 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
        /diagnostics       diagnostic_msgs/DiagnosticArray: tick latency, counts
 Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
   ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
-  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, served by a child process
+  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, ~/retime_trajectory
+  (``retime_service``), served by a child process
   (``planner_process``; parameter planner_process false: a thread); ~/set_payload
   (``payload``).
 
@@ -166,12 +167,16 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
                             self._publish_diagnostics)
 
+    # set by spin_node when the process ends with the node: its planner child is not waited
+    # for (it leaves by itself, within a second and a half), so Ctrl-C ends the node at once
+    process_ending = False
+
     def destroy_node(self):
         """Stop the planner services' process or worker thread, then destroy the node."""
-        for planner in (getattr(self, "_planner", None),
-                        getattr(self, "_planner_process", None)):
-            if planner is not None:
-                planner.close()
+        if getattr(self, "_planner", None) is not None:
+            self._planner.close()
+        if getattr(self, "_planner_process", None) is not None:
+            self._planner_process.close(wait=not self.process_ending)
         return super().destroy_node()
 
     def _set_robot(self, robot):

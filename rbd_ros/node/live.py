@@ -15,16 +15,18 @@ without) its URDF's joint friction (refused while its ``<dynamics>`` do not fit)
 """
 import threading
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescriptor,
+                                SetParametersResult)
 from rclpy.parameter import Parameter
 
 from .. import actuation, outputs
 from . import conversions, parameters
 from .description import xml_text
+from .reporting import one_line
 from .robot import Robot
 
 _TYPES = {bool: Parameter.Type.BOOL, float: Parameter.Type.DOUBLE, str: Parameter.Type.STRING,
-          list: Parameter.Type.DOUBLE_ARRAY}
+          list: Parameter.Type.DOUBLE_ARRAY, int: Parameter.Type.INTEGER}
 _OUTPUT_PARAMETERS = {o.parameter for o in outputs.OUTPUTS}
 
 
@@ -36,7 +38,12 @@ def descriptor(name, default, description):
     if name in parameters.RANGES:
         low, high = parameters.RANGES[name]
         d.floating_point_range = [FloatingPointRange(from_value=low, to_value=high, step=0.0)]
+    if name in parameters.INTEGER_RANGES:
+        low, high = parameters.INTEGER_RANGES[name]
+        d.integer_range = [IntegerRange(from_value=low, to_value=high, step=1)]
     constraints = []
+    if name in parameters.LEAST_POSITIVE:
+        constraints.append(f"0 or at least {parameters.LEAST_POSITIVE[name]:g}")
     if name in parameters.CHOICES:
         constraints.append(f"one of {list(parameters.CHOICES[name])}")
     if name == "gravity":
@@ -83,7 +90,20 @@ class LiveParameters:
         return self.get_parameter(name).value
 
     def _check_parameters(self, changed):
-        """Refuse (with the reason) a set of new values of which one is not valid."""
+        """
+        Refuse (with the reason) a set of new values of which one is not valid.
+
+        Never raises: an unexpected exception refuses the set with its reason (counted as a
+        callback error), so ``ros2 param set`` always gets an answer to print.
+        """
+        try:
+            return self._check_values(changed)
+        except Exception as exc:
+            self.callback_failed("parameters", exc)
+            return SetParametersResult(successful=False, reason=one_line(
+                f"could not check the value ({type(exc).__name__}: {exc})", 300))
+
+    def _check_values(self, changed):
         for param in changed:
             if param.name in self.params:
                 why = parameters.problem(param.name, param.value) or \
@@ -108,7 +128,13 @@ class LiveParameters:
         return None
 
     def _apply_parameters(self, changed):
-        """Apply accepted new values (after rclpy stored them)."""
+        """Apply accepted new values (after rclpy stored them); an exception is counted."""
+        try:
+            self._apply_values(changed)
+        except Exception as exc:               # the service still answers (the value is set)
+            self.callback_failed("parameters", exc)
+
+    def _apply_values(self, changed):
         changed = {p.name: p.value for p in changed if p.name in self.params}
         if not changed:
             return

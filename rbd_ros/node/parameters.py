@@ -14,6 +14,7 @@ import math
 
 from .. import joint_friction, outputs
 from ..urdf import MIMIC_OPTIONS
+from ..urdf_limits import DEFAULT_LIMITS, DescriptionLimits
 from . import EXECUTORS, check_executor
 
 PARAMETERS = {
@@ -28,7 +29,7 @@ PARAMETERS = {
                        "triangle inequality (false: load them, with a warning)"),
     "joint_states_topic": ("joint_states", "sensor_msgs/JointState input"),
     "acceleration_topic": ("", "JointVector of commanded accelerations; empty: a = 0"),
-    "rate_hz": (0.0, "0: compute on every joint_states message; > 0: at this rate"),
+    "rate_hz": (0.0, "0: compute on every joint_states message; >= 0.1: at this rate (Hz)"),
     "max_joint_age": (outputs.DEFAULT_MAX_JOINT_AGE,
                       "s; a joint (or odometry) not updated for longer is stale (0: never)"),
     "unknown_velocity": (outputs.UNKNOWN_VELOCITY[0],
@@ -44,6 +45,13 @@ PARAMETERS = {
     "wrench_topics": ([], "geometry_msgs/WrenchStamped inputs, 'TOPIC:LINK' each: the wrench "
                       "the environment exerts on LINK, in LINK's frame or world_frame"),
     "world_frame": ("world", "the frame_id of measured wrenches given in the world frame"),
+    "max_description_bytes": (DEFAULT_LIMITS.max_bytes, "the largest robot description "
+                              "loaded, bytes of URDF (larger: rejected, counted)"),
+    "max_description_links": (DEFAULT_LIMITS.max_links, "the most <link>s of a robot "
+                              "description loaded (more: rejected, counted)"),
+    "max_description_dofs": (DEFAULT_LIMITS.max_dofs, "the most degrees of freedom of a "
+                             "robot description loaded: movable joints, +6 for a floating "
+                             "base (more: rejected, counted)"),
     "executor": ("events", "'events': rclpy's EventsExecutor (less CPU per message); "
                  "'single_threaded': rclpy's default executor"),
     "planner_process": (True, "true: the trajectory services run in a child process (their "
@@ -54,6 +62,14 @@ PARAMETERS = {
 # inclusive (low, high) of the double parameters; rclpy refuses a value outside with the range
 RANGES = {"rate_hz": (0.0, 10000.0), "max_joint_age": (0.0, 86400.0),
           "diagnostics_period": (0.0, 3600.0)}
+# the least positive value of a double parameter whose 0 means "off" or "every message": a
+# descriptor's range cannot leave a gap above 0, so problem() refuses 0 < value < least (a
+# rate of 1e-9 Hz ticked once in 31 years; 1e-300 overflowed the timer's period)
+LEAST_POSITIVE = {"rate_hz": 0.1, "diagnostics_period": 0.01}
+# inclusive (low, high) of the integer parameters
+INTEGER_RANGES = {"max_description_bytes": (1024, 1 << 30),
+                  "max_description_links": (1, 1_000_000),
+                  "max_description_dofs": (1, 100_000)}
 CHOICES = {"unknown_velocity": outputs.UNKNOWN_VELOCITY, "mimic_joints": MIMIC_OPTIONS,
            "executor": EXECUTORS}
 # why a parameter cannot change while the node runs: what it sets up is made once at start-up
@@ -75,6 +91,9 @@ READ_ONLY = {
     "wrench_topics": _SUBSCRIPTION,
     "world_frame": "the wrench subscriptions are made at start-up: restart the node to "
                    "change it",
+    **dict.fromkeys(("max_description_bytes", "max_description_links", "max_description_dofs"),
+                    "a limit any DDS peer could raise would not limit what it publishes: "
+                    "restart the node to change it"),
     "joint_parameters_file": "the file is read once at start-up (a path settable by any DDS "
                              "peer would make the node read local files on request): restart "
                              "the node to change it",
@@ -94,6 +113,8 @@ def problem(name, value):
         return f"{name} must be one of {list(CHOICES[name])}, got {str(value)[:40]!r}"
     if name in RANGES and not math.isfinite(value):
         return f"{name} must be finite, got {value}"
+    if name in LEAST_POSITIVE and 0 < value < LEAST_POSITIVE[name]:
+        return (f"{name} must be 0 or at least {LEAST_POSITIVE[name]:g}, got {value:g}")
     if name == "gravity":
         if len(value) != 3 or not all(math.isfinite(x) for x in value):
             return f"gravity must be 3 finite numbers (m/s², world frame), got {list(value)[:6]}"
@@ -107,6 +128,12 @@ def problem(name, value):
         from .description import not_xml
         return not_xml(value)
     return None
+
+
+def description_limits(params):
+    """Return the :class:`rbd_ros.DescriptionLimits` of the ``max_description_*`` values."""
+    return DescriptionLimits(params["max_description_bytes"], params["max_description_links"],
+                             params["max_description_dofs"])
 
 
 def joint_parameters_text(params):

@@ -1,5 +1,5 @@
 """
-The planner services' process: ``~/trajectory_torques`` and ``~/trajectory_forward``.
+The planner services' process: ``~/trajectory_torques``, ``~/trajectory_forward`` and more.
 
 Started by the dynamics node (``planner_process``, which documents the arrangement) as
 ``python -m rbd_ros.node.planner_child``, never by hand. It runs an rclpy context and node
@@ -10,14 +10,22 @@ node, which counts and logs them. Its node takes the node's ``use_sim_time`` and
 debug level. It leaves (its node destroyed, so nothing lingers in the
 graph) when the node closes the socket or its process ends, when the node's pid is no longer
 its parent, or on SIGINT or SIGTERM.
+
+Whatever its main thread is doing (importing, warming up the kernels of a large model,
+computing a request): a watchdog thread (:class:`ParentWatch`) notices each of these within
+:data:`WATCH_POLL` without reading the socket (a hang-up of its peer, ``POLLRDHUP``), tells
+the main loop, and ends the process itself (``os._exit``) if the main thread has not left
+within :data:`GRACE`.
 """
 import argparse
 import gc
 import mmap
 import os
 import pickle
+import select
 import signal
 import sys
+import threading
 import time
 from multiprocessing.connection import Connection
 
@@ -25,6 +33,52 @@ from .planner_process import SERVICES, VERSION
 
 CATCH_UP_TIMEOUT = 5.0     # s: the longest a request waits for the robot the node swapped in
 IDLE_POLL = 0.05           # s: between checks of the socket and the parent while idle
+WATCH_POLL = 0.1           # s: between the watchdog's checks of the parent and the socket
+GRACE = 0.5                # s: the main thread's time to notice, once the parent is gone
+CLEAN_UP = 1.0             # s: then its time to destroy its node (so it leaves the graph)
+
+
+class ParentWatch:
+    """
+    A thread that notices the node is gone (or a stop signal) whatever the main thread does.
+
+    ``gone`` is set when the parent's pid is no longer this process's parent, the socket's
+    peer hung up (the node closed it, or its process ended) or ``stopped()`` returns true;
+    the process then exits (status 0) unless the main thread says it is :meth:`leaving`
+    within :data:`GRACE` and :meth:`done` within :data:`CLEAN_UP` more.
+    """
+
+    def __init__(self, parent, fd, stopped):
+        self.gone = threading.Event()
+        self._leaving = threading.Event()
+        self._done = threading.Event()
+        self._parent, self._stopped = parent, stopped
+        self._poller = select.poll()
+        self._poller.register(fd, getattr(select, "POLLRDHUP", 0) | select.POLLHUP)
+        threading.Thread(target=self._run, daemon=True, name="rbd_parent_watch").start()
+
+    def leaving(self):
+        """Say that the main thread is out of its loop, cleaning up."""
+        self._leaving.set()
+
+    def done(self):
+        """Say that the main thread has cleaned up: the watchdog leaves the exit to it."""
+        self._leaving.set()
+        self._done.set()
+
+    def _leave(self):
+        return (os.getppid() != self._parent or self._stopped()
+                or bool(self._poller.poll(1000 * WATCH_POLL)))
+
+    def _run(self):
+        while not self._done.is_set():
+            if self._leave():
+                break
+        else:
+            return
+        self.gone.set()
+        if not (self._leaving.wait(GRACE) and self._done.wait(CLEAN_UP)):
+            os._exit(0)                       # the main thread is busy: leave without it
 
 
 def parse_args(argv):
@@ -45,6 +99,15 @@ def main(argv=None):
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, frame: stop.append(signum))
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    watch = ParentWatch(args.parent, args.fd, lambda: bool(stop))
+    try:
+        return _serve(args, watch, stop)
+    finally:
+        watch.done()
+
+
+def _serve(args, watch, stop):
+    """Import, start the node and serve until the node or a signal says stop."""
     conn = Connection(args.fd)
     shared = mmap.mmap(args.version_fd, VERSION.size, access=mmap.ACCESS_READ)
 
@@ -58,18 +121,17 @@ def main(argv=None):
                signal_handler_options=SignalHandlerOptions.NO)
     node = None
     try:
-        node = _planner_node(args, conn, shared)
+        node = _planner_node(args, conn, shared, watch.gone)
         executor = SingleThreadedExecutor()
         executor.add_node(node)
         conn.send(("ready", threads))
         while not stop and not node.parent_gone and rclpy.ok():
             executor.spin_once(timeout_sec=IDLE_POLL)
             node.take_robots()
-            if os.getppid() != args.parent:
-                node.parent_gone = True
     except (EOFError, OSError):               # the node went while this one started
         pass
     finally:
+        watch.leaving()
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
@@ -77,7 +139,7 @@ def main(argv=None):
     return 0
 
 
-def _planner_node(args, conn, shared):
+def _planner_node(args, conn, shared, gone):
     """Return the child's node, its services created (rclpy imported late: signals first)."""
     import rclpy.logging
     from rclpy.node import Node
@@ -86,6 +148,7 @@ def _planner_node(args, conn, shared):
     from rbd_ros_interfaces import srv as rbd_srv
     from .reporting import one_line
     from .services import _guarded
+    from .retime_service import retime_trajectory
     from .trajectories import trajectory_forward, trajectory_torques
 
     class PlannerNode(Node):
@@ -97,12 +160,17 @@ def _planner_node(args, conn, shared):
             self.take_settings(args.settings)
             self._robot = None
             self._version = 0
-            self.parent_gone = False
             for name, srv_type, handler in (
                     ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
-                    ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
+                    ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
+                    ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory)):
                 self.create_service(srv_type, getattr(args, name),
                                     self._current(name, _guarded(self, name, handler)))
+
+        @property
+        def parent_gone(self):
+            """Whether the node is gone (or a signal came): ``ParentWatch.gone``."""
+            return gone.is_set()
 
         def callback_failed(self, where, exc):
             """Report an unexpected exception to the node (which counts and logs it)."""
@@ -168,7 +236,7 @@ def _planner_node(args, conn, shared):
                             gc.freeze()
                         self._robot, self._version = robot, version
             except (EOFError, OSError):
-                self.parent_gone = True
+                gone.set()
 
     return PlannerNode()
 
@@ -193,6 +261,10 @@ def _warm_up(model):
         rbd_ros.aba_derivatives_batch(model, q, z, z, data=data)
         rollout.rollout(model, q[0], z[0], z, 0.001, rollout.EULER, True, data=data)
     except ValueError:
+        pass
+    try:                   # toppra's import (matplotlib's pyplot with it): a second or more
+        from rbd_ros import retiming_toppra  # noqa: F401
+    except ImportError:    # the request will say so
         pass
 
 

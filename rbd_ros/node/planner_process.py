@@ -6,9 +6,9 @@ later serializes its answer) in C code that holds the GIL, on the thread that sp
 5-6 ms; no thread of the node's process can avoid that (``planner_worker`` moves only the
 computation off the executor's thread). A process can: the node starts ``planner_child``
 (``python -m rbd_ros.node.planner_child``), whose own rclpy context and node
-(``<node>_planner``, the node's namespace and ROS domain) create ``~/trajectory_torques``
-and ``~/trajectory_forward`` under the node's names (resolved by the node, its remappings
-applied): clients see no change.
+(``<node>_planner``, the node's namespace and ROS domain) create ``~/trajectory_torques``,
+``~/trajectory_forward`` and ``~/retime_trajectory`` under the node's names (resolved by the
+node, its remappings applied): clients see no change.
 
 What the node sends it:
 
@@ -35,7 +35,8 @@ the background (its imports take a second or two of its own CPU; the node's firs
 does not wait for them), in a session of its own (a terminal's Ctrl-C is the node's to
 handle: the node then closes it), and leaves when its socket closes, that is when the node
 closes it (:meth:`PlannerProcess.close`) or the node's process ends in any way, SIGKILL
-included (it checks the parent's pid too). A child that exits otherwise is logged, counted
+included, within 1.5 s whatever it is doing (``planner_child.ParentWatch``: a thread that
+watches the socket and the parent's pid). A child that exits otherwise is logged, counted
 in /diagnostics (``planner_exits``, the ``planner`` entry) and started again after a
 backoff (:data:`BACKOFF`).
 
@@ -63,9 +64,10 @@ NICE = 10                  # added to the node's niceness for the child
 BACKOFF = (0.5, 30.0)      # s: first restart delay, doubled per quick exit up to the second
 STABLE = 60.0              # s: a child that ran this long restarts after BACKOFF[0] again
 CLOSE_TIMEOUT = 3.0        # s: a closed child's time to leave before SIGKILL
+EXIT_WAIT = 0.3            # s: the most a node whose process ends waits for its child
 SETTINGS_POLL = 1.0        # s: between reads of the node's log levels
 VERSION = struct.Struct("<q")
-SERVICES = ("trajectory_torques", "trajectory_forward")
+SERVICES = ("trajectory_torques", "trajectory_forward", "retime_trajectory")
 
 
 class PlannerRobot:
@@ -153,8 +155,14 @@ class PlannerProcess:
         """Say why the planner services are not served now ("" when they are or first start)."""
         return self._trouble
 
-    def close(self):
-        """Stop the child (and restarts): it leaves the graph; SIGKILL after CLOSE_TIMEOUT."""
+    def close(self, wait=True):
+        """
+        Stop the child (and restarts): it leaves the graph; SIGKILL after CLOSE_TIMEOUT.
+
+        ``wait`` False (the node's process is ending): the child is told and given
+        :data:`EXIT_WAIT`, not waited for: it leaves by itself within its watchdog's
+        ``GRACE`` + ``CLEAN_UP`` (``planner_child.ParentWatch``), whatever it is doing.
+        """
         with self._lock:
             self._closing.set()
             proc = self._proc
@@ -170,8 +178,10 @@ class PlannerProcess:
         self._wake.set()
         if proc is not None and proc.poll() is None:
             try:
-                proc.wait(timeout=CLOSE_TIMEOUT)
+                proc.wait(timeout=CLOSE_TIMEOUT if wait else EXIT_WAIT)
             except subprocess.TimeoutExpired:
+                if not wait:
+                    return                        # its watchdog ends it
                 proc.kill()
                 proc.wait()
         for thread in self._threads:

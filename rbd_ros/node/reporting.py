@@ -139,11 +139,28 @@ def guarded(callback, on_error):
 
 
 def guarded_service(callback, on_error, where):
-    """Return a service ``callback`` behind a boundary; on an exception, the empty response."""
+    """
+    Return a service ``callback`` behind a boundary.
+
+    On an exception: the response, with a refusal saying why for each parameter of a
+    set-parameters request (an empty result list crashes ``ros2 param set``).
+    """
     def boundary(request, response):
         try:
             return callback(request, response)
         except Exception as exc:
             on_error(where, exc)
-            return response
+            return refused_parameters(request, response, exc)
     return boundary
+
+
+def refused_parameters(request, response, exc):
+    """Fill a set-parameters ``response`` (one result per parameter, or atomic) refused."""
+    from rcl_interfaces.msg import SetParametersResult
+    reason = one_line(f"refused: {type(exc).__name__}: {exc}", 300)
+    if hasattr(response, "results") and hasattr(request, "parameters"):
+        response.results = [SetParametersResult(successful=False, reason=reason)
+                            for _ in request.parameters]
+    elif isinstance(getattr(response, "result", None), SetParametersResult):
+        response.result = SetParametersResult(successful=False, reason=reason)
+    return response

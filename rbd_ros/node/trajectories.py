@@ -37,14 +37,16 @@ MODES = ("points", "rollout")
 
 def create_trajectory_services(node, rbd_srv, worker):
     """
-    Create ``~/trajectory_torques`` and ``~/trajectory_forward`` on ``node``.
+    Create ``~/trajectory_torques``, ``~/trajectory_forward`` and ``~/retime_trajectory``.
 
     Computed and answered on ``worker`` (a ``planner_worker.PlannerWorker``): off the
     executor's thread, so a long request does not hold the ticks.
     """
+    from .retime_service import retime_trajectory
     for name, srv_type, handler in (
             ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
-            ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward)):
+            ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
+            ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory)):
         worker.create_service(node, srv_type, "~/" + name, _guarded(node, name, handler))
 
 

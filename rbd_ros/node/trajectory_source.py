@@ -28,6 +28,8 @@ from std_msgs.msg import String
 
 import rbd_ros
 from . import conversions, spin_node
+from ..text_files import read_text
+from ..urdf_limits import DEFAULT_LIMITS
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -93,8 +95,10 @@ class SineTrajectory:
 def load_urdf(urdf_file):
     """(path, xml) of a URDF file, or of the bundled rbd_arm7 when ``urdf_file`` is empty."""
     path = urdf_file or rbd_ros.robots.path()
-    with open(path, encoding="utf-8") as f:
-        return path, f.read()
+    try:
+        return path, read_text(path, DEFAULT_LIMITS.max_bytes)
+    except ValueError as exc:
+        raise ValueError(f"urdf_file {path[:120]!r}: {exc}") from None
 
 
 class TrajectorySource(Node):

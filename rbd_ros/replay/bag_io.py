@@ -101,13 +101,35 @@ def deserialize_odometry(raw):
     return typestore().deserialize_cdr(raw, ODOMETRY)
 
 
-def read_description(reader, topic):
-    """Return the last std_msgs/String on ``topic`` (the URDF), or None when there is none."""
+def read_descriptions(reader, topic):
+    """
+    Return the descriptions on ``topic`` in log-time order: [(log time ns, URDF text)].
+
+    A message that repeats the description in force (a latched one re-sent) is left out:
+    each entry is a change.
+    """
     cons = connection(reader, topic, STRING, required=False)
-    text = None
-    for con, _, raw in reader.messages(connections=cons):
+    out = []
+    for con, stamp, raw in reader.messages(connections=cons):
         text = typestore().deserialize_cdr(raw, STRING).data
-    return text
+        if not out or out[-1][1] != text:
+            out.append((stamp, text))
+    return out
+
+
+def single_description(reader, topic):
+    """
+    Return the one description on ``topic`` (None: none); ReplayError when it changes.
+
+    For what evaluates a bag with one model (a fleet task's windows): a bag whose robot
+    changes is refused with the reason, never evaluated with one of its descriptions.
+    """
+    found = read_descriptions(reader, topic)
+    if len(found) > 1:
+        raise ReplayError(f"the bag's {excerpt(topic)} changes {len(found) - 1} times: a single "
+                          "rbd_replay of it evaluates each part with its own description "
+                          "(segments), or pass --urdf to use one for the whole bag")
+    return found[0][1] if found else None
 
 
 def output_template(output, model):

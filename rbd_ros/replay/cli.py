@@ -29,7 +29,10 @@ from types import SimpleNamespace
 
 import rbd_ros
 from .. import outputs as table
-from . import bag_io, dynamics, estimation, fleet, fleet_inputs, report, staging, writing
+from ..text_files import read_text
+from ..urdf_limits import DEFAULT_LIMITS
+from . import (bag_io, dynamics, estimation, fleet, fleet_inputs, report, segments, staging,
+               writing)
 from . import identify as identification
 from .bag_io import ReplayError
 from .dynamics import REFUSED, Batches, templates  # noqa: F401 (templates: re-exported)
@@ -37,27 +40,36 @@ from .errors import excerpt, shorten
 
 
 def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimic):
-    """(reader, model, URDF text, joint_states connections, odometry connections)."""
+    """
+    (reader, descriptions, models, joint_states connections, odometry connections).
+
+    ``descriptions``: [(log time ns or None, URDF text)], each change of the bag's
+    ``description_topic`` (``segments``), or ``--urdf``'s alone; ``models`` theirs.
+    """
     reader = bag_io.open_reader(bag)
     js_cons = bag_io.connection(reader, topic, bag_io.JOINT_STATE)
     if urdf is not None:
-        text = _read_urdf(str(urdf))
+        descriptions = [(None, _read_urdf(str(urdf)))]
     else:
-        text = bag_io.read_description(reader, description_topic)
-        if text is None:
+        descriptions = bag_io.read_descriptions(reader, description_topic)
+        if not descriptions:
             raise ReplayError(f"no URDF: the bag has no {excerpt(description_topic)} message "
                               "(std_msgs/String); pass --urdf FILE")
-    try:
-        model = rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic)
-    except (ValueError, OSError) as exc:
-        raise ReplayError(f"cannot load the URDF: {shorten(exc, 240)}") from exc
+    models = []
+    for k, (_, text) in enumerate(descriptions):
+        which = f" (description {k + 1} of {len(descriptions)})" if len(descriptions) > 1 \
+            else ""
+        try:
+            models.append(rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic))
+        except (ValueError, OSError) as exc:
+            raise ReplayError(f"cannot load the URDF{which}: {shorten(exc, 240)}") from exc
     odom_cons = []
     if floating_base:
         odom_cons = bag_io.connection(reader, odom_topic, bag_io.ODOMETRY, required=False)
         if not odom_cons:
             raise ReplayError(f"a floating base needs the base state: the bag has no "
                               f"nav_msgs/Odometry topic {excerpt(odom_topic)} (--odom-topic)")
-    return reader, model, text, js_cons, odom_cons
+    return reader, descriptions, models, js_cons, odom_cons
 
 
 def _read_urdf(urdf):
@@ -67,10 +79,10 @@ def _read_urdf(urdf):
     if not os.path.exists(urdf):
         raise ReplayError(f"--urdf {excerpt(urdf)}: no such file (nor URDF XML)")
     try:
-        return Path(urdf).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        return read_text(urdf, DEFAULT_LIMITS.max_bytes)
+    except ValueError as exc:
         raise ReplayError(f"--urdf {excerpt(urdf)}: cannot read it as a URDF file: "
-                          f"{shorten(getattr(exc, 'strerror', None) or exc, 120)}") from None
+                          f"{shorten(exc, 120)}") from None
 
 
 def replay(bag, output=None, *, topic="/joint_states", urdf=None,
@@ -118,13 +130,15 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     if report_dir:
         targets.append((Path(report_dir), "report directory", "--report-dir"))
     clock = time.perf_counter()
-    reader, model, urdf_text, js_cons, odom_cons = load(
+    reader, descriptions, models, js_cons, odom_cons = load(
         bag, topic=topic, urdf=urdf, description_topic=description_topic,
         floating_base=floating_base, odom_topic=odom_topic, mimic=mimic)
     try:
+        segments.check_options(descriptions, description_topic, live, identify)
         staged = staging.stage(targets)
         try:
-            rep = _run(o, reader, model, urdf_text, (js_cons, odom_cons), staged, clock)
+            rep = _run(o, reader, (descriptions, models), (js_cons, odom_cons), staged,
+                       clock)
             staging.commit(staged)
         except BaseException:
             staging.discard(staged)
@@ -134,10 +148,9 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     return rep
 
 
-def _run(o, reader, model, urdf_text, cons, staged, clock):
+def _run(o, reader, described, cons, staged, clock):
     """Replay into the temporaries ``staged`` (bag, report directory) and return the report."""
     timing = {}
-    joints = dynamics.joint_model(model, urdf_text, *o.joint_parameters)
     js_ids = {c.id for c in cons[0]}
     cons = cons[0] + cons[1]
     inputs = _read_inputs(reader, cons, js_ids)
@@ -145,9 +158,16 @@ def _run(o, reader, model, urdf_text, cons, staged, clock):
     if not inputs[0]:
         raise ReplayError(f"topic {excerpt(o.topic)} has no messages")
     clock = time.perf_counter()
-    t = estimation.ticks(model, *inputs, window=o.window, order=o.order,
-                         acceleration=o.acceleration, **o.rule)
+    parts = segments.split(described[0], inputs)
+    for part in parts:
+        part.model = described[1][part.description]
+        part.joints = dynamics.joint_model(part.model, part.text, *o.joint_parameters)
+        part.t = estimation.ticks(part.model, *part.inputs, window=o.window, order=o.order,
+                                  acceleration=o.acceleration, **o.rule)
     timing["estimate"] = time.perf_counter() - clock
+    if len(parts) > 1:
+        return _run_segments(o, reader, parts, js_ids, staged, timing)
+    model, urdf_text, joints, t = parts[0].model, parts[0].text, parts[0].joints, parts[0].t
     report_dir = staged[1] if len(staged) > 1 else None
     live_result = refusal = None
     if o.live:                           # the node must not be expected to answer a refused one
@@ -163,18 +183,8 @@ def _run(o, reader, model, urdf_text, cons, staged, clock):
             acceleration=o.acceleration, node_name=o.node_name,
             log_path=report_dir.path / "node.log" if report_dir else None,
             **o.rule, **o.live_options)
-    writer = bag_io.open_writer(staged[0].path, o.storage)
-    clock = time.perf_counter()
-    try:
-        batches = writing.write(reader, writer, model, t, o.outputs, js_ids, live_result, timing,
-                                node_name=o.node_name, batch_size=o.batch_size,
-                                progress=o.progress, joints=joints)
-    except BaseException:
-        with contextlib.suppress(Exception):        # it is discarded: the first error counts
-            writer.close()
-        raise
-    writer.close()
-    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
+    (batches,) = _write(o, reader, [(0, model, t, joints)], js_ids, live_result, staged,
+                        timing)
     t, tau = t.without(batches.refused, REFUSED), batches.tau[~batches.refused]
     rep = report.summarize(model, t, tau, timing, outputs=o.outputs, bag=str(o.bag),
                            output=str(staged[0].final), topic=o.topic, window=o.window,
@@ -183,6 +193,30 @@ def _run(o, reader, model, urdf_text, cons, staged, clock):
                            refusal=refusal or batches.refusal)
     _finish(rep, model, t, tau, urdf_text, o, report_dir)
     return rep
+
+
+def _write(o, reader, parts, js_ids, live_result, staged, timing):
+    """Write the output bag (``writing.write``); return each part's ``dynamics.Batches``."""
+    writer = bag_io.open_writer(staged[0].path, o.storage)
+    clock = time.perf_counter()
+    try:
+        batches = writing.write(reader, writer, parts, o.outputs, js_ids, live_result, timing,
+                                node_name=o.node_name, batch_size=o.batch_size,
+                                progress=o.progress)
+    except BaseException:
+        with contextlib.suppress(Exception):        # it is discarded: the first error counts
+            writer.close()
+        raise
+    writer.close()
+    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
+    return batches
+
+
+def _run_segments(o, reader, parts, js_ids, staged, timing):
+    """Replay a bag whose description changes: one report per segment (``segments``)."""
+    batches = _write(o, reader, [(p.first, p.model, p.t, p.joints) for p in parts], js_ids,
+                     None, staged, timing)
+    return segments.finish(o, parts, batches, staged, timing)
 
 
 def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):

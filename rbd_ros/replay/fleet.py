@@ -23,6 +23,7 @@ when ``--friction``) and joint_parameters.json (``--model-params`` reads it).
 import math
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -31,6 +32,7 @@ from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten
 
+SCHEDULER_TIMEOUT = 20.0   # s: --scheduler's connection and handshake, by default
 FLEET_OPTIONS = ("no_bag", "scheduler", "workers", "friction", "armature", "model_params",
                  "urdf_dynamics", "weighting")
 
@@ -43,6 +45,9 @@ def add_arguments(p):
                    help="evaluate only: no output bags (large bags are then split in windows)")
     g.add_argument("--scheduler", help="tcp://HOST:PORT of a Dask scheduler (default: a local "
                    "cluster); its workers must see the bags and -o DIR at the same paths")
+    g.add_argument("--scheduler-timeout", type=float, default=SCHEDULER_TIMEOUT,
+                   help="s: --scheduler's connection and handshake must be done within it "
+                   "(default %(default)s)")
     g.add_argument("--workers", type=int, default=None,
                    help="local cluster: worker processes (default: one per core)")
     g.add_argument("--split-messages", type=int, default=200_000,
@@ -86,6 +91,9 @@ def check(args):
     if not (math.isfinite(args.friction_epsilon) and args.friction_epsilon > 0):
         raise ReplayError(f"--friction-epsilon must be a finite number > 0, got "
                           f"{args.friction_epsilon}")
+    if not (math.isfinite(args.scheduler_timeout) and 0 < args.scheduler_timeout <= 3600):
+        raise ReplayError(f"--scheduler-timeout must be a number of seconds in (0, 3600], "
+                          f"got {args.scheduler_timeout}")
     if args.scheduler and not fleet_inputs.SCHEDULER.match(args.scheduler):
         raise ReplayError(f"--scheduler must be tcp://HOST:PORT, got "
                           f"{excerpt(args.scheduler, 60)}")
@@ -161,23 +169,52 @@ class Progress:
         sys.stderr.flush()
 
 
-def client(scheduler=None, workers=None):
+def client(scheduler=None, workers=None, timeout=SCHEDULER_TIMEOUT):
     """(Dask client, its LocalCluster or None): ``scheduler``'s, or a local one."""
     import logging
 
     from dask.distributed import Client, LocalCluster
     if scheduler:
-        try:
-            return Client(scheduler, timeout="20s"), None
-        except (OSError, TimeoutError) as exc:
-            raise ReplayError(f"--scheduler {excerpt(scheduler, 60)}: cannot reach it "
-                              f"({shorten(exc, 120)})") from None
+        return _connect(Client, scheduler, timeout), None
     # workers are spawned processes: they inherit os.environ (NUMBA_CACHE_DIR: the kernels
     # compiled once on disk load in every worker instead of compiling per process)
     cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
                            processes=True, dashboard_address=None,
                            silence_logs=logging.ERROR)
     return Client(cluster), cluster
+
+
+def _connect(client_class, scheduler, timeout):
+    """
+    Return a Dask client of ``scheduler``, connected and handshaken within ``timeout`` s.
+
+    ReplayError otherwise: Dask's own timeout covers the TCP connection, not the handshake,
+    so a peer that accepts and never answers (an HTTP server waiting for its request line)
+    held the run for minutes; a peer that answers garbage made Dask allocate what its first
+    8 bytes said (3 EiB for "HTTP/1.1"). The client is made on a thread given ``timeout``;
+    one that never finishes is left behind (a daemon thread: the run ends with status 2).
+    """
+    made = {}
+
+    def connect():
+        try:
+            made["client"] = client_class(scheduler, timeout=f"{timeout}s")
+        except BaseException as exc:          # reported by the waiting thread
+            made["error"] = exc
+    what = f"--scheduler {excerpt(scheduler, 60)}"
+    thread = threading.Thread(target=connect, daemon=True, name="rbd_scheduler_connect")
+    thread.start()
+    thread.join(timeout + 1.0)
+    if thread.is_alive():
+        raise ReplayError(f"{what}: no Dask scheduler answered within {timeout:g} s (connection "
+                          "and handshake): is it the address of a Dask scheduler?")
+    exc = made.get("error")
+    if isinstance(exc, (OSError, TimeoutError)):
+        raise ReplayError(f"{what}: cannot reach it ({shorten(exc, 120)})") from None
+    if exc is not None:
+        raise ReplayError(f"{what}: what answered is not a Dask scheduler (its answer does "
+                          f"not follow Dask's protocol: {type(exc).__name__})") from None
+    return made["client"]
 
 
 def run(args, bags, progress=None):
@@ -223,7 +260,7 @@ def _evaluate(args, bags, base, root, final, progress):
     todo = {i: tasks(base, bags[i], names[i], infos[i], args, root) for i in infos}
     bar = Progress(len(bags), sum(infos[i]["messages"] for i in infos),
                    sys.stderr.isatty() if progress is None else progress)
-    dask_client, cluster = client(args.scheduler, args.workers)
+    dask_client, cluster = client(args.scheduler, args.workers, args.scheduler_timeout)
     run = Reduction(base, len(bags), bar)
     run.failed = len(reasons)
     try:

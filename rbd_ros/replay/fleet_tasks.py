@@ -130,7 +130,7 @@ def _model(text, floating_base, mimic):
 def _urdf(reader, spec):
     if spec["urdf"] is not None:
         return spec["urdf"]
-    text = bag_io.read_description(reader, spec["description_topic"])
+    text = bag_io.single_description(reader, spec["description_topic"])
     if text is None:
         raise ReplayError(f"no URDF: the bag has no {spec['description_topic']} message "
                           "(std_msgs/String); pass --urdf FILE")

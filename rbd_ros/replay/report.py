@@ -104,6 +104,12 @@ def _f(x, spec):
 
 def text(rep):
     """Return the report as the text of report.txt, which ``rbd_replay`` prints."""
+    if "segments" in rep:                     # the robot description changes in the bag
+        from .segments import text_lines
+        return "\n".join([f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
+                          f"models {rep['model']}, messages {rep['messages']}, answered "
+                          f"{rep['answered']}, skipped {rep['skipped_total']}"]
+                         + text_lines(rep, text) + _timing_lines(rep))
     lines = [f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
              f"model {rep['model']} ({'floating' if rep['floating_base'] else 'fixed'} base), "
              f"outputs: {', '.join(rep['outputs'])}",
@@ -145,10 +151,7 @@ def text(rep):
         lines.append(f"{j['name']:<{width}} {j['n']:>7} {_f(j['rms'], '10.4g')} "
                      f"{_f(j['max'], '10.4g')} {_f(j['corr'], '7.4f')} "
                      f"{_f(j['rms_meas'], '10.4g')}")
-    tm = rep["timing_s"]
-    lines.append("timing: " + ", ".join(f"{k} {v:.3f} s" for k, v in tm.items())
-                 + f"; {rep['us_per_message']:.1f} us/message "
-                 f"({rep['messages_per_s']:.0f} messages/s)")
+    lines += _timing_lines(rep)
     live = rep.get("live")
     if live:
         lines.append(f"live: node answered {live['answered']} of {live['expected']} expected "
@@ -166,6 +169,15 @@ def text(rep):
     return "\n".join(lines)
 
 
+def _timing_lines(rep):
+    """Return the timing line of report.txt (none for a segment: the timing is the whole's)."""
+    if "timing_s" not in rep:
+        return []
+    return ["timing: " + ", ".join(f"{k} {v:.3f} s" for k, v in rep["timing_s"].items())
+            + f"; {rep['us_per_message']:.1f} us/message "
+            f"({rep['messages_per_s']:.0f} messages/s)"]
+
+
 def write(rep, directory):
     """
     Write report.txt and report.json (without the arrays) in ``directory``.
@@ -177,6 +189,9 @@ def write(rep, directory):
     with open(os.path.join(directory, "report.txt"), "w") as f:
         f.write(text(rep) + "\n")
     data = {k: v for k, v in rep.items() if k not in ("ticks", "torques")}
+    if "segments" in data:
+        data["segments"] = [{k: v for k, v in seg.items() if k not in ("ticks", "torques")}
+                            for seg in data["segments"]]
     if "identification" in data:
         data["identification"] = {k: v for k, v in data["identification"].items()
                                   if k != "result"}

@@ -31,14 +31,15 @@ class Progress:
         sys.stderr.flush()
 
 
-def write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, node_name,
-          batch_size, progress, joints=None):
+def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, node_name,
+          batch_size, progress):
     """
     Write the output bag: the input messages and the outputs of each.
 
     Copy every message of ``reader`` to ``writer``, each answered joint_states message
-    followed by its outputs (computed offline, with the joint parameters ``joints`` when
-    given, or the node's answers with ``live_result``); returns the
+    followed by its outputs (computed offline, or the node's answers with ``live_result``).
+    ``segments``: [(first joint_states index, model, ticks, joint parameters or None)], in
+    order (``segments``: the description in force over each); returns their
     :class:`dynamics.Batches` (torques, refused messages).
     """
     copies = {}
@@ -48,8 +49,11 @@ def write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, nod
             copies[key] = bag_io.copy_connection(writer, con)
     out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", table.BY_NAME[k].msgtype)
                 for k in outputs}
-    batches = dynamics.Batches(model, t, outputs, batch_size, timing,
-                               encode=live_result is None, joints=joints)
+    batches = [dynamics.Batches(model, t, outputs, batch_size, timing,
+                                encode=live_result is None, joints=joints)
+               for _, model, t, joints in segments]
+    starts = [first for first, *_ in segments] + [None]
+    k = 0
     bar = Progress(reader.message_count, "replay", progress if progress is not None
                    else (sys.stderr.isatty() and reader.message_count > 20000))
     m, done = -1, 0
@@ -59,7 +63,9 @@ def write(reader, writer, model, t, outputs, js_ids, live_result, timing, *, nod
         if con.id not in js_ids:
             continue
         m += 1
-        items = batches.items(m)
+        while starts[k + 1] is not None and m >= starts[k + 1]:
+            k += 1
+        items = batches[k].items(m - starts[k])
         bar.update(done)
         for name in outputs:
             item = items.get(name)
