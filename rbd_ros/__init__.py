@@ -10,6 +10,7 @@ from . import inertia, robots
 from .algorithms.aba import aba
 from .algorithms.aba_derivatives import aba_derivatives
 from .algorithms.compute_all import Dynamics, compute_all, inverse_and_forward_dynamics
+from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import crba
 from .algorithms.finite_differences import aba_derivatives_fd, integrate, rnea_derivatives_fd
 from .algorithms.minv import minv
@@ -17,8 +18,8 @@ from .algorithms.minv_cholesky import minv_cholesky
 from .algorithms.regressor import body_regressor, joint_torque_regressor
 from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea
 from .algorithms.rnea_derivatives import rnea_derivatives
-from .batch import (aba_batch, aba_derivatives_batch, joint_torque_regressor_batch, minv_batch,
-                    rnea_batch, rnea_derivatives_batch)
+from .batch import (aba_batch, aba_derivatives_batch, coriolis_matrix_batch,
+                    joint_torque_regressor_batch, minv_batch, rnea_batch, rnea_derivatives_batch)
 from . import identification
 from .identification import (identify_least_squares, identify_physically_consistent,
                              is_physically_consistent, log_cholesky_from_theta, pseudo_inertia,
@@ -31,7 +32,8 @@ from .urdf import URDFError, load_model
 from .urdf_limits import DescriptionLimits, DescriptionTooLarge
 
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
-           "body_regressor", "compute_all", "crba", "Data", "DescriptionLimits",
+           "body_regressor", "compute_all", "coriolis_matrix", "coriolis_matrix_batch", "crba",
+           "Data", "DescriptionLimits",
            "DescriptionTooLarge", "Dynamics", "gravity_torques",
            "identification", "identify_least_squares", "identify_physically_consistent",
            "inertia", "integrate", "inverse_and_forward_dynamics", "is_physically_consistent",

@@ -38,7 +38,7 @@ from . import _batch_outputs, _checks
 from .algorithms import coupled as _coupled
 from .algorithms.finite_differences import FORWARD, INVERSE
 from .batch_kernels import (CLAIM_STRIDE, _chunks, aba_derivatives_batch_kernel,
-                            coupled_batch_kernel, dynamics_batch_kernel,
+                            coriolis_batch_kernel, coupled_batch_kernel, dynamics_batch_kernel,
                             joint_torque_regressor_batch_kernel, minv_batch_kernel,
                             rnea_derivatives_batch_kernel)
 
@@ -241,6 +241,18 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
                 ("body", "dof", "body_matrix", "force_sets", "stacked"), model, _NAMES_ABA,
                 (q, v, tau), fext, _matrix_shape(model), 3, data, out,
                 _which(model, None, _coupled.ABA_DERIVATIVES))
+
+
+def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
+    """
+    Return the Coriolis matrices of N states: q (N, nq), v (N, nv) -> (N, nv, nv).
+
+    Entry k is ``rbd_ros.coriolis_matrix(model, q[k], v[k])``. ``out``: an (N, nv, nv)
+    float64 C-contiguous array to write into (and return).
+    """
+    return _run("coriolis_matrix_batch", coriolis_batch_kernel, ("body", "dof", "body_matrix"),
+                model, ("q", "v"), (q, v), None, _matrix_shape(model), 1, data, out,
+                _which(model, None, _coupled.CORIOLIS))[0]
 
 
 def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):

@@ -15,6 +15,7 @@ from ._jit import (batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, helper, i64_
                    void)
 from .algorithms import coupled as _coupled
 from .algorithms.aba_derivatives import aba_derivatives_kernel
+from .algorithms.coriolis import coriolis_kernel, coupled_coriolis_kernel
 from .algorithms.finite_differences import dynamics
 from .algorithms.minv import minv_kernel
 from .algorithms.regressor import joint_torque_regressor_kernel
@@ -112,6 +113,21 @@ def rnea_derivatives_batch_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, 
             start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
+                   int64))
+def coriolis_batch_kernel(packed, ws, dws, bws, q, v, C, status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        dw = dws[SLOT * c]
+        bw = bws[SLOT * c]
+        start, stop, seen = next_block(claims, c, 0, n, nchunks)
+        while start < stop:
+            for k in range(start, stop):
+                status[k] = coriolis_kernel(packed, w, dw, bw, q[k], v[k], C[k])
+            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+
+
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_2d, f64_2d, f64_2d,
                    f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
 def aba_derivatives_batch_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq,
@@ -162,11 +178,13 @@ def coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r, vr, yf, q,
     if which == _coupled.ABA_DERIVATIVES:
         return _coupled.coupled_aba_derivatives_kernel(packed, table, w, dw, bw, qf, vf, mf, r,
                                                        vr, q, v, u, fext, out1, out2, out3)
+    if which == _coupled.CORIOLIS:
+        return coupled_coriolis_kernel(packed, table, w, dw, bw, qf, vf, mf, q, v, out1)
     return _coupled.coupled_regressor_kernel(packed, table, w, yb, qf, vf, yf, q, v, u, out1)
 
 
 # one kernel for every batch call of a model with mimic joints (rarer, so one compiled entry
-# rather than six): ``which`` picks the coupled single-state kernel (algorithms/coupled.py);
+# rather than seven): ``which`` picks the coupled single-state kernel (algorithms/coupled.py);
 # outputs are (N, rows, cols), a vector result (N, 1, nv)
 @batch_kernel(void(int64, f64_2d_ro, f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_3d, f64_2d, f64_3d,
                    f64_4d, f64_4d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_3d,

@@ -23,8 +23,9 @@ _OLD_LAYOUT = re.compile(r"^(\w+_[0-9a-f]{40}|warm-[0-9a-f]{16})$")
 
 
 def _define_kernels():
-    """Import every module that defines kernels (``rbd_ros.wrench`` is not in the package's)."""
+    """Import every module that defines kernels (``wrench``, ``contact``: not the package's)."""
     import rbd_ros  # noqa: F401
+    import rbd_ros.contact  # noqa: F401
     import rbd_ros.wrench  # noqa: F401
 
 

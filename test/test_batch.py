@@ -23,6 +23,7 @@ FUNCTIONS = {
                          ("q", "v", "a"), 3),
     "aba_derivatives": (rbd_ros.aba_derivatives_batch, rbd_ros.aba_derivatives,
                         ("q", "v", "tau"), 3),
+    "coriolis_matrix": (rbd_ros.coriolis_matrix_batch, rbd_ros.coriolis_matrix, ("q", "v"), 1),
 }
 TAKES_FEXT = {"rnea", "aba", "rnea_derivatives", "aba_derivatives"}
 
@@ -227,7 +228,7 @@ def out_shapes(model, function, n):
     nv = model.nv
     if function in ("rnea", "aba"):
         return ((n, nv),)
-    if function == "minv":
+    if function in ("minv", "coriolis_matrix"):
         return ((n, nv, nv),)
     if function == "joint_torque_regressor":
         return ((n * nv, 10 * model.nbodies),)

@@ -233,7 +233,7 @@ def test_velocity_between_grid_points():
     fine = np.linspace(0, 1, 8 * 199 + 1)
 
     def peak(r):
-        """max |v| / limit at 8 points per interval, ṡ² linear in s between grid points."""
+        """Return max |v| / limit at 8 points per interval, ṡ² linear in s between grid points."""
         ps = spline(w)(r.s, 1)
         sd2 = np.interp(fine, r.s, (np.sum(r.v * ps, axis=1) / np.sum(ps * ps, axis=1)) ** 2)
         return np.max(np.abs(spline(w)(fine, 1)) * np.sqrt(sd2)[:, None] / m.velocity_limit)

@@ -1,0 +1,240 @@
+"""
+The momentum observer, collision isolation and the contact wrench on simulated robots.
+
+Robots simulated by Pinocchio (``contact_sim``): a known contact force on a link for part
+of the time.
+
+Truth: τ_ext = J_linkᵀ [F; p × F] (Pinocchio's frame Jacobian). After 5/K of settling r is
+within 2 % of τ_ext's peak; without contact |r| < 1e-6 N·m (noise-free); the joint friction
+and armature of the simulation must be given to the observer (a parameter file); with effort
+noise σ = 0.05 N·m and thresholds at 5σ, a 10 N contact is flagged within 20 ms on the right
+link and 60 s without contact raise nothing; the force at the link is within 3 % (noise-free).
+"""
+import functools
+
+import numpy as np
+import pytest
+
+from rbd_ros import actuation, contact
+from rbd_ros.joint_friction import JointParameters
+from contact_sim import Contact, Friction, Simulation
+from oracle import Robot
+
+pytestmark = pytest.mark.pinocchio
+
+K = 100.0                       # 1/s: settled after 5/K = 50 ms
+WRENCH_GAIN = 500.0             # 1/s: the contact wrench's checks (see below)
+SETTLE = 5.0 / K
+ON, OFF, END = 0.3, 0.8, 1.1
+POINT = np.array([0.02, 0.03, 0.05])       # m, in the link's frame: not on a joint axis
+
+
+@functools.lru_cache(maxsize=None)
+def _run(name, link, force, friction=False, duration=END, substeps=2, point=tuple(POINT)):
+    robot = Robot(name)
+    params = None
+    if friction:
+        n = len(robot.model.joint_names)
+        # ε = 0.1 rad/s: a Coulomb term that turns within 0.01 rad/s changes faster than 1 kHz
+        # samples resolve (1.8e-5 N·m without contact from its quadrature alone)
+        params = Friction(np.full(n, 0.05), np.full(n, 0.4), np.full(n, 0.3), np.full(n, 0.1),
+                          0.1)
+    sim = Simulation(robot, params)
+    hit = None if link is None else Contact(link, np.array(point), np.array(force), ON, OFF)
+    return robot, sim.run(duration, hit, substeps=substeps), params
+
+
+def _windows(t):
+    """Settled samples: before the contact, in it after 5/K, after it after 5/K."""
+    return (t < ON) | ((t >= ON + SETTLE) & (t < OFF)) | (t >= OFF + SETTLE)
+
+
+def _check_tracks(robot, run, r, what, start=0.0):
+    """Check r: within 2 % of τ_ext's peak once settled, |r| < 1e-6 before the contact."""
+    peak = np.abs(run.tau_ext).max()
+    err = np.abs(r - run.tau_ext)[_windows(run.t)].max()
+    assert err <= 0.02 * peak, f"{what}: max |r - τ_ext| = {err:.3g} > 2 % of {peak:.3g}"
+    quiet = np.abs(r[(run.t >= start) & (run.t < ON)]).max()
+    assert quiet < 1e-6, f"{what}: |r| = {quiet:.2e} N·m without contact"
+
+
+CASES = [("arm7", "link7", (6.0, 0.0, 8.0)), ("quadruped", "lf_shank", (3.0, 0.0, 4.0))]
+
+
+@pytest.mark.parametrize("name, link, force", CASES, ids=["fixed-arm7", "floating-quadruped"])
+def test_external_torques_and_contact_wrench(name, link, force):
+    robot, run, _ = _run(name, link, force)
+    m = robot.model
+    r, restarted, status = contact.observe(m, run.t, run.q, run.v, run.tau, K)
+    assert not status.any() and restarted[0] and not restarted[1:].any()
+    _check_tracks(robot, run, r, name)
+    # the wrench at the link: force within 3 %. (J_linkᵀ)⁺ amplifies the filter's lag
+    # (τ̇_ext / K) by J's conditioning (~100 on the arm): at K = 100 the force is 3-9 % off
+    # while the arm moves, at K = 500 (2 ms) within 3 %
+    fast = contact.observe(m, run.t, run.q, run.v, run.tau, WRENCH_GAIN)[0]
+    inside = np.flatnonzero((run.t >= ON + 5.0 / WRENCH_GAIN) & (run.t < OFF))
+    for k in inside[::10]:
+        w = contact.contact_wrench(m, run.q[k], fast[k], link)
+        err = np.linalg.norm(w[:3] - force) / np.linalg.norm(force)
+        assert err <= 0.03, f"{name} t={run.t[k]:.3f}: force {w[:3]} vs {force}"
+    # on the base of a floating robot r is the external wrench on the base coordinates:
+    # the base rows follow J_baseᵀ F as the joints do (checked above with every row)
+    if m.floating_base:
+        assert np.abs(run.tau_ext[:, :6]).max() > 1.0
+
+
+def test_joint_friction_and_armature_need_the_parameter_file(tmp_path):
+    robot, run, params = _run("arm7", "link7", (6.0, 0.0, 8.0), friction=True)
+    m = robot.model
+    r = contact.observe(m, run.t, run.q, run.v, run.tau, K)[0]
+    peak = np.abs(run.tau_ext).max()
+    assert np.abs(r - run.tau_ext)[_windows(run.t)].max() > 0.1 * peak, \
+        "without the parameter file the friction shows up as external torque"
+    values = dict(zip(("armature", "viscous", "coulomb", "offset"), params[:4]))
+    path = tmp_path / "joints.json"
+    path.write_text(JointParameters(m.joint_names, values, params.epsilon).to_json())
+    act = actuation.load(m, file_text=path.read_text())
+    r = contact.observe(m, run.t, run.q, run.v, run.tau, K, joint_parameters=act)[0]
+    # friction pulls the arm off its reference at the start: a fast transient, 1.5e-6 N·m of
+    # quadrature error at 16 ms; checked from 5/K on, like a contact
+    _check_tracks(robot, run, r, "arm7 with friction and armature", start=SETTLE)
+
+
+NOISE = 0.05                     # N·m, on the recorded efforts
+THRESHOLD = 5 * NOISE
+
+
+def test_noisy_contact_is_flagged_fast_on_the_right_link():
+    link = "link5"
+    # 10 N across the link, 0.1 m from joint 5's axis (z): 1 N·m on that joint
+    robot, run, _ = _run("arm7", link, (0.0, 10.0, 0.0), point=(0.1, 0.0, 0.05))
+    m = robot.model
+    tau = run.tau + np.random.default_rng(1).normal(scale=NOISE, size=run.tau.shape)
+    r = contact.observe(m, run.t, run.q, run.v, tau, K)[0]
+    flags = [contact.isolate(m, x, THRESHOLD) for x in r]
+    hit = [k for k, f in enumerate(flags) if f.in_collision]
+    assert hit and not any(flags[k].in_collision for k in np.flatnonzero(run.t < ON))
+    delay = run.t[hit[0]] - ON
+    assert 0 <= delay <= 0.020, f"flagged {delay * 1e3:.1f} ms after the contact"
+    settled = np.flatnonzero((run.t >= ON + SETTLE) & (run.t < OFF))
+    assert all(flags[k].in_collision and flags[k].link == link for k in settled), \
+        {flags[k].link for k in settled}
+    after = np.flatnonzero(run.t >= OFF + SETTLE)
+    assert not any(flags[k].in_collision for k in after)
+
+
+def test_sixty_seconds_without_contact_raise_no_collision():
+    robot, run, _ = _run("arm7", None, None, duration=60.0, substeps=1)
+    m = robot.model
+    tau = run.tau + np.random.default_rng(3).normal(scale=NOISE, size=run.tau.shape)
+    r = contact.observe(m, run.t, run.q, run.v, tau, K)[0]
+    peak = np.abs(r).max()
+    assert peak < THRESHOLD, f"a false collision: |r| reached {peak:.3f} N·m"
+    assert not any(contact.isolate(m, x, THRESHOLD).in_collision for x in r[::100])
+
+
+def test_stepping_equals_the_array_function_and_restarts():
+    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    n = 200
+    t = run.t[:n].copy()
+    t[120:] += 0.5                               # a gap of 0.5 s: longer than max_gap
+    ref, restarted, status = contact.observe(m, t, run.q[:n], run.v[:n], run.tau[:n], K,
+                                             max_gap=0.1)
+    assert not status.any() and list(np.flatnonzero(restarted)) == [0, 120]
+    assert np.all(ref[120] == 0.0) and np.all(ref[0] == 0.0)
+    observer = contact.MomentumObserver(m, K, max_gap=0.1)
+    for k in range(n):
+        np.testing.assert_array_equal(observer.step(t[k], run.q[k], run.v[k], run.tau[k]),
+                                      ref[k])
+        assert observer.restarted == restarted[k]
+    observer.reset()
+    assert np.all(observer.step(t[0], run.q[0], run.v[0], run.tau[0]) == 0.0)
+    assert observer.restarted
+
+
+def test_hostile_samples_are_refused_and_change_nothing():
+    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    observer = contact.MomentumObserver(m, K)
+    for k in range(5):
+        observer.step(run.t[k], run.q[k], run.v[k], run.tau[k])
+    state = observer.state.copy()
+    bad_tau = run.tau[5].copy()
+    bad_tau[2] = np.nan
+    with pytest.raises(ValueError, match="tau contains NaN"):
+        observer.step(run.t[5], run.q[5], run.v[5], bad_tau)
+    with pytest.raises(ValueError, match="v has the wrong size"):
+        observer.step(run.t[5], run.q[5], run.v[5][:-1], run.tau[5])
+    with pytest.raises(ValueError, match="t contains NaN"):
+        observer.step(np.nan, run.q[5], run.v[5], run.tau[5])
+    np.testing.assert_array_equal(observer.state, state)
+    with pytest.raises(ValueError, match="gain"):
+        observer.set_gain(-1.0)
+    with pytest.raises(ValueError, match="gain"):
+        contact.MomentumObserver(m, [1.0, 2.0])
+    # the array form marks the bad sample and goes on
+    tau = run.tau[:10].copy()
+    tau[4, 0] = np.inf
+    r, _, status = contact.observe(m, run.t[:10], run.q[:10], run.v[:10], tau, K)
+    assert list(np.flatnonzero(status)) == [4] and np.all(np.isfinite(r))
+
+
+def test_measured_wrench_is_not_external_torque():
+    """A contact given as a measured wrench (fext) is explained: r stays near zero."""
+    from rbd_ros import wrench
+    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    w = np.r_[6.0, 0.0, 8.0, np.cross(POINT, (6.0, 0.0, 8.0))]
+    inside = (run.t >= ON) & (run.t < OFF)
+    fext = np.zeros((len(run.t), m.nbodies, 6))
+    for k in np.flatnonzero(inside):
+        fext[k] = wrench.fext(m, run.q[k], [("link7", "link", w)])
+    r = contact.observe(m, run.t, run.q, run.v, run.tau, K, fext=fext)[0]
+    # a measured wrench that steps on between two samples is a jump in u that no quadrature
+    # resolves: a transient of ~K h |τ_w| / 2, gone after 5/K
+    assert np.abs(r[_windows(run.t)]).max() < 1e-3 * np.abs(run.tau_ext).max()
+
+
+def test_isolation_and_wrench_rules():
+    robot = Robot("arm7")
+    m = robot.model
+    r = np.zeros(m.nv)
+    assert contact.isolate(m, r, 0.1) == (False, (), None, 0.0)
+    r[1], r[3] = 0.5, -0.2
+    iso = contact.isolate(m, r, [0.1] * m.nv)
+    assert iso.in_collision and iso.joints == (1, 3) and iso.link == m.body_names[3]
+    assert iso.peak_ratio == pytest.approx(5.0)
+    q = robot.random_state(0)[0]
+    with pytest.raises(ValueError, match="fewer than 6 dof"):
+        contact.contact_wrench(m, q, r, "link3")
+    # force only: a pure force at the frame's origin is recovered exactly
+    JT = contact.link_jacobian_transpose(m, q, "link4")
+    f = np.array([1.0, -2.0, 3.0])
+    w = contact.contact_wrench(m, q, JT[:, :3] @ f, "link4", force_only=True)
+    np.testing.assert_allclose(w, np.r_[f, 0, 0, 0], atol=1e-9)
+    with pytest.raises(ValueError, match="no link"):
+        contact.contact_wrench(m, q, r, "nope")
+
+
+def test_mimic_coupled_observer_is_the_reduced_one():
+    """Coupled (C_r = Gᵀ C G, M_r = Gᵀ M G): r_r = Gᵀ r of the independent model, exactly."""
+    from test_coriolis import _coupled_model
+    found = _coupled_model(False)
+    if found is None:
+        pytest.skip("no mimic robot in the corpus")
+    m, independent = found
+    G = m.coupling.G
+    rng = np.random.default_rng(4)
+    n = 300
+    t = np.arange(n) * 1e-3
+    w, phase = rng.uniform(1, 3, m.nv), rng.uniform(0, 6, m.nv)
+    q0 = m.random_configuration(rng)
+    q = q0 + 0.2 * np.sin(np.outer(t, w) + phase)
+    v = 0.2 * w * np.cos(np.outer(t, w) + phase)
+    tau_full = rng.normal(size=(n, independent.nv))
+    r = contact.observe(m, t, q, v, tau_full @ G, K)[0]
+    qf = np.array([m.coupling.expand(x) for x in q])
+    ref = contact.observe(independent, t, qf, v @ G.T, tau_full, K)[0] @ G
+    np.testing.assert_allclose(r, ref, atol=1e-9 * max(1.0, np.abs(ref).max()))
+    assert np.abs(ref).max() > 1e-3                # not trivially zero
