@@ -57,9 +57,11 @@ setup(
         "ros": ROS_RUNTIME + ROS_BUILD,
         # Pinocchio and its robot set are test oracles only, never a runtime dependency;
         # flake8 and pydocstyle run in test/test_flake8.py and test/test_pep257.py;
-        # icub-models and rtb-data: robot descriptions of the URDF corpus (test/corpus.py)
+        # icub-models and rtb-data: robot descriptions of the URDF corpus (test/corpus.py);
+        # urdf-parser-py: the URDF reader's oracle and a load_model input (never imported)
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
-                 "hypothesis>=6", "icub-models>=3", "rtb-data>=2"],
+                 "hypothesis>=6", "icub-models>=3", "rtb-data>=2",
+                 "urdf-parser-py>=0.0.4"],
         # the manual (doc/, ./dev.sh docs, test/test_docs.py): Sphinx, MyST for the Markdown
         # pages, the furo theme
         "doc": ["sphinx>=7.2", "myst-parser>=2", "furo>=2024.1"],

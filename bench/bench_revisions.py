@@ -143,7 +143,8 @@ class Subject:
         else:
             pm = pin.buildModelFromUrdf(path)
         m = self.model
-        off_q, off_v = (7, 6) if floating else (0, 0)
+        # the base's entries: Model.nq_base/nv_base, computed so that older trees run too
+        off_q, off_v = m.nq - len(m.joint_names), m.nv - len(m.joint_names)
         perm_v = np.empty(m.nv, np.int64)                      # our v index -> pin v index
         joints = []
         for k, name in enumerate(m.joint_names):

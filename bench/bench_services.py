@@ -140,7 +140,7 @@ def requests(model, n, seed=0):
     from rbd_ros_interfaces import srv
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     rng = np.random.default_rng(seed)
-    nb, nqb = (6, 7) if model.floating_base else (0, 0)
+    nb, nqb = model.nv_base, model.nq_base
     q = np.array([model.random_configuration(rng) for _ in range(n)])
     v, a = rng.normal(scale=0.3, size=(2, n, model.nv))
     names = list(model.joint_names)

@@ -172,7 +172,7 @@ def load(model, xml=None, file_text=None, urdf_dynamics=False):
         return None
     if not any(np.any(x) for x in params.values.values()):
         return None
-    return Actuation(params, 6 if model.floating_base else 0)
+    return Actuation(params, model.nv_base)
 
 
 def computation(act, enabled, effort_known):

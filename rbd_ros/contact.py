@@ -27,7 +27,7 @@ from .actuation import Actuation
 from .algorithms.momentum_observer import momentum_observer_kernel
 from .algorithms.rnea import rnea
 from .joint_friction import JointParameters
-from .model import FREE_FLYER, Data
+from .model import Data
 
 _NAMES = ("q", "v", "tau", "fext", "t")
 _NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
@@ -39,7 +39,7 @@ def _joint_table(model, joint_parameters):
         return np.zeros((4, model.nv)), 0.01
     act = joint_parameters
     if isinstance(act, JointParameters):
-        act = Actuation(act, 6 if model.floating_base else 0)
+        act = Actuation(act, model.nv_base)
     if not isinstance(act, Actuation) or act.armature.shape != (model.nv,):
         raise ValueError("joint_parameters must be rbd_ros.actuation.Actuation or "
                          "joint_friction.JointParameters of this model's joints")
@@ -199,10 +199,11 @@ link (body name; None when none), ``peak_ratio`` max |r| / threshold over every 
 
 def dof_bodies(model):
     """Return the body each dof of the model moves first (base dofs: body 0)."""
-    full = np.repeat(np.arange(model.nbodies), np.where(model.joint_type == FREE_FLYER, 6, 1))
+    dofs = np.diff(np.append(model.idx_v, model.nv_full))    # each body's joint's dofs
+    full = np.repeat(np.arange(model.nbodies), dofs)
     if model.coupling is None:
         return full
-    base = 6 if model.floating_base else 0
+    base = model.nv_base
     return np.r_[full[:base], full[base + np.asarray(model.coupling.independent_index,
                                                      np.intp)]]
 

@@ -16,6 +16,7 @@ import numpy as np
 from . import _checks
 from .algorithms import coupled as _k
 from .algorithms.compute_all import Dynamics
+from .model import base_sizes
 
 # rad or m: how far a follower's published position may be from its leader's coupling before
 # the node and the replay say so. joint_state_publisher computes followers from their leaders
@@ -44,7 +45,7 @@ class Coupling:
         resolved = _resolve(joint_names, dict(followers))
         independent_index = tuple(k for k, n in enumerate(joint_names) if n not in resolved)
         place = {joint_names[k]: r for r, k in enumerate(independent_index)}
-        base_q, base_v = (7, 6) if floating_base else (0, 0)
+        base_q, base_v = base_sizes(floating_base)
         nq_full, nv_full = base_q + len(joint_names), base_v + len(joint_names)
         nq, nv = base_q + len(place), base_v + len(place)
         table = np.zeros((1 + nq_full + nv_full, 3))

@@ -26,7 +26,12 @@ from . import inertia as _inertia
 REVOLUTE = 0      # also URDF "continuous": one angle in q
 PRISMATIC = 1
 FREE_FLYER = 2    # only as the root: q = [x, y, z, qx, qy, qz, qw], v = [v_lin, ω] (local frame)
-JOINT_TYPE_NAMES = {REVOLUTE: "revolute", PRISMATIC: "prismatic", FREE_FLYER: "free-flyer"}
+
+
+def base_sizes(floating_base):
+    """Return (nq_base, nv_base): the entries of q and v before the joints' (``Model``)."""
+    return (7, 6) if floating_base else (0, 0)
+
 
 # columns of ``packed``
 P_PARENT, P_TYPE, P_IQ, P_IV = range(4)
@@ -108,16 +113,17 @@ class Model(_Frozen):
     and :meth:`with_inertial_parameters` (they share the constant arrays).
 
     Attributes: ``nq``, ``nv``, ``nbodies``, ``joint_names`` (movable joints in q order; a
-    floating base adds 7 entries to q and 6 to v before them), ``body_names``, ``parent``,
-    ``joint_type``, ``idx_q``, ``idx_v``, ``placement`` (nbodies, 12), ``axis`` (nbodies, 3),
-    ``inertia`` (nbodies, 10, compact layout), ``theta`` (nbodies, 10), joint limits
-    ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (one per movable joint),
+    floating base adds ``nq_base`` = 7 entries to q and ``nv_base`` = 6 to v before them, both 0
+    on a fixed base: the joints are ``q[nq_base:]``, ``v[nv_base:]``), ``body_names``,
+    ``parent``, ``joint_type``, ``idx_q``, ``idx_v``, ``placement`` (nbodies, 12), ``axis``
+    (nbodies, 3), ``inertia`` (nbodies, 10, compact layout), ``theta`` (nbodies, 10), joint
+    limits ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (one per movable joint),
     ``gravity`` (default [0, 0, -9.81]), ``link_frames`` (every link of the URDF, fixed-joint
-    links included: a read-only mapping link -> (body, R, p), the body it moves with (-1:
-    welded to the world of a fixed base) and its frame in the body's, x_body = R x_link + p)
-    and ``data``, the model's own workspace, used when a
-    function is called without ``data=``: it serves one call at a time, so threads that
-    compute on one model concurrently each pass their own ``Data(model)``.
+    links included: a read-only mapping link -> (body, R, p), the body it moves with (-1: welded
+    to the world of a fixed base) and its frame in the body's, x_body = R x_link + p) and
+    ``data``, the model's own workspace, used when a function is called without ``data=``: it
+    serves one call at a time, so threads that compute on one model concurrently each pass their
+    own ``Data(model)``.
 
     Mimic joints, coupled (``coupling``, an :class:`rbd_ros.coupling.Coupling`, else None):
     ``nq``, ``nv``, ``joint_names`` and the limits are those of the independent joints (the
@@ -134,8 +140,9 @@ class Model(_Frozen):
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
         _check_tree(parent, joint_type)
-        nq_body = np.where(joint_type == FREE_FLYER, 7, 1)
-        nv_body = np.where(joint_type == FREE_FLYER, 6, 1)
+        nq_free, nv_free = base_sizes(True)
+        nq_body = np.where(joint_type == FREE_FLYER, nq_free, 1)
+        nv_body = np.where(joint_type == FREE_FLYER, nv_free, 1)
         idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
         idx_v = np.concatenate([[0], np.cumsum(nv_body)[:-1]]).astype(np.int64)
 
@@ -170,9 +177,10 @@ class Model(_Frozen):
         nv = int(nv_body.sum())
         nq = int(nq_body.sum())
         floating_base = bool(nb and joint_type[0] == FREE_FLYER)
+        nq_base, nv_base = base_sizes(floating_base)
         joint_names = tuple(joint_names)
         njoints = len(joint_names)
-        if njoints != nv - (6 if floating_base else 0):
+        if njoints != nv - nv_base:
             raise ValueError("one joint name per 1-dof joint is required")
         # the model's degrees of freedom: the independent joints (all, without mimic joints)
         dofs = np.arange(njoints)
@@ -186,7 +194,8 @@ class Model(_Frozen):
             return _read_only(values[dofs])
         self._set(name=name, nbodies=nb, nq=nq - njoints + len(dofs),
                   nv=nv - njoints + len(dofs), nq_full=nq, nv_full=nv, coupling=coupling,
-                  floating_base=floating_base, body_names=tuple(body_names),
+                  floating_base=floating_base, nq_base=nq_base, nv_base=nv_base,
+                  body_names=tuple(body_names),
                   joint_names=tuple(joint_names[k] for k in dofs), packed=packed,
                   subtree_end=subtree_end,
                   dof_parent=dof_parent, inertia=inertia, parent=parent,

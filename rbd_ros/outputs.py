@@ -157,7 +157,7 @@ def compute(call, model, q, v, a, tau, fext=None):
     (one that is not finite minus anything, divided by a positive pivot, is not finite),
     and q̈ is checked: a non-finite τ makes the call raise.
     """
-    nb = 6 if model.floating_base else 0
+    nb = model.nv_base
     if call == "compute_all":
         d = rbd_ros.compute_all(model, q, v, a=a, tau=tau, fext=fext)
         return {"tau": d.tau, "joint_tau": d.tau[nb:], "qdd": d.qdd, "Minv": d.Minv,
@@ -168,16 +168,6 @@ def compute(call, model, q, v, a, tau, fext=None):
         return {"tau": t, "joint_tau": t[nb:], "qdd": qdd}
     t = rbd_ros.rnea(model, q, v, a, fext)
     return {"tau": t, "joint_tau": t[nb:]}
-
-
-def all_finite(results, keys):
-    """
-    Tell whether the results ``keys`` of :func:`compute` are all finite (no NaN or inf).
-
-    Exact, one numpy check per result; the node's tick uses ``rbd_ros.node.robot``'s
-    one-sum check, which falls back on this one.
-    """
-    return all(np.isfinite(results[k]).all() for k in keys)
 
 
 # result -> (batch function of rbd_ros, its input after q and v, which of its return values)
@@ -197,7 +187,7 @@ def compute_batch(model, enabled, q, v, a, tau, effort_known):
     states that publish it (those with a known effort for the outputs that need it; see
     :func:`computation`).
     """
-    nb = 6 if model.floating_base else 0
+    nb = model.nv_base
     rows = {False: np.arange(len(q)), True: np.flatnonzero(effort_known)}
     select = {False: slice(None), True: rows[True]}
     inputs = {"a": a, "tau": tau}

@@ -59,7 +59,7 @@ def check_limits(model, v, tau):
     or zero (what URDF exporters write for "unknown") is not checked. The base (floating)
     has no limits. Returns :class:`Limits`.
     """
-    nbase = 6 if model.floating_base else 0
+    nbase = model.nv_base
     ratios = []
     for x, limit in ((tau, model.effort_limit), (v, model.velocity_limit)):
         checked = np.isfinite(limit) & (limit > 0)

@@ -77,7 +77,10 @@ MIMIC_OPTIONS = ("coupled", "independent", "error")
 def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
                allow_massless=False, on_warning=None, limits=None):
     """
-    Build a :class:`Model` from a URDF file path or XML string.
+    Build a :class:`Model` from a URDF file path, XML string or urdf-parser-py ``Robot``.
+
+    A ``urdf_parser_py.urdf.Robot`` (what ``URDF.from_xml_string`` returns; any object with
+    ``to_xml_string()``) is read through its XML: the same checks and numbers as its document.
 
     ``floating_base=True`` gives the root link a free-flyer joint (q: position + quaternion
     (x, y, z, w); v: linear and angular velocity in the base frame).

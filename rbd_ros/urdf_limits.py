@@ -16,6 +16,7 @@ The defaults leave a wide margin over the largest real robots of the test corpus
 """
 from typing import NamedTuple
 
+from .model import base_sizes
 from .urdf_reader import URDFError
 
 MOVABLE = ("revolute", "continuous", "prismatic")
@@ -74,7 +75,7 @@ def check_counts(root, limits, source, floating_base=False):
             f"robot description too large ({source}): {links} links, the limit is "
             f"{limits.max_links} (max_description_links)")
     dofs = sum(j.get("type") in MOVABLE for j in root.iterfind("joint")) \
-        + (6 if floating_base else 0)
+        + base_sizes(floating_base)[1]
     if dofs > limits.max_dofs:
         raise DescriptionTooLarge(
             f"robot description too large ({source}): {dofs} degrees of freedom, the limit "

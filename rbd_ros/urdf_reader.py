@@ -41,14 +41,20 @@ def excerpt(value, limit=40):
 
 def read_source(urdf, max_bytes=None):
     """
-    Return (text, source) of a URDF given as XML text, bytes or a file path.
+    Return (text, source) of a URDF given as XML text, bytes, a file path or a parsed robot.
 
     A string whose first non-blank character (after a byte-order mark) is ``<`` is XML;
     any other string or path-like is a file name, read only when it is a regular file of
-    at most ``max_bytes`` (``text_files.read_bytes``: a FIFO or a device is refused).
+    at most ``max_bytes`` (``text_files.read_bytes``: a FIFO or a device is refused). A
+    parsed robot is any object with a ``to_xml_string()`` method, such as urdf-parser-py's
+    ``urdf_parser_py.urdf.Robot`` (``URDF.from_xml_string``), which is not imported here: its
+    XML is read like any other document (:func:`robot_xml`).
     """
     if not isinstance(urdf, (str, bytes, os.PathLike)):
-        raise URDFError(f"expected a URDF path or XML string, got {type(urdf).__name__}")
+        if callable(getattr(urdf, "to_xml_string", None)):
+            return robot_xml(urdf), f"<{type(urdf).__name__} {excerpt(_robot_name(urdf))}>"
+        raise URDFError(f"expected a URDF path, XML string or urdf_parser_py Robot, got "
+                        f"{type(urdf).__name__}")
     if isinstance(urdf, bytes):
         return decode(urdf, "<bytes>"), "<bytes>"
     if isinstance(urdf, str) and urdf.lstrip().lstrip("\ufeff").lstrip().startswith("<"):
@@ -63,6 +69,33 @@ def read_source(urdf, max_bytes=None):
     except ValueError as exc:
         raise URDFError(f"URDF file {excerpt(path, 200)}: {exc}") from None
     return decode(data, path), path
+
+
+def robot_xml(robot):
+    """
+    Return the XML text of a parsed robot (urdf-parser-py's ``Robot.to_xml_string()``).
+
+    Through its XML rather than its attributes, so that such a robot passes the same checks
+    and gives the same numbers as its document (urdf-parser-py writes each float with
+    ``str``, which reads back exactly). Whatever the method raises or returns instead of
+    text is a URDFError.
+    """
+    try:
+        text = robot.to_xml_string()
+    except Exception as exc:          # a third party's object: any failure is the input's
+        raise URDFError(f"the {type(robot).__name__} could not be written as URDF XML: "
+                        f"{type(exc).__name__}: {excerpt(exc, 120)}") from None
+    if isinstance(text, bytes):
+        text = decode(text, "<robot>")
+    if not isinstance(text, str):
+        raise URDFError(f"{type(robot).__name__}.to_xml_string() returned a "
+                        f"{type(text).__name__}, not XML text")
+    return text
+
+
+def _robot_name(robot):
+    name = getattr(robot, "name", None)
+    return name if isinstance(name, str) else "robot"
 
 
 def decode(data, source):

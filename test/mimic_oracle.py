@@ -196,7 +196,7 @@ def pinocchio_mimic_rnea_crba(pin, pm, model, q, v, a, renamed=None):
     joint, as ours; a continuous joint's q is (cos, sin) there. ``renamed``: {our joint name:
     its name in ``pm``} where they differ.
     """
-    base_q, base_v = (7, 6) if model.floating_base else (0, 0)
+    base_q, base_v = model.nq_base, model.nv_base
     assert pm.nv == model.nv
     qp, vp, ap = np.zeros(pm.nq), np.zeros(pm.nv), np.zeros(pm.nv)
     qp[:base_q] = q[:base_q]

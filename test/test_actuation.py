@@ -36,7 +36,7 @@ def _setup(name, seed):
     m = robot.model
     rng = np.random.default_rng(seed)
     params = _parameters(m, rng)
-    act = actuation.Actuation(params, 6 if m.floating_base else 0)
+    act = actuation.Actuation(params, m.nv_base)
     q, v, a, tau, fext = robot.random_state(seed)
     return robot, m, params, act, q, v, a, tau, fext
 
@@ -45,7 +45,7 @@ def _setup(name, seed):
 @pytest.mark.parametrize("name", ["arm7", "quadruped"])
 def test_actuated_outputs_match_pinocchio_with_wrenches(pin, name):
     robot, m, params, act, q, v, a, tau, fext = _setup(name, 3)
-    nbase = 6 if m.floating_base else 0
+    nbase = m.nv_base
     res = actuation.compute(act, "compute_all", m, q, v, a, tau, fext)
     qp, vp, fp = robot.q_to_pin(q), robot.v_to_pin(v), robot.fext_to_pin(fext)
     rigid = robot.v_from_pin(pin.rnea(robot.pm, robot.pd, qp, vp, robot.v_to_pin(a), fp))

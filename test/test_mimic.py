@@ -236,7 +236,7 @@ def test_integrate_and_random_configuration(name):
     q = m.random_configuration(4)
     dv = np.random.default_rng(5).normal(size=m.nv)
     out = rbd_ros.integrate(m, q, dv)
-    base_q, base_v = (7, 6) if m.floating_base else (0, 0)
+    base_q, base_v = m.nq_base, m.nv_base
     assert_close(out[base_q:], q[base_q:] + dv[base_v:], 1e-15, "joints")
     if m.floating_base:
         qf = full.neutral()

@@ -96,7 +96,7 @@ class PinMap:
         else:
             self.pm = pin.buildModelFromUrdf(path)
         self.pd = self.pm.createData()
-        nbq, nbv = (7, 6) if floating else (0, 0)
+        nbq, nbv = model.nq_base, model.nv_base
         self.v_index = list(range(nbv))
         self.q_index = []
         for k, joint in enumerate(model.joint_names):

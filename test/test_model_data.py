@@ -201,3 +201,17 @@ def test_a_pickled_model_is_the_same_immutable_model(name, protocol):
     for call in ("rnea", "aba", "rnea_derivatives", "rnea_batch", "aba_derivatives_batch"):
         np.testing.assert_array_equal(flat(CALLS[call](copy, s)), flat(CALLS[call](model, s)),
                                       err_msg=call)
+
+
+@pytest.mark.parametrize("name", ["quadruped", "arm7 with payload", "mimic coupled"])
+def test_base_entries_come_before_the_joints(name):
+    """nq_base, nv_base: the entries of q and v before the joints' (those of the free flyer)."""
+    model = pickled_models()[name]
+    assert model.nq - model.nq_base == len(model.joint_names) == model.nv - model.nv_base
+    assert model.nq_base == 7 * model.floating_base and model.nv_base == 6 * model.floating_base
+    q = model.neutral()
+    # a step of the joints alone moves q's joint entries only, by that step
+    step = np.concatenate([np.zeros(model.nv_base), np.full(model.nv - model.nv_base, 0.1)])
+    moved = rbd_ros.integrate(model, q, step)
+    np.testing.assert_array_equal(moved[:model.nq_base], q[:model.nq_base])
+    np.testing.assert_allclose(moved[model.nq_base:], q[model.nq_base:] + 0.1, rtol=0, atol=1e-15)

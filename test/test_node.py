@@ -89,7 +89,7 @@ def assert_matches_core(h, model, found, q, v, tau, a=None, base=None):
     The core is evaluated at the joint state (q, v, tau) in model order (plus the base
     pose/twist ``base`` on a floating base).
     """
-    nb = 6 if model.floating_base else 0
+    nb = model.nv_base
     if base is not None:
         q = np.concatenate([base[0], q])
         v = np.concatenate([base[1], v])
@@ -238,7 +238,7 @@ def service_request(service, names, values, base=None):
 
 def expected_response(service, model, x, resp, names):
     """Check ``resp`` against the core; ``x``: the full model-order q, v, a / tau."""
-    nb = 6 if model.floating_base else 0
+    nb = model.nv_base
     jn = list(model.joint_names)
     idx = np.concatenate([np.arange(nb), nb + np.array([jn.index(n) for n in names])])
     dofs = list(BASE_DOF_NAMES[:nb]) + list(names)

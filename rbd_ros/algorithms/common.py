@@ -10,11 +10,10 @@ inertia and bias force (``body_bias_force``). The joint kinds live in ``joints``
 import math
 
 from .._jit import helper
-from ..model import (FREE_FLYER, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, P_TYPE, W_OA, W_OM,
-                     W_OS, W_OV)
+from ..model import P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, W_OA, W_OM, W_OS, W_OV
 from ..spatial import (act_force, add6, cross_force, inertia_act, inertia_apply, load6, load10,
                        se3_load, se3_store, store6, sub6)
-from .joints import jcalc, joint_motion
+from .joints import jcalc, joint_motion, joint_nq, joint_nv, zero_quaternion
 
 # status codes returned by kernels: argument position * 4 + kind (see rbd_ros._checks)
 WRONG_SIZE = 1
@@ -69,11 +68,8 @@ def model_sizes(packed):
     nb = packed.shape[0] - 1
     if nb == 0:
         return 0, 0, 0
-    iq = int(packed[nb - 1, P_IQ])
-    iv = int(packed[nb - 1, P_IV])
-    if int(packed[nb - 1, P_TYPE]) == FREE_FLYER:
-        return nb, iq + 7, iv + 6
-    return nb, iq + 1, iv + 1
+    iq = int(packed[nb - 1, P_IQ]) + joint_nq(packed, nb - 1)
+    return nb, iq, int(packed[nb - 1, P_IV]) + joint_nv(packed, nb - 1)
 
 
 @helper
@@ -98,9 +94,8 @@ def check_vector(x, n, position):
 def check_configuration(packed, q, nq, position):
     """Like check_vector, plus a free-flyer quaternion must not be zero."""
     status = check_vector(q, nq, position)
-    if status == 0 and packed.shape[0] > 1 and int(packed[0, P_TYPE]) == FREE_FLYER:
-        if q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6] < 1e-12:
-            return position * 4 + ZERO_QUATERNION
+    if status == 0 and zero_quaternion(packed, q):
+        return position * 4 + ZERO_QUATERNION
     return status
 
 

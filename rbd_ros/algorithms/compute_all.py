@@ -42,7 +42,7 @@ from ..spatial import add6, dot6, inertia_apply, load6, load10, store6
 from .aba import aba_forward_step, aba_kernel, acceleration_step
 from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
                      model_sizes, set_world)
-from .joints import joint_nv, subspace_column
+from .joints import joint_nv
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
@@ -97,8 +97,8 @@ def _derivative_pass(packed, ws, dws, bws, X, XD, tau, dtau_dq, dtau_dv, G):
     for i in range(nb - 1, -1, -1):
         Fa = load6(X, i, X_FA)               # subtree sums are complete: children came first
         iv = int(packed[i, P_IV])
-        for k in range(joint_nv(packed, i)):                      # A1 l.15: τ = Sᵀ f
-            tau[iv + k] = dot6(subspace_column(packed, ws, i, k), Fa)
+        for k in range(iv, iv + joint_nv(packed, i)):             # A1 l.15: τ = Sᵀ f
+            tau[k] = dot6(load6(dws, k, D_S), Fa)
         derivative_backward_step(packed, ws, dws, bws, i, Fa, dws, D_DA, dtau_dq, dtau_dv, G,
                                  True, load6(X, i, X_FQ), XD, 0, G)
         subtree_sum_step(packed, ws, bws, i)                      # A3 l.2-3

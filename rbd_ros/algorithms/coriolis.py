@@ -28,7 +28,7 @@ from ..spatial import (add6, cross_motion, dot6, inertia_act, inertia_apply, loa
                        mat6_apply, mat6_apply_transpose, scale6, store6, store10)
 from .common import (check_configuration, check_vector, matrix_status, model_sizes,
                      placement_step, store_motion, velocity_step)
-from .joints import joint_nv, subspace_column_of
+from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_matrix, reduced_sizes
 from .rnea_derivatives import store_inertia_variation, subtree_sum_step
 
@@ -51,7 +51,7 @@ def coriolis_kernel(packed, ws, dws, bws, q, v, C):
         oh = inertia_apply(oI, ov)
         iv = int(packed[i, P_IV])
         for k in range(joint_nv(packed, i)):
-            S = subspace_column_of(packed, i, k, oM, oS)
+            S = subspace_column(packed, i, k, oM, oS)
             store6(dws, iv + k, D_S, S)
             store6(dws, iv + k, D_DJ, cross_motion(ov, S))
         store10(ws, i, W_OI, oI)

@@ -26,11 +26,10 @@ factor and reduced products; ``VR`` (3, nv_r); ``YF`` (nv_full, 10·nbodies).
 
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
-from ..model import FREE_FLYER, P_TYPE
 from .common import (NOT_FINITE_RESULT, check_configuration, check_vector, matrix_status,
                      vector_status)
 from .crba import crba_kernel
-from .joints import joint_integrate, joint_tangent
+from .joints import base_sizes, joint_integrate, joint_tangent
 from .mimic import (check_state, cholesky, cholesky_inverse, cholesky_solve, expand_configuration,
                     expand_motion, expand_state, reduce_force, reduce_matrix, reduce_rows,
                     reduced_sizes)
@@ -250,10 +249,9 @@ def coupled_integrate_kernel(packed, table, q, dv, out):
     status = check_configuration(packed, q, nq, 1) or check_vector(dv, nv, 2)
     if status:
         return status
-    base_q, base_v = 0, 0
-    if packed.shape[0] > 1 and int(packed[0, P_TYPE]) == FREE_FLYER:
+    base_q, base_v = base_sizes(packed)
+    if base_v:
         joint_integrate(packed, q, 0, joint_tangent(packed, 0, dv), out)
-        base_q, base_v = 7, 6
     for k in range(base_q, nq):
         out[k] = q[k] + dv[k - base_q + base_v]
     return vector_status(out)

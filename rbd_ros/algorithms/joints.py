@@ -11,18 +11,22 @@ Kinds (``rbd_ros.model``): REVOLUTE (also URDF "continuous"): S = the unit axis,
 PRISMATIC: S = the unit axis, linear; FREE_FLYER (the root only): S = Ad(oM), the six
 base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
-A new kind is added here: its branches of ``joint_nv``, ``jcalc``, ``joint_placement_local``,
-``jcalc_local``, ``joint_motion``, ``joint_tangent``, ``subspace_column``, ``project_force``,
-``local_subspace_column``, ``joint_force_local``, ``world_subspace_1dof``,
+A new kind is added here: its branches of ``joint_nv``, ``joint_nq``, ``base_sizes``,
+``zero_quaternion``, ``jcalc``, ``joint_placement_local``, ``jcalc_local``, ``joint_motion``,
+``joint_tangent``, ``subspace_column``, ``local_subspace_column``, ``local_subspace_1dof``,
+``joint_rotates``, ``joint_force_local``, ``world_subspace_1dof``,
 ``world_placement_from_local``, ``world_subspace``, ``world_force_projection`` and
 ``joint_integrate`` (and, for a multi-dof kind that is not the root, of
-``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹ use).
-Sᵀ f of a world-frame force is ``subspace_column``·f, or ``project_force``.
+``joint_inv_motion``/``joint_force_in_world``, which the root solves of ABA and M⁻¹ use);
+``ONE_DOF_KINDS`` lists the kinds that the generated kernels (``rbd_ros.specialized``) write
+out, from ``local_subspace_1dof`` and ``joint_rotates``.
+Sᵀ f of a world-frame force is ``subspace_column``·f, or ``world_force_projection``.
 """
 import math
 
 from .._jit import helper
-from ..model import FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, W_OM, W_OS
+from ..model import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, REVOLUTE,
+                     W_OM, W_OS)
 from ..spatial import (act_force, act_inv_force, act_inv_motion, act_motion, cross3,
                        load6, load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
                        se3_rotate_about_axis, se3_translate_along_axis)
@@ -32,12 +36,49 @@ UNIT_MOTIONS = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
                 (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 IDENTITY_SE3 = (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0)
+ONE_DOF_KINDS = (REVOLUTE, PRISMATIC)
 
 
 @helper
 def joint_nv(packed, i):
     """Return the number of degrees of freedom (entries of v) of the joint of body i."""
     return 6 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
+
+
+@helper
+def joint_nq(packed, i):
+    """Return the number of entries of q of the joint of body i."""
+    return 7 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
+
+
+@helper
+def base_sizes(packed):
+    """Return (nq_base, nv_base): the root's entries of q and v if it floats, else (0, 0)."""
+    if packed.shape[0] > 1 and int(packed[0, P_TYPE]) == FREE_FLYER:
+        return 7, 6
+    return 0, 0
+
+
+@helper
+def zero_quaternion(packed, q):
+    """Whether the free-flyer root's quaternion in q is (almost) zero: no rotation at all."""
+    if base_sizes(packed)[0] == 0:
+        return False
+    return q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6] < 1e-12
+
+
+@helper
+def joint_rotates(kind):
+    """Whether a 1-dof joint of ``kind`` rotates about its axis (else it slides along it)."""
+    return kind != PRISMATIC
+
+
+@helper
+def local_subspace_1dof(kind, ax, ay, az):
+    """S of a 1-dof joint in its own frame: the axis, linear (prismatic) or angular."""
+    if joint_rotates(kind):
+        return 0.0, 0.0, 0.0, ax, ay, az
+    return ax, ay, az, 0.0, 0.0, 0.0
 
 
 @helper
@@ -82,10 +123,10 @@ def jcalc(packed, q, i, oM_parent):
     lx, ly, lz = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
     ax, ay, az = rot3(oMt, lx, ly, lz)   # world-frame axis
     qi = q[int(packed[i, P_IQ])]
-    if kind == PRISMATIC:
-        oM = se3_translate_along_axis(oMt, lx, ly, lz, qi)
-    else:
+    if joint_rotates(kind):
         oM = se3_rotate_about_axis(oMt, lx, ly, lz, qi)
+    else:
+        oM = se3_translate_along_axis(oMt, lx, ly, lz, qi)
     return oM, world_subspace_1dof(kind, oM, ax, ay, az)
 
 
@@ -117,9 +158,9 @@ def joint_placement_local(packed, q, i):
     qi = q[iq]
     XT = se3_load(packed, i, P_PLACEMENT)
     ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
-    if kind == PRISMATIC:
-        return se3_translate_along_axis(XT, ax, ay, az, qi)
-    return se3_rotate_about_axis(XT, ax, ay, az, qi)
+    if joint_rotates(kind):
+        return se3_rotate_about_axis(XT, ax, ay, az, qi)
+    return se3_translate_along_axis(XT, ax, ay, az, qi)
 
 
 @helper
@@ -167,42 +208,11 @@ def joint_tangent(packed, i, x):
 
 
 @helper
-def subspace_column_of(packed, i, k, oM, oS):
+def subspace_column(packed, i, k, oM, oS):
     """Column k of the world-frame motion subspace of body i at placement oM (1-dof: oS)."""
     if int(packed[i, P_TYPE]) == FREE_FLYER:
         return act_motion(oM, UNIT_MOTIONS[k])
     return oS
-
-
-@helper
-def subspace_column(packed, ws, i, k):
-    """
-    Return column k of the world-frame motion subspace of body i.
-
-    It comes from the workspace placement (W_OM) and 1-dof subspace (W_OS).
-    """
-    if int(packed[i, P_TYPE]) == FREE_FLYER:
-        return act_motion(se3_load(ws, i, W_OM), UNIT_MOTIONS[k])
-    return load6(ws, i, W_OS)
-
-
-@helper
-def project_force(packed, ws, j, f, out, col, rows):
-    """
-    Set out[idx_v(j) + r, col] to S_rᵀ f for r < rows.
-
-    ``f`` is a world-frame force; the subspace comes from the workspace placement (W_OM)
-    and 1-dof subspace (W_OS). One kind test per joint, whatever its number of columns.
-    """
-    jv = int(packed[j, P_IV])
-    if int(packed[j, P_TYPE]) == FREE_FLYER:
-        t = act_inv_force(se3_load(ws, j, W_OM), f)        # the wrench in the base frame
-        for r in range(min(rows, 6)):
-            out[jv + r, col] = t[r]
-    else:
-        s = load6(ws, j, W_OS)
-        out[jv, col] = (s[0] * f[0] + s[1] * f[1] + s[2] * f[2] + s[3] * f[3] + s[4] * f[4]
-                        + s[5] * f[5])
 
 
 @helper
@@ -251,10 +261,8 @@ def local_subspace_column(packed, i, k):
     kind = int(packed[i, P_TYPE])
     if kind == FREE_FLYER:
         return UNIT_MOTIONS[k]
-    ax, ay, az = packed[i, P_AXIS], packed[i, P_AXIS + 1], packed[i, P_AXIS + 2]
-    if kind == PRISMATIC:
-        return ax, ay, az, 0.0, 0.0, 0.0
-    return 0.0, 0.0, 0.0, ax, ay, az
+    return local_subspace_1dof(kind, packed[i, P_AXIS], packed[i, P_AXIS + 1],
+                               packed[i, P_AXIS + 2])
 
 
 @helper

@@ -45,7 +45,7 @@ from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_app
                        load10, mat6_apply, mat6_apply_transpose, store6, store10)
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
                      store_motion, velocity_step)
-from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column_of
+from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
 
 
 @helper
@@ -81,7 +81,7 @@ def velocity_derivative_step(packed, ws, dws, bws, i, oM, oS, v_parent, ov, oI, 
     """
     iv = int(packed[i, P_IV])
     for k in range(joint_nv(packed, i)):
-        S = subspace_column_of(packed, i, k, oM, oS)
+        S = subspace_column(packed, i, k, oM, oS)
         dV = cross_motion(v_parent, S)                                      # A2 l.3, Eq. 13
         store6(dws, iv + k, D_S, S)
         store6(dws, iv + k, D_DV, dV)

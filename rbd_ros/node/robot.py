@@ -36,7 +36,7 @@ class Robot:
         self.cache = JointCache(model.joint_names, self.followers)
         self.dof_names = list(outputs.dof_names(model))
         self.joint_names = list(model.joint_names)
-        base_q, base_v = (7, 6) if model.floating_base else (0, 0)
+        base_q, base_v = model.nq_base, model.nv_base
         self.q = np.zeros(model.nq)               # assembled each tick (views into these)
         self.v = np.zeros(model.nv)
         self.tau = np.zeros(model.nv)             # the base is not actuated: its τ stays 0

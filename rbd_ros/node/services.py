@@ -177,7 +177,7 @@ def _request_state(robot, req, fields):
 
 def _request_dofs(robot, req, order):
     """(names, indices) of the v entries in the request's joint order (base first)."""
-    nbase = 6 if robot.model.floating_base else 0
+    nbase = robot.model.nv_base
     inverse = np.argsort(order.model)                  # the model joints in request order
     idx = np.concatenate([np.arange(nbase), nbase + inverse]).astype(np.intp)
     return [robot.dof_names[i] for i in idx], idx
@@ -190,7 +190,7 @@ def _split(robot, x, order, follower_scale=1.0):
     A follower the request names gets its leader's value times its multiplier, times
     ``follower_scale``.
     """
-    nbase = 6 if robot.model.floating_base else 0
+    nbase = robot.model.nv_base
     joints = np.empty(len(order.model) + len(order.follower_index))
     joints[order.model] = x[nbase:]
     joints[order.follower_index] = follower_values(x[nbase:][order.follower_leader],

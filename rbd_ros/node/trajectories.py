@@ -180,7 +180,7 @@ class _Trajectory:
             raise RequestError(f"derivatives of {self.n} points would be {numbers} numbers: "
                                f"at most {MAX_DERIVATIVE_NUMBERS} per answer (fewer points "
                                "per request)")
-        self.nbase = 6 if robot.model.floating_base else 0
+        self.nbase = robot.model.nv_base
         self.dof_names, self.dof_index = _request_dofs(robot, None, self.order)
 
     def states(self, attr, base, width, rows, optional_base=False):

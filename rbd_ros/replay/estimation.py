@@ -341,8 +341,7 @@ def _answered(model, codes, d, times, q, v, a, e, base, source):
     t.effort = e[ok]                                   # measured, joints only (NaN: unknown)
     t.effort_known = outputs.effort_known(t.effort)
     t.tau_in = np.zeros_like(t.v)
-    t.tau_in[:, 6 if model.floating_base else 0:] = np.where(t.effort_known[:, None],
-                                                             t.effort, 0.0)
+    t.tau_in[:, model.nv_base:] = np.where(t.effort_known[:, None], t.effort, 0.0)
     t.sec, t.nanosec = d["sec"][ok], d["nanosec"][ok]
     t.time = times[ok]
     t.messages = len(codes)

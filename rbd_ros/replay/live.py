@@ -242,7 +242,7 @@ class _Player:
         self.answers, self.unexpected = {}, []
         self.state = {"m": -1, "stamp": None}
         self.resent = 0
-        self.tau = rbd_ros.rnea_batch(model, t.q, t.v, t.a)[:, 6 if model.floating_base else 0:]
+        self.tau = rbd_ros.rnea_batch(model, t.q, t.v, t.a)[:, model.nv_base:]
         self.subs = [node.create_subscription(classes[k], f"{ns}/{node_name}/{k}",
                                               self._on_answer(k), reliable, raw=True)
                      for k in outputs]

@@ -15,8 +15,8 @@ qualify (:func:`refusal`): floating-base robots are not where the call floor dom
 M⁻¹ is generated in ``generate_minv``; ``kernels`` lists every kernel and its signature.
 """
 from ..algorithms.common import NOT_FINITE, NOT_FINITE_RESULT, WRONG_SIZE
-from ..model import (P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA, P_TYPE,
-                     PRISMATIC, REVOLUTE)
+from ..algorithms.joints import ONE_DOF_KINDS, joint_rotates, local_subspace_1dof
+from ..model import P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA, P_TYPE
 from .expressions import (Source, act_force, act_inv_motion, add_vectors, cross_force,
                           cross_motion, inertia_act, inertia_apply, joint_rotation, rotate,
                           rotate_t, snap)
@@ -34,24 +34,30 @@ def refusal(model):
     if model.nbodies == 0:
         return "the model has no moving body"
     kinds = {int(k) for k in model.joint_type}
-    if not kinds <= {REVOLUTE, PRISMATIC}:
+    if not kinds <= set(ONE_DOF_KINDS):
         return "only revolute, continuous and prismatic joints are specialized"
     return None
 
 
 def body_frame(src, p, i):
-    """Return (R, pos, S): ^λX_i of body i as values in q, and its constant subspace S_i."""
+    """
+    Return (R, pos, S): ^λX_i of body i as values in q, and its constant subspace S_i.
+
+    The joint's kind is read as the kernels read it (``algorithms.joints``: whether it
+    rotates, its S in its own frame), run here in Python on the model's constants.
+    """
     kind, iq = int(p[i, P_TYPE]), int(p[i, P_IQ])
     R0 = [[snap(p[i, P_PLACEMENT + 3 * r + k]) for k in range(3)] for r in range(3)]
     p0 = [snap(x) for x in p[i, P_PLACEMENT + 9:P_PLACEMENT + 12]]
     axis = tuple(snap(x) for x in p[i, P_AXIS:P_AXIS + 3])
-    if kind == REVOLUTE:                  # X_J X_T = (R0 Rot(axis, q), p0)
+    S = tuple(float(x) for x in local_subspace_1dof.py_func(kind, *axis))
+    if joint_rotates.py_func(kind):       # X_T X_J = (R0 Rot(axis, q), p0)
         c, s = src.let(f"math.cos(q[{iq}])"), src.let(f"math.sin(q[{iq}])")
-        return joint_rotation(src, R0, axis, c, s), tuple(p0), (0.0, 0.0, 0.0) + axis
-    x = src.let(f"q[{iq}]")               # prismatic: (R0, p0 + R0 axis q)
+        return joint_rotation(src, R0, axis, c, s), tuple(p0), S
+    x = src.let(f"q[{iq}]")               # it slides: (R0, p0 + R0 axis q)
     pos = tuple(src.add(p0[r], src.mul(snap(sum(R0[r][k] * axis[k] for k in range(3))), x))
                 for r in range(3))
-    return R0, pos, axis + (0.0, 0.0, 0.0)
+    return R0, pos, S
 
 
 def theta(p, i):
