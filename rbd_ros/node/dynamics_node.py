@@ -51,7 +51,8 @@ from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
-from .health import LOST, PLANNER_EXITS, Health
+from .contact import ContactMonitor, create_reset_service
+from .health import LOST, PLANNER_EXITS, WARN, Health
 from .live import LiveParameters
 from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
@@ -143,6 +144,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                 self._planner = PlannerWorker(self.get_logger())
                 create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv)
+        create_reset_service(self)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
@@ -185,12 +187,24 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             # first: a request that sees the new robot in this process (its tests do) must
             # find the version bumped, so that the child waits for the robot being sent
             self._planner_process.robot_changed(robot)
+        self._attach_observer(robot)
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,
             # the URDF parser) are never garbage, and a full collection that scanned them
             # stopped the ticks for 40-80 ms (gc.callbacks in the node, talos at 1 kHz)
             gc.freeze()
+
+    def _attach_observer(self, robot):
+        """Give ``robot`` a new observer (restarted) when its outputs are on; else say why."""
+        if not self._observing:
+            return
+        try:
+            robot.contact = ContactMonitor(robot.model, robot.joints, self.params)
+        except ValueError as exc:                 # parameters that do not fit this model
+            robot.contact_problem = one_line(exc, 300)
+            self.get_logger().error(f"the observer's outputs are off: "
+                                    f"{robot.contact_problem}")
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
@@ -337,8 +351,24 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
             stamp = self._replace_stamp(stamp)
         publish(steps, results, stamp)
+        if robot.contact is not None:
+            self._observe(robot, effort_known, stamp, fext)
         self._stats["published"] += 1
         self._latency.append(time.perf_counter() - t0)
+
+    def _observe(self, robot, effort_known, stamp, fext):
+        """Step the observer and publish its outputs (``contact``): efforts known only."""
+        if not effort_known:
+            self._skip("observer without efforts")
+            return
+        try:
+            why = robot.contact.publish(self._pub, stamp, robot.q, robot.v, robot.tau, fext)
+        except ValueError as exc:
+            self._skip("observer refused", error=one_line(exc, 300))
+            return
+        if why:
+            self._warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
+                       key="contact wrench")
 
     def _replace_stamp(self, stamp):
         """Return the stamp of outputs computed from an input stamped ``stamp``."""
@@ -364,6 +394,9 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                                              robot.model.name if robot else None,
                                              self._rejected, bool(self._enabled),
                                              planner.problem() if planner else "")
+        collision = robot.contact.diagnostic() if robot and robot.contact else ""
+        if collision:                             # WARN while in collision
+            level, message = max(level, WARN), f"{collision}; {message}"
         status.level, status.message = bytes([level]), one_line(message)
         values = {"model": robot.model.name if robot else "",
                   "nv": robot.model.nv if robot else 0, **s,
