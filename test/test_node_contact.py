@@ -101,10 +101,18 @@ def test_observer_outputs_follow_the_simulated_contact(harness):
     names = list(m.joint_names)
     h = harness(dict(robot_description=robot.xml, publish_external_torques=True,
                      publish_collision=True, contact_frame="link7", observer_gain=[GAIN],
-                     collision_thresholds=THRESHOLDS, publish_accelerations=False))
+                     collision_thresholds=THRESHOLDS, publish_accelerations=False,
+                     diagnostics_period=0.2))
     listen = Listener(h)
     n = len(run.t)
     send_samples(h, names, run, range(RESET_AT))
+    # in the contact: /diagnostics is WARN and names the isolated link
+
+    def warned():
+        return any(s.level == b"\x01" and "in collision" in s.message and "link7" in s.message
+                   for d in h.messages("diagnostics") for s in d.status
+                   if s.name.endswith("rbd_dynamics: dynamics"))
+    wait_for(warned, what="a WARN in collision on /diagnostics")
     response = call_service(reset_client(h), Trigger.Request(), "the reset_observer response")
     assert response.success, response.message
     send_samples(h, names, run, range(RESET_AT, n))
