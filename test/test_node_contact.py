@@ -195,6 +195,13 @@ def test_observer_parameters_are_checked(harness):
     wait_for(lambda: list(h.node._robot.contact.thresholds) == gains, what="new thresholds")
     assert h.node._robot.contact is monitor
     np.testing.assert_array_equal(monitor.observer.gain, np.full(m.nv, 200.0))
+    # a payload is a new robot: its observer starts afresh
+    from test_node_payload import set_payload
+    response = set_payload(h, "link7", 1.5, (0.0, 0.0, 0.05), 0.01 * np.eye(3))
+    assert response.success, response.message
+    assert h.node._robot.contact is not monitor and h.node._robot.contact is not None
+    np.testing.assert_array_equal(h.node._robot.contact.observer.gain, np.full(m.nv, 200.0))
+    assert not h.node._robot.contact.observer.state.any()
     # a message without efforts: the observer's outputs are skipped with the reason
     q, v, _, _, _ = robot.random_state(2)
     stamp = new_stamp()

@@ -187,8 +187,13 @@ def observer_outputs(params, interfaces=True):
 
 def create_reset_service(node):
     """Create ``~/reset_observer`` (std_srvs/Trigger) on ``node``, a ``DynamicsNode``."""
-    from std_srvs.srv import Trigger
     from .services import RequestError, _guarded
+    try:
+        from std_srvs.srv import Trigger
+    except ImportError:                       # an install from before it was a dependency
+        node.get_logger().warning("std_srvs is not installed (pip: ros-jazzy-std-srvs): "
+                                  "no ~/reset_observer service")
+        return
 
     def reset(robot, req, resp):
         if robot.contact is None:
