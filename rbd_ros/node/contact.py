@@ -110,6 +110,8 @@ class ContactMonitor:
         The state: in collision or not, and the isolated link (as r rises, a joint nearer
         the base may cross its threshold before the one that isolates the contact).
         """
+        if self._state[0] is False and not (np.abs(r) > self.thresholds).any():
+            return False          # the usual tick: ~2 µs, where isolate takes ~30 µs
         self.isolation = contact.isolate(self.model, r, self.thresholds)
         state = (self.isolation.in_collision, self.isolation.link)
         changed = state != self._state
