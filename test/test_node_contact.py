@@ -59,13 +59,14 @@ def stamp_of(k):
 class Listener:
     """The tester's subscriptions to the observer's outputs, messages kept by stamp."""
 
-    def __init__(self, h):
+    def __init__(self, h, topics=tuple(TOPICS)):
         self.h = h
         base = f"{h.namespace}/rbd_dynamics/"
-        self.received = {name: [] for name in TOPICS}
-        self.subs = [h.tester.create_subscription(kind, base + name, self.received[name].append,
-                                                  RELIABLE) for name, kind in TOPICS.items()]
-        wait_for(lambda: all(h.node._pub[n].get_subscription_count() > 0 for n in TOPICS)
+        self.received = {name: [] for name in topics}
+        self.subs = [h.tester.create_subscription(TOPICS[name], base + name,
+                                                  self.received[name].append, RELIABLE)
+                     for name in topics]
+        wait_for(lambda: all(h.node._pub[n].get_subscription_count() > 0 for n in topics)
                  and all(s.get_publisher_count() > 0 for s in self.subs),
                  what="discovery of the observer's outputs")
 
@@ -80,14 +81,19 @@ def send_samples(h, names, run, samples):
         sec, nanosec, _ = stamp_of(k)
         msg = joint_state(names, run.q[k], run.v[k], run.tau[k])
         msg.header.stamp.sec, msg.header.stamp.nanosec = int(sec), int(nanosec)
-        before = h.node._stats["joint_states"]
-        deadline = time.monotonic() + 5.0
-        h.joint_states.publish(msg)
-        while h.node._stats["joint_states"] == before:
-            if time.monotonic() > deadline:      # lost (best effort): never taken, so resent
-                h.joint_states.publish(msg)
-                deadline = time.monotonic() + 5.0
-            time.sleep(0.0002)
+        send_once(h, msg)
+
+
+def send_once(h, msg):
+    """Publish ``msg`` and wait for the node to take it (a copy taken twice would restart)."""
+    before = h.node._stats["joint_states"]
+    deadline = time.monotonic() + 5.0
+    h.joint_states.publish(msg)
+    while h.node._stats["joint_states"] == before:
+        if time.monotonic() > deadline:      # lost (best effort): never taken, so resent
+            h.joint_states.publish(msg)
+            deadline = time.monotonic() + 5.0
+        time.sleep(0.0002)
 
 
 def reset_client(h):
@@ -195,6 +201,20 @@ def test_observer_parameters_are_checked(harness):
     wait_for(lambda: list(h.node._robot.contact.thresholds) == gains, what="new thresholds")
     assert h.node._robot.contact is monitor
     np.testing.assert_array_equal(monitor.observer.gain, np.full(m.nv, 200.0))
+    # a gap between stamps longer than max_joint_age (5 s here) restarts the observer
+    listen = Listener(h, ("external_torques",))
+    rng = np.random.default_rng(5)
+    q, v, _, tau, _ = robot.random_state(3)
+    stamps = ((7000, 1_000_000), (7000, 2_000_000), (7000, 3_000_000), (7010, 0))
+    for sec, nanosec in stamps:
+        msg = joint_state(m.joint_names, q, v, tau + rng.normal(size=m.nv))
+        msg.header.stamp.sec, msg.header.stamp.nanosec = sec, nanosec
+        send_once(h, msg)
+    r = wait_for(lambda: len(listen.received["external_torques"]) >= len(stamps)
+                 and [np.array(x.effort) for x in listen.received["external_torques"]],
+                 what="~/external_torques")
+    assert len(r) == len(stamps) and np.all(r[0] == 0) and np.abs(r[2]).max() > 0
+    assert np.all(r[3] == 0), "the gap of 10 s did not restart the observer"
     # a payload is a new robot: its observer starts afresh
     from test_node_payload import set_payload
     response = set_payload(h, "link7", 1.5, (0.0, 0.0, 0.05), 0.01 * np.eye(3))
