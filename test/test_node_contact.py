@@ -222,6 +222,11 @@ def test_observer_parameters_are_checked(harness):
     assert h.node._robot.contact is not monitor and h.node._robot.contact is not None
     np.testing.assert_array_equal(h.node._robot.contact.observer.gain, np.full(m.nv, 200.0))
     assert not h.node._robot.contact.observer.state.any()
+    # contact_frame set live: ~/contact_wrench advertised, the robot's observer on link7
+    result, = h.set_parameters(contact_frame="link7")
+    assert result.successful, result.reason
+    wait_for(lambda: "contact_wrench" in h.node._pub and h.node._robot.contact.frame == "link7",
+             what="~/contact_wrench on link7")
     # a message without efforts: the observer's outputs are skipped with the reason
     q, v, _, _, _ = robot.random_state(2)
     stamp = new_stamp()
