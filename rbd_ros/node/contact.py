@@ -7,7 +7,8 @@ description or payload (a new Robot) restarts it; so does a gap between joint_st
 longer than ``max_joint_age`` (the observer's ``max_gap``; 0: none) or ``~/reset_observer``.
 Each tick with the measured efforts known steps it once at the input's stamp and gives r
 (``~/external_torques``), the collision state (``~/collision``, on a change only) and, for
-``contact_frame``, the contact wrench (``~/contact_wrench``). No ROS here but the messages.
+``contact_frame``, the contact wrench (``~/contact_wrench``). :class:`ObservingNode` is the
+node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
 """
 import math
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from .. import contact, outputs
 from . import conversions
+from .reporting import one_line
 
 OBSERVER_PARAMETERS = ("observer_gain", "collision_thresholds", "contact_frame")
 
@@ -178,6 +180,40 @@ class ContactMonitor:
             output = outputs.OBSERVER_BY_NAME.get(name, outputs.CONTACT_WRENCH)
             self.messages[name] = conversions.message_class(output.msgtype)
         return self.messages[name]()
+
+
+class ObservingNode:
+    """
+    The observer half of the dynamics node's tick (a mixin of ``DynamicsNode``).
+
+    Uses the node's ``params``, ``_observing`` (the observer's outputs on), ``_pub``,
+    ``_skip``, ``_warn`` and ``get_logger``.
+    """
+
+    def _attach_observer(self, robot):
+        """Give ``robot`` a new observer (restarted) when its outputs are on; else say why."""
+        if not self._observing:
+            return
+        try:
+            robot.contact = ContactMonitor(robot.model, robot.joints, self.params)
+        except ValueError as exc:                 # parameters that do not fit this model
+            robot.contact_problem = one_line(exc, 300)
+            self.get_logger().error(f"the observer's outputs are off: "
+                                    f"{robot.contact_problem}")
+
+    def _observe(self, robot, effort_known, stamp, fext):
+        """Step the observer and publish its outputs (``contact``): efforts known only."""
+        if not effort_known:
+            self._skip("observer without efforts")
+            return
+        try:
+            why = robot.contact.publish(self._pub, stamp, robot.q, robot.v, robot.tau, fext)
+        except ValueError as exc:
+            self._skip("observer refused", error=one_line(exc, 300))
+            return
+        if why:
+            self._warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
+                       key="contact wrench")
 
 
 def observer_outputs(params, interfaces=True):

@@ -51,7 +51,7 @@ from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
-from .contact import ContactMonitor, create_reset_service
+from .contact import ObservingNode, create_reset_service
 from .health import LOST, PLANNER_EXITS, WARN, Health
 from .live import LiveParameters
 from .losses import LostMessageCounting
@@ -91,7 +91,7 @@ RATES = ("joint_states", "odometry")
 
 
 class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipReporting,
-                   Node):
+                   ObservingNode, Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
@@ -194,17 +194,6 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             # the URDF parser) are never garbage, and a full collection that scanned them
             # stopped the ticks for 40-80 ms (gc.callbacks in the node, talos at 1 kHz)
             gc.freeze()
-
-    def _attach_observer(self, robot):
-        """Give ``robot`` a new observer (restarted) when its outputs are on; else say why."""
-        if not self._observing:
-            return
-        try:
-            robot.contact = ContactMonitor(robot.model, robot.joints, self.params)
-        except ValueError as exc:                 # parameters that do not fit this model
-            robot.contact_problem = one_line(exc, 300)
-            self.get_logger().error(f"the observer's outputs are off: "
-                                    f"{robot.contact_problem}")
 
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
@@ -355,20 +344,6 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             self._observe(robot, effort_known, stamp, fext)
         self._stats["published"] += 1
         self._latency.append(time.perf_counter() - t0)
-
-    def _observe(self, robot, effort_known, stamp, fext):
-        """Step the observer and publish its outputs (``contact``): efforts known only."""
-        if not effort_known:
-            self._skip("observer without efforts")
-            return
-        try:
-            why = robot.contact.publish(self._pub, stamp, robot.q, robot.v, robot.tau, fext)
-        except ValueError as exc:
-            self._skip("observer refused", error=one_line(exc, 300))
-            return
-        if why:
-            self._warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
-                       key="contact wrench")
 
     def _replace_stamp(self, stamp):
         """Return the stamp of outputs computed from an input stamped ``stamp``."""
