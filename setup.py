@@ -7,7 +7,7 @@ PACKAGE = "rbd_ros"
 
 ROS_RUNTIME = [f"ros-jazzy-{name}" for name in (
     "rclpy", "rmw-fastrtps-cpp", "sensor-msgs", "std-msgs", "nav-msgs", "diagnostic-msgs",
-    "trajectory-msgs", "geometry-msgs", "rosidl-default-runtime")]
+    "trajectory-msgs", "geometry-msgs", "std-srvs", "rosidl-default-runtime")]
 COLCON = ["colcon-core", "colcon-ros", "colcon-cmake", "colcon-python-setup-py",
           "colcon-package-selection", "colcon-output", "colcon-library-path",
           "colcon-recursive-crawl"]

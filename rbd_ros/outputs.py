@@ -74,6 +74,24 @@ BY_NAME = {o.name: o for o in OUTPUTS}
 NAMES = tuple(BY_NAME)
 DEFAULTS = tuple(o.name for o in OUTPUTS if o.default)
 
+# The momentum observer's outputs (``rbd_ros.contact``): stateful, so not in the per-state
+# computation above: r depends on every sample before it. The node steps one observer per
+# robot (``rbd_ros.node.contact``); ~/collision is published on a change of state only and
+# ~/contact_wrench for the ``contact_frame`` parameter (no publish_ switch of its own).
+COLLISION = "rbd_ros_interfaces/msg/Collision"
+WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+OBSERVER_OUTPUTS = (
+    Output("external_torques", JOINT_STATE, ("effort",), ("external_tau",), True, False,
+           "τ_ext", "~/external_torques: the momentum observer's external torques r (needs "
+           "the measured efforts)"),
+    Output("collision", COLLISION, (), (), True, False, "⚠",
+           "~/collision: on every change of the collision state (r against "
+           "collision_thresholds)"),
+)
+OBSERVER_BY_NAME = {o.name: o for o in OBSERVER_OUTPUTS}
+CONTACT_WRENCH = Output("contact_wrench", WRENCH_STAMPED, (), (), True, False, "F̂",
+                        "~/contact_wrench: the wrench at contact_frame explaining r")
+
 # The core results an output can carry; q, v, a, τ in model order (a floating base's first),
 # τ_measured the joints' measured efforts (the base's τ is 0: it is not actuated).
 RESULTS = {
@@ -114,7 +132,7 @@ def message_fields(output, model):
 def array_sizes(output, model):
     """Return the number of values of each of ``output.fields`` for ``model``."""
     nv, nj = model.nv, len(model.joint_names)
-    sizes = {"tau": nv, "joint_tau": nj, "qdd": nv}
+    sizes = {"tau": nv, "joint_tau": nj, "external_tau": nj, "qdd": nv}
     return tuple(sizes.get(r, nv * nv) for r in output.results)
 
 

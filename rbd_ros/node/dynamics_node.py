@@ -51,7 +51,8 @@ from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
-from .health import LOST, PLANNER_EXITS, Health
+from .contact import ObservingNode, create_reset_service
+from .health import LOST, PLANNER_EXITS, WARN, Health
 from .live import LiveParameters
 from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
@@ -91,7 +92,7 @@ RATES = ("joint_states", "odometry")
 
 
 class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipReporting,
-                   Node):
+                   ObservingNode, Node):
     """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
@@ -145,6 +146,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                 create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv)
             create_estimate_payload_service(self, rbd_srv)
+        create_reset_service(self)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
@@ -187,6 +189,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             # first: a request that sees the new robot in this process (its tests do) must
             # find the version bumped, so that the child waits for the robot being sent
             self._planner_process.robot_changed(robot)
+        self._attach_observer(robot)
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,
@@ -341,6 +344,8 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
             stamp = self._replace_stamp(stamp)
         publish(steps, results, stamp)
+        if robot.contact is not None:
+            self._observe(robot, effort_known, stamp, fext)
         self._stats["published"] += 1
         self._latency.append(time.perf_counter() - t0)
 
@@ -368,6 +373,9 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                                              robot.model.name if robot else None,
                                              self._rejected, bool(self._enabled),
                                              planner.problem() if planner else "")
+        collision = robot.contact.diagnostic() if robot and robot.contact else ""
+        if collision:                             # WARN while in collision
+            level, message = max(level, WARN), f"{collision}; {message}"
         status.level, status.message = bytes([level]), one_line(message)
         values = {"model": robot.model.name if robot else "",
                   "nv": robot.model.nv if robot else 0, **s,

@@ -20,14 +20,14 @@ from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescr
 from rclpy.parameter import Parameter
 
 from .. import actuation, outputs
-from . import conversions, parameters
+from . import contact, conversions, parameters
 from .description import xml_text
 from .reporting import one_line
 from .robot import Robot
 
 _TYPES = {bool: Parameter.Type.BOOL, float: Parameter.Type.DOUBLE, str: Parameter.Type.STRING,
           list: Parameter.Type.DOUBLE_ARRAY, int: Parameter.Type.INTEGER}
-_OUTPUT_PARAMETERS = {o.parameter for o in outputs.OUTPUTS}
+_OUTPUT_PARAMETERS = {o.parameter for o in outputs.OUTPUTS + outputs.OBSERVER_OUTPUTS}
 
 
 def descriptor(name, default, description):
@@ -48,6 +48,9 @@ def descriptor(name, default, description):
         constraints.append(f"one of {list(parameters.CHOICES[name])}")
     if name == "gravity":
         constraints.append("3 finite numbers")
+    if name in parameters.PER_DOF:
+        d.dynamic_typing = True              # one double, or a double array
+        constraints.append("finite, > 0; one value or one per dof")
     if name in parameters.READ_ONLY:
         d.read_only = True
         constraints.append(f"read-only: {parameters.READ_ONLY[name]}")
@@ -107,7 +110,7 @@ class LiveParameters:
         for param in changed:
             if param.name in self.params:
                 why = parameters.problem(param.name, param.value) or \
-                    self._joint_dynamics_problem(param)
+                    self._joint_dynamics_problem(param) or self._observer_problem(param)
                 if why:
                     return SetParametersResult(successful=False, reason=why)
         return SetParametersResult(successful=True)
@@ -126,6 +129,13 @@ class LiveParameters:
         except ValueError as exc:
             return f"urdf_joint_dynamics: {str(exc)[:200]}"
         return None
+
+    def _observer_problem(self, param):
+        """Say why an observer parameter does not fit the running model, or return None."""
+        robot = self._robot
+        if param.name not in contact.OBSERVER_PARAMETERS or robot is None:
+            return None
+        return contact.settings_problem(robot.model, param.name, param.value)
 
     def _apply_parameters(self, changed):
         """Apply accepted new values (after rclpy stored them); an exception is counted."""
@@ -148,8 +158,12 @@ class LiveParameters:
             self._set_timer("diagnostics", 1.0 / self.params["diagnostics_period"]
                             if self.params["diagnostics_period"] > 0 else 0.0,
                             self._publish_diagnostics)
-        if names & _OUTPUT_PARAMETERS:
-            self._set_outputs()
+        robot = self._robot
+        if robot is not None and robot.contact is not None:
+            for name in names & {"observer_gain", "collision_thresholds", "max_joint_age"}:
+                robot.contact.set(name, changed[name])        # the state is kept
+        if names & (_OUTPUT_PARAMETERS | {"contact_frame"}):
+            self._set_outputs()               # a new robot: its observer restarts
         elif names & {"gravity", "urdf_joint_dynamics"}:
             self._rebuild_robot()
         if changed.get("robot_description"):
@@ -177,11 +191,18 @@ class LiveParameters:
                 o = outputs.BY_NAME[name]
                 self._pub[name] = self.create_publisher(
                     conversions.message_class(o.msgtype), o.topic, 10)
+        observing = contact.observer_outputs(self.params, self._interfaces)
+        for name in observing:
+            if name not in self._pub:
+                o = outputs.OBSERVER_BY_NAME.get(name, outputs.CONTACT_WRENCH)
+                self._pub[name] = self.create_publisher(
+                    conversions.message_class(o.msgtype), o.topic, 10)
         self._enabled = enabled
+        self._observing = observing
         self.outputs = {name: name in enabled for name in outputs.NAMES}
         self._fd_enabled = any(outputs.BY_NAME[k].needs_effort for k in enabled)
         self._rebuild_robot()
-        for name in [n for n in self._pub if n not in enabled]:
+        for name in [n for n in self._pub if n not in enabled + observing]:
             self.destroy_publisher(self._pub.pop(name))
 
     def _rebuild_robot(self):

@@ -17,6 +17,11 @@ from ..urdf import MIMIC_OPTIONS
 from ..urdf_limits import DEFAULT_LIMITS, DescriptionLimits
 from . import EXECUTORS, check_executor
 
+DEFAULT_OBSERVER_GAIN = 50.0          # 1/s: settled in 0.1 s, noise filtered above ~8 Hz
+DEFAULT_COLLISION_THRESHOLD = 10.0    # N·m
+# parameters of one value or one per dof (double arrays, a single double accepted)
+PER_DOF = ("observer_gain", "collision_thresholds")
+
 PARAMETERS = {
     # name: (default, description) -- config/dynamics.yaml documents each one
     "robot_description": ("", "URDF XML; empty: subscribe to robot_description_topic"),
@@ -41,6 +46,14 @@ PARAMETERS = {
     "urdf_joint_dynamics": (False, "true: the URDF's <dynamics damping friction> as viscous "
                             "and Coulomb joint friction in every output and service"),
     **{o.parameter: (o.default, o.description) for o in outputs.OUTPUTS},
+    # the momentum observer (rbd_ros.contact, node.contact): on with one of its outputs
+    **{o.parameter: (o.default, o.description) for o in outputs.OBSERVER_OUTPUTS},
+    "contact_frame": ("", "a link: ~/contact_wrench, the wrench at its frame explaining the "
+                      "external torques (needs 6 dof in its chain); empty: off"),
+    "observer_gain": ([DEFAULT_OBSERVER_GAIN], "1/s; the observer's bandwidth K, one value or "
+                      "one per dof: r follows the external torques within ~5/K s"),
+    "collision_thresholds": ([DEFAULT_COLLISION_THRESHOLD], "N·m (N for a prismatic or base "
+                             "dof); |r| above: in collision. One value or one per dof"),
     "diagnostics_period": (1.0, "s between /diagnostics messages (0: none)"),
     "wrench_topics": ([], "geometry_msgs/WrenchStamped inputs, 'TOPIC:LINK' each: the wrench "
                       "the environment exerts on LINK, in LINK's frame or world_frame"),
@@ -118,6 +131,12 @@ def problem(name, value):
     if name == "gravity":
         if len(value) != 3 or not all(math.isfinite(x) for x in value):
             return f"gravity must be 3 finite numbers (m/s², world frame), got {list(value)[:6]}"
+    if name in PER_DOF:
+        values = [value] if isinstance(value, (int, float, str)) else list(value)
+        if not values or not all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                                 and math.isfinite(x) and x > 0 for x in values):
+            return (f"{name} must be one or one per dof finite numbers > 0, got "
+                    f"{str(values)[:60]}")
     if name == "wrench_topics":
         from .wrenches import parse_wrench_topics
         try:

@@ -46,6 +46,8 @@ class Robot:
         self.joint_tau = self.tau[base_v:]
         self.base_received = -np.inf              # time.monotonic() of the last odometry
         self.commanded = None                     # True once commanded accelerations came
+        self.contact = None                       # node.contact.ContactMonitor, when on
+        self.contact_problem = ""                 # why it is off although asked for
         # what the tick rule reads: views of the cache's arrays, ages set per tick
         self.state = outputs.TickState(self.cache.position, self.cache.velocity)
         # output messages, serialized once: a tick patches in the stamp and the numbers

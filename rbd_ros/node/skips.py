@@ -16,6 +16,10 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
                              "({count}): {names}...",
               "bad command values": "commanded acceleration with NaN/inf ignored",
               "bad wrench": "wrench on {topic} refused: {error}",
+              "observer without efforts": "joint efforts unknown (NaN, inf or absent): the "
+                                          "observer's outputs (~/external_torques, "
+                                          "~/collision, ~/contact_wrench) are not published",
+              "observer refused": "the momentum observer refused the state: {error}",
               "callback error": "unexpected exception in the {where} callback: {error} "
                                 "(ignored; the node runs on)"}
 

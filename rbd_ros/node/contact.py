@@ -1,0 +1,243 @@
+"""
+The dynamics node's contact awareness: one momentum observer per robot, and its outputs.
+
+The observer (``rbd_ros.contact``) is stateful, unlike the node's other outputs: a
+:class:`ContactMonitor` holds it for one :class:`~rbd_ros.node.robot.Robot`, so a new robot
+description or payload (a new Robot) restarts it; so does a gap between joint_states stamps
+longer than ``max_joint_age`` (the observer's ``max_gap``; 0: none) or ``~/reset_observer``.
+Each tick with the measured efforts known steps it once at the input's stamp and gives r
+(``~/external_torques``), the collision state (``~/collision``, on a change only) and, for
+``contact_frame``, the contact wrench (``~/contact_wrench``). :class:`ObservingNode` is the
+node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
+"""
+import math
+
+import numpy as np
+
+from .. import contact, outputs
+from . import conversions
+from .reporting import one_line
+
+OBSERVER_PARAMETERS = ("observer_gain", "collision_thresholds", "contact_frame")
+
+
+def enabled(params):
+    """Whether ``params`` need the observer: one of its outputs is on."""
+    return bool(params["publish_external_torques"] or params["publish_collision"]
+                or params["contact_frame"])
+
+
+def settings_problem(model, name, value):
+    """Say why ``value`` of the parameter ``name`` does not fit ``model``, or return None."""
+    if name == "contact_frame":
+        return frame_problem(model, value)
+    try:
+        contact.per_dof(model, value, name)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def frame_problem(model, link):
+    """Say why the contact wrench at ``link`` cannot be estimated on ``model`` (or None)."""
+    if not link:
+        return None
+    if link not in model.link_frames:
+        names = list(model.link_frames)
+        return (f"contact_frame {link[:60]!r} is not a link of the model (its links: "
+                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+    try:
+        contact.contact_wrench(model, model.neutral(), np.zeros(model.nv), link)
+    except ValueError as exc:
+        return f"contact_frame: {exc}"
+    return None
+
+
+class ContactMonitor:
+    """
+    The observer of one robot and the state of its collision output.
+
+    ``params``: the node's parameters (observer_gain, collision_thresholds, contact_frame,
+    max_joint_age); ValueError naming the parameter when one does not fit ``model``.
+    """
+
+    def __init__(self, model, joints, params):
+        for name in OBSERVER_PARAMETERS:
+            why = settings_problem(model, name, params[name])
+            if why:
+                raise ValueError(why)
+        age = params["max_joint_age"]
+        self.model = model
+        self.observer = contact.MomentumObserver(model, params["observer_gain"], joints,
+                                                 age if age > 0 else math.inf)
+        self.thresholds = contact.per_dof(model, params["collision_thresholds"],
+                                          "collision_thresholds")
+        self.frame = params["contact_frame"]
+        self.names = outputs.dof_names(model)
+        self.base = 6 if model.floating_base else 0
+        self._state = (False, None)         # (in collision, isolated link) last published
+        self.isolation = None
+        self.encoder = (conversions.output_encoder(
+            outputs.OBSERVER_BY_NAME["external_torques"], model)
+            if params["publish_external_torques"] else None)
+        self.messages = {}             # output name -> its message class (built when needed)
+
+    def set(self, name, value):
+        """Apply a new (checked) value of the parameter ``name``; the state is kept."""
+        if name == "observer_gain":
+            self.observer.set_gain(value)
+        elif name == "collision_thresholds":
+            self.thresholds = contact.per_dof(self.model, value, name)
+        elif name == "contact_frame":
+            self.frame = value
+        elif name == "max_joint_age":            # the observer's max_gap (0: none)
+            self.observer.settings[1] = value if value > 0 else math.inf
+
+    def reset(self):
+        """Restart the observer at the next sample (r = 0), out of collision."""
+        self.observer.reset()
+
+    def step(self, stamp, q, v, tau, fext):
+        """
+        Step at the input's ``stamp`` (sec, nanosec); return r (nv).
+
+        ValueError (the core's) for a sample the observer refuses; its state is unchanged.
+        """
+        return self.observer.step(stamp[0] + 1e-9 * stamp[1], q, v, tau, fext)
+
+    def collision_changed(self, r):
+        """
+        Check r against the thresholds; return whether the collision state changed.
+
+        The state: in collision or not, and the isolated link (as r rises, a joint nearer
+        the base may cross its threshold before the one that isolates the contact).
+        """
+        if self._state[0] is False and not (np.abs(r) > self.thresholds).any():
+            return False          # the usual tick: ~2 µs, where isolate takes ~30 µs
+        self.isolation = contact.isolate(self.model, r, self.thresholds)
+        state = (self.isolation.in_collision, self.isolation.link)
+        changed = state != self._state
+        self._state = state
+        return changed
+
+    @property
+    def in_collision(self):
+        return self._state[0]
+
+    def collision_message(self, msg, stamp):
+        """Fill ``msg`` (rbd_ros_interfaces/Collision) with the last isolation."""
+        iso = self.isolation
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+        msg.in_collision = bool(iso.in_collision)
+        msg.joints = [self.names[j] for j in iso.joints]
+        msg.isolated_link = iso.link or ""
+        msg.peak_ratio = float(iso.peak_ratio)
+        return msg
+
+    def wrench_message(self, msg, stamp, q, r):
+        """Fill ``msg`` (WrenchStamped) with the wrench at ``contact_frame`` (ValueError)."""
+        w = contact.contact_wrench(self.model, q, r, self.frame)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
+        msg.header.frame_id = self.frame
+        f, n = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, n.x, n.y, n.z = (float(x) for x in w)
+        return msg
+
+    def diagnostic(self):
+        """Return the /diagnostics text of the collision state ("" out of collision)."""
+        if not self.in_collision:
+            return ""
+        iso = self.isolation
+        return (f"in collision: {', '.join(self.names[j] for j in iso.joints[:6])} over "
+                f"threshold, isolated link {iso.link!r}, peak |r|/threshold "
+                f"{iso.peak_ratio:.3g}")
+
+    def publish(self, pubs, stamp, q, v, tau, fext=None):
+        """
+        Step at one tick and publish its outputs on ``pubs`` (output name -> publisher).
+
+        Return why the contact wrench was not published ("" when it was, or is off);
+        ValueError when the observer refuses the sample (nothing is published).
+        """
+        r = self.step(stamp, q, v, tau, fext)
+        if self.encoder is not None and "external_torques" in pubs:
+            pubs["external_torques"].publish(self.encoder.encode(stamp, r[self.base:]))
+        if "collision" in pubs and self.collision_changed(r):
+            pubs["collision"].publish(self.collision_message(self._message("collision"),
+                                                             stamp))
+        elif "collision" not in pubs:
+            self.collision_changed(r)          # /diagnostics still tells a collision
+        if self.frame and "contact_wrench" in pubs:
+            try:
+                msg = self.wrench_message(self._message("contact_wrench"), stamp, q, r)
+            except ValueError as exc:          # a singular pose of the chain: this tick only
+                return str(exc)
+            pubs["contact_wrench"].publish(msg)
+        return ""
+
+    def _message(self, name):
+        if name not in self.messages:
+            output = outputs.OBSERVER_BY_NAME.get(name, outputs.CONTACT_WRENCH)
+            self.messages[name] = conversions.message_class(output.msgtype)
+        return self.messages[name]()
+
+
+class ObservingNode:
+    """
+    The observer half of the dynamics node's tick (a mixin of ``DynamicsNode``).
+
+    Uses the node's ``params``, ``_observing`` (the observer's outputs on), ``_pub``,
+    ``_skip``, ``_warn`` and ``get_logger``.
+    """
+
+    def _attach_observer(self, robot):
+        """Give ``robot`` a new observer (restarted) when its outputs are on; else say why."""
+        if not self._observing:
+            return
+        try:
+            robot.contact = ContactMonitor(robot.model, robot.joints, self.params)
+        except ValueError as exc:                 # parameters that do not fit this model
+            robot.contact_problem = one_line(exc, 300)
+            self.get_logger().error(f"the observer's outputs are off: "
+                                    f"{robot.contact_problem}")
+
+    def _observe(self, robot, effort_known, stamp, fext):
+        """Step the observer and publish its outputs (``contact``): efforts known only."""
+        if not effort_known:
+            self._skip("observer without efforts")
+            return
+        try:
+            why = robot.contact.publish(self._pub, stamp, robot.q, robot.v, robot.tau, fext)
+        except ValueError as exc:
+            self._skip("observer refused", error=one_line(exc, 300))
+            return
+        if why:
+            self._warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
+                       key="contact wrench")
+
+
+def observer_outputs(params, interfaces=True):
+    """Return the names of the observer's outputs ``params`` turn on."""
+    names = [o.name for o in outputs.OBSERVER_OUTPUTS if params[o.parameter]
+             and (interfaces or not o.msgtype.startswith("rbd_ros_interfaces/"))]
+    return tuple(names) + (("contact_wrench",) if params["contact_frame"] else ())
+
+
+def create_reset_service(node):
+    """Create ``~/reset_observer`` (std_srvs/Trigger) on ``node``, a ``DynamicsNode``."""
+    from .services import RequestError, _guarded
+    try:
+        from std_srvs.srv import Trigger
+    except ImportError:                       # an install from before it was a dependency
+        node.get_logger().warning("std_srvs is not installed (pip: ros-jazzy-std-srvs): "
+                                  "no ~/reset_observer service")
+        return
+
+    def reset(robot, req, resp):
+        if robot.contact is None:
+            raise RequestError("the observer is off: set publish_external_torques, "
+                               "publish_collision or contact_frame"
+                               + (f" ({robot.contact_problem})" if robot.contact_problem
+                                  else ""))
+        robot.contact.reset()
+    node.create_service(Trigger, "~/reset_observer", _guarded(node, "reset_observer", reset))
