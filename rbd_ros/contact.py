@@ -262,6 +262,21 @@ class CollisionState:
         return changed
 
 
+def frame_problem(model, link):
+    """Say why the contact wrench at ``link`` (contact_frame) cannot be had, or None."""
+    if not link:
+        return None
+    if link not in model.link_frames:
+        names = list(model.link_frames)
+        return (f"contact_frame {link[:60]!r} is not a link of the model (its links: "
+                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+    try:
+        contact_wrench(model, model.neutral(), np.zeros(model.nv), link)
+    except ValueError as exc:
+        return f"contact_frame: {exc}"
+    return None
+
+
 def link_jacobian_transpose(model, q, link):
     """
     Return Jᵀ (nv × 6) of ``link``'s frame at q.

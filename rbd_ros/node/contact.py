@@ -12,8 +12,6 @@ node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
 """
 import math
 
-import numpy as np
-
 from .. import contact, outputs
 from . import conversions
 from .reporting import one_line
@@ -30,26 +28,11 @@ def enabled(params):
 def settings_problem(model, name, value):
     """Say why ``value`` of the parameter ``name`` does not fit ``model``, or return None."""
     if name == "contact_frame":
-        return frame_problem(model, value)
+        return contact.frame_problem(model, value)
     try:
         contact.per_dof(model, value, name)
     except ValueError as exc:
         return str(exc)
-    return None
-
-
-def frame_problem(model, link):
-    """Say why the contact wrench at ``link`` cannot be estimated on ``model`` (or None)."""
-    if not link:
-        return None
-    if link not in model.link_frames:
-        names = list(model.link_frames)
-        return (f"contact_frame {link[:60]!r} is not a link of the model (its links: "
-                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
-    try:
-        contact.contact_wrench(model, model.neutral(), np.zeros(model.nv), link)
-    except ValueError as exc:
-        return f"contact_frame: {exc}"
     return None
 
 

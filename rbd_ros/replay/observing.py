@@ -55,8 +55,7 @@ class Observed:
             except ValueError as exc:
                 raise ReplayError(shorten(exc, 200)) from None
         if frame:
-            from ..node.contact import frame_problem
-            why = frame_problem(model, frame)
+            why = contact.frame_problem(model, frame)
             if why:
                 raise ReplayError(f"--{shorten(why.replace('_', '-', 1), 200)}")
         keep = np.flatnonzero(~np.asarray(refused, bool) & t.effort_known)
