@@ -234,7 +234,8 @@ def _write(o, reader, parts, js_ids, live_result, staged, timing):
             writer.close()
         raise
     writer.close()
-    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
+    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"] \
+        - timing.get("observer", 0.0)
     return batches
 
 

@@ -24,6 +24,7 @@ from . import bag_io
 from .errors import ReplayError, excerpt, shorten
 
 NAMES = tuple(table.OBSERVER_BY_NAME) + (table.CONTACT_WRENCH.name,)
+TEXT_EVENTS = 20                 # report.txt's table: the first ones (report.json: all)
 
 
 def split_outputs(names, contact_frame):
@@ -215,8 +216,10 @@ def text(section):
                      f"ticks: {section['contact_wrench_refusal']}")
     if events:
         lines.append(f"{'start':>10} {'end':>10} {'peak':>8}  {'isolated link':<20} joints")
-    for e in events:
+    for e in events[:TEXT_EVENTS]:
         end = "(open)" if e["end"] is None else f"{e['end']:.4f}"
         lines.append(f"{e['start']:>10.4f} {end:>10} {e['peak_ratio']:>8.3g}  "
                      f"{e['isolated_link'] or '':<20} {', '.join(e['joints'][:8])}")
+    if len(events) > TEXT_EVENTS:
+        lines.append(f"... and {len(events) - TEXT_EVENTS} more (report.json has every one)")
     return lines
