@@ -199,6 +199,17 @@ def add_arguments(p):
                    help="the node's contact_frame: a link; writes contact_wrench")
 
 
+def refuse_in_fleet(args, outputs):
+    """Raise ReplayError when a fleet run is asked for the observer (one bag at a time)."""
+    asked = [n for n in NAMES if n in outputs]
+    asked += [f"--{k.replace('_', '-')}" for k, v in arguments(args).items()
+              if v != {"observer_gain": table.DEFAULT_OBSERVER_GAIN, "contact_frame": "",
+                       "collision_thresholds": table.DEFAULT_COLLISION_THRESHOLD}[k]]
+    if asked:
+        raise ReplayError(f"the observer's outputs are replayed one bag at a time, not in a "
+                          f"fleet run: {', '.join(asked)}")
+
+
 def arguments(args):
     """Return the keyword arguments of ``cli.replay`` from the parsed options."""
     return {"observer_gain": args.observer_gain,
