@@ -236,6 +236,47 @@ def isolate(model, r, thresholds):
     return Isolation(True, tuple(int(j) for j in over), model.body_names[distal], peak)
 
 
+class CollisionState:
+    """
+    The collision state of a stream of r, changed by :meth:`update`: the rule of ~/collision.
+
+    The state is (in collision, isolated link): as r rises, a joint nearer the base may cross
+    its threshold before the one that isolates the contact, so a new link is a change too.
+    The node's ``ContactMonitor`` and the replay share it, so they publish the same messages.
+    """
+
+    def __init__(self, model, thresholds):
+        self.model = model
+        self.thresholds = per_dof(model, thresholds, "collision_thresholds")
+        self.state = (False, None)
+        self.isolation = None
+
+    def update(self, r):
+        """Check r against the thresholds; return whether the state changed."""
+        if self.state[0] is False and not (np.abs(r) > self.thresholds).any():
+            return False          # the usual sample: ~2 µs, where isolate takes ~30 µs
+        self.isolation = isolate(self.model, r, self.thresholds)
+        state = (self.isolation.in_collision, self.isolation.link)
+        changed = state != self.state
+        self.state = state
+        return changed
+
+
+def frame_problem(model, link):
+    """Say why the contact wrench at ``link`` (contact_frame) cannot be had, or None."""
+    if not link:
+        return None
+    if link not in model.link_frames:
+        names = list(model.link_frames)
+        return (f"contact_frame {link[:60]!r} is not a link of the model (its links: "
+                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+    try:
+        contact_wrench(model, model.neutral(), np.zeros(model.nv), link)
+    except ValueError as exc:
+        return f"contact_frame: {exc}"
+    return None
+
+
 def link_jacobian_transpose(model, q, link):
     """
     Return Jᵀ (nv × 6) of ``link``'s frame at q.

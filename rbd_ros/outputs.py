@@ -89,6 +89,8 @@ OBSERVER_OUTPUTS = (
            "collision_thresholds)"),
 )
 OBSERVER_BY_NAME = {o.name: o for o in OBSERVER_OUTPUTS}
+DEFAULT_OBSERVER_GAIN = 50.0          # 1/s: settled in 0.1 s, noise filtered above ~8 Hz
+DEFAULT_COLLISION_THRESHOLD = 10.0    # N·m
 CONTACT_WRENCH = Output("contact_wrench", WRENCH_STAMPED, (), (), True, False, "F̂",
                         "~/contact_wrench: the wrench at contact_frame explaining r")
 

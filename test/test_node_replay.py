@@ -14,7 +14,14 @@ For every joint_states message the test states what the rule must decide; the no
 decide that (its skip counters by reason, its outputs by stamp) and so must the replay; where
 both answer they publish the same topics with the same names and numbers (1e-9), and every
 published number equals Pinocchio's (``oracle.Robot``) at the state the test merged itself.
+
+The momentum observer's outputs (external_torques, collision, contact_wrench) are on in both:
+the same messages bit for bit, the observer stepped at the messages with every effort known
+(the others count "observer without efforts" in the node), restarted where the stamps jump
+by more than max_joint_age (every ``JUMP_EVERY`` messages), collisions at low thresholds.
 """
+import array
+import dataclasses
 import os
 import random
 import time
@@ -36,12 +43,17 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from rbd_ros import outputs  # noqa: E402
 from rbd_ros.replay import bag_io, replay  # noqa: E402
 from node_helpers import Harness, wait_for  # noqa: E402
+from test_node_contact import Listener  # noqa: E402
 from messages import odometry_cdr  # noqa: E402
 from oracle import Robot, assert_close  # noqa: E402
 
 MAX_AGE = 1.0           # s: max_joint_age of both
 PAUSE = 2.5             # s: a pause that makes the joints (or the base) stale in both
 GAP = 0.02              # s between the other messages
+JUMP_EVERY = 7          # the stamps jump 1.5 s (> MAX_AGE: the observer restarts) so often
+THRESHOLD = 1.0         # N·m: collision_thresholds of both (random efforts cross it)
+FRAMES = {"arm7": "link7", "quadruped": "lf_shank"}       # contact_frame of both
+OBSERVER = ("external_torques", "collision", "contact_wrench")
 STORE = bag_io.typestore()
 G = STORE.types
 
@@ -143,7 +155,8 @@ def floating_base_steps(jn, rng):
 
 
 def stamp_of(m):
-    return 100 + m, 1000 * (m + 1)
+    ns = m * 10_000_000 + (m // JUMP_EVERY) * 1_500_000_000 + 1000 * (m + 1)
+    return 100 + ns // 10**9, ns % 10**9
 
 
 def js_bytes(step, m):
@@ -191,6 +204,7 @@ def feed(h, steps):
              and (not floating or h.odom.get_subscription_count() > 0),
              what="the node's input subscriptions")
     records, skips, m, k = [], {}, -1, 0
+    efforts = {}                          # the latest effort of each joint (the merge)
     for step in steps:
         if step[0] == "pause":
             time.sleep(step[1])
@@ -210,6 +224,11 @@ def feed(h, steps):
         raw, expect = js_bytes(step, m), step[-1]
         if expect is not None and outputs.REASONS[expect] is not None:
             skips[expect] = skips.get(expect, 0) + 1
+        if expect != "malformed":
+            efforts.update(zip(step[1], step[4] if len(step[4]) else [np.nan] * len(step[1])))
+        if expect is None and not np.isfinite([efforts[n] for n in h.node._robot.model
+                                               .joint_names]).all():
+            skips["observer without efforts"] = skips.get("observer without efforts", 0) + 1
         records.append(("js", time.monotonic_ns(), raw))
         h.joint_states.publish(raw)
         wait_decision(h, m, expect, dict(skips), m + 1)
@@ -236,7 +255,7 @@ def by_stamp(messages):
 
 
 def read_outputs(path):
-    out = {name: [] for name in outputs.NAMES}
+    out = {name: [] for name in outputs.NAMES + OBSERVER}
     with bag_io.Reader(path) as r:
         for con, _, raw in r.messages():
             name = con.topic.rsplit("/", 1)[-1]
@@ -309,6 +328,22 @@ def check_with_pinocchio(robot, found, q, v, tau):
 
 
 # -- the test ----------------------------------------------------------------------------------
+def assert_same(a, b, what):
+    """Assert the same message: every field equal, floats bit for bit (NaN equal to NaN)."""
+    def fields(msg):
+        if hasattr(msg, "get_fields_and_field_types"):           # rclpy's
+            return {k: fields(getattr(msg, k)) for k in msg.get_fields_and_field_types()}
+        if dataclasses.is_dataclass(msg):                         # rosbags'
+            return {f.name: fields(getattr(msg, f.name)) for f in dataclasses.fields(msg)
+                    if not f.name.startswith("__")}
+        if isinstance(msg, (list, tuple, np.ndarray, array.array)):
+            return [fields(x) for x in msg]
+        if isinstance(msg, (float, np.floating)):
+            return np.float64(msg).tobytes()
+        return msg
+    assert fields(a) == fields(b), what
+
+
 def numbers(msg):
     return [np.asarray(getattr(msg, f), float) for f in ("effort", "data", "d_dq", "d_dv")
             if hasattr(msg, f)]
@@ -328,22 +363,28 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
         list(model.joint_names), rng)
     params = {"robot_description": robot.xml, "floating_base": robot.floating,
               "max_joint_age": MAX_AGE, "unknown_velocity": unknown_velocity,
-              "diagnostics_period": 0.0, **{o.parameter: True for o in outputs.OUTPUTS}}
+              "diagnostics_period": 0.0, **{o.parameter: True for o in outputs.OUTPUTS},
+              "publish_external_torques": True, "publish_collision": True,
+              "contact_frame": FRAMES[name], "collision_thresholds": [THRESHOLD]}
     h = Harness(params)
     try:
+        listen = Listener(h)
         records = feed(h, steps)
         node_out = {name: by_stamp(h.messages(name)) for name in outputs.NAMES}
+        node_out.update({k: by_stamp(listen.received[k]) for k in OBSERVER})
     finally:
         h.close()
     write_bag(tmp_path / "in", records)
     rep = replay(tmp_path / "in", tmp_path / "out", urdf=robot.path,
-                 floating_base=robot.floating, outputs=outputs.NAMES, max_joint_age=MAX_AGE,
-                 unknown_velocity=unknown_velocity, acceleration="zero", progress=False,
-                 plots=False)
+                 floating_base=robot.floating, outputs=outputs.NAMES + OBSERVER,
+                 max_joint_age=MAX_AGE, unknown_velocity=unknown_velocity,
+                 acceleration="zero", progress=False, plots=False,
+                 collision_thresholds=THRESHOLD, contact_frame=FRAMES[name])
     replay_out = read_outputs(tmp_path / "out")
     ticks = rep["ticks"]
     merged = Merged(robot)
     m, answered = -1, 0
+    seen = {k: 0 for k in OBSERVER}
     for step in steps:
         if step[0] == "pause":
             continue
@@ -354,13 +395,21 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
         expect = step[-1]
         assert ticks.reason(m) == expect, f"message {m}: the replay decided {ticks.reason(m)}"
         stamp = stamp_of(m)
-        node_found = {k: node_out[k][stamp] for k in outputs.NAMES if stamp in node_out[k]}
-        replay_found = {k: replay_out[k][stamp] for k in outputs.NAMES if stamp in replay_out[k]}
+        node_found = {k: node_out[k][stamp] for k in outputs.NAMES + OBSERVER
+                      if stamp in node_out[k]}
+        replay_found = {k: replay_out[k][stamp] for k in outputs.NAMES + OBSERVER
+                        if stamp in replay_out[k]}
         want = set()
         if expect is None:
             q, v, tau, effort_known = merged.state()
             want = {o.name for o in outputs.computation(outputs.NAMES, effort_known).outputs}
-        assert set(node_found) == set(replay_found) == want, f"message {m} ({expect})"
+        assert set(node_found) - set(OBSERVER) == set(replay_found) - set(OBSERVER) == want, \
+            f"message {m} ({expect})"
+        observed = sorted(k for k in OBSERVER if k in node_found)
+        assert observed == sorted(k for k in OBSERVER if k in replay_found), f"message {m}"
+        for k in observed:
+            assert_same(node_found[k], replay_found[k], f"message {m} {k}")
+            seen[k] += 1
         for k in want:
             a, b = node_found[k], replay_found[k]
             assert names_of(a) == names_of(b) == list(
@@ -375,3 +424,7 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
                               for key in outputs.REASON_KEYS
                               if any(s[0] == "js" and s[-1] == key for s in steps)}
     assert rep["odometry_ignored"] == sum(1 for s in steps if s[0] == "odom" and not s[2])
+    known = answered - h.node._skip_counts.get("observer without efforts", 0)
+    assert seen["external_torques"] == seen["contact_wrench"] == known >= 4
+    assert seen["collision"] >= 1, "no collision message: the rule is not exercised"
+    assert len(rep["collisions"]["events"]) >= 1

@@ -186,6 +186,8 @@ def test_directory_search_and_duplicates(bags, tmp_path):
     (["--weighting", "per-joint"], "add --identify"),
     (["--model-params", "nope.json"], "nope.json': cannot read it"),
     (["--split-messages", "0"], "--split-messages must be >= 1"),
+    (["--outputs", "torques,collision"], "one bag at a time, not in a fleet run: collision"),
+    (["--contact-frame", "link7"], "not in a fleet run: --contact-frame"),
 ])
 def test_bad_fleet_arguments(bags, tmp_path, capsys, args, message):
     assert run(bags[:2] + ["-o", str(tmp_path / "o")] + args) == 2

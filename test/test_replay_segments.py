@@ -152,3 +152,25 @@ def test_what_needs_one_description_is_refused_with_the_reason(tmp_path):
     rep = replay(bag, tmp_path / "out", urdf=heavy, acceleration="zero", progress=False,
                  plots=False)
     assert "segments" not in rep and rep["answered"] == 2 * N
+
+
+def test_the_observer_restarts_with_each_description(tmp_path):
+    """A new description restarts the observer (the node's new Robot): r per segment."""
+    light, heavy_urdf = rbd_ros.load_model(ARM), heavier(ARM)
+    heavy = rbd_ros.load_model(heavy_urdf)
+    halves = [(ARM, light, *states(light, 7)), (heavy_urdf, heavy, *states(light, 8))]
+    write(tmp_path / "bag", halves)
+    rep = replay(tmp_path / "bag", tmp_path / "out", acceleration="zero", progress=False,
+                 plots=False, outputs=["external_torques", "collision"],
+                 collision_thresholds=1e3, report_dir=tmp_path / "rep")
+    rows = read(tmp_path / "out")["/rbd_dynamics/external_torques"]
+    assert len(rows) == 2 * N
+    for h, (_, model, q, v, e) in enumerate(halves):
+        msgs = [m for _, m in rows[h * N:(h + 1) * N]]
+        t = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in msgs])
+        r, restarted, _ = rbd_ros.contact.observe(model, t, q, v, e, 50.0, max_gap=0.5)
+        assert restarted[0] and not restarted[1:].any()
+        np.testing.assert_allclose([m.effort for m in msgs], r, rtol=1e-12, atol=1e-12)
+        assert not np.any(msgs[0].effort)                 # r = 0: (re)started
+    assert [s["collisions"]["events"] for s in rep["segments"]] == [[], []]
+    assert "/rbd_dynamics/collision" not in read(tmp_path / "out")

@@ -12,8 +12,6 @@ node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
 """
 import math
 
-import numpy as np
-
 from .. import contact, outputs
 from . import conversions
 from .reporting import one_line
@@ -30,26 +28,11 @@ def enabled(params):
 def settings_problem(model, name, value):
     """Say why ``value`` of the parameter ``name`` does not fit ``model``, or return None."""
     if name == "contact_frame":
-        return frame_problem(model, value)
+        return contact.frame_problem(model, value)
     try:
         contact.per_dof(model, value, name)
     except ValueError as exc:
         return str(exc)
-    return None
-
-
-def frame_problem(model, link):
-    """Say why the contact wrench at ``link`` cannot be estimated on ``model`` (or None)."""
-    if not link:
-        return None
-    if link not in model.link_frames:
-        names = list(model.link_frames)
-        return (f"contact_frame {link[:60]!r} is not a link of the model (its links: "
-                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
-    try:
-        contact.contact_wrench(model, model.neutral(), np.zeros(model.nv), link)
-    except ValueError as exc:
-        return f"contact_frame: {exc}"
     return None
 
 
@@ -70,13 +53,10 @@ class ContactMonitor:
         self.model = model
         self.observer = contact.MomentumObserver(model, params["observer_gain"], joints,
                                                  age if age > 0 else math.inf)
-        self.thresholds = contact.per_dof(model, params["collision_thresholds"],
-                                          "collision_thresholds")
+        self.collision = contact.CollisionState(model, params["collision_thresholds"])
         self.frame = params["contact_frame"]
         self.names = outputs.dof_names(model)
         self.base = 6 if model.floating_base else 0
-        self._state = (False, None)         # (in collision, isolated link) last published
-        self.isolation = None
         self.encoder = (conversions.output_encoder(
             outputs.OBSERVER_BY_NAME["external_torques"], model)
             if params["publish_external_torques"] else None)
@@ -87,7 +67,7 @@ class ContactMonitor:
         if name == "observer_gain":
             self.observer.set_gain(value)
         elif name == "collision_thresholds":
-            self.thresholds = contact.per_dof(self.model, value, name)
+            self.collision.thresholds = contact.per_dof(self.model, value, name)
         elif name == "contact_frame":
             self.frame = value
         elif name == "max_joint_age":            # the observer's max_gap (0: none)
@@ -106,23 +86,20 @@ class ContactMonitor:
         return self.observer.step(stamp[0] + 1e-9 * stamp[1], q, v, tau, fext)
 
     def collision_changed(self, r):
-        """
-        Check r against the thresholds; return whether the collision state changed.
-
-        The state: in collision or not, and the isolated link (as r rises, a joint nearer
-        the base may cross its threshold before the one that isolates the contact).
-        """
-        if self._state[0] is False and not (np.abs(r) > self.thresholds).any():
-            return False          # the usual tick: ~2 µs, where isolate takes ~30 µs
-        self.isolation = contact.isolate(self.model, r, self.thresholds)
-        state = (self.isolation.in_collision, self.isolation.link)
-        changed = state != self._state
-        self._state = state
-        return changed
+        """Check r against the thresholds; return whether the collision state changed."""
+        return self.collision.update(r)
 
     @property
     def in_collision(self):
-        return self._state[0]
+        return self.collision.state[0]
+
+    @property
+    def isolation(self):
+        return self.collision.isolation
+
+    @property
+    def thresholds(self):
+        return self.collision.thresholds
 
     def collision_message(self, msg, stamp):
         """Fill ``msg`` (rbd_ros_interfaces/Collision) with the last isolation."""

@@ -17,8 +17,6 @@ from ..urdf import MIMIC_OPTIONS
 from ..urdf_limits import DEFAULT_LIMITS, DescriptionLimits
 from . import EXECUTORS, check_executor
 
-DEFAULT_OBSERVER_GAIN = 50.0          # 1/s: settled in 0.1 s, noise filtered above ~8 Hz
-DEFAULT_COLLISION_THRESHOLD = 10.0    # N·m
 # parameters of one value or one per dof (double arrays, a single double accepted)
 PER_DOF = ("observer_gain", "collision_thresholds")
 
@@ -50,10 +48,10 @@ PARAMETERS = {
     **{o.parameter: (o.default, o.description) for o in outputs.OBSERVER_OUTPUTS},
     "contact_frame": ("", "a link: ~/contact_wrench, the wrench at its frame explaining the "
                       "external torques (needs 6 dof in its chain); empty: off"),
-    "observer_gain": ([DEFAULT_OBSERVER_GAIN], "1/s; the observer's bandwidth K, one value or "
-                      "one per dof: r follows the external torques within ~5/K s"),
-    "collision_thresholds": ([DEFAULT_COLLISION_THRESHOLD], "N·m (N for a prismatic or base "
-                             "dof); |r| above: in collision. One value or one per dof"),
+    "observer_gain": ([outputs.DEFAULT_OBSERVER_GAIN], "1/s; the observer's bandwidth K, "
+                      "one value or one per dof: r follows the external torques within ~5/K s"),
+    "collision_thresholds": ([outputs.DEFAULT_COLLISION_THRESHOLD], "N·m (N for a prismatic "
+                             "or base dof); |r| above: in collision. One value or one per dof"),
     "diagnostics_period": (1.0, "s between /diagnostics messages (0: none)"),
     "wrench_topics": ([], "geometry_msgs/WrenchStamped inputs, 'TOPIC:LINK' each: the wrench "
                       "the environment exerts on LINK, in LINK's frame or world_frame"),

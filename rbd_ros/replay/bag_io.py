@@ -28,7 +28,7 @@ from .. import cdr, outputs
 from .errors import ReplayError, excerpt, shorten  # noqa: F401 (ReplayError: re-exported)
 
 MSG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msg")
-INTERFACES = ("JointVector", "JointMatrix", "DynamicsDerivatives")
+INTERFACES = ("JointVector", "JointMatrix", "DynamicsDerivatives", "Collision")
 JOINT_STATE = outputs.JOINT_STATE
 ODOMETRY = "nav_msgs/msg/Odometry"
 STRING = "std_msgs/msg/String"

@@ -32,8 +32,8 @@ from .. import joint_friction
 from .. import outputs as table
 from ..text_files import read_text
 from ..urdf_limits import DEFAULT_LIMITS
-from . import (bag_io, dynamics, estimation, fleet, fleet_inputs, report, segments, staging,
-               writing)
+from . import (bag_io, dynamics, estimation, fleet, fleet_inputs, observing, report, segments,
+               staging, writing)
 from . import identify as identification
 from .bag_io import ReplayError
 from .dynamics import REFUSED, Batches, templates  # noqa: F401 (templates: re-exported)
@@ -94,7 +94,9 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
            report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
            identify=None, prior_weight=None, model_params=None, urdf_dynamics=False,
-           max_relative_std=10.0, identify_payload=None):
+           max_relative_std=10.0, identify_payload=None,
+           observer_gain=table.DEFAULT_OBSERVER_GAIN,
+           collision_thresholds=table.DEFAULT_COLLISION_THRESHOLD, contact_frame=""):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -115,8 +117,15 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     ``joint_parameters_file`` / ``urdf_joint_dynamics``); not with ``live``.
     ``max_relative_std``: percent; an identified value whose std is above it is reported as
     not identified. ``identify_payload``: a link; the report gets a ``payload`` entry, the
-    payload on it estimated from the same samples (``payload``).
+    payload on it estimated from the same samples (``payload``). ``observer_gain``,
+    ``collision_thresholds``, ``contact_frame``: the node's parameters of the observer's
+    outputs (external_torques, collision, contact_wrench: ``observing``); the report gets
+    their ``collisions`` events.
     """
+    outputs, observed = observing.split_outputs(outputs, contact_frame)
+    if live and observed:
+        raise ReplayError("--live records the node's dynamics outputs only: not with "
+                          f"{', '.join(observed)}")
     if live and (model_params or urdf_dynamics):
         raise ReplayError("--live plays the bag into a node without joint parameters: not "
                           "with --model-params / --urdf-dynamics")
@@ -131,7 +140,9 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
         rate=rate, live_options=live_options or {}, identify=identify,
         prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics),
-        max_relative_std=max_relative_std / 100, identify_payload=identify_payload)
+        max_relative_std=max_relative_std / 100, identify_payload=identify_payload,
+        observer=observed, observed=None,
+        observer_settings=(observer_gain, collision_thresholds, contact_frame, max_joint_age))
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
     targets = [(output, "output bag", "-o")]
     if report_dir:
@@ -198,6 +209,8 @@ def _run(o, reader, described, cons, staged, clock):
                            order=o.order, acceleration=o.acceleration, rule=o.rule,
                            live=live_result.summary() if live_result else None,
                            refusal=refusal or batches.refusal)
+    if o.observed:
+        rep["collisions"] = o.observed[0].section()
     if o.identify_payload is not None:
         from . import payload
         rep["payload"] = payload.section(model, t, o.identify_payload, joints,
@@ -211,15 +224,18 @@ def _write(o, reader, parts, js_ids, live_result, staged, timing):
     writer = bag_io.open_writer(staged[0].path, o.storage)
     clock = time.perf_counter()
     try:
+        if o.observer:
+            o.observed = observing.observe(parts, o, timing)
         batches = writing.write(reader, writer, parts, o.outputs, js_ids, live_result, timing,
                                 node_name=o.node_name, batch_size=o.batch_size,
-                                progress=o.progress)
+                                progress=o.progress, observed=o.observed)
     except BaseException:
         with contextlib.suppress(Exception):        # it is discarded: the first error counts
             writer.close()
         raise
     writer.close()
-    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"]
+    timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"] \
+        - timing.get("observer", 0.0)
     return batches
 
 
@@ -287,6 +303,9 @@ def _finish(rep, model, t, tau, urdf_text, o, report_dir):
             from . import plots as plotting
             rep["plots"] = [str(report_dir.final / os.path.basename(p))
                             for p in plotting.torque_plots(model, t, tau, path)]
+            if o.observed:
+                rep["plots"] += [str(report_dir.final / os.path.basename(p))
+                                 for p in plotting.observer_plots(model, o.observed[0], path)]
 
 
 def _read_inputs(reader, cons, js_ids):
@@ -354,7 +373,7 @@ def parser():
     p.add_argument("--odom-topic", default="/odom", help="nav_msgs/Odometry of the base")
     p.add_argument("--mimic", choices=("coupled", "independent", "error"), default="coupled")
     p.add_argument("--outputs", default=",".join(table.DEFAULTS),
-                   help=f"comma-separated, of {','.join(table.NAMES)}")
+                   help=f"comma-separated, of {','.join(table.NAMES + observing.NAMES)}")
     p.add_argument("--all", action="store_true", help="every output")
     p.add_argument("--acceleration", choices=estimation.ACCELERATIONS, default="estimate",
                    help="estimate: Savitzky-Golay derivative of the velocity (the node's "
@@ -393,6 +412,7 @@ def parser():
     p.add_argument("--max-relative-std", type=_percent, default=10.0, metavar="PERCENT",
                    help="--identify: a value whose standard deviation is above this "
                    "percentage of it is reported as not identified (default %(default)s)")
+    observing.add_arguments(p)
     fleet.add_arguments(p)
     return p
 
@@ -462,7 +482,7 @@ def _main(argv):
                      identify=args.identify, prior_weight=args.prior_weight,
                      max_relative_std=args.max_relative_std,
                      identify_payload=args.identify_payload, model_params=params_text,
-                     urdf_dynamics=args.urdf_dynamics)
+                     urdf_dynamics=args.urdf_dynamics, **observing.arguments(args))
     except ReplayError as exc:
         print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
         return 2

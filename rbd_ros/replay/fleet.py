@@ -275,6 +275,8 @@ def run(args, bags, progress=None):
     from .. import outputs as table
     wanted_outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
+    from .observing import refuse_in_fleet
+    refuse_in_fleet(args, wanted_outputs)
     outputs = _check_arguments(wanted_outputs, args.identify, args.floating_base,
                                args.acceleration, window=args.window, order=args.order,
                                batch_size=args.batch_size, rate=1.0,

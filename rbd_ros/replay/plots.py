@@ -2,6 +2,7 @@
 import os
 import re
 
+from ..outputs import dof_names
 from .report import joint_errors
 
 
@@ -31,6 +32,37 @@ def torque_plots(model, t, tau, directory):
         fig.tight_layout()
         path = os.path.join(directory, "torque_" + re.sub(r"[^A-Za-z0-9_.-]", "_", name)
                             + ".png")
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def observer_plots(model, observed, directory):
+    """Write ``external_torque_<dof>.png`` (r against its threshold) per dof; the paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    os.makedirs(directory, exist_ok=True)
+    time = observed.time - observed.time[0] if len(observed.time) else observed.time
+    paths = []
+    for j, name in enumerate(dof_names(model)):
+        fig, ax = plt.subplots(figsize=(8, 3))
+        ax.plot(time, observed.r[:, j], lw=0.8, label="r (momentum observer)")
+        for sign in (1, -1):
+            ax.axhline(sign * observed.thresholds[j], color="C3", lw=0.6, ls="--")
+        for event in observed.events:
+            start = event["start"] - observed.time[0]
+            end = (event["end"] if event["end"] is not None else observed.time[-1]) \
+                - observed.time[0]
+            ax.axvspan(start, end, color="C1", alpha=0.2)
+        ax.set_ylabel("external torque [N·m or N]")
+        ax.set_xlabel("time [s]")
+        ax.set_title(f"{model.name}: {name} (dashed: threshold; shaded: in collision)")
+        fig.tight_layout()
+        path = os.path.join(directory, "external_torque_" + re.sub(r"[^A-Za-z0-9_.-]", "_",
+                                                                   name) + ".png")
         fig.savefig(path, dpi=80)
         plt.close(fig)
         paths.append(path)

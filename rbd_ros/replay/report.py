@@ -169,6 +169,9 @@ def text(rep):
     if rep.get("payload"):
         from .payload import text as payload_text
         lines += payload_text(rep["payload"])
+    if rep.get("collisions"):
+        from .observing import text as collisions_text
+        lines += collisions_text(rep["collisions"])
     return "\n".join(lines)
 
 

@@ -119,6 +119,8 @@ def finish(o, parts, batches, staged, timing):
             part.model, t, tau, timing, outputs=o.outputs, bag=str(o.bag),
             output=str(staged[0].final), topic=o.topic, window=o.window, order=o.order,
             acceleration=o.acceleration, rule=o.rule, refusal=refusal))
+        if o.observed:
+            reports[-1]["collisions"] = o.observed[len(reports) - 1].section()
         part.t, part.tau = t, tau
     rep = combine(reports, parts, str(o.bag), str(staged[0].final), o.topic)
     total = sum(timing.values())

@@ -8,7 +8,7 @@ import sys
 import time
 
 from .. import outputs as table
-from . import bag_io, dynamics
+from . import bag_io, dynamics, observing
 
 
 class Progress:
@@ -32,7 +32,7 @@ class Progress:
 
 
 def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, node_name,
-          batch_size, progress):
+          batch_size, progress, observed=None):
     """
     Write the output bag: the input messages and the outputs of each.
 
@@ -40,7 +40,8 @@ def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, nod
     followed by its outputs (computed offline, or the node's answers with ``live_result``).
     ``segments``: [(first joint_states index, model, ticks, joint parameters or None)], in
     order (``segments``: the description in force over each); returns their
-    :class:`dynamics.Batches` (torques, refused messages).
+    :class:`dynamics.Batches` (torques, refused messages). ``observed``: per segment, its
+    ``observing.Observed`` (the observer's outputs, after the others as the node publishes).
     """
     copies = {}
     for con in reader.connections:
@@ -49,6 +50,10 @@ def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, nod
             copies[key] = bag_io.copy_connection(writer, con)
     out_cons = {k: bag_io.add_connection(writer, f"/{node_name}/{k}", table.BY_NAME[k].msgtype)
                 for k in outputs}
+    observed = observed or [None] * len(segments)
+    names = observed[0].names if observed[0] is not None else ()
+    out_cons.update({k: bag_io.add_connection(writer, f"/{node_name}/{k}",
+                                              observing.msgtype(k)) for k in names})
     batches = [dynamics.Batches(model, t, outputs, batch_size, timing,
                                 encode=live_result is None, joints=joints)
                for _, model, t, joints in segments]
@@ -74,5 +79,10 @@ def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, nod
                     writer.write(out_cons[name], stamp, live_raw)
             elif item is not None:
                 writer.write(out_cons[name], stamp, item)
+        if observed[k] is not None:
+            items = observed[k].items(m - starts[k])
+            for name in names:
+                if name in items:
+                    writer.write(out_cons[name], stamp, items[name])
     bar.update(done, force=True)
     return batches
