@@ -94,7 +94,10 @@ def peers_png(columns, rows, path, title=""):
     col = {name: i for i, name in enumerate(columns)}
     algorithms = list(dict.fromkeys(r[col["algorithm"]] for r in rows))
     robots = list(dict.fromkeys(r[col["robot"]] for r in rows))
-    libraries = list(dict.fromkeys(r[col["library"]] for r in rows))
+    # only the libraries with a figure: one without (not installed) would get a legend entry
+    libraries = list(dict.fromkeys(r[col["library"]] for r in rows
+                                   if r[col["us_per_call"]] is not None))
+    colors = plt.get_cmap("tab10").colors
     fig, axes = plt.subplots(1, len(algorithms), figsize=(3.6 * len(algorithms), 4),
                              sharey=True, squeeze=False)
     width = 0.8 / len(libraries)
@@ -108,7 +111,7 @@ def peers_png(columns, rows, path, title=""):
                 if us:
                     xs.append(i + k * width)
                     ys.append(us[0])
-            ax.bar(xs, ys, width, label=library)
+            ax.bar(xs, ys, width, label=library, color=colors[k % len(colors)])
         ax.set_yscale("log")
         ax.set_title(algorithm)
         ax.set_xticks([i + 0.4 - width / 2 for i in range(len(robots))], robots)
