@@ -151,7 +151,7 @@ COLUMNS = ("robot", "nv", "algorithm", "library", "us_per_call", "vs_pinocchio")
 
 
 def record_rows(rows):
-    """The rows as the JSON record holds them: µs rounded, the difference or the reason."""
+    """Return the rows as the JSON record holds them: µs rounded, the difference or reason."""
     return [[robot, nv, algorithm, library, None if us is None else round(us, 3),
              diff if us is None else f"{diff:.1e}"]
             for robot, nv, algorithm, library, us, diff in rows]
