@@ -121,3 +121,19 @@ def test_versions_agree():
     assert lines[1] == "Changelog for package rbd_ros"
     assert headings and all(set(under) == {"-"} for _, under in headings)
     assert package == setup == manual == headings[0][0]
+
+
+def test_bench_records_say_when_where_at_what_load_and_how():
+    """Each committed bench record names its date, machine, load, commit and command."""
+    import json
+    records = [f for f in os.listdir(os.path.join(DOC, "bench")) if f.endswith(".json")]
+    assert {"core.json", "peers.json"} <= set(records)
+    for name in records:
+        with open(os.path.join(DOC, "bench", name), encoding="utf-8") as f:
+            record = json.load(f)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", record["date"]), name
+        assert {"platform", "nproc", "cpu"} <= set(record["machine"]), name
+        assert len(record["load_before"]) == len(record["load_after"]) == 3, name
+        assert re.fullmatch(r"[0-9a-f]{7,40}", record["commit"]), name     # not +dirty
+        assert record["command"].startswith("python bench/") and "--json" in record["command"]
+        assert record["rows"] and all(len(r) == len(record["columns"]) for r in record["rows"])
