@@ -29,11 +29,12 @@ import make_fleet_bags  # noqa: E402
 def main():
     """Make the bags, start the cluster, replay, print the report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[1])
-    parser.add_argument("out", nargs="?", default=tempfile.mkdtemp(prefix="rbd_fleet_"))
+    parser.add_argument("out", nargs="?", help="output folder (default: a new temporary one)")
     parser.add_argument("--bags", type=int, default=3)
     parser.add_argument("--duration", type=float, default=3.0, help="s of the first bag")
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
+    args.out = args.out or tempfile.mkdtemp(prefix="rbd_fleet_")
     bags = make_fleet_bags.write_fleet(os.path.join(args.out, "bags"), bags=args.bags,
                                        duration=args.duration)
     output = os.path.join(args.out, "fleet")
