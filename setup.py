@@ -63,8 +63,8 @@ setup(
                  "hypothesis>=6", "icub-models>=3", "rtb-data>=2",
                  "urdf-parser-py>=0.0.4"],
         # the manual (doc/, ./dev.sh docs, test/test_docs.py): Sphinx, MyST for the Markdown
-        # pages, the furo theme
-        "doc": ["sphinx>=7.2", "myst-parser>=2", "furo>=2024.1"],
+        # pages, the furo theme; matplotlib draws the benchmarks page's chart
+        "doc": ["sphinx>=7.2", "myst-parser>=2", "furo>=2024.1", "matplotlib"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
         # the other dynamics libraries of bench/bench_peers.py (large: not in ./dev.sh setup)
         "peers": ["pin>=3", "example-robot-data>=4", "matplotlib", "idyntree", "mujoco>=3.2",

@@ -7,6 +7,10 @@ so the per-call times differ only by the call itself. Also measured: the first-c
 an empty numba cache (compile) and with a warm one (start), in fresh processes.
 
     python bench/bench_core.py [--robots arm7,panda,ur5,hyq,talos] [--calls 20000]
+                               [--json doc/bench/core.json]
+
+``--json`` also writes the table as a record (``bench/bench_record.py``: date, machine, load,
+commit, command) that the manual's benchmarks page renders.
 """
 import argparse
 import os
@@ -18,9 +22,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from oracle import ROBOTS, Robot, available  # noqa: E402  (also puts the checkout on sys.path)
 
+import bench_record  # noqa: E402
 import rbd_ros  # noqa: E402
 
 DEFAULT_ROBOTS = ["arm7", "panda", "ur5", "hyq", "talos"]
@@ -64,7 +70,10 @@ def main():
     parser.add_argument("--robots", default=",".join(DEFAULT_ROBOTS))
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--no-start-times", action="store_true")
+    parser.add_argument("--json", help="also write the table as a JSON record there")
     args = parser.parse_args()
+    begun = bench_record.start()
+    rows = []
     names = [n for n in args.robots.split(",") if available(n)]
     if len(names) < len(args.robots.split(",")):
         print("example-robot-data not installed: only the bundled robots are measured")
@@ -106,10 +115,22 @@ def main():
             t_pin = per_call_us(pfn, parglist, args.calls)
             print(f"{name:<10} {m.nv:>3} {algo:<6} {t_ours:>9.3f} {t_pin:>9.3f} "
                   f"{t_ours / t_pin:>9.2f} {diff:>13.1e}")
+            rows.append([name, m.nv, algo, round(t_ours, 3), round(t_pin, 3),
+                         round(t_ours / t_pin, 2), f"{diff:.1e}"])
+    notes = (f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy "
+             f"{np.__version__}; per call from Python, best of 5 loops of {args.calls} calls.")
     if not args.no_start_times:
         cold, warm = start_times(names[0])
-        print(f"\nimport + load {names[0]} + first rnea/crba/aba, fresh process: "
-              f"empty numba cache {cold:.2f} s (compile), warm cache {warm:.2f} s")
+        line = (f"import + load {names[0]} + first rnea/crba/aba, fresh process: "
+                f"empty numba cache {cold:.2f} s (compile), warm cache {warm:.2f} s")
+        print("\n" + line)
+        notes += " " + line[0].upper() + line[1:] + "."
+    if args.json:
+        bench_record.write(args.json, bench_record.record(
+            begun, "Single calls against Pinocchio", ("robot", "nv", "algorithm", "ours µs",
+                                                      "Pinocchio µs", "ours/Pinocchio",
+                                                      "max rel diff"), rows, notes))
+        print(f"record: {args.json}")
 
 
 if __name__ == "__main__":

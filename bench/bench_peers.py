@@ -8,10 +8,13 @@ RNEA, M (CRBA), forward dynamics (ABA), M⁻¹ and ∂τ/∂(q, v, a), where eac
 call. Per call, fastest of 5 loops of at least ``--budget`` seconds; next to each time, the
 largest difference from Pinocchio on the first state (relative to max(1, |Pinocchio's|)). A
 library that cannot load a robot or lacks a call gets a dash and the reason. One table on
-stdout; ``--png`` saves it as a chart.
+stdout; ``--png`` saves it as a chart; ``--json`` writes it as a record
+(``bench/bench_record.py``: date, machine, load, commit, command) that the manual's benchmarks
+page renders as a table and a chart.
 
     pip install -e '.[peers]'          # iDynTree, MuJoCo, Drake, adam (benchmark only)
     python bench/bench_peers.py [--robots arm7,ur5,panda,hyq,talos] [--png peers.png]
+                                [--json doc/bench/peers.json]
 """
 import argparse
 import os
@@ -26,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from oracle import Robot, available  # noqa: E402  (also puts the checkout on sys.path)
 from peers import PEERS, short_reason  # noqa: E402
 
+import bench_record  # noqa: E402
 import rbd_ros  # noqa: E402
 
 ALGORITHMS = ("rnea", "crba", "aba", "minv", "rnea_derivatives")
@@ -143,32 +147,14 @@ def print_table(rows):
               f"{us / ours[robot, algorithm]:>10.2f}  {diff:.1e}")
 
 
-def save_png(rows, path):
-    """One panel per algorithm: µs per call per robot and library (log scale)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    robots = list(dict.fromkeys(r[0] for r in rows))
-    libraries = list(dict.fromkeys(r[3] for r in rows))
-    fig, axes = plt.subplots(1, len(ALGORITHMS), figsize=(4 * len(ALGORITHMS), 4), sharey=True)
-    width = 0.8 / len(libraries)
-    for ax, algorithm in zip(axes, ALGORITHMS):
-        for k, library in enumerate(libraries):
-            xs, ys = [], []
-            for i, robot in enumerate(robots):
-                us = [r[4] for r in rows if r[:1] == (robot,) and r[2] == algorithm
-                      and r[3] == library and r[4] is not None]
-                if us:
-                    xs.append(i + k * width)
-                    ys.append(us[0])
-            ax.bar(xs, ys, width, label=library)
-        ax.set_yscale("log")
-        ax.set_title(algorithm)
-        ax.set_xticks([i + 0.4 - width / 2 for i in range(len(robots))], robots)
-    axes[0].set_ylabel("µs per call from Python")
-    axes[-1].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
+COLUMNS = ("robot", "nv", "algorithm", "library", "us_per_call", "vs_pinocchio")
+
+
+def record_rows(rows):
+    """Return the rows as the JSON record holds them: µs rounded, the difference or reason."""
+    return [[robot, nv, algorithm, library, None if us is None else round(us, 3),
+             diff if us is None else f"{diff:.1e}"]
+            for robot, nv, algorithm, library, us, diff in rows]
 
 
 def main():
@@ -177,7 +163,9 @@ def main():
     parser.add_argument("--budget", type=float, default=0.02,
                         help="seconds per timed loop (the fastest of 5 loops counts)")
     parser.add_argument("--png", help="save the table as a chart there")
+    parser.add_argument("--json", help="also write the table as a JSON record there")
     args = parser.parse_args()
+    begun = bench_record.start()
     names = [n for n in args.robots.split(",") if available(n)]
     print(f"rbd_ros {rbd_ros.__version__}; " + ", ".join(_versions()))
     rows = []
@@ -185,8 +173,16 @@ def main():
         rows += measure(name, args.budget)
     print_table(rows)
     if args.png:
-        save_png(rows, args.png)
+        bench_record.peers_png(COLUMNS, record_rows(rows), args.png)
         print(f"\nchart: {args.png}")
+    if args.json:
+        notes = (f"rbd_ros {rbd_ros.__version__}; " + ", ".join(_versions())
+                 + f"; per call from Python, fastest of 5 loops of at least {args.budget} s; "
+                 "vs_pinocchio: the largest difference from Pinocchio on the first state "
+                 "(relative to max(1, |Pinocchio's|)), or why the library has no figure.")
+        bench_record.write(args.json, bench_record.record(
+            begun, "rbd_ros beside its peers", COLUMNS, record_rows(rows), notes))
+        print(f"record: {args.json}")
 
 
 def _versions():

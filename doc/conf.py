@@ -22,7 +22,7 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_bench_plots", "bench"]
 html_theme = "furo"
 html_title = "rbd_ros"
 myst_heading_anchors = 3

@@ -54,6 +54,29 @@ def test_manual_builds_and_every_page_is_reachable(tmp_path):
                 todo.append(name)
     assert pages <= seen, f"pages not reachable from the index: {sorted(pages - seen)}"
     assert len(pages) >= 15
+    check_bench_records_rendered(out)
+
+
+def check_bench_records_rendered(out):
+    """Every record of doc/bench/ is on the benchmarks page: its provenance, every figure."""
+    import json
+    with open(out / "benchmarks.html", encoding="utf-8") as f:
+        page = re.sub(r"<[^>]+>", " ", f.read())
+    page = " ".join(page.replace("&#8212;", "—").split())   # a literal's words are spans
+    records = sorted(f for f in os.listdir(os.path.join(DOC, "bench")) if f.endswith(".json"))
+    assert records, "no bench record in doc/bench"
+    for name in records:
+        with open(os.path.join(DOC, "bench", name), encoding="utf-8") as f:
+            record = json.load(f)
+        for key in ("date", "commit", "command"):
+            assert " ".join(record[key].split()) in page, (name, key)
+        assert f"{record['load_before'][0]:.2f}/" in page, (name, "load average")
+        cells = page.split()
+        for row in record["rows"]:
+            for value in row[1:]:
+                if value is not None and not isinstance(value, str):
+                    assert str(value) in cells, (name, row, value)
+    assert os.path.exists(out / "_images" / "peers.png")
 
 
 def test_every_parameter_output_and_launch_argument_has_a_description():
@@ -98,3 +121,19 @@ def test_versions_agree():
     assert lines[1] == "Changelog for package rbd_ros"
     assert headings and all(set(under) == {"-"} for _, under in headings)
     assert package == setup == manual == headings[0][0]
+
+
+def test_bench_records_say_when_where_at_what_load_and_how():
+    """Each committed bench record names its date, machine, load, commit and command."""
+    import json
+    records = [f for f in os.listdir(os.path.join(DOC, "bench")) if f.endswith(".json")]
+    assert {"core.json", "peers.json"} <= set(records)
+    for name in records:
+        with open(os.path.join(DOC, "bench", name), encoding="utf-8") as f:
+            record = json.load(f)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", record["date"]), name
+        assert {"platform", "nproc", "cpu"} <= set(record["machine"]), name
+        assert len(record["load_before"]) == len(record["load_after"]) == 3, name
+        assert re.fullmatch(r"[0-9a-f]{7,40}", record["commit"]), name     # not +dirty
+        assert record["command"].startswith("python bench/") and "--json" in record["command"]
+        assert record["rows"] and all(len(r) == len(record["columns"]) for r in record["rows"])

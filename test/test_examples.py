@@ -3,7 +3,10 @@ Every script of examples/ runs as a user runs it, and its output is checked agai
 
 Each runs as a subprocess with a timeout. ``python_api.py``'s gravity torques and
 ``planner_client.py``'s torques are compared with Pinocchio's (the oracle layer);
-``replay_bag.py``'s report with the bag's own numbers. The README's Python example must be
+``replay_bag.py``'s report with the bag's own numbers; ``gravity_launch.py``'s torques (from
+the node that ``ros2 launch`` started) with Pinocchio's gravity; ``fleet_dask.py``'s message
+counts with the simulated bags' lengths and its identified RMS error with the URDF's and the
+simulated noise. The README's Python example must be
 the one of ``examples/python_api.py`` (the README shows it, this test runs it).
 """
 import os
@@ -92,3 +95,36 @@ def test_replay_bag_example(tmp_path):
     # the bag's efforts come from inertias 20 % off the URDF's, plus 0.05 N m of noise
     assert after < before and 0.04 < after < 0.1
     assert os.path.exists(tmp_path / "bag_report" / "identified.urdf")
+
+
+@pytest.mark.pinocchio
+def test_gravity_launch_example():
+    from ros_cli import environment, require_ros2
+    require_ros2()
+    require_module("rbd_ros_interfaces", "rbd_ros_interfaces (./dev.sh setup builds it)")
+    env = environment(int(os.environ.get("ROS_DOMAIN_ID", "0")))
+    out = run("gravity_launch.py", ARM7, "--q", "0.4", timeout=180, env=env)
+    assert "ros2 launch stopped, exit status 0" in out     # Ctrl-C stopped it cleanly
+    pin, model, data = pinocchio_arm7()
+    expected = pin.computeGeneralizedGravity(model, data, np.full(model.nq, 0.4))
+    lines = [s for s in out.splitlines() if s.strip().startswith("joint")]
+    assert [s.split(":")[0].strip() for s in lines] == [f"joint{i}" for i in range(1, 8)]
+    assert np.allclose(numbers("".join(s.split(":")[1] for s in lines)), expected, atol=1e-3)
+
+
+def test_fleet_dask_example(tmp_path):
+    require_module("distributed", "distributed")
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import make_example_bag
+    import make_fleet_bags
+    out = run("fleet_dask.py", str(tmp_path), "--bags", "3", "--duration", "3", timeout=300)
+    # the bags' lengths: 3 s times make_fleet_bags' factors at 100 Hz
+    for k in range(3):
+        n = round(3 * make_fleet_bags.DURATION_FACTORS[k] * 100)
+        assert f"arm7_{k}: {n} of {n} messages answered" in out
+    before, after = numbers(re.search(r"fleet RMS torque error.*", out).group(0))
+    # the data come from inertias, friction and rotors off the URDF's, plus the effort noise:
+    # the identified model explains all but about that noise
+    noise = make_example_bag.NOISE["effort"]
+    assert after < 0.5 * before and 0.8 * noise < after < 2 * noise
+    assert os.path.exists(tmp_path / "fleet" / "identified.urdf")

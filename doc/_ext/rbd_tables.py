@@ -7,7 +7,12 @@ Directives (usable from MyST pages as ```` ```{rbd-outputs} ````):
 * ``rbd-parameters``: the node's parameters, from ``rbd_ros.node.parameters`` (``PARAMETERS``
   with the ranges, choices and read-only reasons the node declares in its descriptors);
 * ``rbd-launch-arguments``: the arguments of ``launch/dynamics.launch.py`` (``ARGUMENTS``);
-* ``rbd-interfaces``: every ``.msg`` and ``.srv`` file of ``rbd_ros_interfaces``, verbatim.
+* ``rbd-interfaces``: every ``.msg`` and ``.srv`` file of ``rbd_ros_interfaces``, verbatim;
+* ``rbd-bench-table NAME.json``: a bench run's record in ``doc/bench/`` (written by a bench
+  script's ``--json``, ``bench/bench_record.py``) as a table, under the line saying when, on
+  which machine, at what load, at which commit and by which command it was measured;
+* ``rbd-bench-plot NAME.json``: ``bench/bench_peers.py``'s record as a chart (matplotlib,
+  drawn at build time into ``doc/_bench_plots/``), its caption dated the same way.
 
 An entry without a description is a build error (``missing_descriptions`` says which), so
 ``sphinx-build -W`` fails on it, and so does ``test/test_docs.py``.
@@ -15,11 +20,14 @@ An entry without a description is a build error (``missing_descriptions`` says w
 import ast
 import glob
 import os
+import sys
 
 from docutils import nodes
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH_RECORDS = os.path.join(ROOT, "doc", "bench")
+PLOTS = "_bench_plots"
 LAUNCH_FILE = os.path.join(ROOT, "launch", "dynamics.launch.py")
 INTERFACES = os.path.join(ROOT, "rbd_ros_interfaces")
 
@@ -175,10 +183,87 @@ class InterfacesListing(_Generated):
         return result
 
 
+def load_bench_record(name):
+    """Return the bench record ``doc/bench/NAME`` (a JSON object) and its path."""
+    import json
+    path = os.path.join(BENCH_RECORDS, os.path.basename(name))
+    with open(path, encoding="utf-8") as f:
+        return json.load(f), path
+
+
+def _load(values):
+    return "/".join(f"{x:.2f}" for x in values) if values else "unknown"
+
+
+def provenance(record):
+    """One sentence: when, where, at what load, at which commit and by which command."""
+    m = record["machine"]
+    return (f"Measured {record['date']} on {m['nproc']} CPUs ({m['cpu']}; {m['platform']}; "
+            f"Python {m['python']}), load average (1/5/15 min) {_load(record['load_before'])} "
+            f"before the run and {_load(record['load_after'])} after it, at commit "
+            f"{record['commit']}, by: ")
+
+
+def bench_table_rows(record):
+    """The record's rows as strings, a missing figure as a dash."""
+    return [["—" if value is None else str(value) for value in row] for row in record["rows"]]
+
+
+class _BenchRecord(SphinxDirective):
+    has_content = False
+    required_arguments = 1
+
+    def record(self):
+        try:
+            record, path = load_bench_record(self.arguments[0])
+        except (OSError, ValueError) as exc:
+            raise self.error(f"bench record {self.arguments[0]}: {exc}")
+        self.env.note_dependency(path)
+        return record
+
+    def provenance(self, record):
+        para = nodes.paragraph()
+        para += nodes.emphasis(text=provenance(record))
+        para += nodes.literal(text=record["command"])
+        return para
+
+
+class BenchTable(_BenchRecord):
+    def run(self):
+        record = self.record()
+        result = [self.provenance(record)]
+        if record.get("notes"):
+            result.append(nodes.paragraph(text=record["notes"]))
+        result.append(_table(record["columns"], bench_table_rows(record), (0,)))
+        return result
+
+
+class BenchPlot(_BenchRecord):
+    def run(self):
+        record = self.record()
+        sys.path.insert(0, os.path.join(ROOT, "bench"))
+        import bench_record
+        folder = os.path.join(self.env.srcdir, PLOTS)
+        os.makedirs(folder, exist_ok=True)
+        name = os.path.splitext(os.path.basename(self.arguments[0]))[0] + ".png"
+        bench_record.peers_png(record["columns"], record["rows"], os.path.join(folder, name))
+        figure = nodes.figure()
+        figure += nodes.image(uri=f"/{PLOTS}/{name}", alt=record["title"])
+        caption = nodes.caption()
+        caption += nodes.Text(f"{record['title']}, µs per call from Python (log scale; a "
+                              "missing bar: the library lacks the call or the robot). "
+                              + provenance(record))
+        caption += nodes.literal(text=record["command"])
+        figure += caption
+        return [figure]
+
+
 def setup(app):
     """Register the directives."""
     app.add_directive("rbd-outputs", OutputsTable)
     app.add_directive("rbd-parameters", ParametersTable)
     app.add_directive("rbd-launch-arguments", LaunchArgumentsTable)
     app.add_directive("rbd-interfaces", InterfacesListing)
+    app.add_directive("rbd-bench-table", BenchTable)
+    app.add_directive("rbd-bench-plot", BenchPlot)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
