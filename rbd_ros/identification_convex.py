@@ -7,13 +7,17 @@ subject to J_i(θ_i) ⪰ 0 for every body is a semidefinite program, solved to i
 optimum by an interior-point conic solver (Clarabel, through cvxpy). In the column-scaled
 coordinates y = D⁻¹ x (``identification._column_scales``: unit-norm regressor columns),
 
-    minimize ‖R D y - c‖² + w ‖V_nᵀ (y - y₀)‖²
-    subject to J_i(θ_i) ⪰ 0 (each body), armature and friction >= 0,
+    1. ρ* = min ‖R D y - c‖²  subject to J_i(θ_i) ⪰ 0 (each body), armature, friction >= 0;
+    2. minimize ‖V_nᵀ (y - y₀)‖² subject to the same and ‖R D y - c‖² <= ρ* (1 + 1e-7) + 1e-12,
 
-V_n the null space of R D: the prior (w = ``prior_weight``) acts only on what the data do not
-determine, so the fit's residual is the least-squares one whenever the least-squares solution
-set holds a physical point. The optimum may lie on the boundary J ⪰ 0 (a rod, a planar body):
-``identification_stats._strictly_inside`` then lifts it by a negligible amount.
+V_n the null space of R D: the prior (``prior_weight`` > 0 turns step 2 on) acts only on what
+the data do not determine, and lexicographically, so it never costs residual: with the
+physical constraints, the null-space part of θ decides which fits are physical, and a prior
+added to the cost (w ‖V_nᵀ (y - y₀)‖² beside the residual) traded residual for it (a floating
+quadruped: RMS 0.134 instead of 0.046 at w = 1e-4). The fit's residual is the least-squares
+one whenever the least-squares solution set holds a physical point. The optimum may lie on
+the boundary J ⪰ 0 (a rod, a planar body): ``identification_stats._strictly_inside`` then
+lifts it by a negligible amount.
 """
 import numpy as np
 
@@ -33,14 +37,27 @@ def fit(nbodies, stats, x0, lower, null, D, prior_weight):
     n = len(x0)
     y = cp.Variable(n)
     x = cp.multiply(D, y)
-    cost = cp.sum_squares((stats.R * D) @ y - stats.c)
-    if prior_weight > 0 and len(null):
-        cost = cost + prior_weight * cp.sum_squares(null @ (y - x0 / D))
+    residual = cp.sum_squares((stats.R * D) @ y - stats.c)
     constraints = [_pseudo_inertia(x[10 * i:10 * i + 10]) >> 0 for i in range(nbodies)]
     bounded = np.flatnonzero(np.isfinite(lower))
     if len(bounded):
         constraints.append(x[bounded] >= lower[bounded])
-    problem = cp.Problem(cp.Minimize(cost), constraints)
+    best = _solve(cp.Problem(cp.Minimize(residual), constraints), y, D)
+    if not (prior_weight > 0 and len(null)):
+        return best
+    rho = float(np.sum(((stats.R * D) @ (best[0] / D) - stats.c) ** 2))
+    on_data = constraints + [residual <= rho * (1 + 1e-7) + 1e-12]
+    try:
+        return _solve(cp.Problem(cp.Minimize(cp.sum_squares(null @ (y - x0 / D))), on_data),
+                      y, D)
+    except ValueError:              # the solvers' tolerance: keep the fit without the prior
+        return best
+
+
+def _solve(problem, y, D):
+    """Solve with the first solver that succeeds: (x, solver, status), else ValueError."""
+    import cvxpy as cp
+
     last = None
     for solver in SOLVERS:
         if solver not in cp.installed_solvers():
