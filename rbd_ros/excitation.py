@@ -10,8 +10,9 @@ periodic (averaging over periods). The trajectory starts at rest, v(0) = Σ_l a_
 q̈(0) = ω Σ_l l b_jl = 0: a_j1 and b_j1 are set by the others. The coefficients minimize
 the condition number of the identification matrix (the stacked regressor W of the samples
 with the asked joint parameter columns, its columns scaled to unit norm and restricted to
-its numerical rank: the identifiable combinations), with SciPy's L-BFGS-B (numerical
-gradient) on a cost that penalizes leaving the limits; the result is then scaled about q0
+its numerical rank: the identifiable combinations) and, given a joint parameter file, the
+relative stds its magnitudes imply, with SciPy's L-BFGS-B (numerical gradient) on a cost that
+penalizes leaving the limits; the result is then scaled about q0
 until every sample respects the position, velocity and effort limits (effort: RNEA of the
 core plus the joint parameters, at every sample).
 """
@@ -27,6 +28,7 @@ from .identification_stats import regressor
 HARMONICS = 5
 PERIOD = 10.0
 OPTIMIZATION_SAMPLES = 80
+SPREAD_POWER = 6         # p-mean of the relative stds: near their largest, yet smooth
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,9 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
     Return (optimized series, its condition number, scipy's result).
 
     Starts from the best of a few random series scaled into the limits; minimizes
-    log cond(W D) + log rms(relative std of the joint parameters) + 100 · max(0, violation)²
-    over the free coefficients with L-BFGS-B. The relative-std term (only with a joint
+    log cond(W D) + log M₆(relative stds of the joint parameters) + 100 · max(0, violation)²
+    over the free coefficients with L-BFGS-B (M₆: the power mean of order 6, near the
+    worst relative std but smooth). The relative-std term (only with a joint
     parameter file: its values are the magnitudes) is what the condition number of the
     column-scaled W cannot see: a column excited well in shape but small against the noise
     (the viscous friction of a light distal joint moved slowly).
@@ -207,7 +210,7 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
             spread = 0.0
         else:
             c, rel = relative_stds(model, kinds, q, v, acc, prior, rank)
-            spread = 0.5 * np.log(np.mean(rel[target] ** 2))
+            spread = np.log(np.mean(rel[target] ** SPREAD_POWER)) / SPREAD_POWER
         return np.log(c) + spread + 100.0 * excess ** 2 if np.isfinite(c + spread) else 1e6
 
     x0 = min((free_of(s) for s in starts), key=cost)
