@@ -10,8 +10,9 @@ periodic (averaging over periods). The trajectory starts at rest, v(0) = Σ_l a_
 q̈(0) = ω Σ_l l b_jl = 0: a_j1 and b_j1 are set by the others. The coefficients minimize
 the condition number of the identification matrix (the stacked regressor W of the samples
 with the asked joint parameter columns, its columns scaled to unit norm and restricted to
-its numerical rank: the identifiable combinations), with SciPy's L-BFGS-B (numerical
-gradient) on a cost that penalizes leaving the limits; the result is then scaled about q0
+its numerical rank: the identifiable combinations) and, given a joint parameter file, the
+relative stds its magnitudes imply, with SciPy's L-BFGS-B (numerical gradient) on a cost that
+penalizes leaving the limits; the result is then scaled about q0
 until every sample respects the position, velocity and effort limits (effort: RNEA of the
 core plus the joint parameters, at every sample).
 """
@@ -27,6 +28,7 @@ from .identification_stats import regressor
 HARMONICS = 5
 PERIOD = 10.0
 OPTIMIZATION_SAMPLES = 80
+SPREAD_POWER = 6         # p-mean of the relative stds: near their largest, yet smooth
 
 
 @dataclass(frozen=True)
@@ -101,8 +103,48 @@ def condition(model, kinds, q, v, acc, rank=None, eps=joint_friction.EPSILON):
     W = regressor(model, q, v, acc, kinds, eps)
     s = np.linalg.svd(W * _column_scales(W), compute_uv=False)
     if rank is None:
-        rank = int(np.sum(s > max(W.shape) * np.finfo(np.float64).eps * 10 * s[0]))
+        rank = _rank(W, s)
     return float(s[0] / s[rank - 1]) if s[rank - 1] > 0 else np.inf, rank
+
+
+def _rank(W, s):
+    return int(np.sum(s > max(W.shape) * np.finfo(np.float64).eps * 10 * s[0]))
+
+
+def relative_stds(model, kinds, q, v, acc, prior, rank, eps=joint_friction.EPSILON):
+    """
+    Return (condition number of W D, the relative std of every joint parameter column).
+
+    The std of column k per unit of noise, σ_k / σ = D_k ‖S_r⁻¹ V_rᵀ e_k‖ (the covariance
+    (WᵀW)⁻¹ on the ``rank`` identifiable combinations), divided by the prior magnitude
+    ``prior`` (one per joint parameter column, ``kinds`` order); nan where the prior is 0
+    or the column is not identifiable (e_k outside the row space: only a combination is).
+    Unlike the condition number of the column-scaled W, it grows when a column's signal is
+    small against the noise (a light distal joint moved little).
+    """
+    W = regressor(model, q, v, acc, kinds, eps)
+    D = _column_scales(W)
+    _, s, vt = np.linalg.svd(W * D, full_matrices=False)
+    extra = slice(10 * model.nbodies, W.shape[1])
+    std = D[extra] * np.linalg.norm(vt[:rank, extra] / s[:rank, None], axis=0)
+    in_row_space = np.sum(vt[:rank, extra] ** 2, axis=0) > 1 - 1e-6
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where((prior != 0) & in_row_space, std / np.abs(prior), np.nan)
+    return (float(s[0] / s[rank - 1]) if s[rank - 1] > 0 else np.inf), rel
+
+
+def _prior(limits, kinds):
+    """
+    Return the prior magnitude of each joint parameter column (0: not a target), or None.
+
+    From the joint parameter file; offsets are no target: their column is 1 whatever the
+    motion, so their std (σ / √N) does not depend on the design.
+    """
+    if limits.joints is None or not kinds:
+        return None
+    prior = limits.joints.vector(kinds).reshape(len(kinds), -1)
+    prior[[k == "offset" for k in kinds]] = 0.0
+    return prior.ravel()
 
 
 def fit_to_limits(model, series, limits, t):
@@ -134,7 +176,12 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
     Return (optimized series, its condition number, scipy's result).
 
     Starts from the best of a few random series scaled into the limits; minimizes
-    log cond(W D) + 100 · max(0, violation)² over the free coefficients with L-BFGS-B.
+    log cond(W D) + log M₆(relative stds of the joint parameters) + 100 · max(0, violation)²
+    over the free coefficients with L-BFGS-B (M₆: the power mean of order 6, near the
+    worst relative std but smooth). The relative-std term (only with a joint
+    parameter file: its values are the magnitudes) is what the condition number of the
+    column-scaled W cannot see: a column excited well in shape but small against the noise
+    (the viscous friction of a light distal joint moved slowly).
     """
     from scipy.optimize import minimize
 
@@ -145,6 +192,11 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
     rng = np.random.default_rng(seed)
     starts = [random_series(model, limits, rng, harmonics, period, t) for _ in range(4)]
     _, rank = condition(model, kinds, *starts[0].evaluate(t))
+    prior = _prior(limits, kinds)
+    if prior is not None:            # targets: columns with a prior the data can identify
+        _, rel = relative_stds(model, kinds, *starts[0].evaluate(t), prior, rank)
+        prior = np.where(np.isfinite(rel), prior, 0.0)
+        target = prior != 0
 
     def free_of(series):
         return np.r_[series.a[:, 1:].ravel(), series.b[:, 1:].ravel()]
@@ -153,8 +205,13 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
         series = from_free(q0, x, omega, nv, harmonics)
         q, v, acc = series.evaluate(t)
         excess = max(limits.violation(model, q, v, acc), 0.0)
-        c, _ = condition(model, kinds, q, v, acc, rank)
-        return np.log(c) + 100.0 * excess ** 2 if np.isfinite(c) else 1e6
+        if prior is None:
+            c, _ = condition(model, kinds, q, v, acc, rank)
+            spread = 0.0
+        else:
+            c, rel = relative_stds(model, kinds, q, v, acc, prior, rank)
+            spread = np.log(np.mean(rel[target] ** SPREAD_POWER)) / SPREAD_POWER
+        return np.log(c) + spread + 100.0 * excess ** 2 if np.isfinite(c + spread) else 1e6
 
     x0 = min((free_of(s) for s in starts), key=cost)
     res = minimize(cost, x0, method="L-BFGS-B", options={"maxiter": max_iter})

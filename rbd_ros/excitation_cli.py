@@ -30,7 +30,8 @@ def parser():
                    "friction and offsets (their columns in the identification matrix)")
     p.add_argument("--armature", action="store_true", help="also excite rotor inertias")
     p.add_argument("--model-params", help="joint parameter file: its friction and armature "
-                   "count in the efforts checked against the limits")
+                   "count in the efforts checked against the limits, and its values are "
+                   "the magnitudes the design's relative stds are taken against")
     p.add_argument("--period", type=float, default=PERIOD, help="s (default %(default)s)")
     p.add_argument("--harmonics", type=int, default=HARMONICS)
     p.add_argument("--periods", type=int, default=2, help="periods written (default 2)")
