@@ -31,6 +31,11 @@ nodes (e.g. ``--before c599144``: the planner services on the executor's thread)
 
 Goals: no drops at 1 kHz, p99 < 2 ms. A benchmark, not a test: run it on a quiet machine.
 
+``--observer LINK`` runs this tree's node twice per round, with every output above and with
+``~/external_torques`` and ``~/contact_wrench`` at LINK (``contact_frame``) too (the momentum
+observer, ``rbd_ros.contact``; the efforts published are the states' torques), and prints
+both side by side: the observer's cost per tick (issue 23; talos: ``arm_right_7_link``).
+
 ``--soak SECONDS`` (e.g. 3600) runs this tree's node once for that long and reports it per
 ``--window`` (60 s): resident memory, CPU, outputs missing and latency per window, and the
 fitted drift of memory and latency per hour (``node_soak.py``).
@@ -38,6 +43,7 @@ fitted drift of memory and latency per hour (``node_soak.py``).
     python bench/bench_node.py [--duration 30] [--rate 1000] [--qos reliable|best_effort]
                                [--executor events|single_threaded] [--before REV --rounds 3]
                                [--hammer 1000] [--soak 3600 --window 60]
+                               [--observer arm_right_7_link]
 """
 import argparse
 import collections
@@ -82,7 +88,10 @@ def parse_args():
                          "and latency drift (e.g. 3600)")
     ap.add_argument("--window", type=float, default=60.0,
                     help="seconds per row of --soak (60)")
+    ap.add_argument("--observer", metavar="LINK", default="",
+                    help="also run with the observer's outputs, contact wrench at LINK")
     ap.add_argument("--receiver", metavar="OUT", help=argparse.SUPPRESS)
+    ap.add_argument("--receiver-outputs", help=argparse.SUPPRESS)
     ap.add_argument("--soak-receiver", metavar="OUT", help=argparse.SUPPRESS)
     ap.add_argument("--hammer-client", type=int, metavar="N", help=argparse.SUPPRESS)
     ap.add_argument("--startup-timeout", type=float, default=900.0,
@@ -199,11 +208,16 @@ def main():
     args = parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if args.receiver:
-        return node_run.receiver(args.receiver, OUTPUTS)
+        return node_run.receiver(args.receiver, args.receiver_outputs.split(",")
+                                 if args.receiver_outputs else OUTPUTS)
     if args.soak_receiver:
         return node_soak.receiver(args.soak_receiver, OUTPUTS, args.window, args.rate)
     if args.soak and (args.before or args.hammer):
         raise SystemExit("--soak runs this tree's node alone: no --before, no --hammer")
+    if args.observer and (args.before or args.soak):
+        raise SystemExit("--observer compares this tree's node with itself: no --before, "
+                         "no --soak")
+    args.contact_frame = args.observer
     if args.hammer_client:
         return hammer(args.hammer_client, args.robot)
     urdf_path, floating = ROBOTS[args.robot]
@@ -215,6 +229,10 @@ def main():
         urdf = f.read()
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
+    configs = [(t.label, t, OUTPUTS) for t in trees]
+    if args.observer:
+        configs = [("no observer", trees[0], OUTPUTS),
+                   ("observer", trees[0], OUTPUTS + ("external_torques", "contact_wrench"))]
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -255,7 +273,7 @@ def main():
           f"{urdf_path}; inputs {args.qos} at {args.rate:g} Hz; node executor "
           f"{args.executor}; node {NODE_NAME}; ROS_DOMAIN_ID="
           f"{os.environ.get('ROS_DOMAIN_ID', '0')}; {rounds} round(s) of "
-          f"{', '.join(t.label for t in trees)}", flush=True)
+          f"{', '.join(c[0] for c in configs)}", flush=True)
     runs, status = [], 0
     try:
         if args.soak:
@@ -263,10 +281,10 @@ def main():
                                  OUTPUTS)
             rounds = 0
         for k in range(rounds):
-            for tree in (trees if k % 2 == 0 else trees[::-1]):
-                r = node_run.run_once(args, tree, source, OUTPUTS)
-                print_run(args, tree.label, r)
-                runs.append((tree.label, r))
+            for label, tree, outputs in (configs if k % 2 == 0 else configs[::-1]):
+                r = node_run.run_once(args, tree, source, outputs)
+                print_run(args, label, r)
+                runs.append((label, r))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         status = 1

@@ -164,7 +164,7 @@ def receiver(out_path, outputs):
     from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from rclpy.signals import SignalHandlerOptions
     from rbd_ros.node.conversions import message_class
-    from rbd_ros.outputs import BY_NAME
+    from rbd_ros.outputs import BY_NAME, CONTACT_WRENCH, OBSERVER_BY_NAME
 
     stop = []
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
@@ -172,7 +172,8 @@ def receiver(out_path, outputs):
     node = rclpy.create_node("rbd_bench_receiver")
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST)
-    types = {k: message_class(BY_NAME[k].msgtype) for k in outputs}
+    types = {k: message_class({**BY_NAME, **OBSERVER_BY_NAME}.get(k, CONTACT_WRENCH).msgtype)
+             for k in outputs}
     subs = [(i, types[k], node.create_subscription(types[k], f"/{NODE_NAME}/{k}", lambda m: None,
                                                    qos, raw=True).handle)
             for i, k in enumerate(outputs)]
@@ -203,8 +204,8 @@ def start_processes(args, tree, outputs):
     """Start the receiver, then the node of ``tree``; return (receiver, node, log, path)."""
     received_path = os.path.join(tempfile.mkdtemp(prefix="bench_node_"), "received.npy")
     recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), "--receiver",
-                             received_path], stdout=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                             received_path, "--receiver-outputs", ",".join(outputs)],
+                            stdout=subprocess.PIPE, text=True, start_new_session=True)
     node, log = start_node(args, tree, outputs)
     return recv, node, log, received_path
 
@@ -216,8 +217,9 @@ def start_node(args, tree, outputs):
     cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
            "-r", f"__node:={NODE_NAME}", "-p", "floating_base:=true",
            "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
-    for k in outputs:
-        cmd += ["-p", f"publish_{k}:=true"]
+    for k in outputs:                   # the contact wrench is on where a frame is named
+        cmd += ["-p", f"contact_frame:={args.contact_frame}" if k == "contact_wrench"
+                else f"publish_{k}:=true"]
     node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env=tree.env(), cwd=tempfile.gettempdir(), start_new_session=True)
     return node, log

@@ -153,6 +153,30 @@ def test_stepping_equals_the_array_function_and_restarts():
     assert observer.restarted
 
 
+def test_absolute_stamps_give_the_r_of_relative_ones():
+    # ROS stamps ~1.7e9 s: as float seconds their spacing (2.4e-7 s) would move r by ~3e-4
+    # N·m at 1 kHz; counted from the first stamp they give r of stamps starting at 0
+    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    m, n = robot.model, 600                          # into the contact (from 0.3 s)
+    ns = np.round(run.t[:n] * 1e9).astype(np.int64)
+    ref = contact.observe(m, ns * 1e-9, run.q[:n], run.v[:n], run.tau[:n], K)[0]
+    assert np.abs(ref).max() > 0.5                    # the contact is seen
+    base = 1_700_000_000 * 10**9 + 123_456_789
+    stamps = (ns + base) // 10**9, (ns + base) % 10**9
+    batch = contact.MomentumObserver(m, K)
+    r = batch.run(batch.seconds(*stamps), run.q[:n], run.v[:n], run.tau[:n])[0]
+    np.testing.assert_allclose(r, ref, rtol=0, atol=1e-12)
+    stepped = contact.MomentumObserver(m, K)
+    for k in range(n):                                # the node's way: one stamp at a time
+        t = stepped.seconds(int(stamps[0][k]), int(stamps[1][k]))[()]
+        np.testing.assert_array_equal(stepped.step(t, run.q[k], run.v[k], run.tau[k]), r[k])
+    absolute = stamps[0] + 1e-9 * stamps[1]           # the float seconds this replaces
+    bad = contact.observe(m, absolute, run.q[:n], run.v[:n], run.tau[:n], K)[0]
+    assert np.abs(bad - ref).max() > 1e-6
+    stepped.reset()                                   # a reset takes the next stamp as origin
+    assert stepped.seconds(5, 7)[()] == 0.0 and stepped.seconds(6, 7)[()] == 1.0
+
+
 def test_hostile_samples_are_refused_and_change_nothing():
     robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model

@@ -138,10 +138,13 @@ def test_observer_outputs_follow_the_simulated_contact(harness):
     assert np.all(r[RESET_AT] == 0.0) and np.abs(r[RESET_AT - 1]).max() > 0.1
     after = (run.t >= run.t[RESET_AT] + 5.0 / GAIN) & (run.t < OFF)
     assert np.abs(r - run.tau_ext)[after].max() <= 0.02 * peak
-    # one observer, stepped as the core's array function over the same samples
+    # one observer, stepped as the core's array function over the same samples, its times
+    # counted from the first stamp since the start or the reset
     for part in (slice(0, RESET_AT), slice(RESET_AT, n)):
-        ref = contact.observe(m, t[part], run.q[part], run.v[part], run.tau[part], GAIN,
-                              max_gap=5.0)[0]
+        observer = contact.MomentumObserver(m, GAIN, max_gap=5.0)
+        sec, nanosec = zip(*(stamp_of(k)[:2] for k in range(n)[part]))
+        ref = observer.run(observer.seconds(sec, nanosec), run.q[part], run.v[part],
+                           run.tau[part])[0]
         np.testing.assert_array_equal(r[part], ref)
     # ~/collision: on each change of state (in collision, isolated link) only: true within
     # 20 ms of the contact, on link7 once settled, false after it; the reset in the contact

@@ -83,7 +83,7 @@ class ContactMonitor:
 
         ValueError (the core's) for a sample the observer refuses; its state is unchanged.
         """
-        return self.observer.step(stamp[0] + 1e-9 * stamp[1], q, v, tau, fext)
+        return self.observer.step(self.observer.seconds(*stamp)[()], q, v, tau, fext)
 
     def collision_changed(self, r):
         """Check r against the thresholds; return whether the collision state changed."""

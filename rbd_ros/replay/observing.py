@@ -3,9 +3,10 @@ The momentum observer's outputs in the replay: ~/external_torques, ~/collision, 
 
 The node (``rbd_ros.node.contact.ContactMonitor``) steps one observer per robot at each tick
 whose dynamics it published and whose efforts are all known, at the input's header stamp
-(sec + 1e-9 nanosec), restarting it on a stamp gap over ``max_joint_age``; a sample the
-observer refuses publishes nothing. The replay runs the same observer over the same ticks in
-one call (``rbd_ros.contact.MomentumObserver.run``: the same kernel, the same numbers), the
+(in seconds from the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap
+over ``max_joint_age``; a sample the observer refuses publishes nothing. The replay runs the
+same observer over the same ticks in one call (``rbd_ros.contact.MomentumObserver.run``: the
+same kernel, the same numbers), the
 collision messages by the same rule (``rbd_ros.contact.CollisionState``) and the wrench by
 ``rbd_ros.contact.contact_wrench``. The report's collision events are the runs of ticks in
 collision: start (the first tick in collision), end (the first tick out of it; None when the
@@ -63,7 +64,7 @@ class Observed:
         self.model, self.frame, self.names = model, frame, names
         observer = contact.MomentumObserver(model, gain, joints,
                                             max_age if max_age > 0 else math.inf)
-        stamps = t.sec[keep] + 1e-9 * t.nanosec[keep]       # the node's time of a stamp
+        stamps = observer.seconds(t.sec[keep], t.nanosec[keep])   # the node's times
         r, _, status = observer.run(stamps, t.q[keep], t.v[keep], t.tau_in[keep])
         ok = status == 0                                       # refused: nothing published
         self.rows, self.r, self.time = keep[ok], r[ok], t.time[keep[ok]]
