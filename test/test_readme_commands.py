@@ -48,3 +48,29 @@ def test_readme_launch_and_service_call(tmp_path):
     finally:
         stop_status = ros_cli.stop(proc)
     ros_cli.assert_clean_stop(stop_status, ros_cli.read(log))
+
+
+def test_readme_demo_command_runs_and_checks_itself():
+    """
+    ``./dev.sh demo`` (the README's first command), as written, in this virtualenv.
+
+    Its setup finds everything installed and returns; the demo then runs the node on the
+    bundled arm and checks every ~/accelerations message against the trajectory's
+    acceleration (forward dynamics of the published torques: an identity, tolerance 1e-6).
+    """
+    import subprocess
+    import sys
+
+    from conftest import ros_domain_id
+    with open(os.path.join(ros_cli.ROOT, "README.md"), encoding="utf-8") as f:
+        assert "./dev.sh demo" in f.read()
+    env = dict(os.environ, RBD_VENV=sys.prefix, ROS_DOMAIN_ID=ros_domain_id(),
+               ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    result = subprocess.run(["./dev.sh", "demo", "--duration", "3"], cwd=ros_cli.ROOT, env=env,
+                            capture_output=True, text=True, timeout=600)
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-3000:]
+    found = re.search(r"q̈ checked on (\d+) messages, max \|q̈−q̈_traj\| = ([0-9.eE+-]+)", out)
+    assert found, out[-3000:]
+    assert int(found.group(1)) >= 100 and float(found.group(2)) < 1e-6, found.group(0)
+    assert "rbd_demo: OK" in out
