@@ -118,10 +118,7 @@ def test_corpus_equals_pinocchio(pin, floating):
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
 def test_coupled_mimic_is_g_transpose_c_g(floating):
     """C_r = Gᵀ C(f(q), G v) G, against the independent model of the same URDF."""
-    coupled = _coupled_model(floating)
-    if coupled is None:
-        pytest.skip("no mimic robot in the corpus")
-    m, independent = coupled
+    m, independent = _coupled_model(floating)
     G = m.coupling.G
     rng = np.random.default_rng(3)
     for _ in range(3):
@@ -138,6 +135,7 @@ def test_coupled_mimic_is_g_transpose_c_g(floating):
 
 
 def _coupled_model(floating):
+    """Return (coupled, independent) models of the corpus's first loadable mimic robot."""
     from corpus import has_movable_mimic, read
     for name in CORPUS:
         if has_movable_mimic(read(name)):
@@ -152,4 +150,4 @@ def _coupled_model(floating):
             if m.coupling is not None and list(ind.joint_names) == list(
                     m.coupling.joint_names):
                 return m, ind
-    return None
+    raise AssertionError("no corpus robot with movable mimic joints loads coupled")
