@@ -52,7 +52,8 @@ class ContactMonitor:
         age = params["max_joint_age"]
         self.model = model
         self.observer = contact.MomentumObserver(model, params["observer_gain"], joints,
-                                                 age if age > 0 else math.inf)
+                                                 age if age > 0 else math.inf,
+                                                 frame=params["contact_frame"])
         self.collision = contact.CollisionState(model, params["collision_thresholds"])
         self.frame = params["contact_frame"]
         self.names = outputs.dof_names(model)
@@ -70,6 +71,7 @@ class ContactMonitor:
             self.collision.thresholds = contact.per_dof(self.model, value, name)
         elif name == "contact_frame":
             self.frame = value
+            self.observer.set_frame(value)
         elif name == "max_joint_age":            # the observer's max_gap (0: none)
             self.observer.settings[1] = value if value > 0 else math.inf
 
@@ -111,9 +113,9 @@ class ContactMonitor:
         msg.peak_ratio = float(iso.peak_ratio)
         return msg
 
-    def wrench_message(self, msg, stamp, q, r):
-        """Fill ``msg`` (WrenchStamped) with the wrench at ``contact_frame`` (ValueError)."""
-        w = contact.contact_wrench(self.model, q, r, self.frame)
+    def wrench_message(self, msg, stamp):
+        """Fill ``msg`` (WrenchStamped) with the last step's wrench at ``contact_frame``."""
+        w = self.observer.wrench
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
         msg.header.frame_id = self.frame
         f, n = msg.wrench.force, msg.wrench.torque
@@ -145,11 +147,10 @@ class ContactMonitor:
         elif "collision" not in pubs:
             self.collision_changed(r)          # /diagnostics still tells a collision
         if self.frame and "contact_wrench" in pubs:
-            try:
-                msg = self.wrench_message(self._message("contact_wrench"), stamp, q, r)
-            except ValueError as exc:          # a singular pose of the chain: this tick only
-                return str(exc)
-            pubs["contact_wrench"].publish(msg)
+            if self.observer.wrench_refusal:   # a singular pose of the chain: this tick only
+                return self.observer.wrench_refusal
+            pubs["contact_wrench"].publish(self.wrench_message(self._message("contact_wrench"),
+                                                               stamp))
         return ""
 
     def _message(self, name):
