@@ -62,6 +62,7 @@ class ContactMonitor:
             outputs.OBSERVER_BY_NAME["external_torques"], model)
             if params["publish_external_torques"] else None)
         self.messages = {}             # output name -> its message class (built when needed)
+        self._wrench_msg = None
 
     def set(self, name, value):
         """Apply a new (checked) value of the parameter ``name``; the state is kept."""
@@ -149,8 +150,9 @@ class ContactMonitor:
         if self.frame and "contact_wrench" in pubs:
             if self.observer.wrench_refusal:   # a singular pose of the chain: this tick only
                 return self.observer.wrench_refusal
-            pubs["contact_wrench"].publish(self.wrench_message(self._message("contact_wrench"),
-                                                               stamp))
+            if self._wrench_msg is None:       # one message, refilled (publish serializes)
+                self._wrench_msg = self._message("contact_wrench")
+            pubs["contact_wrench"].publish(self.wrench_message(self._wrench_msg, stamp))
         return ""
 
     def _message(self, name):
