@@ -19,7 +19,7 @@ TOL = 1e-10
 
 
 def _links(model, count=4):
-    """A few links of the model: its last ones (the distal) and its first moving one."""
+    """Return a few links of the model: its last ones (the distal) and its first moving one."""
     links = [k for k, (body, _, _) in model.link_frames.items() if body >= 0]
     return links[-count:] + links[:1]
 
