@@ -48,12 +48,16 @@ def simulate(bag):
     return robot, run
 
 
-def read(path, topic):
+def read_outputs(path):
+    """{output name: its messages in the bag ``path``}, the node's topics, in one pass."""
     from rbd_ros.replay import bag_io
-    store = bag_io.typestore()
-    with bag_io.Reader(path) as r:
-        cons = [c for c in r.connections if c.topic == topic]
-        return [store.deserialize_cdr(raw, c.msgtype) for c, _, raw in r.messages(cons)]
+    store, found = bag_io.typestore(), {}
+    with bag_io.Reader(path) as bag:
+        for con, _, raw in bag.messages():
+            if con.topic.startswith(NODE + "/"):
+                name = con.topic[len(NODE) + 1:]
+                found.setdefault(name, []).append(store.deserialize_cdr(raw, con.msgtype))
+    return found
 
 
 def seconds(msg, t0):
@@ -85,12 +89,13 @@ def plot(robot, run, out_bag, caption, output):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     t0 = 1_700_000_000.0                                      # bag_io's first stamp
-    et = read(out_bag, f"{NODE}/external_torques")
+    found = read_outputs(out_bag)
+    et = found["external_torques"]
     t = np.array([seconds(m, t0) for m in et])
     r = np.array([m.effort for m in et])
     collisions = [(seconds(m, t0), m.in_collision, m.isolated_link)
-                  for m in read(out_bag, f"{NODE}/collision")]
-    wrenches = read(out_bag, f"{NODE}/contact_wrench")
+                  for m in found.get("collision", [])]
+    wrenches = found["contact_wrench"]
     tw = np.array([seconds(m, t0) for m in wrenches])
     force = np.array([[m.wrench.force.x, m.wrench.force.y, m.wrench.force.z] for m in wrenches])
     fig, axes = plt.subplots(2, 1, figsize=(8.5, 6.2), sharex=True)
