@@ -187,7 +187,7 @@ class MomentumObserver:
         Step over N samples: :meth:`run`'s (r, restarted, status), then wrench, rank.
 
         wrench (N, 6) at the ``frame`` (zeros where none), rank (N,) its rank status
-        (:func:`wrench_refusal`; -1: the sample refused); (N, 0) and (0,) without a frame.
+        (:func:`wrench_refusal`; -1: the sample refused); (0, 6) and (0,) without a frame.
         """
         t = _checks.matrix(t, "t", 1)
         n = t.shape[0]
