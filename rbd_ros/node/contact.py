@@ -12,6 +12,8 @@ node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
 """
 import math
 
+import numpy as np
+
 from .. import contact, outputs
 from . import conversions
 from .reporting import one_line
@@ -54,6 +56,9 @@ class ContactMonitor:
         self.observer = contact.MomentumObserver(model, params["observer_gain"], joints,
                                                  age if age > 0 else math.inf,
                                                  frame=params["contact_frame"])
+        zeros = np.zeros((1, model.nv))         # its kernel loaded now, not at the first tick
+        self.observer.run(np.zeros(1), model.neutral()[None], zeros, zeros)
+        self.observer.reset()
         self.collision = contact.CollisionState(model, params["collision_thresholds"])
         self.frame = params["contact_frame"]
         self.names = outputs.dof_names(model)
