@@ -223,9 +223,10 @@ class MomentumObserver:
             return
         if self.frame is None:
             w, rank = w[:0], rank[:0]
-        momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
-                                 self._v, t, q, v, tau, fext, *self._frame, *self._jacobian,
-                                 r, w, rank, restarted, status)
+        if momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
+                                    self._v, t, q, v, tau, fext, *self._frame,
+                                    *self._jacobian, r, w, rank, restarted, status) < 0:
+            raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
 
 
 def _fits(x, row):
