@@ -23,7 +23,7 @@ Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inv
   ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
   (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, ~/retime_trajectory
   (``retime_service``), served by a child process
-  (``planner_process``; parameter planner_process false: a thread); ~/set_payload
+  (``planner.process``; parameter planner_process false: a thread); ~/set_payload
   (``payload``).
 
 Every output is stamped with the stamp of the joint_states message it was computed from
@@ -53,7 +53,7 @@ from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as bef
 from .description import DescriptionSource
 from .contact import ObservingNode, create_reset_service
 from .health import LOST, PLANNER_EXITS, WARN, Health
-from .live import LiveParameters
+from .parameter_updates import LiveParameters
 from .losses import LostMessageCounting
 from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
                         names_excerpt, one_line)
@@ -62,8 +62,8 @@ from .skips import SKIP_TEXTS, SkipReporting
 from .services import create_services
 from .payload import create_payload_service
 from .payload_estimation import create_estimate_payload_service, record
-from .planner_process import PlannerProcess
-from .planner_worker import PlannerWorker
+from .planner.process import PlannerProcess
+from .planner.worker import PlannerWorker
 from .trajectories import create_trajectory_services
 from .wrenches import WrenchInputs
 

@@ -1,8 +1,8 @@
 """
 The planner services' process: ``~/trajectory_torques``, ``~/trajectory_forward`` and more.
 
-Started by the dynamics node (``planner_process``, which documents the arrangement) as
-``python -m rbd_ros.node.planner_child``, never by hand. It runs an rclpy context and node
+Started by the dynamics node (``process``, which documents the arrangement) as
+``python -m rbd_ros.node.planner.child``, never by hand. It runs an rclpy context and node
 of its own, answers with the handlers of ``trajectories`` on the newest robot the node sent
 (``no robot model yet`` before the first), and reports its unexpected exceptions to the
 node, which counts and logs them. Its node takes the node's ``use_sim_time`` and log levels
@@ -29,7 +29,7 @@ import threading
 import time
 from multiprocessing.connection import Connection
 
-from .planner_process import SERVICES, VERSION
+from .process import SERVICES, VERSION
 
 CATCH_UP_TIMEOUT = 5.0     # s: the longest a request waits for the robot the node swapped in
 IDLE_POLL = 0.05           # s: between checks of the socket and the parent while idle
@@ -146,10 +146,10 @@ def _planner_node(args, conn, shared, gone):
     from rclpy.parameter import Parameter
 
     from rbd_ros_interfaces import srv as rbd_srv
-    from .reporting import one_line
-    from .services import _guarded
-    from .retime_service import retime_trajectory
-    from .trajectories import trajectory_forward, trajectory_torques
+    from ..reporting import one_line
+    from ..services import _guarded
+    from ..retime_service import retime_trajectory
+    from ..trajectories import trajectory_forward, trajectory_torques
 
     class PlannerNode(Node):
         """The services; ``_robot``: the newest robot received (a ``PlannerRobot``)."""
