@@ -3,7 +3,8 @@ The dynamics node's count of input messages lost before it (rclpy's message-lost
 
 Its best-effort subscriptions (joint_states, odometry, commanded accelerations) take the
 event; the RMW's running totals go into the node's ``messages_lost`` counter (``health``:
-what the RMW counts as lost, and the /diagnostics rule). A mixin of ``DynamicsNode``.
+what the RMW counts as lost, and the /diagnostics rule). :class:`LostMessageCounter` is a
+collaborator of the node: it creates those subscriptions on the node it is given.
 """
 from rclpy.event_handler import SubscriptionEventCallbacks, UnsupportedEventTypeError
 
@@ -11,13 +12,23 @@ from .health import LOST, LostMessages
 from .reporting import one_line
 
 
-class LostMessageCounting:
-    """Subscriptions that count what the RMW reports lost; the node's ``_stats[LOST]``."""
+class LostMessageCounter:
+    """
+    Subscriptions that count what the RMW reports lost, into ``stats[LOST]``.
 
-    def _init_lost_messages(self):
-        self._lost = LostMessages()
+    ``node``: the rclpy node the subscriptions belong to; ``stats``: the node's counters;
+    ``warn(text, period, key)``: its throttled warning; ``guard(callback)``: its callback
+    boundary.
+    """
 
-    def _best_effort_subscription(self, msg_type, topic, callback, qos, raw=False):
+    def __init__(self, node, stats, warn, guard):
+        self.node = node
+        self.stats = stats
+        self.warn = warn
+        self.guard = guard
+        self.lost = LostMessages()
+
+    def subscribe(self, msg_type, topic, callback, qos, raw=False):
         """
         Subscribe to ``topic``, counting the messages the RMW reports lost on the way.
 
@@ -26,19 +37,23 @@ class LostMessageCounting:
         it, and /diagnostics says the count is not available rather than showing 0.
         """
         def message_lost(info):
-            self._on_message_lost(topic, info.total_count)
-        events = SubscriptionEventCallbacks(message_lost=self._guarded(message_lost))
+            self.on_message_lost(topic, info.total_count)
+        events = SubscriptionEventCallbacks(message_lost=self.guard(message_lost))
         try:
-            return self.create_subscription(msg_type, topic, callback, qos, raw=raw,
-                                            event_callbacks=events)
+            return self.node.create_subscription(msg_type, topic, callback, qos, raw=raw,
+                                                 event_callbacks=events)
         except UnsupportedEventTypeError as exc:
-            self._lost.unsupported[topic] = one_line(exc, 100)
-            return self.create_subscription(msg_type, topic, callback, qos, raw=raw)
+            self.lost.unsupported[topic] = one_line(exc, 100)
+            return self.node.create_subscription(msg_type, topic, callback, qos, raw=raw)
 
-    def _on_message_lost(self, topic, total):
+    def on_message_lost(self, topic, total):
         """Count the messages on ``topic`` lost before the node (``total``: the RMW's)."""
-        new = self._lost.update(topic, total)
+        new = self.lost.update(topic, total)
         if new:
-            self._stats[LOST] += new
-            self._warn(f"{new} {topic} messages lost before reaching the node (best effort; "
-                       f"{self._lost.totals[topic]} in all)", 10.0, key="messages lost")
+            self.stats[LOST] += new
+            self.warn(f"{new} {topic} messages lost before reaching the node (best effort; "
+                      f"{self.lost.totals[topic]} in all)", 10.0, key="messages lost")
+
+    def value(self):
+        """Return the /diagnostics value: the total lost, or why it is not available."""
+        return self.lost.value()

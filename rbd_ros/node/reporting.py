@@ -154,6 +154,19 @@ def guarded_service(callback, on_error, where):
     return boundary
 
 
+def guard_services(services, on_error):
+    """
+    Give rclpy's own ``services`` of a node (parameters, type description) the boundary.
+
+    rclpy's parameter services raise out of their callback for a request with an unknown
+    parameter type (ValueError: "99 is not a valid Parameter.Type"), which ends the
+    executor's spin: here such a request gets an empty response instead.
+    """
+    for service in services:
+        service.callback = guarded_service(service.callback, on_error,
+                                           service.srv_name.rsplit("/", 1)[-1])
+
+
 def refused_parameters(request, response, exc):
     """Fill a set-parameters ``response`` (one result per parameter, or atomic) refused."""
     from rcl_interfaces.msg import SetParametersResult
