@@ -108,9 +108,8 @@ class DynamicsNode(Node):
         self._stats = dict.fromkeys(STATS, 0)
         self._robot = None                        # a Robot, replaced atomically
         self._planner = self._planner_process = None
-        # ValueError for a bad value: early
         self._parameter_updates = ParameterUpdates(
-            self, lambda: self._robot, self._apply_parameters, self.callback_failed)
+            self, self.current_robot, self._apply_parameters, self.callback_failed)  # ValueError
         p = self.params = self._parameter_updates.values
         self._joint_text = self._parameter_updates.joint_text
         self._rule = parameters.tick_rule(p)
@@ -145,14 +144,14 @@ class DynamicsNode(Node):
         self._live_timers = self._timer_set.timers
         self._topics = OutputTopics(self, self._interfaces)
         self._pub = self._topics.publishers
-        self._robots = RobotSwap(lambda: self._robot, self._set_robot, self._topics, p,
+        self._robots = RobotSwap(self.current_robot, self._set_robot, self._topics, p,
                                  functools.partial(joint_model, joint_text=self._joint_text,
                                                    params=p))
         self._descriptions = DescriptionLoader(p, logger, self._stats, self._skips.log_line,
                                                self.callback_failed, self._wrenches,
                                                self._robots)
         self._loading = self._descriptions.loading
-        self._inputs = AuxiliaryInputs(lambda: self._robot, self._stats, self._skips)
+        self._inputs = AuxiliaryInputs(self.current_robot, self._stats, self._skips)
         self._observer = ObserverTicks(p, self._skips, logger, self._pub)
         self._payload_samples = PayloadSamples() if rbd_srv is not None else None
         self._diagnostics = DiagnosticsReport(self, self._stats, self._skips, self._losses,
@@ -160,6 +159,10 @@ class DynamicsNode(Node):
         self._window = self._diagnostics.window
         self._latency = self._diagnostics.latency
         self._last_computed_update = -1
+
+    def current_robot(self):
+        """Return the robot the node computes with (None before a model)."""
+        return self._robot
 
     @property
     def _last_skip(self):
@@ -381,7 +384,6 @@ class DynamicsNode(Node):
                          "are stamped with the node's clock instead", 10.0, key="stamp")
         return self.get_clock().now().seconds_nanoseconds()
 
-    # -- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self):
         self._diagnostics.publish(self._robot, self._planner_process, self._planner,
                                   self._descriptions.rejected, bool(self._topics.enabled))

@@ -123,10 +123,10 @@ def guarded(callback, on_error):
     """
     Return ``callback`` behind a boundary: what it raises goes to ``on_error(where, exc)``.
 
-    ``where``: the callback's name without ``_on_``. The wrapper has ``callback``'s signature
-    (rclpy reads it to decide whether to pass message info).
+    ``where``: the callback's name without ``_on_`` (or ``on_``, ``_``). The wrapper has
+    ``callback``'s signature (rclpy reads it to decide whether to pass message info).
     """
-    where = callback.__name__.removeprefix("_on_").removeprefix("_")
+    where = callback.__name__.removeprefix("_").removeprefix("on_")
 
     def boundary(*args):
         try:

@@ -167,6 +167,10 @@ def _planner_node(args, conn, shared, gone):
                 self.create_service(srv_type, getattr(args, name),
                                     self._current(name, _guarded(self, name, handler)))
 
+        def current_robot(self):
+            """Return the newest robot received (None before the first)."""
+            return self._robot
+
         @property
         def parent_gone(self):
             """Whether the node is gone (or a signal came): ``ParentWatch.gone``."""
