@@ -22,7 +22,7 @@ class DiagnosticsReport:
     Publish /diagnostics for ``node`` (the rclpy node: its name, clock and publisher).
 
     ``stats``: its counters; ``skips``: its ``skips.Skips``; ``losses``: its
-    ``losses.LostMessageCounter``; ``wrenches``: its ``WrenchInputs``. ``latency``: the
+    ``lost_messages.LostMessageCounter``; ``wrenches``: its ``WrenchInputs``. ``latency``: the
     ticks' latencies (seconds, compute + publish), appended by the node.
     """
 

@@ -52,16 +52,16 @@ from .contact import ObserverTicks, create_reset_service
 from .description import DescriptionLoader, joint_model
 from .diagnostics import DiagnosticsReport
 from .health import LOST, PLANNER_EXITS
-from .inputs import AuxiliaryInputs
-from .losses import LostMessageCounter
+from .auxiliary_inputs import AuxiliaryInputs
+from .lost_messages import LostMessageCounter
 from .output_topics import OutputTopics, missing_interfaces_text
 from .parameter_updates import OUTPUT_PARAMETERS, ParameterUpdates, Timers
 from .reporting import guard_services, guarded, names_excerpt, one_line
 from .robot import RobotSwap, publish
 from .skips import SKIP_TEXTS, Skips
 from .services import create_services
-from .payload import create_payload_service
-from .payload_estimation import PayloadSamples, create_estimate_payload_service
+from .set_payload import create_payload_service
+from .estimate_payload import PayloadSamples, create_estimate_payload_service
 from .planner.process import PlannerProcess
 from .planner.worker import PlannerWorker
 from .trajectories import create_trajectory_services
@@ -97,7 +97,7 @@ class DynamicsNode(Node):
     One rclpy node holding its collaborators, each given what it needs: the parameters
     (``parameter_updates``), the output topics, the robot swap (``robot``), the robot
     descriptions (``description``), the skips (``skips``), the lost-message count
-    (``losses``), the observer (``contact``), /diagnostics (``diagnostics``). The node
+    (``lost_messages``), the observer (``contact``), /diagnostics (``diagnostics``). The node
     turns messages into arrays, schedules the ticks and wires the callbacks.
     """
 

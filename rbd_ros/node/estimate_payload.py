@@ -9,7 +9,7 @@ differentiates the velocities (Savitzky-Golay, :data:`SG_WINDOW` samples, cubic)
 estimates the payload on ``link`` with everything else known
 (``rbd_ros.payload_identification``: the model without that link's payload, the other
 payloads and the joint parameters included). ``apply`` installs it as ``~/set_payload``
-does (``payload.install``: the same atomic swap). A new robot description (other joints)
+does (``set_payload.install``: the same atomic swap). A new robot description (other joints)
 empties the ring.
 """
 import functools
@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from rbd_ros import payload_identification
-from .payload import install
+from .set_payload import install
 from .reporting import excerpt, one_line, names_excerpt
 
 CAPACITY = 60_000          # samples: one minute at 1 kHz (a 7-joint arm: 10 MB)
