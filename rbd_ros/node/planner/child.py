@@ -4,12 +4,12 @@ The planner services' process: ``~/trajectory_torques``, ``~/trajectory_forward`
 Started by the dynamics node (``process``, which documents the arrangement) as
 ``python -m rbd_ros.node.planner.child``, never by hand. It runs an rclpy context and node
 of its own (``child_node``), answers with the handlers of ``trajectories`` on the newest
-robot the node sent (``no robot model yet`` before the first), and reports its unexpected exceptions to the
-node, which counts and logs them. Its node takes the node's ``use_sim_time`` and log levels
-(``--settings`` at its start, then each change the node sends), and logs each answer at
-debug level. It leaves (its node destroyed, so nothing lingers in the
-graph) when the node closes the socket or its process ends, when the node's pid is no longer
-its parent, or on SIGINT or SIGTERM.
+robot the node sent (``no robot model yet`` before the first), and reports its unexpected
+exceptions to the node, which counts and logs them. Its node takes the node's
+``use_sim_time`` and log levels (``--settings`` at its start, then each change the node
+sends), and logs each answer at debug level. It leaves (its node destroyed, so nothing
+lingers in the graph) when the node closes the socket or its process ends, when the node's
+pid is no longer its parent, or on SIGINT or SIGTERM.
 
 Whatever its main thread is doing (importing, warming up the kernels of a large model,
 computing a request): a watchdog thread (:class:`ParentWatch`) notices each of these within
