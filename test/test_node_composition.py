@@ -26,7 +26,7 @@ def _private(name):
 
 
 def _own_names(tree):
-    """The private names ``self._x`` set or ``def _x`` defined in the classes of ``tree``."""
+    """Return the private names ``self._x`` set or ``def _x`` defined in ``tree``'s classes."""
     names = set()
     for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
         for node in ast.walk(cls):
