@@ -78,8 +78,8 @@ setup(
         # outside the package: it installs the Ctrl-C handler before rbd_ros is imported
         "dynamics_node = rbd_ros_entry:dynamics_node",
         "rbd_replay = rbd_ros.replay.cli:main",
-        "joint_trajectory_source = rbd_ros.node.trajectory_source:main",
-        "rbd_demo = rbd_ros.node.demo:main",
+        "joint_trajectory_source = rbd_ros.tools.trajectory_source:main",
+        "rbd_demo = rbd_ros.tools.demo:main",
         "rbd_warm_cache = rbd_ros.warm_cache:main",
         "rbd_retime = rbd_ros.retime_cli:main",
         "rbd_excite = rbd_ros.excitation_cli:main",

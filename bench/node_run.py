@@ -35,7 +35,7 @@ def process_tree_cpu_seconds(pid):
     """
     Return the CPU seconds of process ``pid`` and of its children alive now.
 
-    The node's planner process (``rbd_ros.node.planner_process``) is a child of the node:
+    The node's planner process (``rbd_ros.node.planner.process``) is a child of the node:
     its CPU is the node's as much as a worker thread's was.
     """
     total = cpu_seconds(pid)
@@ -137,7 +137,7 @@ def make_states(urdf, n, rate):
     float64[] fields.
     """
     import rbd_ros
-    from rbd_ros.node.trajectory_source import SineTrajectory
+    from rbd_ros.tools.trajectory_source import SineTrajectory
     fixed = rbd_ros.load_model(urdf, floating_base=False, mimic="independent")
     traj = SineTrajectory(fixed, frequency=0.5, amplitude=0.3, seed=1)
     states = []

@@ -1,5 +1,5 @@
 """
-The planner process (``rbd_ros.node.planner_process``): fed by the node, gone with it.
+The planner process (``rbd_ros.node.planner.process``): fed by the node, gone with it.
 
 With real rclpy clients: the trajectory services answer from the child on the node's robot
 of the moment ("no robot model yet" before one; a payload set through ``~/set_payload``, a
@@ -32,7 +32,7 @@ pytest.importorskip("trajectory_msgs")
 import rbd_ros  # noqa: E402
 from rbd_ros import actuation, joint_friction  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
-from rbd_ros.node.planner_process import PlannerRobot  # noqa: E402
+from rbd_ros.node.planner.process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
 from conftest import assert_close  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
@@ -408,7 +408,7 @@ def _segments(pid):
 
 def test_the_planner_process_runs_with_the_large_messages_profile(harness):
     # its answers (derivatives: MBs) go through an 8 MB segment, not 512 kB + UDP fragments
-    from rbd_ros.node import planner_process
+    from rbd_ros.node.planner import process as planner_process
     h = harness(dict(robot_description=xml(ARM7), planner_process=True))
     serving(h)
     pid = h.node._planner_process.pid
@@ -425,7 +425,7 @@ def test_the_planner_process_runs_with_the_large_messages_profile(harness):
 @pytest.mark.parametrize("variable", ["FASTRTPS_DEFAULT_PROFILES_FILE",
                                       "FASTDDS_BUILTIN_TRANSPORTS", "RMW_IMPLEMENTATION"])
 def test_a_fast_dds_choice_of_the_node_is_left_to_the_child(monkeypatch, variable):
-    from rbd_ros.node import planner_process
+    from rbd_ros.node.planner import process as planner_process
     for name in planner_process.FASTDDS_VARIABLES:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.delenv("RMW_IMPLEMENTATION", raising=False)

@@ -6,8 +6,8 @@ SingleThreadedExecutor, as ``spin_node`` does), the tester on its own; while a l
 ``~/trajectory_forward`` rollout computes, joint_states keep coming and ~/torques must keep
 going out (on the executor's thread the request would hold every tick until it is answered),
 and the answer is the rollout's. The services are served by the node's planner process
-(``rbd_ros.node.planner_process``, the default) or by its worker thread
-(``rbd_ros.node.planner_worker``, ``planner_process`` false).
+(``rbd_ros.node.planner.process``, the default) or by its worker thread
+(``rbd_ros.node.planner.worker``, ``planner_process`` false).
 """
 import os
 import random

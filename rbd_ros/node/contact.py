@@ -7,8 +7,8 @@ description or payload (a new Robot) restarts it; so does a gap between joint_st
 longer than ``max_joint_age`` (the observer's ``max_gap``; 0: none) or ``~/reset_observer``.
 Each tick with the measured efforts known steps it once at the input's stamp and gives r
 (``~/external_torques``), the collision state (``~/collision``, on a change only) and, for
-``contact_frame``, the contact wrench (``~/contact_wrench``). :class:`ObservingNode` is the
-node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
+``contact_frame``, the contact wrench (``~/contact_wrench``). :class:`ObserverTicks` is the
+node's side (a collaborator): attach a monitor to each new Robot, step it at each tick.
 """
 import math
 
@@ -167,38 +167,44 @@ class ContactMonitor:
         return self.messages[name]()
 
 
-class ObservingNode:
+class ObserverTicks:
     """
-    The observer half of the dynamics node's tick (a mixin of ``DynamicsNode``).
+    The observer half of the dynamics node's tick (a collaborator of ``DynamicsNode``).
 
-    Uses the node's ``params``, ``_observing`` (the observer's outputs on), ``_pub``,
-    ``_skip``, ``_warn`` and ``get_logger``.
+    ``params``: the node's parameters; ``skips``: its ``skips.Skips``; ``logger``: its
+    logger; ``publishers``: output name -> publisher (the node's, kept up to date there).
     """
 
-    def _attach_observer(self, robot):
-        """Give ``robot`` a new observer (restarted) when its outputs are on; else say why."""
-        if not self._observing:
+    def __init__(self, params, skips, logger, publishers):
+        self.params = params
+        self.skips = skips
+        self.logger = logger
+        self.publishers = publishers
+
+    def attach(self, robot, observing):
+        """Give ``robot`` a new observer (restarted) when ``observing`` is not empty."""
+        if not observing:
             return
         try:
             robot.contact = ContactMonitor(robot.model, robot.joints, self.params)
         except ValueError as exc:                 # parameters that do not fit this model
             robot.contact_problem = one_line(exc, 300)
-            self.get_logger().error(f"the observer's outputs are off: "
-                                    f"{robot.contact_problem}")
+            self.logger.error(f"the observer's outputs are off: {robot.contact_problem}")
 
-    def _observe(self, robot, effort_known, stamp, fext):
+    def observe(self, robot, effort_known, stamp, fext):
         """Step the observer and publish its outputs (``contact``): efforts known only."""
         if not effort_known:
-            self._skip("observer without efforts")
+            self.skips.skip("observer without efforts")
             return
         try:
-            why = robot.contact.publish(self._pub, stamp, robot.q, robot.v, robot.tau, fext)
+            why = robot.contact.publish(self.publishers, stamp, robot.q, robot.v, robot.tau,
+                                        fext)
         except ValueError as exc:
-            self._skip("observer refused", error=one_line(exc, 300))
+            self.skips.skip("observer refused", error=one_line(exc, 300))
             return
         if why:
-            self._warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
-                       key="contact wrench")
+            self.skips.warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
+                            key="contact wrench")
 
 
 def observer_outputs(params, interfaces=True):

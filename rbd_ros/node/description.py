@@ -20,36 +20,46 @@ from .. import actuation, outputs, wrench
 from . import compile_notice
 from .parameters import description_limits
 from .reporting import excerpt, one_line
-from .robot import Robot
 
 
-class DescriptionSource:
+class DescriptionLoader:
     """
-    The description half of the dynamics node (a mixin of ``DynamicsNode``).
+    The node's robot descriptions, loaded off the executor's thread (a collaborator).
 
-    Uses the node's ``params``, ``_robot``, ``_set_robot``, ``_enabled``, ``_pub``, ``_swap``,
-    ``_stats``, ``_log_line`` and ``callback_failed``; owns ``_loading`` (held while a
-    description loads), ``_pending_lock``, ``_pending_description`` (XML, source) and
-    ``_loader`` (the loader thread), and sets ``_rejected`` (why the last description was
-    rejected, or "").
+    ``params``: the node's parameters; ``logger``: its logger; ``stats``: its counters
+    (``descriptions_rejected``); ``log_line(key, text, period, level=...)``: its throttled
+    log (``skips.Skips.log_line``); ``on_error(where, exc)``: its count of callback errors;
+    ``wrenches``: its ``WrenchInputs`` (their links must be in the model); ``robots``: its
+    ``robot.RobotSwap``. Owns ``loading`` (held while a description loads), the pending
+    description (XML, source) and the loader thread, and ``rejected`` (why the last
+    description was rejected, or "").
     """
 
-    def _init_description(self):
-        self._loading = threading.Lock()
+    def __init__(self, params, logger, stats, log_line, on_error, wrenches, robots):
+        self.params = params
+        self.logger = logger
+        self.stats = stats
+        self.log_line = log_line
+        self.on_error = on_error
+        self.wrenches = wrenches
+        self.robots = robots
+        self.loading = threading.Lock()
         self._pending_lock = threading.Lock()
-        self._pending_description = None
+        self._pending = None
         self._loader = None
-        self._rejected = ""                   # why the last description was rejected
+        self.rejected = ""                    # why the last description was rejected
 
-    def _on_description(self, msg):
-        self._submit_description(msg.data, f"topic {self.params['robot_description_topic']}")
+    def on_description(self, msg):
+        """Take a description from the ``robot_description`` topic."""
+        self.submit(msg.data, f"topic {self.params['robot_description_topic']}")
 
-    def _submit_description(self, xml, source):
+    def submit(self, xml, source):
+        """Load ``xml`` from ``source`` on the loader thread (the latest one wins)."""
         # parsing and warming up take milliseconds: one loader thread does it off the
         # executor thread, so ticks of the current model go on meanwhile; when descriptions
         # come faster than they load, the latest one wins
         with self._pending_lock:
-            self._pending_description = (xml, source)
+            self._pending = (xml, source)
             if self._loader is None or not self._loader.is_alive():
                 self._loader = threading.Thread(target=self._load_pending, daemon=True)
                 self._loader.start()
@@ -57,19 +67,20 @@ class DescriptionSource:
     def _load_pending(self):
         while True:
             with self._pending_lock:
-                pending, self._pending_description = self._pending_description, None
+                pending, self._pending = self._pending, None
                 if pending is None:
                     self._loader = None
                     return
             xml, source = pending
             try:
-                self._load_description(xml, source)
+                self.load(xml, source)
             except Exception as exc:              # the loader thread goes on with the next
-                self.callback_failed("robot_description", exc)
+                self.on_error("robot_description", exc)
 
-    def _load_description(self, xml, source):
-        with self._loading:
-            current = self._robot
+    def load(self, xml, source):
+        """Load ``xml`` from ``source`` now, or reject it (the previous model runs on)."""
+        with self.loading:
+            current = self.robots.current()
             if current is not None and current.xml == xml:
                 return
             kept = f"; keeping model {current.model.name!r}" if current else ""
@@ -78,18 +89,7 @@ class DescriptionSource:
                 self._reject(f"rejected robot description from {source}: {why}{kept}", why)
                 return
             try:
-                model = rbd_ros.load_model(xml_text(xml),
-                                           floating_base=self.params["floating_base"],
-                                           mimic=self.params["mimic_joints"],
-                                           strict_inertia=self.params["strict_inertia"],
-                                           on_warning=self._load_warning,
-                                           limits=description_limits(self.params))
-                self._wrenches.check_links(model)     # ValueError: rejected, as unmodelable
-                joints = self._joint_model(model, xml)
-                with compile_notice(self.get_logger(), "of the enabled outputs", report=True):
-                    warm_up(model, tick_calls(self._enabled, joints), joints)
-                    if self._wrenches:     # the ticks' fext kernel (own arrays: ticks may run)
-                        wrench.fext(model, model.neutral(), [])
+                model, joints = self._model(xml)
             except Exception as exc:   # any failure keeps the previous model running
                 reason = one_line(exc, 300) + parameter_hint(exc, self.params)
                 self._reject(f"rejected robot description from {source} ({len(xml)} "
@@ -98,67 +98,84 @@ class DescriptionSource:
             self._install(model, xml, current, source, joints)
             self._warm_services(model)
 
+    def _model(self, xml):
+        """Return the model of ``xml`` and its joint parameters, its tick kernels warm."""
+        p = self.params
+        model = rbd_ros.load_model(xml_text(xml), floating_base=p["floating_base"],
+                                   mimic=p["mimic_joints"], strict_inertia=p["strict_inertia"],
+                                   on_warning=self._load_warning,
+                                   limits=description_limits(p))
+        self.wrenches.check_links(model)     # ValueError: rejected, as unmodelable
+        joints = self.robots.joint_model(model, xml)
+        with compile_notice(self.logger, "of the enabled outputs", report=True):
+            warm_up(model, tick_calls(self.robots.topics.enabled, joints), joints)
+            if self.wrenches:     # the ticks' fext kernel (own arrays: ticks may run)
+                wrench.fext(model, model.neutral(), [])
+        return model, joints
+
     def _warm_services(self, model):
         # the services' kernels, once the outputs flow, off the start-up path: a first
         # request after an install would otherwise wait for their compile
         def warm():
             try:
-                with compile_notice(self.get_logger(), "of the services"):
+                with compile_notice(self.logger, "of the services"):
                     warm_up(model)
             except Exception as exc:
-                self.callback_failed("warm-up", exc)
+                self.on_error("warm-up", exc)
         threading.Thread(target=warm, daemon=True, name="rbd_warm_up").start()
 
     def _load_warning(self, text):
         # on the ROS log (/rosout), not Python's warnings (stderr, once per process)
-        self.get_logger().warning("robot description: " + one_line(text, 600))
+        self.logger.warning("robot description: " + one_line(text, 600))
 
     def _reject(self, text, reason):
         # once per reason: a description re-sent (latched, or every few seconds by a
         # misconfigured publisher) does not repeat its line; another reason is logged
-        self._stats["descriptions_rejected"] += 1
-        self._rejected = reason
-        self._log_line("description: " + reason, text, math.inf, level="error")
+        self.stats["descriptions_rejected"] += 1
+        self.rejected = reason
+        self.log_line("description: " + reason, text, math.inf, level="error")
 
     def waiting_for_model(self):
         """Say why there is no model yet: waiting, or the last description's rejection."""
-        if not self._rejected:
+        if not self.rejected:
             return "waiting for robot_description"
-        return f"the last robot description was rejected: {self._rejected}"
-
-    def _joint_model(self, model, xml):
-        """
-        Return the joint parameters of ``model`` (``rbd_ros.actuation.load``), or None.
-
-        From ``joint_parameters_file`` (read at start-up) or, with ``urdf_joint_dynamics``,
-        the description's ``<dynamics>``; ValueError naming the parameter when they do not
-        fit the model (a joint it lacks, a negative damping): the description is rejected.
-        """
-        try:
-            return actuation.load(model, xml_text(xml), self._joint_text,
-                                  self.params["urdf_joint_dynamics"])
-        except ValueError as exc:
-            which = "joint_parameters_file" if self._joint_text else "urdf_joint_dynamics"
-            raise ValueError(f"{which}: {exc}") from None
+        return f"the last robot description was rejected: {self.rejected}"
 
     def _install(self, model, xml, current, source, joints=None):
-        # under _swap: a parameter change (gravity, outputs) rebuilds the robot there too
-        with self._swap:
+        # under the swap's lock: a parameter change (gravity, outputs) rebuilds the robot
+        # there too
+        with self.robots.lock:
             model = model.with_gravity(self.params["gravity"])
-            robot = Robot(model, xml, self._enabled, self._pub, joints=joints)
+            robot = self.robots.build(model, xml, joints=joints)
             if current is not None and current.model.floating_base and model.floating_base:
-                robot.keep_base_state(self._robot)
-            self._set_robot(robot)                # the swap: one reference assignment
-            self._rejected = ""
+                robot.keep_base_state(self.robots.current())
+            self.robots.install(robot)            # the swap: one reference assignment
+            self.rejected = ""
         slow = robot.slow_encoders()
         if slow:
-            self.get_logger().warning(f"outputs {sorted(slow)} are published as messages, "
-                                      f"not pre-serialized (slower): {slow}")
-        self.get_logger().info(one_line(
+            self.logger.warning(f"outputs {sorted(slow)} are published as messages, "
+                                f"not pre-serialized (slower): {slow}")
+        self.logger.info(one_line(
             f"model {model.name!r} from {source}: {model.nbodies} bodies, nq={model.nq}, "
             f"nv={model.nv}, {'floating' if model.floating_base else 'fixed'} base"
             + (f"; joint parameters {sorted(joints.params.values)} in every output"
                if joints is not None else "")))
+
+
+def joint_model(model, xml, joint_text, params):
+    """
+    Return the joint parameters of ``model`` (``rbd_ros.actuation.load``), or None.
+
+    From ``joint_parameters_file`` (``joint_text``, read at start-up) or, with the parameter
+    ``urdf_joint_dynamics`` of ``params``, the description's ``<dynamics>``; ValueError
+    naming the parameter when they do not fit the model (a joint it lacks, a negative
+    damping): the description is rejected.
+    """
+    try:
+        return actuation.load(model, xml_text(xml), joint_text, params["urdf_joint_dynamics"])
+    except ValueError as exc:
+        which = "joint_parameters_file" if joint_text else "urdf_joint_dynamics"
+        raise ValueError(f"{which}: {exc}") from None
 
 
 def parameter_hint(exc, params):

@@ -22,9 +22,8 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
 Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
   ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
   (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, ~/retime_trajectory
-  (``retime_service``), served by a child process
-  (``planner_process``; parameter planner_process false: a thread); ~/set_payload
-  (``payload``).
+  (``retime_service``), served by a child process (``planner.process``; parameter
+  planner_process false: a thread); ~/set_payload, ~/estimate_payload (same names).
 
 Every output is stamped with the stamp of the joint_states message it was computed from
 (one that is zero, invalid or far in the future: with the node's clock instead, counted).
@@ -33,12 +32,10 @@ core error, a result that is not finite) publishes nothing and says why (throttl
 node keeps running. Every callback has a boundary: an unexpected exception is logged
 (throttled, bounded) and counted in /diagnostics, never the end of the node.
 """
+import functools
 import gc
 import time
-from collections import deque
 
-import numpy as np
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -46,24 +43,26 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from . import conversions, parameters, spin_node
-from .. import actuation, cdr, outputs
+from .. import actuation, outputs
 from ..cdr import JointStateDecoder
 from ..coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
-from .description import DescriptionSource
-from .contact import ObservingNode, create_reset_service
-from .health import LOST, PLANNER_EXITS, WARN, Health
-from .live import LiveParameters
-from .losses import LostMessageCounting
-from .reporting import (Throttle, Window, guarded, guarded_service, latency_values,
-                        names_excerpt, one_line)
-from .robot import publish
-from .skips import SKIP_TEXTS, SkipReporting
+from .contact import ObserverTicks, create_reset_service
+from .description import DescriptionLoader, joint_model
+from .diagnostics import DiagnosticsReport
+from .health import LOST, PLANNER_EXITS
+from .auxiliary_inputs import AuxiliaryInputs
+from .lost_messages import LostMessageCounter
+from .output_topics import OutputTopics, missing_interfaces_text
+from .parameter_updates import OUTPUT_PARAMETERS, ParameterUpdates, Timers
+from .reporting import guard_services, guarded, names_excerpt, one_line
+from .robot import RobotSwap, publish
+from .skips import SKIP_TEXTS, Skips
 from .services import create_services
-from .payload import create_payload_service
-from .payload_estimation import create_estimate_payload_service, record
-from .planner_process import PlannerProcess
-from .planner_worker import PlannerWorker
+from .set_payload import create_payload_service
+from .estimate_payload import PayloadSamples, create_estimate_payload_service
+from .planner.process import PlannerProcess
+from .planner.worker import PlannerWorker
 from .trajectories import create_trajectory_services
 from .wrenches import WrenchInputs
 
@@ -88,54 +87,98 @@ STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
          "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
          "wrenches_refused", PLANNER_EXITS, LOST)
-RATES = ("joint_states", "odometry")
 
 
-class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipReporting,
-                   ObservingNode, Node):
-    """The node; ``main()`` runs it. Tests create it in-process with parameter overrides."""
+class DynamicsNode(Node):
+    """
+    The node; ``main()`` runs it. Tests create it in-process with parameter overrides.
+
+    One rclpy node holding its collaborators, each given what it needs: the parameters
+    (``parameter_updates``), the output topics, the robot swap (``robot``), the robot
+    descriptions (``description``), the skips (``skips``), the lost-message count
+    (``lost_messages``), the observer (``contact``), /diagnostics (``diagnostics``). The node
+    turns messages into arrays, schedules the ticks and wires the callbacks.
+    """
 
     def __init__(self, node_name="rbd_dynamics", **kwargs):
         super().__init__(node_name, **kwargs)
-        self._guard_rclpy_services()
-        p = self._declare_parameters()           # ValueError for a bad value: early
-        self._rule = parameters.tick_rule(p)
-        self._joint_text = parameters.joint_parameters_text(p)   # or ValueError: no start
-        self._interfaces = rbd_msg is not None
-        if rbd_msg is None:
-            custom = sorted(set(parameters.enabled_outputs(p))
-                            - set(parameters.enabled_outputs(p, interfaces=False)))
-            self.get_logger().warning(
-                "rbd_ros_interfaces is not installed: services are off, and so are the "
-                f"outputs {custom} (only ~/torques and /diagnostics are published). Build it "
-                "with scripts/build_interfaces.py or colcon (see README).")
+        # rclpy's own services of the node (parameters, type description) get the boundary
+        guard_services(self.services, self.callback_failed)
+        self._stats = dict.fromkeys(STATS, 0)
         self._robot = None                        # a Robot, replaced atomically
         self._planner = self._planner_process = None
-        self._wrenches = WrenchInputs(p["wrench_topics"], p["world_frame"])
-        self._init_description()
-        self._stats = dict.fromkeys(STATS, 0)
-        self._skip_reasons = {}                    # text -> count (the first 32 texts)
-        self._skip_counts = {}                     # SKIP_TEXTS key -> count, for /diagnostics
-        self._last_skip = ""
-        self._rejected = ""                        # why the last description was rejected
-        self._health = Health()
-        self._init_lost_messages()
-        self._throttle = Throttle()
-        self._window = Window()
-        self._latency = deque(maxlen=5000)        # seconds, compute + publish, per tick
-        self._last_computed_update = -1
+        self._parameter_updates = ParameterUpdates(
+            self, self.current_robot, self._apply_parameters, self.callback_failed)  # ValueError
+        p = self.params = self._parameter_updates.values
+        self._joint_text = self._parameter_updates.joint_text
+        self._rule = parameters.tick_rule(p)
+        self._interfaces = rbd_msg is not None
+        if rbd_msg is None:
+            self.get_logger().warning(missing_interfaces_text(p))
+        self._wire(p)
         self._create_topics(p)
         if p["robot_description"]:
-            self._load_description(p["robot_description"], "the robot_description parameter")
+            self._descriptions.load(p["robot_description"], "the robot_description parameter")
         else:
             self.create_subscription(String, p["robot_description_topic"],
-                                     self._guarded(self._on_description), DESCRIPTION_QOS)
+                                     self._guarded(self._descriptions.on_description),
+                                     DESCRIPTION_QOS)
             self.get_logger().info(f"waiting for the URDF on {p['robot_description_topic']}")
         if rbd_srv is not None and p["planner_process"]:
             # last: a node that fails to start leaves no child; it starts in the background
             self._planner_process = PlannerProcess(self)
             if self._robot is not None:
                 self._planner_process.robot_changed(self._robot)
+
+    def _wire(self, p):
+        """Create the collaborators, each given what it uses."""
+        logger = self.get_logger()
+        self._wrenches = WrenchInputs(p["wrench_topics"], p["world_frame"])
+        self._skips = Skips(logger, self._stats, p, self._wrenches)
+        self._skip_counts = self._skips.counts        # the collaborators' state the tests read
+        self._skip_reasons = self._skips.reasons
+        self._losses = LostMessageCounter(self, self._stats, self._skips.warn, self._guarded)
+        self._on_message_lost = self._losses.on_message_lost
+        self._timer_set = Timers(self, self._guarded)
+        self._live_timers = self._timer_set.timers
+        self._topics = OutputTopics(self, self._interfaces)
+        self._pub = self._topics.publishers
+        self._robots = RobotSwap(self.current_robot, self._set_robot, self._topics, p,
+                                 functools.partial(joint_model, joint_text=self._joint_text,
+                                                   params=p))
+        self._descriptions = DescriptionLoader(p, logger, self._stats, self._skips.log_line,
+                                               self.callback_failed, self._wrenches,
+                                               self._robots)
+        self._loading = self._descriptions.loading
+        self._inputs = AuxiliaryInputs(self.current_robot, self._stats, self._skips)
+        self._observer = ObserverTicks(p, self._skips, logger, self._pub)
+        self._payload_samples = PayloadSamples() if rbd_srv is not None else None
+        self._diagnostics = DiagnosticsReport(self, self._stats, self._skips, self._losses,
+                                              self._wrenches)
+        self._window = self._diagnostics.window
+        self._latency = self._diagnostics.latency
+        self._last_computed_update = -1
+
+    def current_robot(self):
+        """Return the robot the node computes with (None before a model)."""
+        return self._robot
+
+    @property
+    def _last_skip(self):
+        return self._skips.last
+
+    @property
+    def _rejected(self):
+        return self._descriptions.rejected
+
+    @property
+    def outputs(self):
+        """Output name -> whether it is published (``output_topics.OutputTopics``)."""
+        return self._topics.switches
+
+    def waiting_for_model(self):
+        """Say why there is no model yet: waiting, or the last description's rejection."""
+        return self._descriptions.waiting_for_model()
 
     def _create_topics(self, p):
         self._set_outputs()                       # only the enabled outputs are advertised
@@ -144,32 +187,27 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             if not p["planner_process"]:          # else started last, in __init__
                 self._planner = PlannerWorker(self.get_logger())
                 create_trajectory_services(self, rbd_srv, self._planner)
-            create_payload_service(self, rbd_srv)
-            create_estimate_payload_service(self, rbd_srv)
+            create_payload_service(self, rbd_srv, self._robots)
+            create_estimate_payload_service(self, rbd_srv, self._robots,
+                                            self._payload_samples)
         create_reset_service(self)
-        self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
         self._joint_state_decoder = JointStateDecoder()
-        self._best_effort_subscription(JointState, p["joint_states_topic"],
-                                       self._guarded(self._on_joint_states), STATE_QOS, raw=True)
+        subscribe = self._losses.subscribe
+        subscribe(JointState, p["joint_states_topic"], self._guarded(self._on_joint_states),
+                  STATE_QOS, raw=True)
         if p["floating_base"]:
             if Odometry is None:
                 raise RuntimeError("floating_base needs nav_msgs (pip: ros-jazzy-nav-msgs)")
-            self._odometry_fallback = conversions.odometry_deserializer()
-            self._best_effort_subscription(Odometry, p["odometry_topic"],
-                                           self._guarded(self._on_odometry),
-                                           qos_profile_sensor_data, raw=True)
+            subscribe(Odometry, p["odometry_topic"], self._guarded(self._inputs.on_odometry),
+                      qos_profile_sensor_data, raw=True)
         if p["acceleration_topic"]:
             if rbd_msg is None:
                 raise RuntimeError("acceleration_topic needs rbd_ros_interfaces")
-            self._best_effort_subscription(rbd_msg.JointVector, p["acceleration_topic"],
-                                           self._guarded(self._on_commanded_acceleration),
-                                           STATE_QOS)
+            subscribe(rbd_msg.JointVector, p["acceleration_topic"],
+                      self._guarded(self._inputs.on_commanded_acceleration), STATE_QOS)
         self._wrenches.subscribe(self, STATE_QOS, self._guarded)
-        self._set_timer("rate", p["rate_hz"], self._on_timer)
-        if p["diagnostics_period"] > 0:
-            self._set_timer("diagnostics", 1.0 / p["diagnostics_period"],
-                            self._publish_diagnostics)
+        self._set_timers({"rate_hz", "diagnostics_period"})
 
     # set by spin_node when the process ends with the node: its planner child is not waited
     # for (it leaves by itself, within a second and a half), so Ctrl-C ends the node at once
@@ -189,7 +227,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             # first: a request that sees the new robot in this process (its tests do) must
             # find the version bumped, so that the child waits for the robot being sent
             self._planner_process.robot_changed(robot)
-        self._attach_observer(robot)
+        self._observer.attach(robot, self._topics.observing)
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,
@@ -197,37 +235,60 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             # stopped the ticks for 40-80 ms (gc.callbacks in the node, talos at 1 kHz)
             gc.freeze()
 
+    # -- parameters set while the node runs (``parameter_updates``) -------------------------
+    def _apply_parameters(self, changed):
+        """Apply accepted new values ({name: value}, already in ``params``)."""
+        names, p = set(changed), self.params
+        if names & {"max_joint_age", "unknown_velocity"}:
+            self._rule = parameters.tick_rule(p)
+        self._set_timers(names)
+        robot = self._robot
+        if robot is not None and robot.contact is not None:
+            for name in names & {"observer_gain", "collision_thresholds", "max_joint_age"}:
+                robot.contact.set(name, changed[name])        # the state is kept
+        if names & (OUTPUT_PARAMETERS | {"contact_frame"}):
+            self._set_outputs()               # a new robot: its observer restarts
+        elif names & {"gravity", "urdf_joint_dynamics"}:
+            self._robots.rebuild()
+        if changed.get("robot_description"):
+            self._descriptions.submit(changed["robot_description"],
+                                      "the robot_description parameter")
+        self.get_logger().info(f"parameters set: {sorted(names)}")
+
+    def _set_timers(self, names):
+        """Make the timers of the parameters ``names`` again (none at a rate of 0)."""
+        if "rate_hz" in names:
+            self._timer_set.set("rate", self.params["rate_hz"], self._on_timer)
+        if "diagnostics_period" in names:
+            period = self.params["diagnostics_period"]
+            self._timer_set.set("diagnostics", 1.0 / period if period > 0 else 0.0,
+                                self._publish_diagnostics)
+
+    def _set_outputs(self):
+        """Advertise the enabled outputs, rebuild the robot, then drop the unused topics."""
+        self._topics.advertise(self.params)
+        self._robots.rebuild()
+        self._topics.drop_unused()
+
     # -- the boundary of every callback -----------------------------------------------------
     def _guarded(self, callback):
         """Return ``callback`` behind the boundary (``reporting.guarded``)."""
         return guarded(callback, self.callback_failed)
-
-    def _guard_rclpy_services(self):
-        """
-        Give rclpy's own services of the node (parameters, type description) the boundary.
-
-        rclpy's parameter services raise out of their callback for a request with an
-        unknown parameter type (ValueError: "99 is not a valid Parameter.Type"), which ends
-        the executor's spin: here such a request gets an empty response instead.
-        """
-        for service in self.services:
-            service.callback = guarded_service(service.callback, self.callback_failed,
-                                               service.srv_name.rsplit("/", 1)[-1])
 
     def callback_failed(self, where, exc):
         """Count and log (throttled, bounded) an exception out of the callback ``where``."""
         if not self.context.ok():
             return                                # shutting down: publishers may be gone
         self._stats["callback_errors"] += 1
-        self._skip("callback error", where=where,
-                   error=f"{type(exc).__name__}: {one_line(exc, 200)}")
+        self._skips.skip("callback error", where=where,
+                         error=f"{type(exc).__name__}: {one_line(exc, 200)}")
 
     # -- inputs -----------------------------------------------------------------------------
     def _on_joint_states(self, raw):
         self._stats["joint_states"] += 1
         robot = self._robot
         if robot is None:
-            self._skip("no robot model", why=self.waiting_for_model())
+            self._skips.skip("no robot model", why=self.waiting_for_model())
             return
         try:
             names, stamp, position, velocity, effort = conversions.decode_joint_state(
@@ -236,66 +297,29 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
                                                 time.monotonic())
         except ValueError as exc:
             self._stats["bad_messages"] += 1
-            self._skip("malformed", error=one_line(exc, 300))
+            self._skips.skip("malformed", error=one_line(exc, 300))
             return
         if unknown:
-            self._warn(f"joint_states names joints the model does not have: "
-                       f"{names_excerpt(unknown)} (ignored)", 10.0, key="unknown joints")
+            self._skips.warn(f"joint_states names joints the model does not have: "
+                             f"{names_excerpt(unknown)} (ignored)", 10.0, key="unknown joints")
         if robot.cache.disagreement:
-            self._warn(f"joint_states positions of mimic joints disagree with their leaders "
-                       f"by more than {MIMIC_TOLERANCE:g}: {robot.cache.disagreement}; the "
-                       "leaders' positions are used", 10.0, key="mimic disagreement")
+            self._skips.warn(f"joint_states positions of mimic joints disagree with their "
+                             f"leaders by more than {MIMIC_TOLERANCE:g}: "
+                             f"{robot.cache.disagreement}; the leaders' positions are used",
+                             10.0, key="mimic disagreement")
         if not merged:
             self._stats["no_model_joint"] += 1
             return          # nothing new to compute or stamp
-        if getattr(self, "_payload_samples", False) is not False:
-            record(self, robot.cache, stamp)          # ~/estimate_payload's samples
+        if self._payload_samples is not None:
+            self._payload_samples.record(robot.cache, stamp)   # ~/estimate_payload's samples
         if self.params["rate_hz"] <= 0:
             self._tick(robot)
-
-    def _on_odometry(self, raw):
-        self._stats["odometry"] += 1
-        robot = self._robot
-        if robot is None:
-            return
-        try:
-            _, values = cdr.decode_odometry(raw, self._odometry_fallback)
-        except ValueError as exc:
-            self._stats["bad_messages"] += 1
-            self._skip("malformed odometry", error=one_line(exc, 300))
-            return
-        if not outputs.valid_odometry(values):
-            self._skip("invalid odometry")
-            return
-        robot.q[:7] = values[:7]
-        robot.v[:6] = values[7:]                  # Odometry's twist is in the child (base) frame
-        robot.base_received = time.monotonic()
-
-    def _on_commanded_acceleration(self, msg):
-        robot = self._robot
-        if robot is None:
-            return
-        names = list(msg.names)
-        data = conversions.vector(msg.data)
-        if len(names) != len(data) or sorted(names) != sorted(robot.dof_names):
-            self._skip("bad command", count=len(robot.dof_names), names=robot.dof_names[:6])
-            robot.commanded = None
-            return
-        index = {n: k for k, n in enumerate(names)}
-        a = data[[index[n] for n in robot.dof_names]]
-        if not np.all(np.isfinite(a)):
-            self._skip("bad command values")
-            robot.commanded = None
-            return
-        robot.a[:] = a
-        robot.commanded = True
 
     def wrench_refused(self, topic, exc):
         """Count and log (throttled) a measured wrench refused (``wrenches``)."""
         self._stats["wrenches_refused"] += 1
-        self._warn(one_line(SKIP_TEXTS["bad wrench"].format(topic=topic,
-                                                            error=one_line(exc, 200))),
-                   2.0, key="bad wrench")
+        self._skips.warn(one_line(SKIP_TEXTS["bad wrench"].format(
+            topic=topic, error=one_line(exc, 200))), 2.0, key="bad wrench")
 
     def _on_timer(self):
         robot = self._robot
@@ -318,7 +342,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             state.wrench_age = wrenches.age(now)
         reason = self._rule.reason(state)
         if reason is not None:
-            self._skip_tick(robot, reason, now)
+            self._skips.tick(robot, reason, now)
             return
         robot.joint_q[:] = cache.position
         robot.joint_v[:] = cache.velocity
@@ -326,9 +350,9 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             outputs.zero_unknown(robot.joint_v)
         effort_known = bool(outputs.effort_known(cache.effort))
         robot.joint_tau[:] = cache.effort if effort_known else 0.0
-        if not effort_known and self._fd_enabled:
-            self._warn("joint efforts unknown (NaN, inf or absent): forward dynamics outputs "
-                       "are not published", 5.0)
+        if not effort_known and self._topics.forward_enabled:
+            self._skips.warn("joint efforts unknown (NaN, inf or absent): forward dynamics "
+                             "outputs are not published", 5.0)
         call, steps = robot.plans[effort_known]
         try:
             # no finiteness check here: the core raises ValueError for every result that is
@@ -338,14 +362,14 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             results = actuation.compute(robot.joints, call, robot.model, robot.q, robot.v,
                                         robot.a, robot.tau, fext)
         except ValueError as exc:
-            self._skip("refused", error=one_line(exc, 300))
+            self._skips.skip("refused", error=one_line(exc, 300))
             return
         stamp = cache.stamp
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
             stamp = self._replace_stamp(stamp)
         publish(steps, results, stamp)
         if robot.contact is not None:
-            self._observe(robot, effort_known, stamp, fext)
+            self._observer.observe(robot, effort_known, stamp, fext)
         self._stats["published"] += 1
         self._latency.append(time.perf_counter() - t0)
 
@@ -355,43 +379,13 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
         if problem is None:
             return stamp                          # e.g. (0, 5): the first second of sim time
         self._stats["stamps_replaced"] += 1
-        self._warn(f"joint_states stamp {stamp[0]} s {stamp[1]} ns is {problem}: outputs are "
-                   "stamped with the node's clock instead", 10.0, key="stamp")
+        self._skips.warn(f"joint_states stamp {stamp[0]} s {stamp[1]} ns is {problem}: outputs "
+                         "are stamped with the node's clock instead", 10.0, key="stamp")
         return self.get_clock().now().seconds_nanoseconds()
 
-    # -- diagnostics ------------------------------------------------------------------------
     def _publish_diagnostics(self):
-        robot = self._robot
-        status = DiagnosticStatus()
-        status.name = f"{self.get_name()}: dynamics"
-        status.hardware_id = robot.model.name if robot else ""
-        s = self._stats
-        planner = self._planner_process
-        if planner is not None:
-            s[PLANNER_EXITS] = planner.exits
-        level, message = self._health.assess(s, self._skip_counts,
-                                             robot.model.name if robot else None,
-                                             self._rejected, bool(self._enabled),
-                                             planner.problem() if planner else "")
-        collision = robot.contact.diagnostic() if robot and robot.contact else ""
-        if collision:                             # WARN while in collision
-            level, message = max(level, WARN), f"{collision}; {message}"
-        status.level, status.message = bytes([level]), one_line(message)
-        values = {"model": robot.model.name if robot else "",
-                  "nv": robot.model.nv if robot else 0, **s,
-                  **self._window.rates(s, RATES), **latency_values(self._latency)}
-        self._latency.clear()
-        values.update({f"skipped: {key}": n for key, n in self._skip_counts.items()})
-        values["last skip reason"] = self._last_skip[:200]
-        values[LOST] = self._lost.value()
-        values.update(self._wrenches.diagnostics(time.monotonic()))
-        values["planner"] = (planner.state if planner is not None else
-                             "in the node's process" if self._planner is not None else "off")
-        status.values = [KeyValue(key=str(k), value=str(v)) for k, v in values.items()]
-        msg = DiagnosticArray()
-        msg.header.stamp = self.get_clock().now().to_msg()
-        msg.status = [status]
-        self._diag_pub.publish(msg)
+        self._diagnostics.publish(self._robot, self._planner_process, self._planner,
+                                  self._descriptions.rejected, bool(self._topics.enabled))
 
 
 # -- helpers ---------------------------------------------------------------------------------

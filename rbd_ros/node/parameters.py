@@ -8,7 +8,8 @@ the replay tool applies with the same parameters.
 
 Which parameters apply while the node runs, their ranges and choices (:data:`RANGES`,
 :data:`CHOICES`, :data:`READ_ONLY`) and the check of a new value (:func:`problem`) are here
-too; ``live`` turns them into ROS parameter descriptors and applies what may change live.
+too; ``parameter_updates`` turns them into ROS parameter descriptors and applies what may
+change live.
 """
 import math
 

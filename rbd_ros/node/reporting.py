@@ -123,10 +123,10 @@ def guarded(callback, on_error):
     """
     Return ``callback`` behind a boundary: what it raises goes to ``on_error(where, exc)``.
 
-    ``where``: the callback's name without ``_on_``. The wrapper has ``callback``'s signature
-    (rclpy reads it to decide whether to pass message info).
+    ``where``: the callback's name without ``_on_`` (or ``on_``, ``_``). The wrapper has
+    ``callback``'s signature (rclpy reads it to decide whether to pass message info).
     """
-    where = callback.__name__.removeprefix("_on_").removeprefix("_")
+    where = callback.__name__.removeprefix("_").removeprefix("on_")
 
     def boundary(*args):
         try:
@@ -152,6 +152,19 @@ def guarded_service(callback, on_error, where):
             on_error(where, exc)
             return refused_parameters(request, response, exc)
     return boundary
+
+
+def guard_services(services, on_error):
+    """
+    Give rclpy's own ``services`` of a node (parameters, type description) the boundary.
+
+    rclpy's parameter services raise out of their callback for a request with an unknown
+    parameter type (ValueError: "99 is not a valid Parameter.Type"), which ends the
+    executor's spin: here such a request gets an empty response instead.
+    """
+    for service in services:
+        service.callback = guarded_service(service.callback, on_error,
+                                           service.srv_name.rsplit("/", 1)[-1])
 
 
 def refused_parameters(request, response, exc):

@@ -7,6 +7,8 @@ the effort known and one without, the core call and the publish steps
 (``rbd_ros.outputs.computation``). The node swaps a whole Robot when the description
 changes; nothing in one is edited from outside the node's callbacks.
 """
+import threading
+
 import numpy as np
 
 from .. import actuation, outputs
@@ -104,3 +106,60 @@ def publish(steps, results, stamp):
             send(encode(stamp, results[first]))
         else:
             send(encode(stamp, results[first], results[second]))
+
+
+class RobotSwap:
+    """
+    Replace the node's robot by a whole new one, under one lock (a collaborator).
+
+    A robot description, a payload and a parameter change (gravity, outputs, joint dynamics)
+    each build a new :class:`Robot` and swap it in under ``lock``. ``current()``: the
+    node's robot; ``install(robot)``: the node's swap (one reference assignment);
+    ``topics``: the node's ``output_topics.OutputTopics``; ``params``: its parameters;
+    ``joint_model(model, xml)``: the joint parameters of a model (ValueError).
+    """
+
+    def __init__(self, current, install, topics, params, joint_model):
+        self.lock = threading.Lock()
+        self.current = current
+        self.install = install
+        self.topics = topics
+        self.params = params
+        self.joint_model = joint_model
+
+    def build(self, model, xml, payloads=None, joints=None):
+        """Return a :class:`Robot` of ``model`` publishing the enabled outputs."""
+        return Robot(model, xml, self.topics.enabled, self.topics.publishers, payloads, joints)
+
+    def rebuild(self):
+        """Replace the robot by one with the current gravity and outputs, same inputs."""
+        with self.lock:
+            current = self.current()
+            if current is None:
+                return
+            model = current.unloaded.with_gravity(self.params["gravity"])
+            robot = self.build(model, current.xml, current.payloads,
+                               self.joint_model(model, current.xml))
+            robot.take_inputs(current)
+            self.install(robot)
+
+    def with_payload(self, link, payload, no_link):
+        """
+        Swap in the robot with ``payload`` (compact inertia; None clears it) on ``link``.
+
+        Return the payloads now held; ``no_link(current)``: the exception to raise when the
+        model has no ``link`` (nothing is swapped).
+        """
+        with self.lock:
+            current = self.current()
+            if link not in current.model.link_frames:
+                raise no_link(current)
+            payloads = dict(current.payloads)
+            if payload is None:
+                payloads.pop(link, None)
+            else:
+                payloads[link] = payload
+            new = self.build(current.unloaded, current.xml, payloads, current.joints)
+            new.take_inputs(current)
+            self.install(new)                 # the swap: one reference assignment
+        return payloads

@@ -35,7 +35,7 @@ class RequestError(ValueError):
 
 
 def create_services(node, rbd_srv):
-    """Create the five services on ``node`` (whose ``_robot`` is the current robot)."""
+    """Create the five services on ``node`` (whose ``current_robot()`` they answer with)."""
     for name, srv_type, handler in (
             ("inverse_dynamics", rbd_srv.InverseDynamics, inverse_dynamics),
             ("forward_dynamics", rbd_srv.ForwardDynamics, forward_dynamics),
@@ -222,7 +222,7 @@ def _guarded(node, name, handler):
     exception is the node's to count and log (``callback_failed``), and the answer says so.
     """
     def callback(req, resp):
-        robot = node._robot
+        robot = node.current_robot()
         if robot is None:
             resp.success, resp.message = False, "no robot model yet"
             return resp

@@ -39,7 +39,7 @@ def create_trajectory_services(node, rbd_srv, worker):
     """
     Create ``~/trajectory_torques``, ``~/trajectory_forward`` and ``~/retime_trajectory``.
 
-    Computed and answered on ``worker`` (a ``planner_worker.PlannerWorker``): off the
+    Computed and answered on ``worker`` (a ``planner.worker.PlannerWorker``): off the
     executor's thread, so a long request does not hold the ticks.
     """
     from .retime_service import retime_trajectory

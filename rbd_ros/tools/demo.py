@@ -5,7 +5,7 @@ rbd_demo: the dynamics node on a moving robot, with a live report and correctnes
 
 1. starts ``dynamics_node`` (the console script of this virtualenv) as a subprocess, reading
    the URDF from the ``robot_description`` topic;
-2. runs a :class:`~rbd_ros.node.trajectory_source.TrajectorySource` in this process: it
+2. runs a :class:`~rbd_ros.tools.trajectory_source.TrajectorySource` in this process: it
    publishes the URDF and joint states (position, velocity, effort = RNEA of the trajectory's
    acceleration) along a smooth trajectory;
 3. subscribes to the node's outputs and prints, once per second: message rates in and out,
@@ -136,7 +136,7 @@ class Monitor:
 
     def __init__(self, node, source, outputs):
         from diagnostic_msgs.msg import DiagnosticArray
-        from .conversions import message_class
+        from ..node.conversions import message_class
         self.source = source
         self.outputs = outputs
         self.counts = {k: 0 for k in outputs}

@@ -6,9 +6,9 @@ The request names a link of the model (a body, or a link welded to one by fixed 
 payload's mass, centre of mass and inertia about it (``geometry_msgs/Inertia``, in the
 link's frame); a mass of zero clears that link's payload. The node keeps the model without
 payloads (``Robot.unloaded``) and the payloads ({link: compact inertia}), and swaps in a
-whole new :class:`Robot` built from them, as for a new robot description (under ``_swap``:
-one reference assignment), taking over the joint states merged so far: every output and
-service uses the payload from the next tick on, and the model stays immutable
+whole new :class:`Robot` built from them, as for a new robot description
+(``robot.RobotSwap``: one reference assignment), taking over the joint states merged so far:
+every output and service uses the payload from the next tick on, and the model stays immutable
 (``Model.with_payload``). A gravity or output change keeps the payloads; a new robot
 description clears them (its bodies may differ).
 """
@@ -18,46 +18,34 @@ import numpy as np
 
 from rbd_ros import inertia as _inertia
 from .reporting import excerpt, names_excerpt
-from .robot import Robot
 from .services import RequestError, _guarded
 
 
-def create_payload_service(node, rbd_srv):
-    """Create ``~/set_payload`` on ``node`` (a ``DynamicsNode``)."""
-    node.create_service(rbd_srv.SetPayload, "~/set_payload",
-                        _guarded(node, "set_payload", functools.partial(set_payload, node)))
+def create_payload_service(node, rbd_srv, robots):
+    """Create ``~/set_payload`` on ``node`` (a ``DynamicsNode``; ``robots``: its swap)."""
+    node.create_service(rbd_srv.SetPayload, "~/set_payload", _guarded(
+        node, "set_payload", functools.partial(set_payload, robots, node.get_logger())))
 
 
-def set_payload(node, robot, req, resp):
+def set_payload(robots, logger, robot, req, resp):
     """Attach (or clear, mass 0) the payload of ``req.link``; answer the payloads now held."""
-    payloads = install(node, req.link, payload_inertia(req.inertia))
+    payloads = install(robots, req.link, payload_inertia(req.inertia))
     resp.links = sorted(payloads)
     resp.masses = [float(payloads[link][0]) for link in resp.links]
-    node.get_logger().info(f"payloads now: {dict(zip(resp.links, resp.masses))} kg")
+    logger.info(f"payloads now: {dict(zip(resp.links, resp.masses))} kg")
 
 
-def install(node, link, payload):
+def install(robots, link, payload):
     """
     Swap in the robot with ``payload`` (compact inertia; None clears it) on ``link``.
 
-    Return the payloads now held. Under ``node._swap``: one reference assignment
-    (``~/set_payload`` and ``~/estimate_payload`` with ``apply``).
+    Return the payloads now held. ``robots``: the node's ``robot.RobotSwap`` (one reference
+    assignment; ``~/set_payload`` and ``~/estimate_payload`` with ``apply``).
     """
-    with node._swap:
-        current = node._robot
-        if link not in current.model.link_frames:
-            raise RequestError(f"no link {excerpt(link)} in the model (its links: "
-                               f"{names_excerpt(list(current.model.link_frames))})")
-        payloads = dict(current.payloads)
-        if payload is None:
-            payloads.pop(link, None)
-        else:
-            payloads[link] = payload
-        new = Robot(current.unloaded, current.xml, node._enabled, node._pub, payloads,
-                    current.joints)
-        new.take_inputs(current)
-        node._set_robot(new)                  # the swap: one reference assignment
-    return payloads
+    def no_link(current):
+        return RequestError(f"no link {excerpt(link)} in the model (its links: "
+                            f"{names_excerpt(list(current.model.link_frames))})")
+    return robots.with_payload(link, payload, no_link)
 
 
 def payload_inertia(msg):

@@ -27,7 +27,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 import rbd_ros
-from . import conversions, spin_node
+from ..node import conversions, spin_node
 from ..text_files import read_text
 from ..urdf_limits import DEFAULT_LIMITS
 

@@ -9,7 +9,7 @@ differentiates the velocities (Savitzky-Golay, :data:`SG_WINDOW` samples, cubic)
 estimates the payload on ``link`` with everything else known
 (``rbd_ros.payload_identification``: the model without that link's payload, the other
 payloads and the joint parameters included). ``apply`` installs it as ``~/set_payload``
-does (``payload.install``: the same atomic swap). A new robot description (other joints)
+does (``set_payload.install``: the same atomic swap). A new robot description (other joints)
 empties the ring.
 """
 import functools
@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from rbd_ros import payload_identification
-from .payload import install
+from .set_payload import install
 from .reporting import excerpt, one_line, names_excerpt
 
 CAPACITY = 60_000          # samples: one minute at 1 kHz (a 7-joint arm: 10 MB)
@@ -56,31 +56,40 @@ class SampleRing:
             return self.t[keep], self.q[keep], self.v[keep], self.effort[keep]
 
 
-def record(node, cache, stamp):
+class PayloadSamples:
+    """The node's ring of complete joint states (a collaborator): ``ring``, None before one."""
+
+    def __init__(self):
+        self.ring = None
+
+    def record(self, cache, stamp):
+        """
+        Keep the merged joint state (``JointCache``) of a joint_states message in the ring.
+
+        Only a complete one (every position, velocity and effort finite), stamped ``stamp``
+        (sec, nanosec); a cache of other sizes (a new robot) starts a new ring.
+        """
+        q, v, effort = cache.position, cache.velocity, cache.effort
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))
+                and np.all(np.isfinite(effort))):
+            return
+        ring = self.ring
+        if ring is None or ring.q.shape[1] != len(q) or ring.v.shape[1] != len(v):
+            ring = self.ring = SampleRing(len(q), len(v))
+        ring.add(stamp[0] + 1e-9 * stamp[1], q, v, effort)
+
+
+def create_estimate_payload_service(node, rbd_srv, robots, samples):
     """
-    Keep the merged joint state (``JointCache``) of a joint_states message in the ring.
+    Create ``~/estimate_payload`` on ``node`` (a ``DynamicsNode``).
 
-    Only a complete one (every position, velocity and effort finite), stamped ``stamp``
-    (sec, nanosec); a cache of other sizes (a new robot) starts a new ring.
+    ``robots``: its ``robot.RobotSwap``; ``samples``: its :class:`PayloadSamples`.
     """
-    q, v, effort = cache.position, cache.velocity, cache.effort
-    if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))
-            and np.all(np.isfinite(effort))):
-        return
-    ring = node._payload_samples
-    if ring is None or ring.q.shape[1] != len(q) or ring.v.shape[1] != len(v):
-        ring = node._payload_samples = SampleRing(len(q), len(v))
-    ring.add(stamp[0] + 1e-9 * stamp[1], q, v, effort)
-
-
-def create_estimate_payload_service(node, rbd_srv):
-    """Create ``~/estimate_payload`` on ``node`` (a ``DynamicsNode``)."""
-    node._payload_samples = None
-    handler = functools.partial(estimate_payload, node)
+    handler = functools.partial(estimate_payload, robots, samples)
 
     def callback(req, resp):
         resp.ok, resp.message = False, ""
-        robot = node._robot
+        robot = robots.current()
         if robot is None:
             resp.message = "no robot model yet"
             return resp
@@ -96,7 +105,7 @@ def create_estimate_payload_service(node, rbd_srv):
     node.create_service(rbd_srv.EstimatePayload, "~/estimate_payload", callback)
 
 
-def estimate_payload(node, robot, req, resp):
+def estimate_payload(robots, samples, robot, req, resp):
     """Estimate (and with ``apply`` install) the payload of ``req.link``; fill ``resp``."""
     from scipy.signal import savgol_filter
 
@@ -105,7 +114,7 @@ def estimate_payload(node, robot, req, resp):
                          f"{names_excerpt(list(robot.model.link_frames))})")
     if not (np.isfinite(req.window) and req.window > 0):
         raise ValueError(f"window must be a finite number of seconds > 0, got {req.window}")
-    ring = node._payload_samples
+    ring = samples.ring
     t, q, v, effort = ring.last(req.window) if ring is not None else ((),) * 4
     resp.samples = len(t)
     if len(t) < 2 * SG_WINDOW:
@@ -126,5 +135,5 @@ def estimate_payload(node, robot, req, resp):
     if not est.ok:
         raise ValueError(est.message)
     if req.apply:
-        install(node, req.link, est.compact())
+        install(robots, req.link, est.compact())
     resp.ok, resp.message = True, est.message + (" (applied)" if req.apply else "")

@@ -3,9 +3,9 @@ The planner services in a child process: their requests never take the ticks' GI
 
 A 1,000-point talos ``~/trajectory_torques`` request is 1.2 MB: rclpy deserializes it (and
 later serializes its answer) in C code that holds the GIL, on the thread that spins, for
-5-6 ms; no thread of the node's process can avoid that (``planner_worker`` moves only the
-computation off the executor's thread). A process can: the node starts ``planner_child``
-(``python -m rbd_ros.node.planner_child``), whose own rclpy context and node
+5-6 ms; no thread of the node's process can avoid that (``worker`` moves only the
+computation off the executor's thread). A process can: the node starts ``child``
+(``python -m rbd_ros.node.planner.child``), whose own rclpy context and node
 (``<node>_planner``, the node's namespace and ROS domain) create ``~/trajectory_torques``,
 ``~/trajectory_forward`` and ``~/retime_trajectory`` under the node's names (resolved by the
 node, its remappings applied): clients see no change.
@@ -35,7 +35,7 @@ the background (its imports take a second or two of its own CPU; the node's firs
 does not wait for them), in a session of its own (a terminal's Ctrl-C is the node's to
 handle: the node then closes it), and leaves when its socket closes, that is when the node
 closes it (:meth:`PlannerProcess.close`) or the node's process ends in any way, SIGKILL
-included, within 1.5 s whatever it is doing (``planner_child.ParentWatch``: a thread that
+included, within 1.5 s whatever it is doing (``child.ParentWatch``: a thread that
 watches the socket and the parent's pid). A child that exits otherwise is logged, counted
 in /diagnostics (``planner_exits``, the ``planner`` entry) and started again after a
 backoff (:data:`BACKOFF`).
@@ -98,7 +98,7 @@ class PlannerProcess:
     def __init__(self, node):
         self._node = node
         self._logger = node.get_logger()
-        self._command = [sys.executable, "-m", "rbd_ros.node.planner_child",
+        self._command = [sys.executable, "-m", "rbd_ros.node.planner.child",
                          "--name", f"{node.get_name()}_planner",
                          "--namespace", node.get_namespace(),
                          "--domain", str(node.context.get_domain_id()),
@@ -161,7 +161,7 @@ class PlannerProcess:
 
         ``wait`` False (the node's process is ending): the child is told and given
         :data:`EXIT_WAIT`, not waited for: it leaves by itself within its watchdog's
-        ``GRACE`` + ``CLEAN_UP`` (``planner_child.ParentWatch``), whatever it is doing.
+        ``GRACE`` + ``CLEAN_UP`` (``child.ParentWatch``), whatever it is doing.
         """
         with self._lock:
             self._closing.set()
@@ -332,9 +332,15 @@ FASTDDS_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES
 PROFILE_NAME = "fastdds_large_messages.xml"
 
 
+def _package_folder():
+    """Return the folder of the ``rbd_ros`` package this module belongs to."""
+    import rbd_ros
+    return os.path.dirname(os.path.abspath(rbd_ros.__file__))
+
+
 def large_messages_profile():
     """Return the path of ``config/fastdds_large_messages.xml``, or None if not found."""
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    package = _package_folder()
     candidates = [
         os.path.join(os.path.dirname(package), "config", PROFILE_NAME),      # a checkout
         # <prefix>/lib/pythonX.Y/site-packages/rbd_ros: colcon's install space, a venv
@@ -350,7 +356,7 @@ def _child_environment():
     And the large-messages profile, unless the node's environment configures Fast DDS
     itself or runs another RMW.
     """
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    root = os.path.dirname(_package_folder())
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in paths
                                                                 if p != root]))

@@ -2,7 +2,7 @@
 The planner services off the tick path: computed on a thread of their own, answered from it.
 
 The node's fallback (parameter ``planner_process`` false): by default a child process serves
-them (``planner_process``), since what this thread cannot move off the ticks, rclpy's
+them (``process``), since what this thread cannot move off the ticks, rclpy's
 deserialization of the request (below), holds them for milliseconds with a large request.
 
 A 1,000-point ``~/trajectory_torques`` on talos or a rollout with derivatives computes for
