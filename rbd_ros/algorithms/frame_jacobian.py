@@ -9,11 +9,12 @@ the root) and ^0M_f = ^0M_b ^bM_f,
 
     J[:, j] = Ad(^0M_f)⁻¹ S_j   (j ⪯ b),      J[:, j] = 0 otherwise
 
-(Featherstone, RBDA 2008, § 4.1.4: J_b's columns are the supporting joints' subspaces in a
-common frame). Its transpose maps a wrench [f; n] on the frame (at its origin, in its axes)
-to the generalized force τ = Jᵀ [f; n], what the measured-wrench path (``wrench.fext`` then
-RNEA) gives. A coupled model (mimic joints): J_r = J G, column by column through the
-coupling table. A link welded to the world of a fixed base (body -1) has J = 0.
+(a body's Jacobian: the supporting joints' motion subspaces in one frame; Featherstone,
+Rigid Body Dynamics Algorithms, 2008, ch. 4). Its transpose maps a wrench [f; n] on the
+frame (at its origin, in its axes) to the generalized force τ = Jᵀ [f; n], what the
+measured-wrench path (``wrench.fext`` then RNEA) gives. A coupled model (mimic joints):
+J_r = J G, column by column through the coupling table. A link welded to the world of a
+fixed base (body -1) has J = 0.
 """
 import numpy as np
 
