@@ -14,7 +14,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from conftest import require_module
+from helpers import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "doc")
