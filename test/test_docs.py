@@ -106,6 +106,21 @@ def test_readme_is_at_most_150_lines_and_links_into_the_manual():
         assert os.path.exists(os.path.join(ROOT, link)), link
 
 
+def test_the_test_files_the_docs_name_exist():
+    """A test named by its path (``test/...py``) in the README or the manual is where it says."""
+    import glob
+    texts = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "package.xml")] + \
+        glob.glob(os.path.join(DOC, "*.md"))
+    named = set()
+    for path in texts:
+        with open(path, encoding="utf-8") as f:
+            named |= {(os.path.basename(path), p) for p in
+                      re.findall(r"\btest/[\w/]+\.py\b", f.read())}
+    assert named, "the docs name no test file: the pattern no longer matches"
+    missing = sorted(f"{doc}: {p}" for doc, p in named if not os.path.isfile(os.path.join(ROOT, p)))
+    assert not missing, missing
+
+
 def test_versions_agree():
     """package.xml, setup.py, the manual and CHANGELOG.rst's latest heading: one version."""
     package = ET.parse(os.path.join(ROOT, "package.xml")).getroot().findtext("version")

@@ -6,7 +6,7 @@ random and mutated serialized JointState/Odometry into the CDR decoders (only Va
 None for bytes that are not little-endian CDR), and random array inputs into every public
 function (a ValueError, or a finite result). Deterministic and bounded by default (the
 "default" profile in conftest.py: CI runs it); ``pytest --hypothesis-profile=long
-test/test_fuzz.py`` runs a longer, randomized campaign. Random service requests to a running
+test/core/test_fuzz.py`` runs a longer, randomized campaign. Random service requests to a running
 node: ``test_fuzz_services.py``.
 """
 import os
