@@ -7,7 +7,7 @@ nodes on a background thread, publishers for every input and subscriptions to ev
 output. Nothing here sleeps for a fixed long time: waits poll a condition until a deadline.
 
 ROS_DOMAIN_ID / ROS_AUTOMATIC_DISCOVERY_RANGE must be set before the first Context is
-initialised; ``test_node.py`` does that at import.
+initialised; this folder's conftest.py does that before any test module is imported.
 """
 import contextlib
 import itertools
