@@ -11,9 +11,9 @@ rclpy's ``Node`` (``_parameters``, ``_timers``: what rclpy's own code reads).
 import ast
 import pathlib
 
-from conftest import require_module
+from helpers import require_module
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 NODE = ROOT / "rbd_ros" / "node"
 
 
