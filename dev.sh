@@ -2,7 +2,8 @@
 # Developer entry point. Every command first makes sure the virtualenv is ready.
 #   ./dev.sh demo    set up, then run the main job: rbd_demo (the dynamics node on the bundled
 #                    arm, live report; args go to rbd_demo, e.g. --duration 30 --all-outputs)
-#   ./dev.sh test    set up, then run the whole test suite
+#   ./dev.sh test    set up, then run the whole test suite (args go to pytest, e.g. test/core:
+#                    the tests that need no ROS; test/node, test/replay: the node's, the replay's)
 #   ./dev.sh bench   set up, then run the core benchmark against Pinocchio on all robots
 #   ./dev.sh docs    set up, then build the manual (doc/) into doc/_build/html, warnings as
 #                    errors (sphinx-build -W -n), offline

@@ -1,36 +1,47 @@
 """
-Shared fixtures of the rbd_ros test suite (the robot set lives in ``oracle.py``).
+The rules of the whole rbd_ros test suite; the helpers tests import are in ``helpers.py``.
 
-The suite has two layers:
+The tests are in folders by the layer they test, each with a conftest of its own:
 
-* the core layer (self-consistency: identities such as M M⁻¹ = I and ABA(RNEA(a)) = a, finite
-  differences, hand computations, error paths) needs only numpy, numba and rbd_ros, plus the
-  ``example-robot-data`` data package for its URDFs (panda, ur5, hyq, talos);
-* the oracle layer compares with Pinocchio (``pin`` on PyPI): its tests carry the
-  ``pinocchio`` marker (given explicitly, or by using the ``pin`` fixture), so
-  ``pytest -m pinocchio`` and ``pytest -m "not pinocchio"`` run one layer each.
+* ``core/``: the model, the algorithms, batch, rollout, wrenches, identification, retiming,
+  the URDF reader and its fuzzing. No ROS: ``pytest test/core`` runs wherever numpy, numba,
+  rbd_ros and the test extras are installed (``test_core_without_ros.py`` checks it);
+* ``node/``: everything that starts rclpy (DDS on loopback), the node's processes, its
+  launch file and the ``ros2`` command line; ``node/conftest.py`` checks the ROS
+  environment once for the folder;
+* ``replay/``: the rosbag replay and its fleet (Dask) runs;
+* here, at the root: checks of the project as a whole (flake8, pydocstyle, the manual, the
+  examples, package.xml, the README's commands, a colcon workspace) and the modules every
+  layer shares (``helpers.py``, ``oracle.py`` the robot set and Pinocchio, ``corpus.py``,
+  ``mimic_oracle.py``, ``contact_sim.py``, ``messages.py``, ``ros_cli.py``).
 
-A missing Pinocchio or example-robot-data skips the tests that need it, except when the
-environment variable ``CI`` is ``true``: there it fails them, since a skipped oracle test in
-CI is no coverage. The same holds for every skip (issue 28): under ``CI=true`` a skipped
-test, or a module skipped at collection (``pytest.importorskip("rclpy")`` without ROS, the
-ROS command-line tools missing), fails the run unless ``CI_ALLOWED_SKIPS`` lists it with its
-reason. Without ``CI`` they skip, so ``pytest test/`` runs what it can without ROS.
+Test files are imported by basename (pytest's default "prepend" import mode, no
+``__init__.py``): a basename must be unique across the folders (pytest refuses a second one).
+This folder and ``core/`` are put on sys.path here, so a test of any layer imports the shared
+modules (``import oracle``) and the core tests' oracles (``from test_retime import ...``);
+``node/`` and ``replay/`` are on it only once pytest imports a test of theirs.
+
+Comparisons with Pinocchio (``pin`` on PyPI) carry the ``pinocchio`` marker (given
+explicitly, or by using the ``pin`` fixture), so ``pytest -m pinocchio`` and ``pytest -m
+"not pinocchio"`` run one kind each. A missing Pinocchio or example-robot-data skips the tests
+that need it, except when the environment variable ``CI`` is ``true``: there it fails them,
+since a skipped oracle test in CI is no coverage. The same holds for every skip (issue 28):
+under ``CI=true`` a skipped test, or a module skipped at collection (a missing ROS
+environment in ``node/``, the ROS command-line tools missing), fails the run unless
+``CI_ALLOWED_SKIPS`` lists it with its reason. Without ``CI`` they skip, so ``pytest test/``
+runs what it can without ROS.
 """
-import functools
-import importlib
 import os
-import random
 import sys
-import threading
 
 import pytest
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+TEST_DIR = os.path.dirname(os.path.abspath(__file__))
+for _folder in (os.path.join(TEST_DIR, "core"), TEST_DIR):
+    if _folder not in sys.path:
+        sys.path.insert(0, _folder)
 
-from oracle import (BAD_DIR, BUNDLED_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS,  # noqa: E402,F401
-                    FIXED_ROBOTS, FLOATING_ROBOTS, ROBOT_NAMES, ROBOTS, URDF_DIR, Robot,
-                    assert_close, available, has_mimic, load_quietly, rel_err, strip_mimic)
+from helpers import IN_CI, require_module  # noqa: E402
 
 
 def _hide_the_interfaces_source():
@@ -64,106 +75,11 @@ class _InterfacesNotBuilt:
 
 _hide_the_interfaces_source()
 
-IN_CI = os.environ.get("CI", "").lower() == "true"
-"""True where a missing test dependency must fail the tests that need it (CI=true)."""
-
-SEEDS = (0, 1, 2, 3, 4)
-
 CI_ALLOWED_SKIPS = {
     # "test_file.py" (the whole module) or "test_file.py::test_name" (every parametrization
     # of it): the reason that test may skip in CI. Keep it empty: a skip in CI is no coverage.
 }
 """The skips CI (CI=true) accepts, with their reasons; any other skip there fails the run."""
-
-
-def run_threads(work, n):
-    """
-    Run ``work(k)`` for k in range(n) on n threads started together; return their results.
-
-    An exception in a worker is raised here (the first, saying how many raised): a bare
-    ``threading.Thread`` would only print it as a warning, and the test would pass.
-    """
-    results, errors = [None] * n, []
-    barrier = threading.Barrier(n)
-
-    def run(k):
-        try:
-            barrier.wait(timeout=60)
-            results[k] = work(k)
-        except BaseException as exc:     # noqa: B902 -- every failure goes to the test
-            errors.append((k, exc))
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    if errors:
-        k, exc = errors[0]
-        raise AssertionError(f"{len(errors)} of {n} threads raised; thread {k}: "
-                             f"{exc!r}") from exc
-    return results
-
-
-def ros_domain_id():
-    """
-    Return this test process's ROS_DOMAIN_ID (a string), drawn from 101-200 unless set.
-
-    The node tests set it likewise at import, before rclpy starts; a test that starts ROS
-    processes gives them this one, so parallel runs (each its own domain) do not mix.
-    """
-    return os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(101, 200)))
-
-
-def missing(what):
-    """Skip the running test for lack of ``what``; in CI (CI=true) fail it instead."""
-    if IN_CI:
-        pytest.fail(f"{what} is not installed, and CI=true: a test that needs it must run "
-                    f"there, not skip (pip install -e '.[test]')", pytrace=False)
-    pytest.skip(f"{what} is not installed")
-
-
-def require_module(module, distribution):
-    """Import ``module``; skip (fail in CI) when it cannot be imported."""
-    try:
-        return importlib.import_module(module)
-    except ImportError:
-        missing(f"{distribution} (import {module})")
-
-
-def robot_path(name):
-    """Return the URDF of the robot ``name``; skip (fail in CI) without example-robot-data."""
-    if not available(name):
-        missing("example-robot-data")
-    return ROBOTS[name][0]
-
-
-def example_robot_data_robots():
-    """
-    Return the example-robot-data robots that are installed: all of them, or none.
-
-    With none it fails the test in CI; elsewhere the caller checks the robots it has.
-    """
-    if ERD is None:
-        if IN_CI:
-            missing("example-robot-data")
-        return ()
-    return EXAMPLE_ROBOT_DATA_ROBOTS
-
-
-@functools.lru_cache(maxsize=None)
-def _robot(name):
-    return Robot(name)
-
-
-def get_robot(name):
-    """
-    Return the :class:`oracle.Robot` ``name`` (cached).
-
-    Its Pinocchio side is built only when a test uses it, which only tests marked
-    ``pinocchio`` may do.
-    """
-    robot_path(name)
-    return _robot(name)
 
 
 @pytest.fixture(scope="session")
@@ -181,18 +97,6 @@ def _oracle_layer(request):
     """
     if request.node.get_closest_marker("pinocchio") is not None:
         request.getfixturevalue("pin")
-
-
-@pytest.fixture(params=ROBOT_NAMES)
-def robot(request):
-    """Every robot of the set (its Pinocchio side is built only if a test uses it)."""
-    return get_robot(request.param)
-
-
-@pytest.fixture(params=FLOATING_ROBOTS)
-def floating_robot(request):
-    """Every floating-base robot of the set."""
-    return get_robot(request.param)
 
 
 def pytest_configure(config):
@@ -244,11 +148,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.pinocchio)
 
 
-# Hypothesis (the fuzz suite, test/test_fuzz.py): deterministic and bounded by default (CI);
-# `pytest --hypothesis-profile=long test/test_fuzz.py` for a longer, randomized campaign.
+# Hypothesis (the fuzz suites: core/test_fuzz*.py, node/test_fuzz_services.py): deterministic
+# and bounded by default (CI); `pytest --hypothesis-profile=long test/core/test_fuzz.py` for a
+# longer, randomized campaign.
 try:
     from hypothesis import HealthCheck, settings
-except ImportError:      # test_fuzz.py skips (fails in CI) without it
+except ImportError:      # the fuzz tests skip (fail in CI) without it
     pass
 else:
     settings.register_profile("default", derandomize=True, max_examples=60, deadline=None,

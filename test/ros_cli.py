@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from conftest import missing
+from helpers import missing
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-from conftest import require_module
+from helpers import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "doc")
@@ -104,6 +104,21 @@ def test_readme_is_at_most_150_lines_and_links_into_the_manual():
     assert len(text.splitlines()) <= 150
     for link in re.findall(r"\]\((doc/[^)#]+)", text):
         assert os.path.exists(os.path.join(ROOT, link)), link
+
+
+def test_the_test_files_the_docs_name_exist():
+    """A test named by its path (``test/...py``) in the README or the manual is where it says."""
+    import glob
+    texts = [os.path.join(ROOT, "README.md"), os.path.join(ROOT, "package.xml")] + \
+        glob.glob(os.path.join(DOC, "*.md"))
+    named = set()
+    for path in texts:
+        with open(path, encoding="utf-8") as f:
+            named |= {(os.path.basename(path), p) for p in
+                      re.findall(r"\btest/[\w/]+\.py\b", f.read())}
+    assert named, "the docs name no test file: the pattern no longer matches"
+    missing = sorted(f"{doc}: {p}" for doc, p in named if not os.path.isfile(os.path.join(ROOT, p)))
+    assert not missing, missing
 
 
 def test_versions_agree():

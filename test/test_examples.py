@@ -17,7 +17,7 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import require_module
+from helpers import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import require_module
+from helpers import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -24,7 +24,7 @@ KEYS = {"numpy": "python3-numpy", "numba": "python3-numba", "scipy": "python3-sc
 # the repository's own modules: the package, its entry, the tests' and scripts' modules
 OURS = {"rbd_ros", "rbd_ros_entry"} | {
     os.path.basename(p)[:-3] for folder in ("test", "scripts", "bench")
-    for p in glob.glob(os.path.join(ROOT, folder, "*.py"))}
+    for p in glob.glob(os.path.join(ROOT, folder, "**", "*.py"), recursive=True)}
 
 
 def imported(paths):
@@ -78,7 +78,7 @@ def test_runtime_imports_are_exec_depends():
 
 
 def test_test_imports_are_declared():
-    modules = imported(glob.glob(os.path.join(ROOT, "test", "*.py")))
+    modules = imported(glob.glob(os.path.join(ROOT, "test", "**", "*.py"), recursive=True))
     depends, comments = package_xml()
     keys = depends["exec_depend"] + depends["test_depend"]
     assert_declared(modules, keys, comments)

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from conftest import require_module
+from helpers import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 AMENT_PEP257_IGNORE = ("D100", "D101", "D102", "D103", "D104", "D105", "D106", "D107",

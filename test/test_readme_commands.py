@@ -61,7 +61,7 @@ def test_readme_demo_command_runs_and_checks_itself():
     import subprocess
     import sys
 
-    from conftest import ros_domain_id
+    from helpers import ros_domain_id
     with open(os.path.join(ros_cli.ROOT, "README.md"), encoding="utf-8") as f:
         assert "./dev.sh demo" in f.read()
     env = dict(os.environ, RBD_VENV=sys.prefix, ROS_DOMAIN_ID=ros_domain_id(),

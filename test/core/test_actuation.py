@@ -1,0 +1,85 @@
+"""
+The outputs with joint friction, rotor inertia and offset (rbd_ros.actuation), in the core.
+
+Oracles: Pinocchio's RNEA and CRBA with the per-joint terms added by the formulas written
+here (τ = ID + Ia a + Fv v + Fc tanh(v/ε) + τ0), the identity that the torque of the
+acceleration computed is the effort given, and central finite differences of that
+acceleration. With measured wrenches (``fext``) too, since the node passes them through.
+"""
+import numpy as np
+import pytest
+
+from helpers import assert_close, get_robot
+import rbd_ros
+from rbd_ros import actuation
+from rbd_ros.joint_friction import JointParameters
+
+EPS = 0.05
+
+
+def _parameters(model, rng):
+    n = len(model.joint_names)
+    values = {"armature": rng.uniform(0.05, 0.5, n), "viscous": rng.uniform(0.1, 2.0, n),
+              "coulomb": rng.uniform(0.1, 1.0, n), "offset": rng.normal(scale=0.3, size=n)}
+    return JointParameters(tuple(model.joint_names), values, EPS)
+
+
+def _by_hand(params, nbase, v, a):
+    """Ia a + Fv v + Fc tanh(v/ε) + τ0 on every dof (zero on a floating base's six)."""
+    x = {k: np.r_[np.zeros(nbase), params.values[k]] for k in params.values}
+    return (x["armature"] * a + x["viscous"] * v + x["coulomb"] * np.tanh(v / EPS)
+            + x["offset"])
+
+
+def _setup(name, seed):
+    robot = get_robot(name)
+    m = robot.model
+    rng = np.random.default_rng(seed)
+    params = _parameters(m, rng)
+    act = actuation.Actuation(params, m.nv_base)
+    q, v, a, tau, fext = robot.random_state(seed)
+    return robot, m, params, act, q, v, a, tau, fext
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("name", ["arm7", "quadruped"])
+def test_actuated_outputs_match_pinocchio_with_wrenches(pin, name):
+    robot, m, params, act, q, v, a, tau, fext = _setup(name, 3)
+    nbase = m.nv_base
+    res = actuation.compute(act, "compute_all", m, q, v, a, tau, fext)
+    qp, vp, fp = robot.q_to_pin(q), robot.v_to_pin(v), robot.fext_to_pin(fext)
+    rigid = robot.v_from_pin(pin.rnea(robot.pm, robot.pd, qp, vp, robot.v_to_pin(a), fp))
+    assert_close(res["tau"], rigid + _by_hand(params, nbase, v, a), 1e-10, "torques")
+    M = robot.matrix_from_pin(pin.crba(robot.pm, robot.pd, qp))
+    M = np.triu(M) + np.triu(M, 1).T
+    D = np.diag(np.r_[np.zeros(nbase), params.values["armature"]])
+    assert_close(res["Minv"], np.linalg.inv(M + D), 1e-9, "(M + diag Ia)⁻¹")
+    # q̈ is the acceleration at which the motors' torque is the effort given
+    qdd = res["qdd"]
+    rigid = robot.v_from_pin(pin.rnea(robot.pm, robot.pd, qp, vp, robot.v_to_pin(qdd), fp))
+    assert_close(rigid + _by_hand(params, nbase, v, qdd), tau, 1e-9, "ID(FD(τ)) = τ")
+    # the wrenches matter here (the test is not vacuous)
+    without = actuation.compute(act, "compute_all", m, q, v, a, tau)
+    assert not np.allclose(without["qdd"], qdd)
+
+
+@pytest.mark.parametrize("name", ["arm7", "quadruped"])
+def test_actuated_forward_derivatives_match_finite_differences(name):
+    robot, m, params, act, q, v, a, tau, fext = _setup(name, 5)
+    res = actuation.compute(act, "compute_all", m, q, v, a, tau, fext)
+
+    def qdd(q_, v_):
+        return actuation.compute(act, "compute_all", m, q_, v_, a, tau, fext)["qdd"]
+    h = 1e-6
+    dq = np.empty((m.nv, m.nv))
+    dv = np.empty((m.nv, m.nv))
+    for k in range(m.nv):
+        e = np.zeros(m.nv)
+        e[k] = h
+        dq[:, k] = (qdd(rbd_ros.integrate(m, q, e), v)
+                    - qdd(rbd_ros.integrate(m, q, -e), v)) / (2 * h)
+        dv[:, k] = (qdd(q, v + e) - qdd(q, v - e)) / (2 * h)
+    scale = 1.0 + np.abs(dq).max()
+    assert np.abs(res["dqdd_dq"] - dq).max() < 1e-5 * scale
+    scale = 1.0 + np.abs(dv).max()
+    assert np.abs(res["dqdd_dv"] - dv).max() < 1e-5 * scale

@@ -1,0 +1,163 @@
+"""
+Kernels compile at their first call, for their one declared signature (``rbd_ros._jit``).
+
+Issue 14's cold start: ``import rbd_ros`` used to compile (or load) every kernel. Now the
+import compiles nothing; a kernel's first call compiles exactly its declared signature; a call
+with other argument types raises TypeError and compiles nothing new (the public wrappers
+convert and call again: the same answers as for exact arrays).
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import rbd_ros
+from rbd_ros import _jit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def test_import_compiles_nothing(tmp_path):
+    # then a kernel's first call, straight from Python: its own return value (the status)
+    script = ("import rbd_ros, os, numpy as np\n"
+              "from rbd_ros import _jit\n"
+              "assert len(_jit.KERNELS) > 20, len(_jit.KERNELS)\n"
+              "print(sum(len(k.overloads) for k in _jit.KERNELS))\n"
+              "print(sum(len(f) for _, _, f in os.walk(_jit.cache_dir())))\n"
+              "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
+              "kernel = rbd_ros.algorithms.finite_differences.integrate_kernel\n"
+              "out = np.empty(m.nq)\n"
+              "print(kernel(m.packed, m.neutral(), np.ones(m.nv), out), out[0])\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    overloads, files, status, first = done.stdout.split()
+    assert (overloads, files) == ("0", "0"), done.stdout        # no overload, no cache file
+    assert status == "0" and float(first) == 1.0, done.stdout    # q = 0 ⊕ 1 for revolutes
+
+
+def test_first_call_compiles_the_declared_signature_only():
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    q, v = model.neutral(), np.linspace(-1, 1, model.nv)
+    exact = rbd_ros.rnea(model, q, v, v)
+    kernel = rbd_ros.algorithms.rnea.rnea_kernel
+    assert list(kernel.overloads) == [kernel.declared.args] and not kernel._can_compile
+    # other types: the wrapper's conversion, the same numbers, still one overload
+    as_lists = rbd_ros.rnea(model, list(q), list(v), tuple(v))
+    np.testing.assert_array_equal(as_lists, exact)
+    strided = np.repeat(v, 2)[::2]
+    np.testing.assert_array_equal(rbd_ros.rnea(model, q, strided, v), exact)
+    assert len(kernel.overloads) == 1
+
+
+FIRST_CALLS_FROM_THREADS = """
+import json, threading
+import numpy as np, rbd_ros
+kernel = rbd_ros.algorithms.finite_differences.integrate_kernel
+model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+q, dv = np.linspace(-1, 1, model.nq), np.linspace(0.5, -0.5, model.nv)
+before = len(kernel.overloads)
+barrier, results, errors = threading.Barrier(8), [], []
+def call():
+    try:
+        barrier.wait(timeout=60)
+        results.append(rbd_ros.integrate(model, q, dv).tolist())
+    except Exception as exc:
+        errors.append(repr(exc))
+threads = [threading.Thread(target=call) for _ in range(8)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps({"before": before, "overloads": len(kernel.overloads), "errors": errors,
+                  "hits": sum(kernel.stats.cache_hits.values()),
+                  "misses": sum(kernel.stats.cache_misses.values()),
+                  "results": results, "expected": (q + dv).tolist()}))
+"""
+
+
+def test_first_calls_from_threads_compile_once(tmp_path):
+    # 8 threads make the first call of a kernel at once, in a fresh process with an empty
+    # cache (so it is a real first compile, whatever ran before): one compile, 8 answers
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, "-c", FIRST_CALLS_FROM_THREADS], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["errors"] == [], out["errors"]
+    assert (out["before"], out["overloads"]) == (0, 1), out
+    assert (out["hits"], out["misses"]) == (0, 1), out            # compiled, once
+    assert len(out["results"]) == 8
+    for result in out["results"]:                 # arm7's joints are revolute: q ⊕ dv = q + dv
+        np.testing.assert_allclose(result, out["expected"], rtol=0, atol=1e-15)
+
+
+def test_every_kernel_is_a_first_call_dispatcher():
+    assert all(isinstance(k, _jit.FirstCallDispatcher) and k.declared is not None
+               for k in _jit.KERNELS)
+    names = [k.py_func.__name__ for k in _jit.KERNELS]
+    assert len(names) == len(set(names)), "two kernels of one name: warm_cache's progress"
+
+
+def _first_call_in_copy(package_copy, cache):
+    """Call one kernel from a copy of the package; return (cache hits, cache files after)."""
+    script = ("import os, numpy as np, rbd_ros\n"
+              "from rbd_ros import _jit\n"
+              "assert rbd_ros.__file__.startswith(os.environ['EXPECT']), rbd_ros.__file__\n"
+              "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
+              "kernel = rbd_ros.algorithms.finite_differences.integrate_kernel\n"
+              "kernel(m.packed, m.neutral(), np.ones(m.nv), np.empty(m.nq))\n"
+              "print(sum(kernel.stats.cache_hits.values()),\n"
+              "      sum(len(f) for _, _, f in os.walk(_jit.cache_dir())))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache), PYTHONPATH=str(package_copy),
+               EXPECT=str(package_copy))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=300, cwd=str(package_copy))
+    assert done.returncode == 0, done.stderr[-2000:]
+    hits, files = done.stdout.split()
+    return int(hits), int(files)
+
+
+def test_the_same_sources_at_another_path_load_from_the_cache(tmp_path):
+    # a colcon install space or a second clone: same kernel sources, another path
+    import shutil
+    cache = tmp_path / "cache"
+    for copy in ("first", "second"):
+        shutil.copytree(os.path.join(ROOT, "rbd_ros"), tmp_path / copy / "rbd_ros",
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    hits, files = _first_call_in_copy(tmp_path / "first", cache)
+    assert hits == 0 and files > 0                  # compiled, written
+    hits, files_after = _first_call_in_copy(tmp_path / "second", cache)
+    assert hits == 1 and files_after == files       # loaded, nothing new written
+
+
+def test_warm_cache_removes_only_stale_versions_of_its_own_layout(tmp_path, monkeypatch):
+    import time
+    from rbd_ros import warm_cache
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    root = _jit.cache_dir()
+    month_ago = time.time() - (warm_cache.STALE_DAYS + 1) * 86400
+    names = {"v-0123456789abcdef": month_ago, "v-fedcba9876543210": time.time(),
+             "algorithms_" + "a" * 40: month_ago, "specialized": month_ago,
+             os.path.basename(_jit.version_cache_dir()): month_ago}
+    for name, stamp in names.items():
+        os.makedirs(os.path.join(root, name))
+        with open(os.path.join(root, name, "index"), "w") as f:
+            f.write("x")
+        for path in (os.path.join(root, name, "index"), os.path.join(root, name)):
+            os.utime(path, (stamp, stamp))
+    old_marker = os.path.join(root, "warm-0123456789abcdef")
+    open(old_marker, "w").close()
+    os.utime(old_marker, (month_ago, month_ago))
+    removed = warm_cache.prune_stale_versions()
+    assert sorted(removed) == sorted(["v-0123456789abcdef", "algorithms_" + "a" * 40,
+                                      "warm-0123456789abcdef"])
+    left = set(os.listdir(root))
+    # the current version (however old), a recent other version, what is not ours: kept
+    assert left == {"v-fedcba9876543210", "specialized",
+                    os.path.basename(_jit.version_cache_dir())}
