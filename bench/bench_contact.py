@@ -4,8 +4,11 @@ Contact awareness in the core: the Coriolis matrix and the momentum observer per
 
 Side by side in one run: ``rbd_ros.coriolis_matrix`` and Pinocchio's
 ``computeCoriolisMatrix`` (per call from Python, best of 5, µs), the batch form per state,
-and the observer's cost per sample: ``MomentumObserver.step`` (the node's path: one sample
-per call) and ``contact.observe`` over 1000 samples (the replay's), next to
+the frame Jacobian of the robot's last link (``algorithms.frame_jacobian`` and Pinocchio's
+``computeFrameJacobian``, LOCAL), and the observer's cost per sample:
+``MomentumObserver.step`` (the node's path: one sample per call), the same with the contact
+wrench at the last link computed in the same call (``frame=``: the node's tick with
+``contact_frame``) and ``contact.observe`` over 1000 samples (the replay's), next to
 ``rbd_ros.rnea`` for scale (a tick of ``~/torques`` costs about one RNEA).
 
     python bench/bench_contact.py [--calls 5000]
@@ -24,6 +27,7 @@ from oracle import Robot, available  # noqa: E402  (puts the checkout on sys.pat
 
 import rbd_ros  # noqa: E402
 from rbd_ros import contact  # noqa: E402
+from rbd_ros.algorithms.frame_jacobian import frame_jacobian  # noqa: E402
 
 NSTATES = 50
 ROBOTS = ("arm7", "panda", "hyq", "talos")
@@ -35,7 +39,8 @@ def main():
     args = parser.parse_args()
     print(f"load: {open('/proc/loadavg').read().split()[:3]}")
     print(f"{'robot':8} {'nv':>3} | {'C ours':>8} {'C pin':>8} {'C batch':>8} | "
-          f"{'obs step':>9} {'obs array':>9} {'rnea':>7}   (µs)")
+          f"{'J ours':>7} {'J pin':>7} | {'obs step':>9} {'+ wrench':>9} {'obs array':>9} "
+          f"{'rnea':>7}   (µs)")
     for name in ROBOTS:
         if not available(name):
             continue
@@ -58,6 +63,15 @@ def main():
         clock = iter(np.arange(10 ** 7) * 1e-3)
         step = per_call_us(lambda q, v: observer.step(next(clock), q, v, tau), states,
                            args.calls)
+        link = [k for k, (body, _, _) in m.link_frames.items() if body >= 0][-1]
+        jac = per_call_us(lambda q, v: frame_jacobian(m, q, link), states, args.calls)
+        frame = robot.pm.getFrameId(link, pin.BODY)
+        jac_pin = per_call_us(lambda q, v: pin.computeFrameJacobian(robot.pm, robot.pd, q, frame,
+                                                                    pin.LOCAL),
+                              pstates, args.calls)
+        observer = contact.MomentumObserver(m, 100.0, frame=link)
+        wrench = per_call_us(lambda q, v: observer.step(next(clock), q, v, tau), states,
+                             args.calls)
         t = np.arange(len(Q)) * 1e-3
         taus = np.zeros_like(V)
         contact.observe(m, t[:10], Q[:10], V[:10], taus[:10], 100.0)
@@ -67,7 +81,7 @@ def main():
         zero = np.zeros(m.nv)
         rnea = per_call_us(lambda q, v: rbd_ros.rnea(m, q, v, zero), states, args.calls)
         print(f"{name:8} {m.nv:3d} | {ours:8.2f} {theirs:8.2f} {batch:8.2f} | "
-              f"{step:9.2f} {array:9.2f} {rnea:7.2f}")
+              f"{jac:7.2f} {jac_pin:7.2f} | {step:9.2f} {wrench:9.2f} {array:9.2f} {rnea:7.2f}")
 
 
 if __name__ == "__main__":

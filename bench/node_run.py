@@ -220,6 +220,10 @@ def start_node(args, tree, outputs):
     for k in outputs:                   # the contact wrench is on where a frame is named
         cmd += ["-p", f"contact_frame:={args.contact_frame}" if k == "contact_wrench"
                 else f"publish_{k}:=true"]
+    from rbd_ros.outputs import NAMES as DYNAMICS_OUTPUTS
+    for k in DYNAMICS_OUTPUTS:          # those on by default, off unless named
+        if k not in outputs:
+            cmd += ["-p", f"publish_{k}:=false"]
     node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             env=tree.env(), cwd=tempfile.gettempdir(), start_new_session=True)
     return node, log

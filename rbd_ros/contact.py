@@ -16,7 +16,8 @@ external wrench on the base coordinates.
 :func:`isolate` flags a collision where |r| exceeds its thresholds and names the link: the
 contact is on the links the most distal such joint moves (the survey's isolation rule), the
 isolated link being that joint's child. :func:`contact_wrench` gives the wrench at a link's
-frame that explains r, F̂ = (J_linkᵀ)⁺ r.
+frame that explains r, F̂ = (J_linkᵀ)⁺ r; :class:`MomentumObserver` given a ``frame`` computes
+it in the same compiled call as r (the node's tick: one call).
 """
 from collections import namedtuple
 
@@ -24,8 +25,9 @@ import numpy as np
 
 from . import _checks, wrench
 from .actuation import Actuation
+from .algorithms.contact_wrench import RANK_SCALE, RCOND, contact_wrench_kernel
+from .algorithms.frame_jacobian import frame_jacobian
 from .algorithms.momentum_observer import momentum_observer_kernel
-from .algorithms.rnea import rnea
 from .joint_friction import JointParameters
 from .model import Data
 
@@ -71,14 +73,17 @@ class MomentumObserver:
     :class:`~rbd_ros.actuation.Actuation` (or ``JointParameters``) whose armature, friction
     and offsets the robot has (None: none); ``max_gap`` (s): a sample more than that after
     the last one restarts it (so does a stamp not after the last one). :meth:`step` returns
-    r; :attr:`restarted` says whether that sample (re)started it (then r = 0).
+    r; :attr:`restarted` says whether that sample (re)started it (then r = 0). ``frame``: a
+    link (``model.link_frames``) whose contact wrench (:func:`contact_wrench`) each step
+    computes too, in the same compiled call: :attr:`wrench` and :attr:`wrench_refusal`
+    (None when it was had); :meth:`set_frame` changes it.
 
     Times are float seconds; :meth:`seconds` turns ROS stamps (sec, nanosec) into them,
     relative to the first stamp it saw since the start or :meth:`reset`: an absolute stamp
     (~1.7e9 s) has a float spacing of 2.4e-7 s, which would change r by ~3e-4 N·m at 1 kHz.
     """
 
-    def __init__(self, model, gain, joint_parameters=None, max_gap=np.inf):
+    def __init__(self, model, gain, joint_parameters=None, max_gap=np.inf, frame=None):
         self.model = model
         self.joint, eps = _joint_table(model, joint_parameters)
         if not max_gap > 0:
@@ -87,17 +92,29 @@ class MomentumObserver:
         self.settings[0], self.settings[1] = eps, max_gap
         self.set_gain(gain)
         data = Data(model)          # its own workspace: no call races it
-        self._scratch = (model.packed, _coupling_table(model), data.body, data.dof,
-                         data.body_matrix, data.full_q, data.full_v, data.full_matrices)
+        nvf = model.nv_full
+        self._scratch = (model.packed, _coupling_table(model), data.body, data.full_q,
+                         np.zeros((4, nvf)))
         self.state = np.zeros(3 + 5 * model.nv)
         self._v = np.zeros(5 * model.nv)
-        self._matrices = np.empty((2, model.nv, model.nv))
-        self._one = (np.empty((1, model.nv)), np.zeros(1, np.int64), np.zeros(1, np.int64))
+        self._jacobian = (np.zeros((6, model.nv)), np.zeros((model.nv + 2, 7)))
+        self._one = (np.empty((1, model.nv)), np.zeros(1, np.int64), np.zeros(1, np.int64),
+                     np.zeros((1, 6)), np.zeros(1, np.int64))
         self._no_fext = np.zeros((1, 0, 6))
         self._inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
                         np.empty((1, model.nv)))
         self.restarted = False
         self.origin = None            # the stamp (sec, nanosec) that :meth:`seconds` counts from
+        self.wrench, self.wrench_refusal = None, None
+        self.set_frame(frame)
+
+    def set_frame(self, frame):
+        """Set the link whose contact wrench each step computes (None or "": none)."""
+        if not frame:
+            self.frame, self._frame = None, (-1, np.zeros(12))
+            return
+        bodies, placements = wrench.link_table(self.model, [frame])
+        self.frame, self._frame = frame, (int(bodies[0]), placements[0])
 
     @property
     def gain(self):
@@ -121,6 +138,11 @@ class MomentumObserver:
         the same stamps give the same floats one at a time (the node) or all at once (the
         replay), and shifting every stamp by a constant changes nothing.
         """
+        if type(sec) is int and type(nanosec) is int and self.origin is not None:
+            # one stamp (the node's tick): int64 arithmetic, one conversion, as below
+            elapsed = (sec - self.origin[0]) * 1_000_000_000 + (nanosec - self.origin[1])
+            if -2 ** 63 <= elapsed < 2 ** 63:
+                return np.float64(float(elapsed) * 1e-9)
         sec, nanosec = np.asarray(sec, np.int64), np.asarray(nanosec, np.int64)
         if self.origin is None:
             if sec.size == 0:
@@ -135,7 +157,7 @@ class MomentumObserver:
 
         A bad sample raises ValueError naming the argument; the state is then unchanged.
         """
-        r, restarted, status = self._one
+        r, restarted, status, w, rank = self._one
         fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
         inputs = self._inputs
         if _fits(q, inputs[1]) and _fits(v, inputs[2]) and _fits(tau, inputs[3]) and \
@@ -145,16 +167,28 @@ class MomentumObserver:
         else:                        # anything else: converted (and named when it cannot be)
             arrays = (_checks.matrix([t], "t", 1), _row(q, "q"), _row(v, "v"),
                       _row(tau, "tau"))
-        self._run(*arrays, fext, r, restarted, status)
+        self._run(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
             values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
                                       values)
         self.restarted = bool(restarted[0])
+        if self.frame is not None:
+            self.wrench_refusal = wrench_refusal(self.frame, int(rank[0]))
+            self.wrench = None if self.wrench_refusal else w[0].copy()
         return r[0].copy()
 
     def run(self, t, q, v, tau, fext=None):
         """Step over N samples: return (r (N, nv), restarted (N,) bool, status (N,) int)."""
+        return self.run_with_wrench(t, q, v, tau, fext)[:3]
+
+    def run_with_wrench(self, t, q, v, tau, fext=None):
+        """
+        Step over N samples: :meth:`run`'s (r, restarted, status), then wrench, rank.
+
+        wrench (N, 6) at the ``frame`` (zeros where none), rank (N,) its rank status
+        (:func:`wrench_refusal`; -1: the sample refused); (0, 6) and (0,) without a frame.
+        """
         t = _checks.matrix(t, "t", 1)
         n = t.shape[0]
         pairs = ((q, "q"), (v, "v"), (tau, "tau"))
@@ -167,25 +201,32 @@ class MomentumObserver:
             raise ValueError(f"fext has {fext.shape[0]} samples, t has {n}")
         r = np.empty((n, self.model.nv))
         restarted, status = np.zeros(n, np.int64), np.zeros(n, np.int64)
+        w = np.zeros((n if self.frame else 0, 6))
+        rank = np.full(len(w), -1, np.int64)
         if n:
-            self._run(t, q, v, tau, fext, r, restarted, status)
-        return r, restarted.astype(bool), status
+            self._run(t, q, v, tau, fext, r, restarted, status, w, rank)
+        return r, restarted.astype(bool), status, w, rank
 
-    def _run(self, t, q, v, tau, fext, r, restarted, status):
+    def _run(self, t, q, v, tau, fext, r, restarted, status, w, rank):
         nq, nv = self.model.nq, self.model.nv
         if q.shape[1] != nq or v.shape[1] != nv or tau.shape[1] != nv:
             bad = next(k for k, (x, n) in enumerate(((q, nq), (v, nv), (tau, nv)))
                        if x.shape[1] != n)
             status[:] = (bad + 1) * 4 + 1
             r[:] = self.state[3 + 3 * nv:3 + 4 * nv]
+            rank[:] = -1
             return
         if fext.shape[1] not in (0, self.model.nbodies) or fext.shape[2] != 6:
             status[:] = 4 * 4 + 1
             r[:] = self.state[3 + 3 * nv:3 + 4 * nv]
+            rank[:] = -1
             return
-        momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
-                                 self._v, t, q, v, tau, fext, self._matrices, r, restarted,
-                                 status)
+        if self.frame is None:
+            w, rank = w[:0], rank[:0]
+        if momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
+                                    self._v, t, q, v, tau, fext, *self._frame,
+                                    *self._jacobian, r, w, rank, restarted, status) < 0:
+            raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
 
 
 def _fits(x, row):
@@ -301,44 +342,48 @@ def frame_problem(model, link):
 
 
 def link_jacobian_transpose(model, q, link):
-    """
-    Return Jᵀ (nv × 6) of ``link``'s frame at q.
-
-    τ = Jᵀ [f; n] for a wrench on the link given at its frame's origin in its axes, column by
-    column through the measured-wrench path: Jᵀ e_k = g − RNEA(q, 0, 0, fext(e_k)).
-    """
-    zeros = np.zeros(model.nv)
-    g = rnea(model, q, zeros, zeros)
-    JT = np.empty((model.nv, 6))
-    for k in range(6):
-        unit = np.zeros(6)
-        unit[k] = 1.0
-        JT[:, k] = g - rnea(model, q, zeros, zeros, wrench.fext(model, q, [(link, "link",
-                                                                            unit)]))
-    return JT
+    """Return Jᵀ (nv × 6) of ``link``'s frame at q: τ = Jᵀ [f; n] for a wrench at its origin."""
+    return frame_jacobian(model, q, link).T
 
 
-def contact_wrench(model, q, r, link, force_only=False, rcond=1e-9):
+def wrench_refusal(link, rank):
+    """Say why the contact wrench at ``link`` was not had, from its rank status, or None."""
+    rank6, rank3 = rank % RANK_SCALE, rank // RANK_SCALE
+    if rank < 0:
+        return "the observer refused the sample"
+    if rank6 == 6 or rank3 == 3:
+        return None
+    if rank < RANK_SCALE:
+        return (f"the contact wrench at {link!r} needs 6 independent directions, its chain "
+                f"gives {rank6} (fewer than 6 dof, or a singular pose): estimate the force "
+                "only (force_only, contact at the frame's origin)")
+    return (f"the contact force at {link!r} needs 3 independent directions, its chain gives "
+            f"{rank3}")
+
+
+def contact_wrench(model, q, r, link, force_only=False, rcond=RCOND):
     """
     Return F̂ = [f; n] (6) at ``link``'s frame origin in its axes: (J_linkᵀ)⁺ r, least squares.
 
     It needs six independent directions of the link's motion (six dof in its chain): with
     fewer, a ValueError says so, unless ``force_only``: the contact is then taken as a pure
-    force at the frame's origin (n = 0), f = (J_vᵀ)⁺ r, which needs three.
+    force at the frame's origin (n = 0), f = (J_vᵀ)⁺ r, which needs three. One compiled
+    call (``algorithms/contact_wrench.py``: the frame's Jacobian, a pivoted QR).
     """
-    JT = link_jacobian_transpose(model, q, link)
+    bodies, placements = wrench.link_table(model, [link])
+    q = _checks.matrix(q, "q", 1)
     r = _checks.matrix(r, "r", 1)
     if r.shape != (model.nv,):
         raise ValueError(f"r must have {model.nv} entries, got {r.shape[0]}")
-    rank = np.linalg.matrix_rank(JT, tol=rcond * max(1.0, np.abs(JT).max()))
-    if rank == 6:
-        return np.linalg.lstsq(JT, r, rcond=None)[0]
-    if not force_only:
-        raise ValueError(f"the contact wrench at {link!r} needs 6 independent directions, its "
-                         f"chain gives {rank} (fewer than 6 dof): estimate the force only "
-                         "(force_only, contact at the frame's origin)")
-    rank_force = np.linalg.matrix_rank(JT[:, :3], tol=rcond * max(1.0, np.abs(JT).max()))
-    if rank_force < 3:
-        raise ValueError(f"the contact force at {link!r} needs 3 independent directions, its "
-                         f"chain gives {rank_force}")
-    return np.r_[np.linalg.lstsq(JT[:, :3], r, rcond=None)[0], np.zeros(3)]
+    data = model.data
+    out, rank = np.zeros(6), np.zeros(1, np.int64)
+    status = contact_wrench_kernel(model.packed, _coupling_table(model), data.body,
+                                   data.full_q, q, int(bodies[0]), placements[0], r,
+                                   int(bool(force_only)), float(rcond), np.zeros((6, model.nv)),
+                                   np.zeros((model.nv + 2, 7)), out, rank)
+    if status:
+        raise _checks.input_error("contact_wrench", status, model, ("q", "r"), (q, r))
+    why = wrench_refusal(link, int(rank[0]))
+    if why:
+        raise ValueError(why)
+    return out

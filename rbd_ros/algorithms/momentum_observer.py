@@ -9,7 +9,9 @@ measured wrenches. The momentum p = (M + D) v has ṗ = Ṁ v + (M + D) q̈ and 
     ṗ = u + τ_ext,   u = τ_m + Cᵀ v − (g − τ_w) − f(v),
 
 and r = K [p − p(0) − ∫ (u + r) ds] obeys ṙ = K (τ_ext − r): τ_ext through a first-order
-filter of bandwidth K (per dof, 1/s), no acceleration needed. g − τ_w = RNEA(q, 0, 0, fext).
+filter of bandwidth K (per dof, 1/s), no acceleration needed. g − τ_w = RNEA(q, 0, 0, fext);
+p, Cᵀ v and g − τ_w come from one O(n) pass (``momentum_terms``: neither M nor C is formed),
+and the contact wrench of each r, when asked, from the same call (``contact_wrench``).
 
 Discretization, between stamps t_{k-1} and t_k (h = t_k − t_{k-1}, the actual one, and
 h' = t_{k-1} − t_{k-2}): s = p − ∫u has Δs_k = p_k − p_{k-1} − U_k, with U_k the integral
@@ -36,11 +38,13 @@ u_{k-1}, u_{k-2}, r_{k-1}, p_{k-2} (nv each)].
 import math
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, i64_1d, int64, kernel
-from .common import NOT_FINITE, NOT_FINITE_RESULT, check_vector
-from .coriolis import coriolis_kernel, coupled_coriolis_kernel
-from .coupled import coupled_crba_kernel, coupled_rnea_kernel
-from .crba import crba_kernel
-from .rnea import rnea_kernel
+from .common import (NOT_FINITE, NOT_FINITE_RESULT, check_configuration, check_forces,
+                     check_vector, model_sizes)
+from .contact_wrench import RCOND, contact_wrench_solve
+from .frame_jacobian import frame_jacobian_pass, frame_status, placement_tuple
+from .joints import IDENTITY_SE3
+from .mimic import reduced_sizes
+from .momentum_terms import momentum_terms
 
 # rows of the joint-parameter table (4, nv)
 ARMATURE, VISCOUS, COULOMB, OFFSET = range(4)
@@ -50,59 +54,61 @@ S_STARTED, S_TIME, S_STEP, S_REST = 0, 1, 2, 3
 BAD_STAMP = 5 * 4 + NOT_FINITE
 
 
-@helper
-def dynamics_terms(packed, table, ws, dws, bws, qf, VF, MF, q, v, fext, zeros, M, C, gw):
-    """M(q), C(q, v) and g − τ_w = RNEA(q, 0, 0, fext) of one sample; return a status."""
-    if table.shape[0] == 0:
-        status = crba_kernel(packed, ws, q, M)
-        status = status or coriolis_kernel(packed, ws, dws, bws, q, v, C)
-        return status or rnea_kernel(packed, ws, q, zeros, zeros, fext, gw)
-    status = coupled_crba_kernel(packed, table, ws, qf, MF, q, M)
-    status = status or coupled_coriolis_kernel(packed, table, ws, dws, bws, qf, VF, MF, q, v, C)
-    return status or coupled_rnea_kernel(packed, table, ws, qf, VF, q, zeros, zeros, fext, gw)
-
-
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_1d, f64_2d, f64_3d,
-              f64_2d, f64_1d, f64_1d, f64_1d, f64_1d, f64_2d, f64_2d, f64_2d, f64_3d,
-              f64_3d, f64_2d, i64_1d, i64_1d))
-def momentum_observer_kernel(packed, table, ws, dws, bws, qf, VF, MF, joint, epsilon_gain_gap,
-                             state, scratch_v, t, q, v, tau, fext, M, r, restarted, status):
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_2d, f64_1d, f64_1d, f64_1d,
+              f64_1d, f64_2d, f64_2d, f64_2d, f64_3d, int64, f64_1d, f64_2d, f64_2d, f64_2d,
+              f64_2d, i64_1d, i64_1d, i64_1d))
+def momentum_observer_kernel(packed, table, ws, qf, VF, joint, epsilon_gain_gap, state,
+                             scratch_v, t, q, v, tau, fext, frame_body, frame_placement, J, A,
+                             r, wrench, wrench_rank, restarted, status):
     """
     Step the observer over the N samples (t[k], q[k], v[k], tau[k], fext[k]); r (N, nv) out.
 
+    ``table``: the coupling table ((0, 3): none), ``qf``, ``VF`` (4, nv_full) its scratch;
     ``joint`` (4, nv): armature, viscous, Coulomb, offset; ``epsilon_gain_gap``: [ε,
-    max_gap, K (nv)]; ``scratch_v`` (5 nv): zeros, p, u, g − τ_w, Cᵀ v workspace;
-    ``M`` (2, nv, nv): M and C. ``restarted[k]`` = 1 where sample k (re)started it;
-    ``status[k]`` nonzero where sample k was refused. Returns the number of samples refused.
+    max_gap, K (nv)]; ``scratch_v`` (5 nv): M v, Cᵀ v, g − τ_w, p, u. ``restarted[k]`` = 1
+    where sample k (re)started it; ``status[k]`` nonzero where sample k was refused.
+    ``wrench`` (N, 6) or (0, 6): the contact wrench of each r at the frame
+    ``frame_placement`` (^bM_f, 12) on ``frame_body`` (``contact_wrench``; J (6, nv) and
+    A (nv + 2, 7) scratch), ``wrench_rank[k]`` its rank status (-1: sample refused).
+    Returns the number of samples refused, or -1 for a frame that does not fit.
     """
     nv = joint.shape[1]
     eps, max_gap = epsilon_gain_gap[0], epsilon_gain_gap[1]
-    zeros = scratch_v[0:nv]
-    p = scratch_v[nv:2 * nv]
-    u = scratch_v[2 * nv:3 * nv]
-    gw = scratch_v[3 * nv:4 * nv]
-    for k in range(nv):
-        zeros[k] = 0.0
+    mv, ctv, gw = scratch_v[0:nv], scratch_v[nv:2 * nv], scratch_v[2 * nv:3 * nv]
+    p, u = scratch_v[3 * nv:4 * nv], scratch_v[4 * nv:5 * nv]
+    nq = model_sizes(packed)[1] if table.shape[0] == 0 else reduced_sizes(table)[0]
+    with_wrench = wrench.shape[0] > 0
+    if with_wrench and (frame_status(packed, frame_body, frame_placement, J, nv)
+                        or A.shape[0] != nv + 2 or A.shape[1] != 7
+                        or wrench.shape[0] != t.shape[0] or wrench_rank.shape[0] != t.shape[0]):
+        return -1
+    fM = placement_tuple(frame_placement) if with_wrench else IDENTITY_SE3
     refused = 0
     for n in range(t.shape[0]):
         restarted[n] = 0
         s = 0 if math.isfinite(t[n]) else BAD_STAMP
-        s = s or check_vector(tau[n], nv, 3)
-        s = s or dynamics_terms(packed, table, ws, dws, bws, qf, VF, MF, q[n], v[n], fext[n],
-                                zeros, M[0], M[1], gw)
+        s = s or check_configuration(packed, q[n], nq, 1) or check_vector(v[n], nv, 2)
+        s = s or check_vector(tau[n], nv, 3) or check_forces(fext[n], packed.shape[0] - 1, 4)
         if s == 0:
-            s = momentum_and_input(M[0], M[1], joint, eps, v[n], tau[n], gw, p, u)
+            momentum_terms(packed, table, ws, qf, VF, q[n], v[n], fext[n], mv, ctv, gw)
+            s = momentum_and_input(mv, ctv, joint, eps, v[n], tau[n], gw, p, u)
         status[n] = s
         if s:
             refused += 1
             for k in range(nv):
                 r[n, k] = state[S_REST + 3 * nv + k]
+            if with_wrench:
+                wrench_rank[n] = -1
             continue
         restarted[n] = observer_step(state, epsilon_gain_gap, t[n] - state[S_TIME], p, u, nv,
                                      max_gap)
         state[S_TIME] = t[n]
         for k in range(nv):
             r[n, k] = state[S_REST + 3 * nv + k]
+        if with_wrench:                 # qf: q[n] expanded by momentum_terms
+            frame_jacobian_pass(packed, table, ws, q[n] if table.shape[0] == 0 else qf,
+                                frame_body, fM, J)
+            wrench_rank[n] = contact_wrench_solve(J, r[n], False, RCOND, A, wrench[n])
     return refused
 
 
@@ -162,17 +168,14 @@ def observer_step(state, epsilon_gain_gap, h, p, u, nv, max_gap):
 
 
 @helper
-def momentum_and_input(M, C, joint, eps, v, tau, gw, p, u):
+def momentum_and_input(mv, ctv, joint, eps, v, tau, gw, p, u):
     """Set p = (M + D) v and u = τ_m + Cᵀ v − (g − τ_w) − f(v); return a status (0 if finite)."""
     nv = v.shape[0]
     bad = False
     for i in range(nv):
-        pi = joint[ARMATURE, i] * v[i]
+        pi = joint[ARMATURE, i] * v[i] + mv[i]
         ui = tau[i] - gw[i] - (joint[VISCOUS, i] * v[i] + joint[COULOMB, i]
-                               * math.tanh(v[i] / eps) + joint[OFFSET, i])
-        for j in range(nv):
-            pi += M[i, j] * v[j]
-            ui += C[j, i] * v[j]
+                               * math.tanh(v[i] / eps) + joint[OFFSET, i]) + ctv[i]
         p[i] = pi
         u[i] = ui
         bad |= (pi - pi) != 0.0 or (ui - ui) != 0.0

@@ -12,6 +12,8 @@ node's side (a collaborator): attach a monitor to each new Robot, step it at eac
 """
 import math
 
+import numpy as np
+
 from .. import contact, outputs
 from . import conversions
 from .reporting import one_line
@@ -52,7 +54,11 @@ class ContactMonitor:
         age = params["max_joint_age"]
         self.model = model
         self.observer = contact.MomentumObserver(model, params["observer_gain"], joints,
-                                                 age if age > 0 else math.inf)
+                                                 age if age > 0 else math.inf,
+                                                 frame=params["contact_frame"])
+        zeros = np.zeros((1, model.nv))         # its kernel loaded now, not at the first tick
+        self.observer.run(np.zeros(1), model.neutral()[None], zeros, zeros)
+        self.observer.reset()
         self.collision = contact.CollisionState(model, params["collision_thresholds"])
         self.frame = params["contact_frame"]
         self.names = outputs.dof_names(model)
@@ -61,6 +67,7 @@ class ContactMonitor:
             outputs.OBSERVER_BY_NAME["external_torques"], model)
             if params["publish_external_torques"] else None)
         self.messages = {}             # output name -> its message class (built when needed)
+        self._wrench_msg = None
 
     def set(self, name, value):
         """Apply a new (checked) value of the parameter ``name``; the state is kept."""
@@ -70,6 +77,7 @@ class ContactMonitor:
             self.collision.thresholds = contact.per_dof(self.model, value, name)
         elif name == "contact_frame":
             self.frame = value
+            self.observer.set_frame(value)
         elif name == "max_joint_age":            # the observer's max_gap (0: none)
             self.observer.settings[1] = value if value > 0 else math.inf
 
@@ -111,9 +119,9 @@ class ContactMonitor:
         msg.peak_ratio = float(iso.peak_ratio)
         return msg
 
-    def wrench_message(self, msg, stamp, q, r):
-        """Fill ``msg`` (WrenchStamped) with the wrench at ``contact_frame`` (ValueError)."""
-        w = contact.contact_wrench(self.model, q, r, self.frame)
+    def wrench_message(self, msg, stamp):
+        """Fill ``msg`` (WrenchStamped) with the last step's wrench at ``contact_frame``."""
+        w = self.observer.wrench
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
         msg.header.frame_id = self.frame
         f, n = msg.wrench.force, msg.wrench.torque
@@ -145,11 +153,11 @@ class ContactMonitor:
         elif "collision" not in pubs:
             self.collision_changed(r)          # /diagnostics still tells a collision
         if self.frame and "contact_wrench" in pubs:
-            try:
-                msg = self.wrench_message(self._message("contact_wrench"), stamp, q, r)
-            except ValueError as exc:          # a singular pose of the chain: this tick only
-                return str(exc)
-            pubs["contact_wrench"].publish(msg)
+            if self.observer.wrench_refusal:   # a singular pose of the chain: this tick only
+                return self.observer.wrench_refusal
+            if self._wrench_msg is None:       # one message, refilled (publish serializes)
+                self._wrench_msg = self._message("contact_wrench")
+            pubs["contact_wrench"].publish(self.wrench_message(self._wrench_msg, stamp))
         return ""
 
     def _message(self, name):

@@ -5,10 +5,10 @@ The node (``rbd_ros.node.contact.ContactMonitor``) steps one observer per robot 
 whose dynamics it published and whose efforts are all known, at the input's header stamp
 (in seconds from the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap
 over ``max_joint_age``; a sample the observer refuses publishes nothing. The replay runs the
-same observer over the same ticks in one call (``rbd_ros.contact.MomentumObserver.run``: the
-same kernel, the same numbers), the
-collision messages by the same rule (``rbd_ros.contact.CollisionState``) and the wrench by
-``rbd_ros.contact.contact_wrench``. The report's collision events are the runs of ticks in
+same observer over the same ticks a batch of the dynamics at a time
+(``rbd_ros.contact.MomentumObserver.run_with_wrench``: the same kernel, the same numbers, the
+contact wrench from the same call), the collision messages by the same rule
+(``rbd_ros.contact.CollisionState``). The report's collision events are the runs of ticks in
 collision: start (the first tick in collision), end (the first tick out of it; None when the
 bag ends in collision), the joints over threshold at any tick, the link isolated at the peak,
 the peak max |r| / threshold.
@@ -43,13 +43,17 @@ def msgtype(name):
 
 class Observed:
     """
-    The observer over one run of ticks: ``items(m)`` {output: bytes} of joint_states ``m``.
+    The observer over one run of ticks: ``items(m, batches)`` {output: bytes} of message ``m``.
 
-    ``time``, ``r`` (rows: the ticks it stepped), ``thresholds``, ``events`` (dicts, see the
-    module's docstring), ``wrench_refused`` (ticks without a contact wrench, the first reason).
+    Fed as the dynamics are computed (``dynamics.Batches``, once: the node steps the observer
+    only at the ticks whose dynamics it published), in order, so r, the collision state and
+    the contact wrench carry over from one batch to the next as the node's do from one tick
+    to the next. After the last message: ``time``, ``r`` (rows: the ticks it stepped),
+    ``thresholds``, ``events`` (dicts, see the module's docstring), ``wrench_refused``
+    (ticks without a contact wrench, the first reason).
     """
 
-    def __init__(self, model, t, refused, joints, settings, names):
+    def __init__(self, model, t, joints, settings, names, timing=None):
         gain, thresholds, frame, max_age = settings
         for name, value in (("--observer-gain", gain), ("--collision-thresholds", thresholds)):
             try:
@@ -60,100 +64,136 @@ class Observed:
             why = contact.frame_problem(model, frame)
             if why:
                 raise ReplayError(f"--{shorten(why.replace('_', '-', 1), 200)}")
-        keep = np.flatnonzero(~np.asarray(refused, bool) & t.effort_known)
-        self.model, self.frame, self.names = model, frame, names
-        observer = contact.MomentumObserver(model, gain, joints,
-                                            max_age if max_age > 0 else math.inf)
-        stamps = observer.seconds(t.sec[keep], t.nanosec[keep])   # the node's times
-        r, _, status = observer.run(stamps, t.q[keep], t.v[keep], t.tau_in[keep])
-        ok = status == 0                                       # refused: nothing published
-        self.rows, self.r, self.time = keep[ok], r[ok], t.time[keep[ok]]
-        self.sec, self.nanosec = t.sec[self.rows], t.nanosec[self.rows]
-        self.index, self.q = t.index[self.rows], t.q[self.rows]
+        self.model, self.t, self.frame, self.names = model, t, frame, names
+        self.timing = {} if timing is None else timing
+        self.timing.setdefault("observer", 0.0)
+        self.observer = contact.MomentumObserver(model, gain, joints,
+                                                 max_age if max_age > 0 else math.inf,
+                                                 frame=frame if "contact_wrench" in names
+                                                 else None)
         self.thresholds = contact.per_dof(model, thresholds, "collision_thresholds")
+        self.state = contact.CollisionState(model, self.thresholds)
+        self.dofs = table.dof_names(model)
+        self.fed = 0                          # the ticks before it are stepped (or skipped)
         self.by_message = {}
         self.wrench_refused = [0, ""]
-        self._collisions()
-        self._encode(model)
+        self.closed, self.open = [], None     # the collision events
+        self._rows, self._r = [], []
 
-    def items(self, m):
-        """{output: bytes} of joint_states message ``m`` (of this run's)."""
-        return self.by_message.get(m, {})
+    @property
+    def rows(self):
+        return np.concatenate(self._rows) if self._rows else np.zeros(0, np.int64)
 
-    def _add(self, k, name, raw):
-        self.by_message.setdefault(int(self.index[k]), {})[name] = raw
+    @property
+    def r(self):
+        return np.concatenate(self._r) if self._r else np.zeros((0, self.model.nv))
 
-    def _encode(self, model):
+    @property
+    def time(self):
+        return self.t.time[self.rows]
+
+    @property
+    def events(self):
+        return self.closed + ([self.open] if self.open is not None else [])
+
+    def items(self, m, batches):
+        """{output: bytes} of joint_states message ``m`` (of this run's), handed out once."""
+        if batches.hi > self.fed:            # the batch of m is computed: its refusals known
+            self.feed(batches.refused, batches.hi)
+        return self.by_message.pop(m, {})
+
+    def feed(self, refused, upto):
+        """Step the observer over the ticks from the last fed to ``upto`` (refused: skipped)."""
+        clock = time.perf_counter()
+        t, lo = self.t, self.fed
+        keep = lo + np.flatnonzero(~np.asarray(refused[lo:upto], bool)
+                                   & t.effort_known[lo:upto])
+        self.fed = upto
+        if len(keep):
+            stamps = self.observer.seconds(t.sec[keep], t.nanosec[keep])   # the node's times
+            r, _, status, w, rank = self.observer.run_with_wrench(stamps, t.q[keep], t.v[keep],
+                                                                  t.tau_in[keep])
+            ok = status == 0                                   # refused: nothing published
+            rows, r = keep[ok], r[ok]
+            self._rows.append(rows)
+            self._r.append(r)
+            self._collisions(rows, r)
+            self._encode(rows, r, w[ok] if len(w) else w, rank[ok] if len(rank) else rank)
+        self.timing["observer"] += time.perf_counter() - clock
+
+    def _add(self, row, name, raw):
+        self.by_message.setdefault(int(self.t.index[row]), {})[name] = raw
+
+    def _encode(self, rows, r, wrenches, ranks):
+        model, t = self.model, self.t
         store = bag_io.typestore()
-        if "external_torques" in self.names and len(self.rows):
+        if "external_torques" in self.names and len(rows):
             template = bag_io.output_template(table.OBSERVER_BY_NAME["external_torques"],
                                               model)
             base = model.nv_base
-            for k, raw in enumerate(template.encode(self.sec, self.nanosec, self.r[:, base:])):
-                self._add(k, "external_torques", raw)
+            for row, raw in zip(rows, template.encode(t.sec[rows], t.nanosec[rows],
+                                                      r[:, base:])):
+                self._add(row, "external_torques", raw)
         if "contact_wrench" not in self.names:
             return
         cls, name = store.types[table.WRENCH_STAMPED], table.WRENCH_STAMPED
         vec = store.types["geometry_msgs/msg/Vector3"]
         wrench = store.types["geometry_msgs/msg/Wrench"]
-        for k in range(len(self.rows)):
-            try:
-                w = contact.contact_wrench(model, self.q[k], self.r[k], self.frame)
-            except ValueError as exc:      # a singular pose: that tick only, as the node
+        for k, row in enumerate(rows):
+            why = contact.wrench_refusal(self.frame, int(ranks[k]))
+            if why:                        # a singular pose: that tick only, as the node
                 self.wrench_refused[0] += 1
-                self.wrench_refused[1] = self.wrench_refused[1] or shorten(exc, 200)
+                self.wrench_refused[1] = self.wrench_refused[1] or shorten(why, 200)
                 continue
-            msg = cls(header=self._header(k, self.frame), wrench=wrench(
+            w = wrenches[k]
+            msg = cls(header=self._header(row, self.frame), wrench=wrench(
                 force=vec(*(float(x) for x in w[:3])), torque=vec(*(float(x) for x in w[3:]))))
-            self._add(k, "contact_wrench", bytes(store.serialize_cdr(msg, name)))
+            self._add(row, "contact_wrench", bytes(store.serialize_cdr(msg, name)))
 
-    def _header(self, k, frame_id=""):
-        store = bag_io.typestore()
-        return store.types["std_msgs/msg/Header"](stamp=store.types[
-            "builtin_interfaces/msg/Time"](sec=int(self.sec[k]), nanosec=int(self.nanosec[k])),
-            frame_id=frame_id)
+    def _header(self, row, frame_id=""):
+        types = bag_io.typestore().types
+        stamp = types["builtin_interfaces/msg/Time"](sec=int(self.t.sec[row]),
+                                                     nanosec=int(self.t.nanosec[row]))
+        return types["std_msgs/msg/Header"](stamp=stamp, frame_id=frame_id)
 
-    def _collisions(self):
+    def _collisions(self, rows, r):
         """Run the collision rule over r: the ~/collision messages and the events."""
-        state = contact.CollisionState(self.model, self.thresholds)
-        dofs = table.dof_names(self.model)
         store = bag_io.typestore()
         cls = store.types[table.COLLISION]
-        self.events, event = [], None
-        for k in range(len(self.rows)):
-            changed = state.update(self.r[k])
-            iso = state.isolation
+        for k, row in enumerate(rows):
+            changed = self.state.update(r[k])
+            iso = self.state.isolation
             if changed and "collision" in self.names:
-                msg = cls(header=self._header(k), in_collision=bool(iso.in_collision),
-                          joints=[dofs[j] for j in iso.joints],
+                msg = cls(header=self._header(row), in_collision=bool(iso.in_collision),
+                          joints=[self.dofs[j] for j in iso.joints],
                           isolated_link=iso.link or "", peak_ratio=float(iso.peak_ratio))
-                self._add(k, "collision", bytes(store.serialize_cdr(msg, table.COLLISION)))
-            event = self._event(event, k, state, dofs)
-        if event is not None:
-            self.events.append(event)
+                self._add(row, "collision", bytes(store.serialize_cdr(msg, table.COLLISION)))
+            self._event(row)
 
-    def _event(self, event, k, state, dofs):
-        """Extend, close or open the collision event at tick ``k``; return the open one."""
-        iso = state.isolation
+    def _event(self, row):
+        """Extend, close or open the collision event at tick ``row``."""
+        state, t, dofs = self.state, self.t, self.dofs
+        iso, event = state.isolation, self.open
         if not state.state[0]:
             if event is not None:
-                event["end"] = float(self.time[k])
-                self.events.append(event)
-            return None
+                event["end"] = float(t.time[row])
+                self.closed.append(event)
+                self.open = None
+            return
         if event is None:
-            event = {"start": float(self.time[k]), "end": None, "joints": [],
-                     "isolated_link": iso.link, "peak_ratio": 0.0,
-                     "start_stamp": [int(self.sec[k]), int(self.nanosec[k])]}
+            event = self.open = {
+                "start": float(t.time[row]), "end": None, "joints": [],
+                "isolated_link": iso.link, "peak_ratio": 0.0,
+                "start_stamp": [int(t.sec[row]), int(t.nanosec[row])]}
         event["joints"] = [d for d in dofs if d in event["joints"]
                            or d in {dofs[j] for j in iso.joints}]
         if iso.peak_ratio > event["peak_ratio"]:
             event["peak_ratio"], event["isolated_link"] = float(iso.peak_ratio), iso.link
-        return event
 
     def section(self):
         """Return the report's ``collisions`` entry."""
         return {"events": self.events, "thresholds": self.thresholds.tolist(),
-                "observed_ticks": int(len(self.rows)),
+                "observed_ticks": int(sum(len(x) for x in self._rows)),
                 "contact_wrench_refused": self.wrench_refused[0],
                 "contact_wrench_refusal": self.wrench_refused[1] or None}
 
@@ -162,19 +202,11 @@ def observe(parts, o, timing):
     """
     Return the :class:`Observed` of each part ``(first, model, ticks, joints)``.
 
-    The dynamics are screened first (``dynamics.Batches``): the node steps the observer
-    only at the ticks whose dynamics it published.
+    They step as the output bag is written (``writing.write`` feeds each the refusals of
+    the dynamics batch it has just computed): the dynamics are computed once.
     """
-    from .dynamics import Batches
-    clock = time.perf_counter()
-    out = []
-    for _, model, t, joints in parts:
-        screen = Batches(model, t, o.outputs, o.batch_size, {}, encode=False, joints=joints)
-        screen.run()
-        out.append(Observed(model, t, screen.refused, joints, o.observer_settings,
-                            o.observer))
-    timing["observer"] = time.perf_counter() - clock
-    return out
+    return [Observed(model, t, joints, o.observer_settings, o.observer, timing)
+            for _, model, t, joints in parts]
 
 
 def _numbers(text):

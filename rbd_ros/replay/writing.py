@@ -80,7 +80,7 @@ def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, nod
             elif item is not None:
                 writer.write(out_cons[name], stamp, item)
         if observed[k] is not None:
-            items = observed[k].items(m - starts[k])
+            items = observed[k].items(m - starts[k], batches[k])
             for name in names:
                 if name in items:
                     writer.write(out_cons[name], stamp, items[name])

@@ -259,3 +259,25 @@ def test_mimic_coupled_observer_is_the_reduced_one():
     ref = contact.observe(independent, t, qf, v @ G.T, tau_full, K)[0] @ G
     np.testing.assert_allclose(r, ref, atol=1e-9 * max(1.0, np.abs(ref).max()))
     assert np.abs(ref).max() > 1e-3                # not trivially zero
+
+
+@pytest.mark.parametrize("name", ["arm7", "panda", "quadruped", "talos", "branched_floating"])
+def test_momentum_terms_equal_pinocchio(name):
+    """The observer's p = M v and u = τ + Cᵀ v − g (one O(n) pass) against Pinocchio's M, C, g."""
+    robot = Robot(name)
+    m, pin = robot.model, robot.pin
+    for seed in (0, 1):
+        q, v, _, tau, _ = robot.random_state(seed)
+        observer = contact.MomentumObserver(m, K)
+        observer.step(0.0, q, v, tau)
+        nv = m.nv
+        p, u = observer.state[3:3 + nv], observer.state[3 + nv:3 + 2 * nv]   # p_k, u_k
+        qp, vp = robot.q_to_pin(q), robot.v_to_pin(v)
+        M = np.triu(pin.crba(robot.pm, robot.pd, qp))
+        M = robot.matrix_from_pin(M + np.triu(M, 1).T)
+        C = robot.matrix_from_pin(pin.computeCoriolisMatrix(robot.pm, robot.pd, qp, vp))
+        g = robot.v_from_pin(pin.computeGeneralizedGravity(robot.pm, robot.pd, qp))
+        scale = max(1.0, np.abs(M).max() * np.abs(v).max())
+        np.testing.assert_allclose(p, M @ v, rtol=0, atol=1e-10 * scale)
+        np.testing.assert_allclose(u, tau + C.T @ v - g, rtol=0,
+                                   atol=1e-10 * max(scale, np.abs(g).max()))

@@ -111,8 +111,12 @@ def test_observer_outputs_follow_the_simulated_contact(harness):
     assert response.success, response.message
     send_samples(h, names, run, range(RESET_AT, n))
     t = np.array([stamp_of(k)[2] for k in range(n)])
-    got = wait_for(lambda: len(listen.received["external_torques"]) >= n and
-                   listen.by_time("external_torques"), what="every ~/external_torques")
+    # each tick publishes ~/external_torques, then ~/collision, then ~/contact_wrench: wait
+    # for every one of both (a check of the last tick's wrench raced its delivery)
+    got = wait_for(lambda: len(listen.by_time("contact_wrench")) >= n and
+                   len(listen.by_time("external_torques")) >= n and
+                   listen.by_time("external_torques"),
+                   what="every ~/external_torques and ~/contact_wrench")
     assert len(got) == n, "one ~/external_torques per joint_states message"
     r = np.array([got[x].effort for x in t])
     assert list(got[t[0]].name) == names

@@ -120,3 +120,20 @@ def test_replay_observer_arguments_refused(tracked, tmp_path, capsys):
         assert main([str(path), "-o", str(out), "--no-progress"] + args) == 2, args
         assert what in capsys.readouterr().err, args
         assert not out.exists()
+
+
+def test_the_dynamics_are_computed_once(tracked, tmp_path, monkeypatch):
+    """With the observer's outputs on, each message's dynamics are computed once, not twice."""
+    from rbd_ros.replay import dynamics
+    robot, run, path = tracked
+    computed = []
+    original = dynamics.compute_finite
+
+    def counting(model, outputs, q, *args, **kwargs):
+        computed.append(len(q))
+        return original(model, outputs, q, *args, **kwargs)
+    monkeypatch.setattr(dynamics, "compute_finite", counting)
+    replay(path, tmp_path / "out", outputs=OBSERVER.split(","), observer_gain=GAIN,
+           contact_frame="link7", progress=False, batch_size=300)
+    assert sum(computed) == len(run.t) and len(computed) == -(-len(run.t) // 300), computed
+    assert len(read(tmp_path / "out", "/rbd_dynamics/external_torques")) == len(run.t)
