@@ -6,23 +6,29 @@ the same things: the model's specialized kernel if it has one (``rbd_ros.special
 coupled call if the model has mimic joints (``model.coupling``), else allocate the outputs,
 pick the workspace, call the generic kernel, convert the inputs once if they are not
 C-contiguous float64 arrays, turn a nonzero status into the ValueError naming the argument.
-:data:`ENTRIES` says, per call, only what differs: its parameters, inputs, kernel and its
-arguments, outputs, specialized slot and coupled call. :func:`public` writes each call's
-source from that row and compiles it with ``exec``, as ``collections.namedtuple`` and
-``dataclasses`` do: the call is one Python function, no helper's call in between (one
-costs ~0.07 µs of a ~0.8 µs call).
+:data:`ENTRIES` says, per call, only what differs: its inputs and their kind, the defaults
+of those that may be None, the kernel and its arguments (model tables, workspace fields,
+inputs, outputs), the outputs and their shapes, what it returns, its specialized slot and
+its coupled call. The module that defines the kernel declares the call by its signature and
+docstring (a stub decorated :func:`public`); :func:`public` writes the call's source from
+the row and compiles it with ``exec``, as ``collections.namedtuple`` and ``dataclasses``
+do: the call is one Python function, no helper's call in between (one costs ~0.07 µs of a
+~0.8 µs call). ``rbd_ros.crba.__source__`` shows what was built.
 
 The kernel is called through its compiled overload's ``entry_point``, not its dispatcher,
-once the inputs are known to be of the declared types: numba's dispatcher spends ~0.17 µs
-typing every array argument of a call (the model's tables and the workspace, whose types
+once the inputs are known to be of the declared types: numba's dispatcher spends ~25 ns
+typing each array argument of a call (the model's tables and the workspace, whose types
 never change, included). The entry point checks nothing but that each argument is an array
-of the right item size, so the call checks what the dispatcher would have refused, on the
-caller's arrays only: float64 (``dtype is``: a byte-swapped or other dtype is not) and
-C-contiguous of the declared number of dimensions (``strides``: (8,) for a vector, (48, 8)
-for ``fext``, whose rows are 6 floats). An input that passes neither test goes through the
-dispatcher as before (it raises TypeError, the call converts the input once and calls again):
-what is refused, and the message, are those of the dispatcher path. Outputs are the call's
-own fresh arrays or an ``out=`` checked writeable by ``_batch_outputs.checked``.
+of the right item size (and it trusts the number of dimensions), so the call first tests
+what the dispatcher would have refused, on the caller's arrays only: float64 (``dtype is``:
+a byte-swapped or another dtype is not) and C-contiguous of the declared number of
+dimensions (``strides``: (8,) for a vector, (48, 8) for ``fext``, whose rows are 6 floats).
+An input that fails goes through the dispatcher as before (it raises TypeError, the call
+converts the inputs once and calls again), so what is refused, and the message, are those
+of the dispatcher path; read-only inputs, which the dispatcher refused and the call then
+copied, are read as they are (kernels never write their inputs). Alignment is not tested:
+an unaligned float64 array (a view at an odd offset into a byte buffer) is read in place.
+Outputs are the call's own fresh arrays.
 """
 import collections
 import functools
@@ -171,19 +177,34 @@ def source(name, parameters, entry):
             sizes=_indent(sizes), allocate=_indent(allocate), names=", ".join(plain),
             convert=_convert(plain, inputs), no_fext=" and fext is None" if "fext" in inputs
             else "", fext=" model.data.no_fext" if "fext" in inputs else "")
-    defaults = "".join(f"    if {x} is None:\n        {x} = data.{attribute}\n"
+    # an input left to its default is the workspace's own array: nothing to test
+    defaults = "".join(f"    {x}_default = {x} is None\n    if {x}_default:\n"
+                       f"        {x} = data.{attribute}\n"
                        for x, attribute in entry.defaults.items())
     if "data=None" not in parameters:             # a call without workspace
         defaults, template = "", _TEMPLATE.replace(
             "    data = model.data if data is None else _workspace(model, data)\n", "")
     else:
         template = _TEMPLATE
-    fast = " and ".join(_FAST_TEST[kind].format(x=x) for x, kind in inputs.items())
+    fast = " and ".join(_FAST_TEST[kind].format(x=x) if x not in entry.defaults
+                        else f"({x}_default or {_FAST_TEST[kind].format(x=x)})"
+                        for x, kind in inputs.items())
     return template.format(
         name=name, parameters=parameters, special=special, coupled=entry.coupled,
         sizes=sizes, allocate=allocate, defaults=defaults, fast=fast,
         arguments=entry.arguments, names=names, convert=_convert(inputs, inputs),
         returns=entry.returns)
+
+
+def workspace_fields(name):
+    """
+    Return the workspace arrays the kernel of ``name`` takes, in order (its ``data.`` ones).
+
+    The batch form of a call runs the same kernel in per-chunk copies of these
+    (``rbd_ros.batch``).
+    """
+    return tuple(argument[len("data."):] for argument in ENTRIES[name].arguments.split(", ")
+                 if argument.startswith("data."))
 
 
 def _indent(lines):
