@@ -9,6 +9,8 @@ numbers after one conversion, or the same ValueError. The reference for each hos
 is the same call on a clean float64 copy, whose numbers test_rnea.py & co. check against
 Pinocchio.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -133,3 +135,17 @@ def test_fext_of_another_layout_gives_what_the_dispatcher_path_gives(name):
         call(name, m, s, np.zeros((m.nbodies, 7)))
     with pytest.raises(ValueError, match="fext must be a 2-D array"):
         call(name, m, s, np.zeros(6 * m.nbodies))
+
+
+def test_the_table_compiles_nothing():
+    """
+    entries.py is left out of the hash that stamps the cached kernels (``_jit.PYTHON_ONLY``).
+
+    That is right only while it defines no compiled code: editing it then recompiles nothing.
+    """
+    with open(entries.__file__, encoding="utf-8") as f:
+        text = f.read()
+    for compiled in ("import numba", "from numba", "_jit", "@kernel", "@helper", "@stage"):
+        assert compiled not in text, compiled
+    from rbd_ros import _jit
+    assert os.path.relpath(entries.__file__, _jit.PACKAGE_DIR) in _jit.PYTHON_ONLY
