@@ -75,8 +75,11 @@ def chunk_states(claims, c, n, nchunks):
     Every batch kernel's loop: ``for k in chunk_states(...)``. A generator, which numba
     compiles into each kernel's loop (no allocation; as fast as the loop written out).
     """
-    for k in chunk_states(claims, c, n, nchunks):
-        yield k
+    start, stop, seen = next_block(claims, c, 0, n, nchunks)
+    while start < stop:
+        for k in range(start, stop):
+            yield k
+        start, stop, seen = next_block(claims, c, seen, n, nchunks)
 
 
 # -- kernels: status[k] receives the single-state kernel's status of state k ------------------
