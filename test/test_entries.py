@@ -10,6 +10,7 @@ is the same call on a clean float64 copy, whose numbers test_rnea.py & co. check
 Pinocchio.
 """
 import os
+import pickle
 
 import numpy as np
 import pytest
@@ -57,6 +58,7 @@ def test_every_row_is_built_and_exported():
         assert f"def {name}(model, " in function.__source__, name
         module = __import__(function.__module__, fromlist=[name])
         assert getattr(module, name) is function, name
+        assert pickle.loads(pickle.dumps(function)) is function, name   # by reference
 
 
 @pytest.mark.parametrize("name", sorted(entries.ENTRIES))
