@@ -15,10 +15,11 @@ the row and compiles it with ``exec``, as ``collections.namedtuple`` and ``datac
 do: the call is one Python function, no helper's call in between (one costs ~0.07 µs of a
 ~0.8 µs call). ``rbd_ros.crba.__source__`` shows what was built.
 
-The kernel is called through its compiled overload's ``entry_point``, not its dispatcher,
-once the inputs are known to be of the declared types: numba's dispatcher spends ~25 ns
-typing each array argument of a call (the model's tables and the workspace, whose types
-never change, included). The entry point checks nothing but that each argument is an array
+Where that saves time (:func:`uses_entry_point`: crba, minv, the derivatives, ...), the
+kernel is called through its compiled overload's ``entry_point``, not its dispatcher, once
+the inputs are known to be of the declared types: numba's dispatcher spends ~30 ns typing
+each array argument of a call (the model's tables and the workspace, whose types never
+change, included). The entry point checks nothing but that each argument is an array
 of the right item size (and it trusts the number of dimensions), so the call first tests
 what the dispatcher would have refused, on the caller's arrays only: float64 (``dtype is``:
 a byte-swapped or another dtype is not) and C-contiguous of the declared number of
@@ -133,11 +134,7 @@ def {name}(model, {parameters}):
         return coupling.{coupled}
 {sizes}{allocate}    data = model.data if data is None else _workspace(model, data)
 {defaults}    try:
-        if {fast}:
-            status = _entry({arguments})
-        else:
-            status = _kernel({arguments})
-    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+{call}    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         {names} = {convert}
         status = _kernel({arguments})
     if status:
@@ -158,6 +155,7 @@ _SPECIAL = '''\
         return {returns}
 '''
 
+_ARGUMENTS_PER_TEST = 3     # see uses_entry_point
 _SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
 
 
@@ -177,23 +175,45 @@ def source(name, parameters, entry):
             sizes=_indent(sizes), allocate=_indent(allocate), names=", ".join(plain),
             convert=_convert(plain, inputs), no_fext=" and fext is None" if "fext" in inputs
             else "", fext=" model.data.no_fext" if "fext" in inputs else "")
-    # an input left to its default is the workspace's own array: nothing to test
-    defaults = "".join(f"    {x}_default = {x} is None\n    if {x}_default:\n"
-                       f"        {x} = data.{attribute}\n"
-                       for x, attribute in entry.defaults.items())
+    if uses_entry_point(name):
+        # an input left to its default is the workspace's own array: nothing to test
+        defaults = "".join(f"    {x}_default = {x} is None\n    if {x}_default:\n"
+                           f"        {x} = data.{attribute}\n"
+                           for x, attribute in entry.defaults.items())
+        fast = " and ".join(_FAST_TEST[kind].format(x=x) if x not in entry.defaults
+                            else f"({x}_default or {_FAST_TEST[kind].format(x=x)})"
+                            for x, kind in inputs.items())
+        call = (f"        if {fast}:\n            status = _entry({entry.arguments})\n"
+                f"        else:\n            status = _kernel({entry.arguments})\n")
+    else:
+        defaults = "".join(f"    if {x} is None:\n        {x} = data.{attribute}\n"
+                           for x, attribute in entry.defaults.items())
+        call = f"        status = _kernel({entry.arguments})\n"
     if "data=None" not in parameters:             # a call without workspace
         defaults, template = "", _TEMPLATE.replace(
             "    data = model.data if data is None else _workspace(model, data)\n", "")
     else:
         template = _TEMPLATE
-    fast = " and ".join(_FAST_TEST[kind].format(x=x) if x not in entry.defaults
-                        else f"({x}_default or {_FAST_TEST[kind].format(x=x)})"
-                        for x, kind in inputs.items())
     return template.format(
         name=name, parameters=parameters, special=special, coupled=entry.coupled,
-        sizes=sizes, allocate=allocate, defaults=defaults, fast=fast,
+        sizes=sizes, allocate=allocate, defaults=defaults, call=call,
         arguments=entry.arguments, names=names, convert=_convert(inputs, inputs),
         returns=entry.returns)
+
+
+def uses_entry_point(name):
+    """
+    Return whether the call ``name`` reaches its kernel through the entry point.
+
+    Where it saves time: testing a caller's array in Python (dtype, strides) costs ~80 ns,
+    the dispatcher's typing ~30 ns per argument (rnea on ur5, 3 vectors, 7 arguments:
+    dispatcher 946 ns a call, entry point 976, entry point without the tests 732). So the
+    entry point serves a call whose kernel takes at least 3 arguments per array tested
+    (crba: 4 for q alone; the derivatives: 11-14 for 3); the others call the dispatcher.
+    """
+    entry = ENTRIES[name]
+    tested = sum(1 for x in entry.inputs if x not in entry.defaults)
+    return len(entry.arguments.split(", ")) >= _ARGUMENTS_PER_TEST * tested
 
 
 def workspace_fields(name):
