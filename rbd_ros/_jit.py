@@ -43,6 +43,9 @@ VERSION_PREFIX = "v-"
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
 KERNEL_SOURCES = ("_jit.py", "_blas.py", "model.py", "spatial.py", "batch_kernels.py",
                   "algorithms")
+# ... less the modules there that compile nothing (the public calls are plain Python): editing
+# them leaves the cached kernels valid.
+PYTHON_ONLY = (os.path.join("algorithms", "entries.py"),)
 
 
 def _package_source_hash():
@@ -55,6 +58,8 @@ def _package_source_hash():
         else:
             paths.append(path)
     for path in sorted(paths):
+        if os.path.relpath(path, PACKAGE_DIR) in PYTHON_ONLY:
+            continue
         digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
         with open(path, "rb") as f:
             digest.update(f.read())

@@ -36,6 +36,7 @@ import numpy as np
 
 from . import _batch_outputs, _checks
 from .algorithms import coupled as _coupled
+from .algorithms.entries import ENTRIES, workspace_fields
 from .algorithms.finite_differences import FORWARD, INVERSE
 from .batch_kernels import (CLAIM_STRIDE, _chunks, aba_derivatives_batch_kernel,
                             coriolis_batch_kernel, coupled_batch_kernel, dynamics_batch_kernel,
@@ -158,8 +159,8 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
 
 _COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
                     "full_matrices", "reduced_matrices", "reduced_v", "full_regressor")
-_NAMES_RNEA = ("q", "v", "a", "fext")
-_NAMES_ABA = ("q", "v", "tau", "fext")
+_NAMES_RNEA = tuple(ENTRIES["rnea"].inputs)      # the single-state call's, for its messages
+_NAMES_ABA = tuple(ENTRIES["aba"].inputs)
 
 
 def _which(model, algorithm, coupled_algorithm):
@@ -185,7 +186,8 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``. ``out``: an (N, nv) float64
     C-contiguous array to write τ into (and return), e.g. one reused from call to call.
     """
-    return _run("rnea_batch", dynamics_batch_kernel, ("body",), model, _NAMES_RNEA,
+    return _run("rnea_batch", dynamics_batch_kernel, workspace_fields("rnea"), model,
+                _NAMES_RNEA,
                 (q, v, a), fext, _vector_shape(model), 1, data, out,
                 _which(model, INVERSE, _coupled.RNEA), lambda n: (n, model.nv))[0]
 
@@ -197,7 +199,7 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
     :func:`rnea_batch`.
     """
-    return _run("aba_batch", dynamics_batch_kernel, ("body",), model, _NAMES_ABA,
+    return _run("aba_batch", dynamics_batch_kernel, workspace_fields("aba"), model, _NAMES_ABA,
                 (q, v, tau), fext, _vector_shape(model), 1, data, out,
                 _which(model, FORWARD, _coupled.ABA), lambda n: (n, model.nv))[0]
 
@@ -209,7 +211,7 @@ def minv_batch(model, q, *, out=None, data=None):
     Entry k is ``rbd_ros.minv(model, q[k])``. ``out``: an (N, nv, nv) float64 C-contiguous
     array to write into (and return).
     """
-    return _run("minv_batch", minv_batch_kernel, ("body", "force_sets"), model, ("q",), (q,),
+    return _run("minv_batch", minv_batch_kernel, workspace_fields("minv"), model, ("q",), (q,),
                 None, _matrix_shape(model), 1, data, out,
                 _which(model, None, _coupled.MINV))[0]
 
@@ -224,7 +226,7 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     return).
     """
     return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
-                ("body", "dof", "body_matrix"), model, _NAMES_RNEA, (q, v, a), fext,
+                workspace_fields("rnea_derivatives"), model, _NAMES_RNEA, (q, v, a), fext,
                 _matrix_shape(model), 3, data, out,
                 _which(model, None, _coupled.RNEA_DERIVATIVES))
 
@@ -238,7 +240,7 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     ``out``: as for :func:`rnea_derivatives_batch`.
     """
     return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
-                ("body", "dof", "body_matrix", "force_sets", "stacked"), model, _NAMES_ABA,
+                workspace_fields("aba_derivatives"), model, _NAMES_ABA,
                 (q, v, tau), fext, _matrix_shape(model), 3, data, out,
                 _which(model, None, _coupled.ABA_DERIVATIVES))
 
@@ -265,6 +267,7 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     """
     cols = 10 * model.nbodies
     return _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
-                ("body", "regressor_block"), model, _NAMES_RNEA[:3], (q, v, a), None,
+                workspace_fields("joint_torque_regressor"), model, _NAMES_RNEA[:3], (q, v, a),
+                None,
                 (model.nv, cols), 1, data, out, _which(model, None, _coupled.REGRESSOR),
                 lambda n: (n * model.nv, cols))[0]

@@ -67,6 +67,21 @@ def next_block(claims, c, r, n, nchunks):
     return 0, 0, r
 
 
+@numba.njit(error_model="numpy", boundscheck=False, _nrt=False)
+def chunk_states(claims, c, n, nchunks):
+    """
+    Yield the states the thread of chunk c runs: its own chunk's, then the others' leftovers.
+
+    Every batch kernel's loop: ``for k in chunk_states(...)``. A generator, which numba
+    compiles into each kernel's loop (no allocation; as fast as the loop written out).
+    """
+    start, stop, seen = next_block(claims, c, 0, n, nchunks)
+    while start < stop:
+        for k in range(start, stop):
+            yield k
+        start, stop, seen = next_block(claims, c, seen, n, nchunks)
+
+
 # -- kernels: status[k] receives the single-state kernel's status of state k ------------------
 
 @batch_kernel(void(int64, f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d,
@@ -76,11 +91,8 @@ def dynamics_batch_kernel(which, packed, ws, q, v, u, fext, out, status, claims,
     n = q.shape[0]
     for c in numba.prange(nchunks):
         w = ws[SLOT * c]
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, i64_1d, int64))
@@ -89,11 +101,8 @@ def minv_batch_kernel(packed, ws, FP, q, Minv, status, claims, nchunks):
     for c in numba.prange(nchunks):
         w = ws[SLOT * c]
         fp = FP[SLOT * c]
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d,
@@ -105,12 +114,9 @@ def rnea_derivatives_batch_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, 
         w = ws[SLOT * c]
         dw = dws[SLOT * c]
         bw = bws[SLOT * c]
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k],
-                                                    fext[k], dtau_dq[k], dtau_dv[k], M[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k],
+                                                fext[k], dtau_dq[k], dtau_dv[k], M[k])
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
@@ -121,11 +127,8 @@ def coriolis_batch_kernel(packed, ws, dws, bws, q, v, C, status, claims, nchunks
         w = ws[SLOT * c]
         dw = dws[SLOT * c]
         bw = bws[SLOT * c]
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = coriolis_kernel(packed, w, dw, bw, q[k], v[k], C[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = coriolis_kernel(packed, w, dw, bw, q[k], v[k], C[k])
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_2d, f64_2d, f64_2d,
@@ -139,12 +142,9 @@ def aba_derivatives_batch_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext,
         bw = bws[SLOT * c]
         fp = FP[SLOT * c]
         t = tmp[SLOT * c]
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
-                                                   fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
+                                               fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
 
 
 @batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
@@ -154,11 +154,8 @@ def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, clai
     for c in numba.prange(nchunks):
         w = ws[SLOT * c]
         yb = Yb[SLOT * c]
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
 
 
 @helper
@@ -197,10 +194,7 @@ def coupled_batch_kernel(which, packed, table, ws, dws, bws, Yb, QF, VF, MF, R, 
         w, dw, bw, yb, qf, vf, mf, r, vr, yf = (ws[slot], dws[slot], bws[slot], Yb[slot],
                                                 QF[slot], VF[slot], MF[slot], R[slot],
                                                 VR[slot], YF[slot])
-        start, stop, seen = next_block(claims, c, 0, n, nchunks)
-        while start < stop:
-            for k in range(start, stop):
-                status[k] = coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r,
-                                          vr, yf, q[k], v[k], u[k], fext[k], out1[k], out2[k],
-                                          out3[k])
-            start, stop, seen = next_block(claims, c, seen, n, nchunks)
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r,
+                                      vr, yf, q[k], v[k], u[k], fext[k], out1[k], out2[k],
+                                      out3[k])

@@ -5,9 +5,6 @@ Featherstone, RBDA Table 7.1, in the world frame (as Pinocchio): the articulated
 a child is added to its parent's without the 6×6 change of frame (X* I X) that dominates the
 classic body-frame version. Pass numbers follow Table 7.1.
 """
-import numpy as np
-
-from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
 from ..spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector, mat6_add_sub_rank1,
@@ -15,7 +12,8 @@ from ..spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector, mat
                        se3_load, store6, sub6)
 from .common import (begin_state_pass, body_bias_force, placement_step, store_motion,
                      vector_status, velocity_step)
-from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_nv
+from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_spans_all_motions
+from .entries import public
 
 # The only multi-dof joint is the free-flyer root, whose S (6×6) is invertible: its
 # articulated inertia is factorized in pass 2 and its acceleration solved in pass 3.
@@ -49,7 +47,7 @@ def articulated_inertia_step(packed, ws, i):
 
     The multi-dof root instead gets its I^A factorized in place (Cholesky) and (0, 0).
     """
-    if joint_nv(packed, i) == 6:
+    if joint_spans_all_motions(packed, i):
         mat6_cholesky(ws, i, W_IA)
         return ZERO6, 0.0
     oS = load6(ws, i, W_OS)
@@ -92,7 +90,7 @@ def acceleration_step(packed, ws, tau, qdd, i):
     iv = int(packed[i, P_IV])
     a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
     a_in = add6(a_parent, load6(ws, i, W_OC))
-    if joint_nv(packed, i) == 6:
+    if joint_spans_all_motions(packed, i):
         # I^A a = f_J - p^A with f_J = S^-T τ (τ given in the base frame), I^A factorized
         oM = se3_load(ws, i, W_OM)
         f_joint = joint_force_in_world(packed, i, oM, load6_vector(tau, iv))
@@ -118,32 +116,17 @@ def aba_kernel(packed, ws, q, v, tau, fext, qdd):
         aba_forward_step(packed, ws, q, v, fext, i)
     for i in range(nb - 1, -1, -1):          # pass 2: I^A and p^A, leaves to root
         U, Dinv = articulated_inertia_step(packed, ws, i)
-        if joint_nv(packed, i) == 1:
+        if not joint_spans_all_motions(packed, i):
             bias_force_step(packed, ws, tau, i, U, Dinv)
     for i in range(nb):                      # pass 3: accelerations, root to leaves
         acceleration_step(packed, ws, tau, qdd, i)
     return vector_status(qdd)
 
 
-_NAMES = ("q", "v", "tau", "fext")
-
-
+@public
 def aba(model, q, v, tau, fext=None, *, data=None):
     """
     Return the joint accelerations q̈ = FD(q, v, τ).
 
     ``fext``, ``data`` as for :func:`rbd_ros.rnea`.
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.aba(model, q, v, tau, fext, data)
-    qdd = np.empty(model.nv)
-    data = model.data if data is None else _checks.workspace(model, data)
-    fext = data.no_fext if fext is None else fext
-    try:                              # the call written out: no helper's call in between
-        status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, tau, fext = _checks.state(_NAMES, q, v, tau, fext)
-        status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
-    if status:
-        raise _checks.input_error("aba", status, model, _NAMES, (q, v, tau, fext))
-    return qdd

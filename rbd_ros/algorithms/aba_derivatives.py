@@ -21,19 +21,17 @@ computed once (running ABA, the RNEA derivatives and M⁻¹ in turn cost 25-35 %
 * pass 4 (backward): Algorithm 3 at q̈ (``derivative_backward_step``).
 * Eq. 24: the two products with -M⁻¹ by BLAS dgemm (``rbd_ros._blas``).
 """
-import numpy as np
-
-from .. import _checks
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
 from ..spatial import add6, load6, load6_vector, mat6_apply, se3_load, store6
 from .aba import aba_forward_step, acceleration_step
 from .common import begin_state_pass, matrix_status, mirror_upper, model_sizes, vector_status
-from .joints import joint_force_in_world, joint_nv
+from .joints import joint_force_in_world, joint_spans_all_motions
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
                                subtree_sum_step, velocity_derivative_step)
+from .entries import public
 
 
 @helper
@@ -49,7 +47,7 @@ def _forward_and_inertia_passes(packed, ws, dws, bws, FP, q, v, tau, fext, qdd, 
         minv_forward_step(packed, ws, FP, Minv, i, nv)
         acceleration_columns_step(packed, dws, i, a_parent,
                                   load6(ws, int(packed[i, P_PARENT]), W_OV))   # A2 l.5 at q̈
-        if joint_nv(packed, i) == 6:          # I^A is factorized: F = S⁻ᵀ τ
+        if joint_spans_all_motions(packed, i):          # I^A is factorized: F = S⁻ᵀ τ
             F = joint_force_in_world(packed, i, se3_load(ws, i, W_OM),
                                      load6_vector(tau, int(packed[i, P_IV])))
         else:
@@ -91,9 +89,7 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
             or matrix_status(dqdd_dv))
 
 
-_NAMES = ("q", "v", "tau", "fext")
-
-
+@public
 def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).
@@ -101,21 +97,3 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
     :func:`rbd_ros.aba`.
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.aba_derivatives(model, q, v, tau, fext, data)
-    nv = model.nv
-    dq, dv, Minv = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    fext = data.no_fext if fext is None else fext
-    try:                              # the call written out: no helper's call in between
-        status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                        data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
-                                        Minv)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, tau, fext = _checks.state(_NAMES, q, v, tau, fext)
-        status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                        data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
-                                        Minv)
-    if status:
-        raise _checks.input_error("aba_derivatives", status, model, _NAMES, (q, v, tau, fext))
-    return dq, dv, Minv

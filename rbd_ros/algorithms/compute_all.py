@@ -34,7 +34,6 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import _checks
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel, stage
 from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
@@ -47,6 +46,7 @@ from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
                                derivative_forward_step, subtree_sum_step)
+from .entries import public
 
 
 class Dynamics(NamedTuple):
@@ -138,9 +138,7 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     return matrix_status(out)                 # every result, τ and q̈ included
 
 
-_NAMES = ("q", "v", "a", "tau", "fext")
-
-
+@public
 def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     """
     Compute τ, q̈, M⁻¹ and the derivatives of inverse and forward dynamics at one state.
@@ -157,28 +155,6 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     space (see ``rnea_derivatives``). The arrays are views of one block, valid until the
     caller drops them (not reused).
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.compute_all(model, q, v, a, tau, fext, data)
-    nv = model.nv
-    data = model.data if data is None else _checks.workspace(model, data)
-    X, XD, stacked = data.all_body, data.all_dof, data.all_stacked
-    out = np.empty((5 * nv + 2, nv))
-    if a is None:
-        a = data.zeros_v
-    if fext is None:
-        fext = data.no_fext
-    try:
-        status = compute_all_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                    data.force_sets, X, XD, stacked, q, v, a, tau, fext, out)
-    except (TypeError, ValueError):   # not float64 C arrays (or an empty list): convert once
-        q, v, a, tau = _checks.vectors(_NAMES, q, v, a, tau)
-        fext = _checks.matrix(fext, "fext")
-        status = compute_all_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                    data.force_sets, X, XD, stacked, q, v, a, tau, fext, out)
-    if status:
-        raise _checks.input_error("compute_all", status, model, _NAMES, (q, v, a, tau, fext))
-    return Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv],
-                    out[2 * nv:3 * nv], out[3 * nv:4 * nv], out[4 * nv:5 * nv])
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d, f64_1d))
@@ -196,6 +172,7 @@ def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     return 0
 
 
+@public
 def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     """
     Return (ID(q, v, a), FD(q, v, tau)) in one call.
@@ -203,23 +180,3 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     That is what a node needs when it publishes torques and accelerations but no matrices
     (cheaper than :func:`compute_all`).
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.inverse_and_forward_dynamics(model, q, v, a, tau, fext, data)
-    nv = model.nv
-    out = np.empty((2, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    if fext is None:
-        fext = data.no_fext
-    names = ("q", "v", "a", "tau", "fext")
-    try:
-        status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext,
-                                            out[0], out[1])
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, a, tau = _checks.vectors(names, q, v, a, tau)
-        fext = _checks.matrix(fext, "fext")
-        status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext,
-                                            out[0], out[1])
-    if status:
-        raise _checks.input_error("inverse_and_forward_dynamics", status, model, names,
-                                  (q, v, a, tau, fext))
-    return out[0], out[1]

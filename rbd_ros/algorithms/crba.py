@@ -15,15 +15,13 @@ transforms up the ancestors. Kernel alone, looped in a compiled function, world 
 frames: arm7 0.60 -> 0.42 µs, ur5 0.44 -> 0.31, panda 0.68 -> 0.63, hyq 1.11 -> 0.90,
 talos 3.4 -> 2.9 (two runs each on a loaded 2-core machine: indicative).
 """
-import numpy as np
-
-from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM
 from ..spatial import (act_force, add10, inertia_act, inertia_apply, load10, se3_load,
                        se3_store, store10)
 from .common import check_configuration, mirror_upper, model_sizes
 from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
+from .entries import public
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_2d))
@@ -61,33 +59,6 @@ def crba_kernel(packed, ws, q, M):
     return mirror_upper(M)                  # and M's status
 
 
-# bound once: looking np.empty up costs ~25 ns of a ~0.85 µs call (crba, arm7)
-_empty = np.empty
-
-
+@public
 def crba(model, q, *, data=None):
     """Return the joint-space inertia matrix M(q), full and symmetric (nv × nv)."""
-    special = model._specialized.crba          # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None:
-        M = _empty((model.nv, model.nv))
-        try:
-            status = special(q, M)
-        except (TypeError, ValueError):         # not float64 C arrays: convert once
-            q = _checks.vector(q, "q")
-            status = special(q, M)
-        if status:
-            raise _checks.input_error("crba", status, model, ("q",), (q,))
-        return M
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.crba(model, q, data)
-    nv = model.nv
-    M = _empty((nv, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    try:
-        status = crba_kernel(model.packed, data.body, q, M)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q = _checks.vector(q, "q")
-        status = crba_kernel(model.packed, data.body, q, M)
-    if status:
-        raise _checks.input_error("crba", status, model, ("q",), (q,))
-    return M

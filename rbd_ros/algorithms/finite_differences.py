@@ -19,6 +19,7 @@ from .aba import aba as aba_public, aba_kernel
 from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
 from .joints import joint_integrate, joint_tangent
 from .rnea import rnea as rnea_public, rnea_kernel
+from .entries import public
 
 
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, f64_1d))
@@ -32,6 +33,7 @@ def integrate_kernel(packed, q, dv, out):
     return vector_status(out)
 
 
+@public
 def integrate(model, q, dv):
     """
     Return q ⊕ dv, as Pinocchio's ``integrate``.
@@ -39,17 +41,6 @@ def integrate(model, q, dv):
     1-dof joints add; a free-flyer base moves to M exp6(dv[0:6]) (dv in the base frame, linear
     first; see ``joints.joint_integrate``).
     """
-    if model.coupling is not None:     # mimic joints: the reduced q (rbd_ros.coupling)
-        return model.coupling.integrate(model, q, dv)
-    out = np.empty(model.nq)
-    try:
-        status = integrate_kernel(model.packed, q, dv, out)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, dv = _checks.vectors(("q", "dv"), q, dv)
-        status = integrate_kernel(model.packed, q, dv, out)
-    if status:
-        raise _checks.input_error("integrate", status, model, ("q", "dv"), (q, dv))
-    return out
 
 
 @helper

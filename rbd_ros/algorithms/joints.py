@@ -11,7 +11,8 @@ Kinds (``rbd_ros.model``): REVOLUTE (also URDF "continuous"): S = the unit axis,
 PRISMATIC: S = the unit axis, linear; FREE_FLYER (the root only): S = Ad(oM), the six
 base-frame unit twists expressed in the world, q = [p, quaternion (x, y, z, w)].
 
-A new kind is added here: its branches of ``joint_nv``, ``joint_nq``, ``base_sizes``,
+A new kind is added here: its branches of ``joint_nv``, ``joint_spans_all_motions``,
+``joint_nq``, ``base_sizes``,
 ``zero_quaternion``, ``jcalc``, ``joint_placement_local``, ``jcalc_local``, ``joint_motion``,
 ``joint_tangent``, ``subspace_column``, ``local_subspace_column``, ``local_subspace_1dof``,
 ``joint_rotates``, ``joint_force_local``, ``world_subspace_1dof``,
@@ -43,6 +44,17 @@ ONE_DOF_KINDS = (REVOLUTE, PRISMATIC)
 def joint_nv(packed, i):
     """Return the number of degrees of freedom (entries of v) of the joint of body i."""
     return 6 if int(packed[i, P_TYPE]) == FREE_FLYER else 1
+
+
+@helper
+def joint_spans_all_motions(packed, i):
+    """
+    Return whether the joint of body i spans every motion (S is 6 × 6 and invertible).
+
+    Only the free-flyer root does. ABA and M⁻¹ then factorize its articulated inertia and
+    solve its six accelerations at once, where a 1-dof joint has the scalar D = Sᵀ I^A S.
+    """
+    return int(packed[i, P_TYPE]) == FREE_FLYER
 
 
 @helper

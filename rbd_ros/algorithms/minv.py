@@ -29,16 +29,15 @@ The free-flyer root (S = Ad(oM), 6 × 6) has D = Sᵀ I^A S, so D⁻¹ Sᵀ = S�
 its rows of M⁻¹ come from a 6 × 6 SPD (Cholesky) solve with I^A, after which S⁻¹ maps the
 world-frame result to the base frame.
 """
-import numpy as np
-
-from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
 from ..spatial import (dot6, inertia_act, load10, load6, mat6_cholesky_solve, mat6_set_inertia,
                        scale6, se3_load, se3_store, store6)
 from .aba import articulated_inertia_step, bias_force_step
 from .common import check_configuration, mirror_upper, model_sizes, placement_step
-from .joints import UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv
+from .joints import (UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv,
+                     joint_spans_all_motions)
+from .entries import public
 
 
 @helper
@@ -88,7 +87,7 @@ def articulated_and_minv_backward_pass(packed, ws, FP, Minv, tau):
     """
     for i in range(model_sizes(packed)[0] - 1, -1, -1):
         U, Dinv = articulated_inertia_step(packed, ws, i)
-        if joint_nv(packed, i) == 1:
+        if not joint_spans_all_motions(packed, i):
             bias_force_step(packed, ws, tau, i, U, Dinv)
         minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
 
@@ -96,7 +95,7 @@ def articulated_and_minv_backward_pass(packed, ws, FP, Minv, tau):
 @helper
 def minv_backward_step(packed, ws, FP, Minv, i, U, Dinv):
     """Lines 11-14 (corrected line 14) for body i, after ``articulated_inertia_step``."""
-    if joint_nv(packed, i) == 6:
+    if joint_spans_all_motions(packed, i):
         free_flyer_root_rows(packed, ws, FP, Minv, i)
         return
     lam = int(packed[i, P_PARENT])
@@ -131,7 +130,7 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
                 FP[i, j, r] = 0.0
             for k in range(nvi):
                 Minv[iv + k, j] = 0.0
-        if nvi == 1:
+        if not joint_spans_all_motions(packed, i):
             oS = load6(ws, i, W_OS)
             for j in range(iv, vend):
                 store_column6(FP, i, j, scale6(Minv[iv, j], oS))
@@ -169,10 +168,7 @@ def minv_kernel(packed, ws, FP, q, Minv):
     return mirror_upper(Minv)
 
 
-# bound once: looking np.empty up costs ~25 ns of a ~0.85 µs call (crba, arm7)
-_empty = np.empty
-
-
+@public
 def minv(model, q, *, data=None):
     """
     Return the inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
@@ -181,27 +177,3 @@ def minv(model, q, *, data=None):
     factorizing M. With mimic joints, the inverse of the reduced M_r from its Cholesky
     factor (``coupled.py`` says why the recursion cannot carry the coupling).
     """
-    special = model._specialized.minv          # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None:
-        Minv = _empty((model.nv, model.nv))
-        try:
-            status = special(q, Minv)
-        except (TypeError, ValueError):         # not float64 C arrays: convert once
-            q = _checks.vector(q, "q")
-            status = special(q, Minv)
-        if status:
-            raise _checks.input_error("minv", status, model, ("q",), (q,))
-        return Minv
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.minv(model, q, data)
-    nv = model.nv
-    Minv = _empty((nv, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    try:
-        status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q = _checks.vector(q, "q")
-        status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
-    if status:
-        raise _checks.input_error("minv", status, model, ("q",), (q,))
-    return Minv

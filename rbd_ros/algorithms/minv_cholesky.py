@@ -13,12 +13,10 @@ c, y = L⁻ᵀ e_c is nonzero only at c and its ancestors, and x = L⁻¹ D⁻¹
 rows ≤ c (row k of L⁻¹ involves only k's ancestors). Rows ≤ c of column c are written to
 row c (the lower triangle) and mirrored.
 """
-import numpy as np
-
-from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d_ro, int64, kernel
 from .common import matrix_status
 from .crba import crba_kernel
+from .entries import public
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, i64_1d_ro, f64_2d, f64_2d))
@@ -71,22 +69,10 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
     return matrix_status(Minv)
 
 
+@public
 def minv_cholesky(model, q, *, data=None):
     """
     Return M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`).
 
     With mimic joints, M_r⁻¹ by CRBA and a dense Cholesky factorization, as :func:`minv`.
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.minv(model, q, data, "minv_cholesky")
-    Minv = np.empty((model.nv, model.nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    lam = model.dof_parent
-    try:
-        status = minv_cholesky_kernel(model.packed, data.body, q, lam, data.matrix, Minv)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q = _checks.vector(q, "q")
-        status = minv_cholesky_kernel(model.packed, data.body, q, lam, data.matrix, Minv)
-    if status:
-        raise _checks.input_error("minv_cholesky", status, model, ("q",), (q,))
-    return Minv

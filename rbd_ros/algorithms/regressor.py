@@ -31,6 +31,7 @@ from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_v
                      model_sizes, set_world)
 from .joints import world_force_projection, world_placement_from_local, world_subspace
 from .rnea import body_motion_step
+from .entries import public
 
 
 @helper
@@ -199,9 +200,7 @@ def body_regressor(v, a_g):
     return Y
 
 
-_NAMES = ("q", "v", "a")
-
-
+@public
 def joint_torque_regressor(model, q, v, a, *, data=None):
     """
     Return the joint torque regressor Y (nv, 10·nbodies).
@@ -209,17 +208,3 @@ def joint_torque_regressor(model, q, v, a, *, data=None):
     ``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``; column block i belongs
     to body i's θ (seeds README order).
     """
-    if model.coupling is not None:     # mimic joints: Y_r = Gᵀ Y (rbd_ros.coupling)
-        return model.coupling.joint_torque_regressor(model, q, v, a, data)
-    Y = np.empty((model.nv, 10 * model.nbodies))
-    data = model.data if data is None else _checks.workspace(model, data)
-    try:
-        status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block,
-                                               q, v, a, Y)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, a = _checks.vectors(_NAMES, q, v, a)
-        status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block,
-                                               q, v, a, Y)
-    if status:
-        raise _checks.input_error("joint_torque_regressor", status, model, _NAMES, (q, v, a))
-    return Y

@@ -11,9 +11,6 @@ Workspace use: W_OM holds ^λX_i (the placement of body i in its parent), W_OV, 
 the body's velocity, acceleration and force in its own frame. The world row (-1) supplies
 v_0 = 0 and a_0 = -a_g, expressed in the world frame, which is the parent frame of a root.
 """
-import numpy as np
-
-from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
 from ..spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
@@ -22,6 +19,7 @@ from ..spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cro
 from .common import (begin_state_pass, check_configuration, check_vector, model_sizes, set_world,
                      vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
+from .entries import public
 
 
 @helper
@@ -101,9 +99,7 @@ def nonlinear_effects_kernel(packed, ws, q, v, tau):
     return vector_status(tau)
 
 
-_NAMES = ("q", "v", "a", "fext")
-
-
+@public
 def rnea(model, q, v, a, fext=None, *, data=None):
     """
     Return the joint torques τ = ID(q, v, a).
@@ -111,58 +107,11 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
     frame, linear part first. ``data``: the workspace (default: ``model.data``).
     """
-    special = model._specialized.rnea          # rbd_ros.specialize: the model's own kernel
-    if special is not None and fext is None and data is None:
-        tau = np.empty(model.nv)
-        try:
-            status = special(q, v, a, tau)
-        except (TypeError, ValueError):         # not float64 C arrays: convert once
-            q, v, a = _checks.vectors(_NAMES, q, v, a)
-            status = special(q, v, a, tau)
-        if status:
-            raise _checks.input_error("rnea", status, model, _NAMES,
-                                      (q, v, a, model.data.no_fext))
-        return tau
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.rnea(model, q, v, a, fext, data)
-    tau = np.empty(model.nv)
-    data = model.data if data is None else _checks.workspace(model, data)
-    fext = data.no_fext if fext is None else fext
-    try:                              # the call written out: no helper's call in between
-        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, a, fext = _checks.state(_NAMES, q, v, a, fext)
-        status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
-    if status:
-        raise _checks.input_error("rnea", status, model, _NAMES, (q, v, a, fext))
-    return tau
 
 
+@public
 def nonlinear_effects(model, q, v, *, data=None):
     """Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
-    special = model._specialized.nonlinear_effects
-    if special is not None and data is None:
-        tau = np.empty(model.nv)
-        try:
-            status = special(q, v, tau)
-        except (TypeError, ValueError):         # not float64 C arrays: convert once
-            q, v = _checks.vectors(("q", "v"), q, v)
-            status = special(q, v, tau)
-        if status:
-            raise _checks.input_error("nonlinear_effects", status, model, ("q", "v"), (q, v))
-        return tau
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.rnea(model, q, v, model.data.zeros_v, None, data)
-    tau = np.empty(model.nv)
-    data = model.data if data is None else _checks.workspace(model, data)
-    try:
-        status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v = _checks.vectors(("q", "v"), q, v)
-        status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
-    if status:
-        raise _checks.input_error("nonlinear_effects", status, model, ("q", "v"), (q, v))
-    return tau
 
 
 # Gravity torques: Algorithm 1 at q̇ = q̈ = 0 (Pinocchio's computeGeneralizedGravity), its own
@@ -224,29 +173,6 @@ def gravity_kernel(packed, ws, q, tau):
     return vector_status(tau)
 
 
+@public
 def gravity_torques(model, q, *, data=None):
     """Return the gravity torques g(q): RNEA at zero velocity and acceleration."""
-    special = model._specialized.gravity_torques
-    if special is not None and data is None:
-        tau = np.empty(model.nv)
-        try:
-            status = special(q, tau)
-        except (TypeError, ValueError):         # not float64 C arrays: convert once
-            q = _checks.vector(q, "q")
-            status = special(q, tau)
-        if status:
-            raise _checks.input_error("gravity_torques", status, model, ("q",), (q,))
-        return tau
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        zeros = model.data.zeros_v
-        return model.coupling.rnea(model, q, zeros, zeros, None, data)
-    tau = np.empty(model.nv)
-    data = model.data if data is None else _checks.workspace(model, data)
-    try:
-        status = gravity_kernel(model.packed, data.body, q, tau)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q = _checks.vector(q, "q")
-        status = gravity_kernel(model.packed, data.body, q, tau)
-    if status:
-        raise _checks.input_error("gravity_torques", status, model, ("q",), (q,))
-    return tau

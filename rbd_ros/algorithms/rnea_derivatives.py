@@ -36,9 +36,6 @@ and zero when neither joint supports the other. Each body visits its ancestors o
 for a tree of depth d. For the free-flyer root S = Ad(oM) (six columns) and q is varied in
 the tangent space, M ← M exp(δ) with δ in the base frame, i.e. along the world twists S_k.
 """
-import numpy as np
-
-from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
 from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
@@ -46,6 +43,7 @@ from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_app
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
                      store_motion, velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
+from .entries import public
 
 
 @helper
@@ -212,9 +210,7 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
     return matrix_status(dtau_dq) or matrix_status(dtau_dv) or matrix_status(M)
 
 
-_NAMES = ("q", "v", "a", "fext")
-
-
+@public
 def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).
@@ -223,19 +219,3 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     to M exp(δ) with δ = (linear, angular) in the base frame (Pinocchio's convention).
     ``fext`` as for :func:`rbd_ros.rnea` (each body's force in its own frame).
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
-        return model.coupling.rnea_derivatives(model, q, v, a, fext, data)
-    nv = model.nv
-    dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    data = model.data if data is None else _checks.workspace(model, data)
-    fext = data.no_fext if fext is None else fext
-    try:                              # the call written out: no helper's call in between
-        status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                         q, v, a, fext, dq, dv, M)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, a, fext = _checks.state(_NAMES, q, v, a, fext)
-        status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                         q, v, a, fext, dq, dv, M)
-    if status:
-        raise _checks.input_error("rnea_derivatives", status, model, _NAMES, (q, v, a, fext))
-    return dq, dv, M

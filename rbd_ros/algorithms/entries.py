@@ -1,0 +1,273 @@
+"""
+The public single-state calls, one row each, and the code that builds them.
+
+Every public call (``rbd_ros.rnea``, ``crba``, ``aba``, ``minv``, the derivatives, ...) does
+the same things: the model's specialized kernel if it has one (``rbd_ros.specialize``), the
+coupled call if the model has mimic joints (``model.coupling``), else allocate the outputs,
+pick the workspace, call the generic kernel, convert the inputs once if they are not
+C-contiguous float64 arrays, turn a nonzero status into the ValueError naming the argument.
+:data:`ENTRIES` says, per call, only what differs: its inputs and their kind, the defaults
+of those that may be None, the kernel and its arguments (model tables, workspace fields,
+inputs, outputs), the outputs and their shapes, what it returns, its specialized slot and
+its coupled call. The module that defines the kernel declares the call by its signature and
+docstring (a stub decorated :func:`public`); :func:`public` writes the call's source from
+the row and compiles it with ``exec``, as ``collections.namedtuple`` and ``dataclasses``
+do: the call is one Python function, no helper's call in between (one costs ~0.07 µs of a
+~0.8 µs call). ``rbd_ros.crba.__source__`` shows what was built.
+
+Where that saves time (:func:`uses_entry_point`: crba, minv, the derivatives, ...), the
+kernel is called through its compiled overload's ``entry_point``, not its dispatcher, once
+the inputs are known to be of the declared types: numba's dispatcher spends ~30 ns typing
+each array argument of a call (the model's tables and the workspace, whose types never
+change, included). The entry point checks nothing but that each argument is an array
+of the right item size (and it trusts the number of dimensions), so the call first tests
+what the dispatcher would have refused, on the caller's arrays only: float64 (``dtype is``:
+a byte-swapped or another dtype is not) and C-contiguous of the declared number of
+dimensions (``strides``: (8,) for a vector, (48, 8) for ``fext``, whose rows are 6 floats).
+An input that fails goes through the dispatcher as before (it raises TypeError, the call
+converts the inputs once and calls again), so what is refused, and the message, are those
+of the dispatcher path; read-only inputs, which the dispatcher refused and the call then
+copied, are read as they are (kernels never write their inputs). Alignment is not tested:
+an unaligned float64 array (a view at an odd offset into a byte buffer) is read in place.
+Outputs are the call's own fresh arrays.
+"""
+import collections
+import functools
+import inspect
+import linecache
+
+import numpy as np
+
+from .. import _checks
+
+Entry = collections.namedtuple("Entry", (
+    "kernel",       # the kernel's name in the module that defines the call
+    "inputs",       # the caller's arrays, in status-position order: name -> "vector"/"rows6"
+    "defaults",     # input -> what None stands for (an attribute of ``data``)
+    "arguments",    # the kernel's arguments (``model.``, ``data.``, inputs, outputs)
+    "outputs",      # output -> its shape, in terms of nv, nq, nb
+    "returns",      # what the call returns
+    "special",      # the slot of ``model._specialized`` and its arguments, or None
+    "coupled",      # the call on ``model.coupling`` for a model with mimic joints
+))
+
+ENTRIES = {
+    "rnea": Entry(
+        "rnea_kernel", {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"},
+        {"fext": "no_fext"},
+        "model.packed, data.body, q, v, a, fext, tau", {"tau": "nv"}, "tau",
+        ("rnea", "q, v, a, tau"), "rnea(model, q, v, a, fext, data)"),
+    "nonlinear_effects": Entry(
+        "nonlinear_effects_kernel", {"q": "vector", "v": "vector"},
+        {}, "model.packed, data.body, q, v, tau", {"tau": "nv"}, "tau",
+        ("nonlinear_effects", "q, v, tau"),
+        "rnea(model, q, v, model.data.zeros_v, None, data)"),
+    "gravity_torques": Entry(
+        "gravity_kernel", {"q": "vector"}, {},
+        "model.packed, data.body, q, tau", {"tau": "nv"}, "tau", ("gravity_torques", "q, tau"),
+        "rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data)"),
+    "crba": Entry(
+        "crba_kernel", {"q": "vector"}, {},
+        "model.packed, data.body, q, M", {"M": "(nv, nv)"}, "M", ("crba", "q, M"),
+        "crba(model, q, data)"),
+    "minv": Entry(
+        "minv_kernel", {"q": "vector"}, {},
+        "model.packed, data.body, data.force_sets, q, Minv", {"Minv": "(nv, nv)"}, "Minv",
+        ("minv", "q, Minv"), "minv(model, q, data)"),
+    "minv_cholesky": Entry(
+        "minv_cholesky_kernel", {"q": "vector"}, {},
+        "model.packed, data.body, q, model.dof_parent, data.matrix, Minv",
+        {"Minv": "(nv, nv)"}, "Minv", None, "minv(model, q, data, 'minv_cholesky')"),
+    "aba": Entry(
+        "aba_kernel", {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"},
+        {"fext": "no_fext"},
+        "model.packed, data.body, q, v, tau, fext, qdd", {"qdd": "nv"}, "qdd", None,
+        "aba(model, q, v, tau, fext, data)"),
+    "rnea_derivatives": Entry(
+        "rnea_derivatives_kernel",
+        {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"}, {"fext": "no_fext"},
+        "model.packed, data.body, data.dof, data.body_matrix, q, v, a, fext, dq, dv, M",
+        {"dq": "(nv, nv)", "dv": "(nv, nv)", "M": "(nv, nv)"}, "dq, dv, M", None,
+        "rnea_derivatives(model, q, v, a, fext, data)"),
+    "aba_derivatives": Entry(
+        "aba_derivatives_kernel",
+        {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"}, {"fext": "no_fext"},
+        "model.packed, data.body, data.dof, data.body_matrix, data.force_sets, data.stacked, "
+        "q, v, tau, fext, dq, dv, Minv",
+        {"dq": "(nv, nv)", "dv": "(nv, nv)", "Minv": "(nv, nv)"}, "dq, dv, Minv", None,
+        "aba_derivatives(model, q, v, tau, fext, data)"),
+    "compute_all": Entry(
+        "compute_all_kernel",
+        {"q": "vector", "v": "vector", "a": "vector", "tau": "vector", "fext": "rows6"},
+        {"a": "zeros_v", "fext": "no_fext"},
+        "model.packed, data.body, data.dof, data.body_matrix, data.force_sets, data.all_body, "
+        "data.all_dof, data.all_stacked, q, v, a, tau, fext, out",
+        {"out": "(5 * nv + 2, nv)"},
+        "_Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv], "
+        "out[2 * nv:3 * nv], out[3 * nv:4 * nv], out[4 * nv:5 * nv])", None,
+        "compute_all(model, q, v, a, tau, fext, data)"),
+    "inverse_and_forward_dynamics": Entry(
+        "inverse_and_forward_kernel",
+        {"q": "vector", "v": "vector", "a": "vector", "tau": "vector", "fext": "rows6"},
+        {"fext": "no_fext"}, "model.packed, data.body, q, v, a, tau, fext, out[0], out[1]",
+        {"out": "(2, nv)"}, "out[0], out[1]", None,
+        "inverse_and_forward_dynamics(model, q, v, a, tau, fext, data)"),
+    "joint_torque_regressor": Entry(
+        "joint_torque_regressor_kernel",
+        {"q": "vector", "v": "vector", "a": "vector"}, {},
+        "model.packed, data.body, data.regressor_block, q, v, a, Y",
+        {"Y": "(nv, 10 * nb)"}, "Y", None, "joint_torque_regressor(model, q, v, a, data)"),
+    "integrate": Entry(
+        "integrate_kernel", {"q": "vector", "dv": "vector"}, {},
+        "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv)"),
+}
+
+# The dispatcher's test of a caller's array, by kind (see the module docstring).
+_FAST_TEST = {"vector": "{x}.dtype is _f8 and {x}.strides == _VECTOR",
+              "rows6": "{x}.dtype is _f8 and {x}.strides == _ROWS6"}
+_CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}, {x!r})"}
+
+_TEMPLATE = '''\
+def {name}(model, {parameters}):
+{special}    coupling = model.coupling
+    if coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+        return coupling.{coupled}
+{sizes}{allocate}    data = model.data if data is None else _workspace(model, data)
+{defaults}    try:
+{call}    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        {names} = {convert}
+        status = _kernel({arguments})
+    if status:
+        raise _checks.input_error({name!r}, status, model, _NAMES, ({names},))
+    return {returns}
+'''
+
+_SPECIAL = '''\
+    special = model._specialized.{slot}      # rbd_ros.specialize: the model's own kernel
+    if special is not None and data is None{no_fext}:
+{sizes}{allocate}        try:
+            status = special({arguments})
+        except (TypeError, ValueError):         # not float64 C arrays: convert once
+            {names} = {convert}
+            status = special({arguments})
+        if status:
+            raise _checks.input_error({name!r}, status, model, _NAMES, ({names},{fext}))
+        return {returns}
+'''
+
+_ARGUMENTS_PER_TEST = 3     # see uses_entry_point
+_SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
+
+
+def source(name, parameters, entry):
+    """Return the Python source of the public call ``name`` built from its row."""
+    inputs = entry.inputs
+    names = ", ".join(inputs)
+    shapes = " ".join(entry.outputs.values())
+    sizes = "".join(f"    {line}\n" for size, line in _SIZES.items() if size in shapes)
+    allocate = "".join(f"    {out} = _empty({shape})\n" for out, shape in entry.outputs.items())
+    special = ""
+    if entry.special:
+        slot, arguments = entry.special
+        plain = [x for x in inputs if x != "fext"]
+        special = _SPECIAL.format(
+            slot=slot, name=name, arguments=arguments, returns=entry.returns,
+            sizes=_indent(sizes), allocate=_indent(allocate), names=", ".join(plain),
+            convert=_convert(plain, inputs), no_fext=" and fext is None" if "fext" in inputs
+            else "", fext=" model.data.no_fext" if "fext" in inputs else "")
+    if uses_entry_point(name):
+        # an input left to its default is the workspace's own array: nothing to test
+        defaults = "".join(f"    {x}_default = {x} is None\n    if {x}_default:\n"
+                           f"        {x} = data.{attribute}\n"
+                           for x, attribute in entry.defaults.items())
+        fast = " and ".join(_FAST_TEST[kind].format(x=x) if x not in entry.defaults
+                            else f"({x}_default or {_FAST_TEST[kind].format(x=x)})"
+                            for x, kind in inputs.items())
+        call = (f"        if {fast}:\n            status = _entry({entry.arguments})\n"
+                f"        else:\n            status = _kernel({entry.arguments})\n")
+    else:
+        defaults = "".join(f"    if {x} is None:\n        {x} = data.{attribute}\n"
+                           for x, attribute in entry.defaults.items())
+        call = f"        status = _kernel({entry.arguments})\n"
+    if "data=None" not in parameters:             # a call without workspace
+        defaults, template = "", _TEMPLATE.replace(
+            "    data = model.data if data is None else _workspace(model, data)\n", "")
+    else:
+        template = _TEMPLATE
+    return template.format(
+        name=name, parameters=parameters, special=special, coupled=entry.coupled,
+        sizes=sizes, allocate=allocate, defaults=defaults, call=call,
+        arguments=entry.arguments, names=names, convert=_convert(inputs, inputs),
+        returns=entry.returns)
+
+
+def uses_entry_point(name):
+    """
+    Return whether the call ``name`` reaches its kernel through the entry point.
+
+    Where it saves time: testing a caller's array in Python (dtype, strides) costs ~80 ns,
+    the dispatcher's typing ~30 ns per argument (rnea on ur5, 3 vectors, 7 arguments:
+    dispatcher 946 ns a call, entry point 976, entry point without the tests 732). So the
+    entry point serves a call whose kernel takes at least 3 arguments per array tested
+    (crba: 4 for q alone; the derivatives: 11-14 for 3); the others call the dispatcher.
+    """
+    entry = ENTRIES[name]
+    tested = sum(1 for x in entry.inputs if x not in entry.defaults)
+    return len(entry.arguments.split(", ")) >= _ARGUMENTS_PER_TEST * tested
+
+
+def workspace_fields(name):
+    """
+    Return the workspace arrays the kernel of ``name`` takes, in order (its ``data.`` ones).
+
+    The batch form of a call runs the same kernel in per-chunk copies of these
+    (``rbd_ros.batch``).
+    """
+    return tuple(argument[len("data."):] for argument in ENTRIES[name].arguments.split(", ")
+                 if argument.startswith("data."))
+
+
+def _indent(lines):
+    return "".join("    " + line + "\n" for line in lines.splitlines())
+
+
+def _convert(names, inputs):
+    parts = [_CONVERT[inputs[x]].format(x=x) for x in names]
+    return ", ".join(parts)
+
+
+def public(stub):
+    """
+    Return the public call named as ``stub``, built from its row of :data:`ENTRIES`.
+
+    ``stub``: a function with the call's signature and docstring and no body, defined next
+    to the row's kernel (which is looked up in its module).
+    """
+    name = stub.__name__
+    entry = ENTRIES[name]
+    parameters = str(inspect.signature(stub))[1:-1]
+    if not parameters.startswith("model, "):
+        raise TypeError(f"{name}: a public call takes the model first")
+    namespace = {"_kernel": stub.__globals__[entry.kernel], "_checks": _checks,
+                 "_empty": np.empty, "_workspace": _checks.workspace,
+                 "_NAMES": tuple(entry.inputs), "_f8": np.dtype(np.float64), "_VECTOR": (8,),
+                 "_ROWS6": (48, 8), "_Dynamics": stub.__globals__.get("Dynamics")}
+    namespace["_entry"] = _first_entry(namespace["_kernel"], namespace)
+    code = source(name, parameters[len("model, "):], entry)
+    filename = f"<rbd_ros.algorithms.entries: {name}>"
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    exec(compile(code, filename, "exec"), namespace)
+    function = functools.update_wrapper(namespace[name], stub, updated=())
+    del function.__wrapped__               # the stub has no body: nothing to unwrap to
+    function.__source__ = code
+    return function
+
+
+def _first_entry(kernel, namespace):
+    """Return what calls the kernel's entry point the first time, and then puts it in place."""
+    def first_call(*arguments):
+        kernel.compile_declared()
+        entry_point = kernel.overloads[kernel.signatures[0]].entry_point
+        namespace["_entry"] = entry_point
+        return entry_point(*arguments)
+    return first_call
