@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from conftest import get_robot
+from helpers import get_robot
 from rbd_ros.algorithms import entries
 
 STATE_ARGS = {"q": "q", "v": "v", "a": "a", "tau": "tau", "dv": "v"}
