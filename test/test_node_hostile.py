@@ -317,7 +317,7 @@ def test_bad_stamps_are_replaced_by_the_node_clock(harness):
 def test_serialized_garbage_is_what_the_rmw_refuses():
     """The garbage above is what reaches the fallback deserializer: the RMW refuses it."""
     from rbd_ros.node import conversions
-    from rbd_ros.cdr import JointStateDecoder
+    from rbd_ros.formats.cdr import JointStateDecoder
     dec = JointStateDecoder()
     for raw in GARBAGE:
         with pytest.raises(ValueError):

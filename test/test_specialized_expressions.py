@@ -1,5 +1,5 @@
 """
-The generator's spatial algebra (rbd_ros.specialized.expressions) against rbd_ros.spatial's.
+The generator's spatial algebra (rbd_ros.specialized.expressions) against rbd_ros.model.spatial's.
 
 The generated kernels write out ``expressions``' operations, the generic ones inline
 ``spatial``'s: both must compute the same formula, operation by operation. An expression
@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from rbd_ros import spatial
+from rbd_ros.model import spatial
 from rbd_ros.algorithms import joints
-from rbd_ros.model import PRISMATIC, REVOLUTE
+from rbd_ros.model.model import PRISMATIC, REVOLUTE
 from rbd_ros.specialized import expressions as ex
 
 TOL = 8 * np.finfo(float).eps     # relative to the inputs' scale (all of order 1)

@@ -13,7 +13,8 @@ import threading
 import pytest
 
 import rbd_ros
-from rbd_ros import joint_friction, text_files
+from rbd_ros.actuation import joint_parameters as joint_friction
+from rbd_ros.formats import text_files
 from rbd_ros.node import parameters
 from rbd_ros.replay import cli, fleet_inputs
 from rbd_ros.replay.errors import ReplayError

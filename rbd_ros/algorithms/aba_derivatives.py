@@ -26,8 +26,8 @@ import numpy as np
 from .. import _checks
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
-from ..model import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
-from ..spatial import add6, load6, load6_vector, mat6_apply, se3_load, store6
+from ..model.model import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
+from ..model.spatial import add6, load6, load6_vector, mat6_apply, se3_load, store6
 from .aba import aba_forward_step, acceleration_step
 from .common import begin_state_pass, matrix_status, mirror_upper, model_sizes, vector_status
 from .joints import joint_force_in_world, joint_nv
@@ -101,7 +101,9 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
     :func:`rbd_ros.aba`.
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.aba_derivatives(model, q, v, tau, fext, data)
     nv = model.nv
     dq, dv, Minv = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))

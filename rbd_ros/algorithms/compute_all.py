@@ -37,8 +37,8 @@ import numpy as np
 from .. import _checks
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel, stage
-from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
-from ..spatial import add6, dot6, inertia_apply, load6, load10, store6
+from ..model.model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
+from ..model.spatial import add6, dot6, inertia_apply, load6, load10, store6
 from .aba import aba_forward_step, aba_kernel, acceleration_step
 from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
                      model_sizes, set_world)
@@ -157,7 +157,9 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     space (see ``rnea_derivatives``). The arrays are views of one block, valid until the
     caller drops them (not reused).
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.compute_all(model, q, v, a, tau, fext, data)
     nv = model.nv
     data = model.data if data is None else _checks.workspace(model, data)
@@ -203,7 +205,9 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     That is what a node needs when it publishes torques and accelerations but no matrices
     (cheaper than :func:`compute_all`).
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.inverse_and_forward_dynamics(model, q, v, a, tau, fext, data)
     nv = model.nv
     out = np.empty((2, nv))

@@ -19,9 +19,9 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM
-from ..spatial import (act_force, add10, inertia_act, inertia_apply, load10, se3_load,
-                       se3_store, store10)
+from ..model.model import P_IV, P_PARENT, P_THETA, W_OI, W_OM
+from ..model.spatial import (act_force, add10, inertia_act, inertia_apply, load10, se3_load,
+                             se3_store, store10)
 from .common import check_configuration, mirror_upper, model_sizes
 from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
 
@@ -78,7 +78,9 @@ def crba(model, q, *, data=None):
         if status:
             raise _checks.input_error("crba", status, model, ("q",), (q,))
         return M
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.crba(model, q, data)
     nv = model.nv
     M = _empty((nv, nv))

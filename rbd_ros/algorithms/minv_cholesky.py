@@ -77,7 +77,9 @@ def minv_cholesky(model, q, *, data=None):
 
     With mimic joints, M_r⁻¹ by CRBA and a dense Cholesky factorization, as :func:`minv`.
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.minv(model, q, data, "minv_cholesky")
     Minv = np.empty((model.nv, model.nv))
     data = model.data if data is None else _checks.workspace(model, data)

@@ -25,8 +25,8 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
-from ..spatial import act_force, load6_vector, se3_load, se3_store, store6
+from ..model.model import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
+from ..model.spatial import act_force, load6_vector, se3_load, se3_store, store6
 from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_vector,
                      model_sizes, set_world)
 from .joints import world_force_projection, world_placement_from_local, world_subspace
@@ -209,7 +209,9 @@ def joint_torque_regressor(model, q, v, a, *, data=None):
     ``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``; column block i belongs
     to body i's θ (seeds README order).
     """
-    if model.coupling is not None:     # mimic joints: Y_r = Gᵀ Y (rbd_ros.coupling)
+    # mimic joints: Y_r = Gᵀ Y
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.joint_torque_regressor(model, q, v, a, data)
     Y = np.empty((model.nv, 10 * model.nbodies))
     data = model.data if data is None else _checks.workspace(model, data)

@@ -15,10 +15,10 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
-from ..spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
-                       inertia_apply, load6, load10, rot3, rot3_t, se3_load, se3_store, store6,
-                       sub6)
+from ..model.model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
+from ..model.spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
+                             inertia_apply, load6, load10, rot3, rot3_t, se3_load, se3_store,
+                             store6, sub6)
 from .common import (begin_state_pass, check_configuration, check_vector, model_sizes, set_world,
                      vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
@@ -123,7 +123,9 @@ def rnea(model, q, v, a, fext=None, *, data=None):
             raise _checks.input_error("rnea", status, model, _NAMES,
                                       (q, v, a, model.data.no_fext))
         return tau
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.rnea(model, q, v, a, fext, data)
     tau = np.empty(model.nv)
     data = model.data if data is None else _checks.workspace(model, data)
@@ -151,7 +153,9 @@ def nonlinear_effects(model, q, v, *, data=None):
         if status:
             raise _checks.input_error("nonlinear_effects", status, model, ("q", "v"), (q, v))
         return tau
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.rnea(model, q, v, model.data.zeros_v, None, data)
     tau = np.empty(model.nv)
     data = model.data if data is None else _checks.workspace(model, data)
@@ -237,7 +241,9 @@ def gravity_torques(model, q, *, data=None):
         if status:
             raise _checks.input_error("gravity_torques", status, model, ("q",), (q,))
         return tau
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         zeros = model.data.zeros_v
         return model.coupling.rnea(model, q, zeros, zeros, None, data)
     tau = np.empty(model.nv)

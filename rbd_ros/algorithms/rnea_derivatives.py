@@ -40,9 +40,9 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
-from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
-                       load10, mat6_apply, mat6_apply_transpose, store6, store10)
+from ..model.model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
+from ..model.spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
+                             load10, mat6_apply, mat6_apply_transpose, store6, store10)
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
                      store_motion, velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
@@ -223,7 +223,9 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     to M exp(δ) with δ = (linear, angular) in the base frame (Pinocchio's convention).
     ``fext`` as for :func:`rbd_ros.rnea` (each body's force in its own frame).
     """
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         return model.coupling.rnea_derivatives(model, q, v, a, fext, data)
     nv = model.nv
     dq, dv, M = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))

@@ -12,7 +12,8 @@ node's side (a mixin): attach a monitor to each new Robot, step it at each tick.
 """
 import math
 
-from .. import contact, outputs
+from ..contact import detection as contact
+from .. import outputs
 from . import conversions
 from .reporting import one_line
 

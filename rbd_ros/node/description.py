@@ -16,7 +16,9 @@ import threading
 import numpy as np
 
 import rbd_ros
-from .. import actuation, outputs, wrench
+from ..actuation import dynamics as actuation
+from .. import outputs
+from ..contact import measured_wrenches as wrench
 from . import compile_notice
 from .parameters import description_limits
 from .reporting import excerpt, one_line
@@ -128,7 +130,7 @@ class DescriptionSource:
 
     def _joint_model(self, model, xml):
         """
-        Return the joint parameters of ``model`` (``rbd_ros.actuation.load``), or None.
+        Return the joint parameters of ``model`` (``rbd_ros.actuation.dynamics.load``), or None.
 
         From ``joint_parameters_file`` (read at start-up) or, with ``urdf_joint_dynamics``,
         the description's ``<dynamics>``; ValueError naming the parameter when they do not

@@ -46,9 +46,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from . import conversions, parameters, spin_node
-from .. import actuation, cdr, outputs
-from ..cdr import JointStateDecoder
-from ..coupling import MIMIC_TOLERANCE
+from ..actuation import dynamics as actuation
+from ..formats import cdr
+from .. import outputs
+from ..formats.cdr import JointStateDecoder
+from ..description.mimic_coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .description import DescriptionSource
 from .contact import ObservingNode, create_reset_service
@@ -148,7 +150,7 @@ class DynamicsNode(LostMessageCounting, LiveParameters, DescriptionSource, SkipR
             create_estimate_payload_service(self, rbd_srv)
         create_reset_service(self)
         self._diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
-        # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
+        # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.formats.cdr
         self._joint_state_decoder = JointStateDecoder()
         self._best_effort_subscription(JointState, p["joint_states_topic"],
                                        self._guarded(self._on_joint_states), STATE_QOS, raw=True)

@@ -250,7 +250,7 @@ def _warm_up(model):
     import numpy as np
 
     import rbd_ros
-    from rbd_ros import rollout
+    from rbd_ros.batch import rollout
     q = model.neutral()[None, :]
     z = np.zeros((1, model.nv))
     data = rbd_ros.Data(model)
@@ -263,7 +263,7 @@ def _warm_up(model):
     except ValueError:
         pass
     try:                   # toppra's import (matplotlib's pyplot with it): a second or more
-        from rbd_ros import retiming_toppra  # noqa: F401
+        from rbd_ros.retiming import toppra_problem as retiming_toppra  # noqa: F401
     except ImportError:    # the request will say so
         pass
 

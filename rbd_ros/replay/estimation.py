@@ -26,9 +26,10 @@ stamps are zero or not increasing (the report says which).
 """
 import numpy as np
 
-from .. import cdr, outputs
-from ..cdr import JointStateDecoder
-from ..coupling import MIMIC_TOLERANCE
+from ..formats import cdr
+from .. import outputs
+from ..formats.cdr import JointStateDecoder
+from ..description.mimic_coupling import MIMIC_TOLERANCE
 from .bag_io import ReplayError, deserialize_joint_state, deserialize_odometry
 from .errors import shorten
 

@@ -16,7 +16,7 @@ identification) are written under a temporary name and renamed into place when c
 (``staging``), as a single replay's.
 
 ``--identify``: every task reduces its samples to least-squares statistics, the client adds
-them as tasks finish (``rbd_ros.identification_stats``: memory independent of the number of
+them as tasks finish (``rbd_ros.identification.statistics``: memory independent of the number of
 messages) and fits once, on a worker: identified.urdf (with ``<dynamics damping friction>``
 when ``--friction``) and joint_parameters.json (``--model-params`` reads it).
 """
@@ -29,7 +29,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import identification_stats, identification_uncertainty, joint_friction
+from ..identification import (statistics as identification_stats,
+                              uncertainty as identification_uncertainty)
+from ..actuation import joint_parameters as joint_friction
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, excerpt, shorten

@@ -3,7 +3,7 @@ What a Dask worker runs for ``rbd_replay`` over many bags: a bag, or a time wind
 
 A task returns a :class:`Partial`: per-joint error statistics that merge exactly like the
 data they summarize (:class:`ErrorStats`, Chan et al.'s pairwise update), skip counts and,
-for ``--identify``, the least-squares statistics (``rbd_ros.identification_stats``). The
+for ``--identify``, the least-squares statistics (``rbd_ros.identification.statistics``). The
 client adds the partials of a bag's windows, then of the bags: nothing a task returns grows
 with its number of messages.
 
@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import rbd_ros
-from .. import identification_stats, identification_uncertainty
+from ..identification import (statistics as identification_stats,
+                              uncertainty as identification_uncertainty)
 from .. import outputs as table
 from . import bag_io, estimation
 from .dynamics import REFUSED, Batches, joint_model

@@ -1,0 +1,1 @@
+"""Command-line tools built on the core and the node."""
