@@ -29,8 +29,10 @@ The dynamics node (``~/<output>`` and its services) and ``rbd_replay --model-par
 """
 import numpy as np
 
-import rbd_ros
-from . import joint_parameters as joint_friction
+from ..algorithms.aba import aba
+from ..algorithms.aba_derivatives import aba_derivatives
+from ..batch import aba_batch, aba_derivatives_batch, minv_batch
+from . import joint_parameters
 from .. import outputs as table
 
 FORWARD = ("qdd", "dqdd_dq", "dqdd_dv")       # the results taken at the measured effort
@@ -115,8 +117,8 @@ class Actuation:
                 if qdd is None:
                     qdd = solve(_aba(model, q, v, tau_in, batch, fext)[..., None])[..., 0]
                 tau_rigid = tau_in - self.armature * qdd
-                again = (rbd_ros.aba_derivatives_batch(model, q, v, tau_rigid) if batch else
-                         rbd_ros.aba_derivatives(model, q, v, tau_rigid, fext))
+                again = (aba_derivatives_batch(model, q, v, tau_rigid) if batch else
+                         aba_derivatives(model, q, v, tau_rigid, fext))
                 dq, dv = again[0], again[1]
             else:
                 dq, dv = results["dqdd_dq"], results["dqdd_dv"]
@@ -126,7 +128,7 @@ class Actuation:
 
 
 def _aba(model, q, v, tau, batch, fext=None):
-    return rbd_ros.aba_batch(model, q, v, tau) if batch else rbd_ros.aba(model, q, v, tau, fext)
+    return aba_batch(model, q, v, tau) if batch else aba(model, q, v, tau, fext)
 
 
 def _identity(x):
@@ -154,7 +156,7 @@ def load(model, xml=None, file_text=None, urdf_dynamics=False):
     """
     Return the :class:`Actuation` of a model from a parameter file or its URDF, or None.
 
-    ``file_text``: a parameter file's text (``joint_friction.JointParameters.to_json``);
+    ``file_text``: a parameter file's text (``joint_parameters.JointParameters.to_json``);
     ``urdf_dynamics``: the URDF ``xml``'s ``<dynamics damping friction>`` instead. Joints
     are matched by name: a file may leave joints out (zero for them) but not name a joint
     the model lacks. None when neither is given or every value is zero. ValueError saying
@@ -164,10 +166,10 @@ def load(model, xml=None, file_text=None, urdf_dynamics=False):
         raise ValueError("a joint parameter file and the URDF's <dynamics>: choose one")
     names = tuple(model.joint_names)
     if file_text:
-        params = joint_friction.JointParameters.from_json(file_text, names)
+        params = joint_parameters.JointParameters.from_json(file_text, names)
     elif urdf_dynamics:
         try:
-            params = joint_friction.JointParameters.from_urdf(xml, names)
+            params = joint_parameters.JointParameters.from_urdf(xml, names)
         except SyntaxError as exc:                 # ElementTree's ParseError
             raise ValueError(f"the URDF does not parse: {exc}") from None
     else:
@@ -236,6 +238,6 @@ def compute_batch(act, model, enabled, q, v, a, tau, effort_known):
 def finish_batch(act, model, results, q, v, a, tau_in):
     """:meth:`Actuation.finish` of N states, M⁻¹ computed first when it needs it."""
     if act.extra_results(results) and "Minv" not in results:
-        results["Minv"] = rbd_ros.minv_batch(model, q)
+        results["Minv"] = minv_batch(model, q)
     act.finish(results, model, q, v, a, tau_in, batch=True)
     return results

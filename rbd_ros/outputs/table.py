@@ -23,7 +23,9 @@ from typing import NamedTuple
 import numpy as np
 from scipy.linalg import blas as _blas
 
-import rbd_ros
+from .. import batch
+from ..algorithms.compute_all import compute_all, inverse_and_forward_dynamics
+from ..algorithms.rnea import rnea
 
 BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -180,18 +182,18 @@ def compute(call, model, q, v, a, tau, fext=None):
     """
     nb = model.nv_base
     if call == "compute_all":
-        d = rbd_ros.compute_all(model, q, v, a=a, tau=tau, fext=fext)
+        d = compute_all(model, q, v, a=a, tau=tau, fext=fext)
         return {"tau": d.tau, "joint_tau": d.tau[nb:], "qdd": d.qdd, "Minv": d.Minv,
                 "dtau_dq": d.dtau_dq, "dtau_dv": d.dtau_dv, "dqdd_dq": d.dqdd_dq,
                 "dqdd_dv": d.dqdd_dv}
     if call == "inverse_and_forward_dynamics":
-        t, qdd = rbd_ros.inverse_and_forward_dynamics(model, q, v, a=a, tau=tau, fext=fext)
+        t, qdd = inverse_and_forward_dynamics(model, q, v, a=a, tau=tau, fext=fext)
         return {"tau": t, "joint_tau": t[nb:], "qdd": qdd}
-    t = rbd_ros.rnea(model, q, v, a, fext)
+    t = rnea(model, q, v, a, fext)
     return {"tau": t, "joint_tau": t[nb:]}
 
 
-# result -> (batch function of rbd_ros, its input after q and v, which of its return values)
+# result -> (function of rbd_ros.batch, its input after q and v, which of its return values)
 _BATCH = {"tau": ("rnea_batch", "a", None), "qdd": ("aba_batch", "tau", None),
           "Minv": ("minv_batch", None, None),
           "dtau_dq": ("rnea_derivatives_batch", "a", 0),
@@ -223,7 +225,7 @@ def compute_batch(model, enabled, q, v, a, tau, effort_known):
             key = (function, o.needs_effort)
             if key not in done:
                 args = (q[s],) if arg is None else (q[s], v[s], inputs[arg][s])
-                done[key] = getattr(rbd_ros, function)(model, *args)
+                done[key] = getattr(batch, function)(model, *args)
             value = done[key] if pick is None else done[key][pick]
             arrays.append(value[:, nb:] if result == "joint_tau" else value)
         out[o.name] = (rows[o.needs_effort], tuple(arrays))
