@@ -273,20 +273,20 @@ def write_bag(spec):
     """
     Replay one bag as ``rbd_replay BAG -o OUTPUT`` does (output bag, report) and summarize.
 
-    The per-bag replay is the serial one (``cli.replay``); its ticks and torques give the
+    The per-bag replay is the serial one (``one_bag.replay``); its ticks and torques give the
     same :class:`Partial` as :func:`evaluate`.
     """
     import hashlib
 
-    from . import cli
+    from . import one_bag
     reader = bag_io.open_reader(spec["bag"])
     try:
         text = _urdf(reader, spec)
     finally:
         reader.close()
     with _threads(spec.get("threads", 1)):
-        rep = cli.replay(spec["bag"], spec["output"], report_dir=spec["report_dir"],
-                         progress=False, urdf=text, **spec["replay"])
+        rep = one_bag.replay(spec["bag"], spec["output"], report_dir=spec["report_dir"],
+                             progress=False, urdf=text, **spec["replay"])
     t, tau = rep["ticks"], rep["torques"]
     out = Partial(spec["bag"], rep["model"], tuple(j["name"] for j in rep["joints"]),
                   hashlib.sha256(text.encode()).hexdigest(), rep["messages"], rep["answered"],
