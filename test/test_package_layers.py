@@ -142,7 +142,7 @@ def circles(graph):
 def test_the_graph_reader_sees_what_python_imports(graph):
     # the reader itself, on modules whose imports are known: relative, `from . import x`,
     # lazy (inside a function) and the public API's own
-    assert "rbd_ros.model.model" in graph["rbd_ros.algorithms.rnea"]            # ..model.model
+    assert "rbd_ros.model.layout" in graph["rbd_ros.algorithms.rnea"]           # ..model.layout
     assert "rbd_ros.outputs" in graph["rbd_ros.replay.cli"]                     # from .. import
     assert "rbd_ros.replay.one_bag" in graph["rbd_ros.replay.fleet_tasks"]      # lazy
     assert "rbd_ros.description.loader" in graph["rbd_ros"]

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model.model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
+from ..model.layout import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
 from ..model.spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector,
                              mat6_add_sub_rank1, mat6_apply, mat6_cholesky, mat6_cholesky_solve,
                              mat6_set_inertia, scale6, se3_load, store6, sub6)

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
-from ..model.model import P_IV
+from ..model.layout import P_IV
 from .aba import aba as aba_public, aba_kernel
 from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
 from .joints import joint_integrate, joint_tangent

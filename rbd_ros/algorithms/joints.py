@@ -25,8 +25,8 @@ Sᵀ f of a world-frame force is ``subspace_column``·f, or ``world_force_projec
 import math
 
 from .._jit import helper
-from ..model.model import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC,
-                           REVOLUTE, W_OM, W_OS)
+from ..model.layout import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC,
+                            REVOLUTE, W_OM, W_OS)
 from ..model.spatial import (act_force, act_inv_force, act_inv_motion, act_motion, cross3, load6,
                              load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
                              se3_rotate_about_axis, se3_translate_along_axis)

@@ -33,7 +33,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
-from ..model.model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
+from ..model.layout import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
 from ..model.spatial import (dot6, inertia_act, load10, load6, mat6_cholesky_solve,
                              mat6_set_inertia, scale6, se3_load, se3_store, store6)
 from .aba import articulated_inertia_step, bias_force_step

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model.model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
+from ..model.layout import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
 from ..model.spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
                              inertia_apply, load6, load10, rot3, rot3_t, se3_load, se3_store,
                              store6, sub6)

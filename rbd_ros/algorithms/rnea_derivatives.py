@@ -40,7 +40,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model.model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
+from ..model.layout import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
 from ..model.spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
                              load10, mat6_apply, mat6_apply_transpose, store6, store10)
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,

@@ -19,7 +19,7 @@ from ..algorithms.finite_differences import dynamics
 from ..algorithms.minv import minv_kernel
 from ..algorithms.regressor import joint_torque_regressor_kernel
 from ..algorithms.rnea_derivatives import rnea_derivatives_kernel
-from ..model.model import BATCH_SLOT_STRIDE as SLOT
+from ..model.data import BATCH_SLOT_STRIDE as SLOT
 
 
 def _chunks(n):

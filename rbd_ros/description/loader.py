@@ -12,7 +12,7 @@ import numpy as np
 
 from ..model import inertia as _inertia
 from .mimic_coupling import Coupling
-from ..model.model import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..model.layout import FREE_FLYER, PRISMATIC, REVOLUTE
 from ..model import Model
 from .physical_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
                               undriven_joints)

@@ -11,7 +11,7 @@ per load, as Pinocchio and KDL do; ``strict_inertia`` refuses it, as MuJoCo and 
 import numpy as np
 
 from ..model import inertia as _inertia
-from ..model.model import FREE_FLYER, PRISMATIC
+from ..model.layout import FREE_FLYER, PRISMATIC
 from .urdf_reader import URDFError, excerpt
 
 # Relative to the largest principal moment: URDFs print about six significant digits, so a

@@ -16,7 +16,7 @@ The defaults leave a wide margin over the largest real robots of the test corpus
 """
 from typing import NamedTuple
 
-from ..model.model import base_sizes
+from ..model.layout import base_sizes
 from .urdf_reader import URDFError
 
 MOVABLE = ("revolute", "continuous", "prismatic")

@@ -1,4 +1,5 @@
 """The model: the frozen arrays of a robot (Model), its workspace (Data), spatial algebra."""
-from .model import Data, Model
+from .data import Data
+from .model import Model
 
 __all__ = ["Data", "Model"]

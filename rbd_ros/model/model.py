@@ -1,94 +1,17 @@
 """
-Model (immutable, flat arrays built once from a URDF) and Data (a reusable workspace).
+Model: a robot's tree and inertias as immutable flat arrays, built once (from a URDF).
 
-The kernels receive the whole model as one read-only float64 table, ``packed``, so that a
-call from Python passes few arguments (each array argument costs numba ~50 ns to unbox).
-Row i describes body i:
-
-    parent index (-1: the world, parent[i] < i), joint type, index of the joint's first
-    entry in q and in v (small integers, exact in float64), the fixed placement of the joint
-    frame in the parent body's frame (R row-major, then p: x_parent = R x_joint + p), the unit
-    joint axis in the joint frame, the body inertia θ in the joint frame
-    (``rbd_ros.model.inertia`` explains the layout).
-
-The last row (index -1, which is also what parent = -1 points to) describes the world:
-its first three numbers are gravity. Workspaces follow the same rule: their last row holds
-the world's placement (identity), velocity (zero) and acceleration (-gravity).
+Its table ``packed`` is laid out as :mod:`rbd_ros.model.layout` says; its workspace is a
+:class:`~rbd_ros.model.data.Data`.
 """
-import threading
 import types
 
 import numpy as np
 
 from . import inertia as _inertia
-
-# joint types
-REVOLUTE = 0      # also URDF "continuous": one angle in q
-PRISMATIC = 1
-FREE_FLYER = 2    # only as the root: q = [x, y, z, qx, qy, qz, qw], v = [v_lin, ω] (local frame)
-
-
-def base_sizes(floating_base):
-    """Return (nq_base, nv_base): the entries of q and v before the joints' (``Model``)."""
-    return (7, 6) if floating_base else (0, 0)
-
-
-# columns of ``packed``
-P_PARENT, P_TYPE, P_IQ, P_IV = range(4)
-P_PLACEMENT = 4   # 12 numbers
-P_AXIS = 16       # 3
-P_THETA = 19      # 10
-P_VEND = 29       # 1: end of the v range of the body's subtree (DFS: [idx_v, vend) )
-P_COLS = 30
-P_GRAVITY = 0     # in the world row (-1)
-
-# workspace columns (one row per body)
-W_OM = 0          # 12: placement of the body in the world
-W_OS = 12         # 6: joint motion subspace in the world frame (1-dof joints)
-W_OV = 18         # 6: spatial velocity, world frame
-W_OA = 24         # 6: spatial acceleration, world frame (gravity included as a base acceleration)
-W_OF = 30         # 6: spatial force, world frame
-W_OI = 36         # 10: body inertia θ in the world frame (composite inertia in CRBA)
-W_IA = 46         # 36: articulated inertia (ABA), 6×6 row-major
-W_U = 82          # 6: U = I^A S
-W_DINV = 88       # 1: 1 / D
-W_UU = 89         # 1: u = τ - Sᵀ p^A
-W_OC = 90         # 6: velocity-product acceleration ċ = v_parent × S q̇
-W_COLS = 96
-
-# per-dof workspace columns (analytical derivatives, one row per entry of v)
-D_S = 0           # 6: S_j, world motion subspace column
-D_DV = 6          # 6: dV_j = v_λ × S_j
-D_DA = 12         # 6: dA_j = a_λ × S_j + v_λ × dV_j
-D_DW = 18         # 6: dW_j = v_j × S_j + v_λ × S_j
-D_COLS = 24
-
-# compute_all's extra per-body columns
-X_FA = 0          # 6: body force at the given a, then summed over the subtree (F at a)
-X_FQ = 6          # 6: bias force, + I a at q̈ in pass 3, then summed over the subtree (F at q̈)
-X_COLS = 12
-
-
-class _Frozen:
-    """
-    Attributes are set once, in ``__init__`` (through ``_set``); rebinding raises.
-
-    The kernels run without bounds checks and trust the sizes of the model's table and of
-    the workspace arrays, so letting Python rebind them could reach memory out of bounds.
-    """
-
-    __slots__ = ()
-
-    def _set(self, **attributes):
-        for name, value in attributes.items():
-            object.__setattr__(self, name, value)
-
-    def __setattr__(self, name, value):
-        raise AttributeError(f"{type(self).__name__} is immutable: {name!r} cannot be set "
-                             "(see its docstring for how to derive a changed one)")
-
-    def __delattr__(self, name):
-        raise AttributeError(f"{type(self).__name__} is immutable: {name!r} cannot be deleted")
+from .data import Data, _Frozen
+from .layout import (FREE_FLYER, P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT,
+                     P_THETA, P_TYPE, P_VEND, base_sizes)
 
 
 def _read_only(values, dtype=np.float64):
@@ -405,100 +328,3 @@ def _gravity_vector(value):
 def _excerpt(value, limit=60):
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
-
-
-class Data(_Frozen):
-    """
-    Preallocated workspace of one model; the kernels write into it and allocate nothing.
-
-    A Data serves one call at a time and is not thread-safe: threads that compute on one
-    model concurrently each pass their own (``rbd_ros.rnea(model, q, v, a, data=Data(model))``).
-    It fits every model of the same sizes (``nbodies``, ``nq``, ``nv``, and ``nq_full``,
-    ``nv_full`` of a model with mimic joints), e.g. ``model.with_gravity``;
-    a call refuses a Data of another size before any kernel runs. Its arrays cannot be
-    rebound. The batch entries run their chunks in per-chunk copies held here
-    (:meth:`batch_workspace`), under ``lock``.
-    """
-
-    def __init__(self, model):
-        # the tree's kernels work on every joint (nv_full), the public calls on the model's
-        # degrees of freedom (nv); they differ with mimic joints only
-        nb, nv, nr = model.nbodies, model.nv_full, model.nv
-        body = np.zeros((nb + 1, W_COLS))            # last row: the world
-        body[-1, W_OM:W_OM + 9] = np.eye(3).ravel()
-        self._set(
-            nbodies=nb, nv=nr, sizes=_sizes(model), body=body,
-            # inputs standing for "none" (no external force, zero velocity); never written.
-            # Writable like any input array: the kernels are compiled for writable arrays,
-            # and a read-only one would take the slow converting path on every call.
-            no_fext=np.zeros((0, 6)), zeros_v=np.zeros(nr),
-            matrix=np.zeros((nv, nv)),               # M, factorized in place (minv_cholesky)
-            force_sets=np.zeros((nb, nv, 6)),        # F_i / P_i force and motion sets (minv)
-            dof=np.zeros((nv, D_COLS)),              # per-dof columns (derivatives)
-            body_matrix=np.zeros((nb + 1, 36)),      # per-body 6×6 (derivatives: B^c)
-            stacked=np.zeros((3 * nv + 1, nv)),      # ∂τ/∂q, ∂τ/∂q̇, M and q̈ (ABA derivatives)
-            regressor_block=np.zeros((6, 10)),       # one body's 6×10 regressor (regressors)
-            all_body=np.zeros((nb + 1, X_COLS)),     # compute_all: forces at a and at q̈
-            all_dof=np.zeros((nv, 6)),               # compute_all: dA columns at q̈
-            all_stacked=np.zeros((nv, nv)),          # compute_all: ∂ID/∂q at q̈
-            lock=threading.Lock(), _batch=[None])
-        # mimic joints (algorithms/coupled.py): the full state, matrices and regressor, and
-        # the reduced matrices and vectors; empty without mimic joints
-        coupled = model.coupling is not None
-        nf, nq, nr = (nv, model.nq_full, nr) if coupled else (0, 0, 0)
-        self._set(full_q=np.zeros(nq), full_v=np.zeros((3, nf)),
-                  full_matrices=np.zeros((3, nf, nf)), reduced_matrices=np.zeros((3, nr, nr)),
-                  reduced_v=np.zeros((3, nr)), full_regressor=np.zeros((nf, 10 * nb * coupled)))
-
-    def fits(self, model):
-        """Whether this workspace has the sizes of ``model``."""
-        return self.sizes == _sizes(model)
-
-    def batch_workspace(self, nchunks):
-        """
-        Return per-chunk copies of this workspace's arrays for ``nchunks`` chunks (or more).
-
-        Each array gets a leading axis of slots, ``BATCH_SLOT_STRIDE`` per chunk (chunk c
-        works in ``body[BATCH_SLOT_STRIDE * c]``, ...; the slots between are never used).
-        Made on first use and grown when more chunks are asked for; call it under ``lock``.
-        """
-        batch = self._batch[0]
-        if batch is None or batch.nchunks < nchunks:
-            batch = _BatchWorkspace(self, nchunks)
-            self._batch[0] = batch
-        return batch
-
-
-# Chunk c of a batch call works in slot BATCH_SLOT_STRIDE * c of each per-chunk array: the
-# unused slot between two chunks keeps each thread's rows out of the cache lines that the
-# other thread writes (numpy aligns arrays to 16 bytes, not to the 64 of a line, so the
-# last row of one chunk and the first of the next could share one; the talos
-# rnea_derivatives batch ran at 143,000 states/s on 2 threads with adjacent slots and
-# 188,000 with spaced ones, in one run at load 2.4).
-BATCH_SLOT_STRIDE = 2
-
-
-class _BatchWorkspace:
-    def __init__(self, data, nchunks):
-        def stack(arr):
-            slots = BATCH_SLOT_STRIDE * nchunks
-            return np.ascontiguousarray(np.repeat(arr[np.newaxis], slots, axis=0))
-        self.nchunks = nchunks
-        self.body = stack(data.body)                  # world row included (identity placement)
-        self.dof = stack(data.dof)
-        self.body_matrix = stack(data.body_matrix)
-        self.force_sets = stack(data.force_sets)
-        self.stacked = stack(data.stacked)
-        self.regressor_block = stack(data.regressor_block)
-        for name in _COUPLED_SCRATCH:
-            setattr(self, name, stack(getattr(data, name)))
-
-
-_COUPLED_SCRATCH = ("full_q", "full_v", "full_matrices", "reduced_matrices", "reduced_v",
-                    "full_regressor")
-
-
-def _sizes(model):
-    """Return what a workspace's arrays are sized by."""
-    return (model.nbodies, model.nq, model.nv, model.nq_full, model.nv_full,
-            model.coupling is not None)
