@@ -42,7 +42,9 @@ from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
 from ..model.spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
-                             load10, mat6_apply, mat6_apply_transpose, store6, store10)
+                             load10)
+from ..model.matrix6 import mat6_apply, mat6_apply_transpose
+from ..model.se3 import store6, store10
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
                      store_motion, velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column

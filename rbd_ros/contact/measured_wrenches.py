@@ -31,7 +31,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, i64_1d, int64, kernel
 from ..algorithms.common import check_configuration, model_sizes
 from ..algorithms.joints import jcalc_local
 from ..model.layout import P_PARENT
-from ..model.spatial import act_force, act_inv_force, add6, load6, se3_load, se3_mul, store6
+from ..model.spatial import act_force, act_inv_force, add6, load6
+from ..model.se3 import se3_load, se3_mul, store6
 
 LINK, WORLD = 0, 1          # frame codes of ``fext_kernel``
 BAD_CONFIGURATION, BAD_TABLE = -1, -2     # statuses of the kernels: q, the other arrays
