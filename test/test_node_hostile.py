@@ -341,7 +341,7 @@ def test_a_follower_answer_that_overflows_is_refused():
 
 def test_tick_rule_vector_checks_match_numpy():
     """The tick's one-sum checks of q, v and τ (1-D) say what numpy says, edge cases included."""
-    from rbd_ros import outputs
+    from rbd_ros.outputs import tick_rule as outputs
     rng = np.random.default_rng(60)
     cases = [np.array([]), rng.normal(size=7), np.full(5, 1e308), np.full(3, -1e308)]
     for bad in (np.nan, np.inf, -np.inf):
