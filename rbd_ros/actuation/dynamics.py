@@ -1,10 +1,9 @@
 """
 The outputs with the joint parameters: friction, rotor inertia and offset on the rigid body.
 
-The per-joint parameters of :class:`rbd_ros.actuation.joint_parameters.JointParameters` (armature
-Ia,
-viscous Fv and Coulomb Fc friction, offset τ0, the smooth sign's ε) make the joint-space
-dynamics
+The per-joint parameters of :class:`~rbd_ros.actuation.joint_parameters.JointParameters`
+(armature Ia, viscous Fv and Coulomb Fc friction, offset τ0, the smooth sign's ε) make the
+joint-space dynamics
 
     τ = M(q) q̈ + b(q, v) + D q̈ + f(v),   D = diag(Ia),   f(v) = Fv v + Fc tanh(v/ε) + τ0
 
@@ -43,8 +42,8 @@ class Actuation:
     Joint parameters applied to the dofs of a model (zero on a floating base's six).
 
     Built by :func:`load`; ``params`` the
-    :class:`~rbd_ros.actuation.joint_parameters.JointParameters`
-    (model joint order), ``nbase`` the base's dofs (6 or 0).
+    :class:`~rbd_ros.actuation.joint_parameters.JointParameters` (model joint order), ``nbase``
+    the base's dofs (6 or 0).
     """
 
     def __init__(self, params, nbase):

@@ -70,8 +70,7 @@ class MomentumObserver:
 
     ``gain``: K (1/s), one number or one per dof; ``joint_parameters``: an
     :class:`~rbd_ros.actuation.dynamics.Actuation` (or ``JointParameters``) whose armature,
-    friction
-    and offsets the robot has (None: none); ``max_gap`` (s): a sample more than that after
+    friction and offsets the robot has (None: none); ``max_gap`` (s): a sample more than that after
     the last one restarts it (so does a stamp not after the last one). :meth:`step` returns
     r; :attr:`restarted` says whether that sample (re)started it (then r = 0).
 

@@ -86,14 +86,13 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     ``floating_base=True`` gives the root link a free-flyer joint (q: position + quaternion
     (x, y, z, w); v: linear and angular velocity in the base frame).
 
-    Mimic joints (q_m = multiplier · q_leader + offset): ``mimic="coupled"`` (default)
-    couples each to its leader, so the model's degrees of freedom are the independent joints
-    and every algorithm works on that reduced system (``rbd_ros.description.mimic_coupling``); a
-    follower of a
-    follower is resolved to the independent joint at the end of the chain. ``"independent"``
-    makes each an ordinary joint with its own entry in q (what Pinocchio does by default),
-    e.g. to study a gripper's fingers separately; ``"error"`` refuses them. A mimic tag on a
-    fixed joint couples nothing and is ignored.
+    Mimic joints (q_m = multiplier · q_leader + offset): ``mimic="coupled"`` (default) couples each
+    to its leader, so the model's degrees of freedom are the independent joints and every algorithm
+    works on that reduced system (``rbd_ros.description.mimic_coupling``); a follower of a follower
+    is resolved to the independent joint at the end of the chain. ``"independent"`` makes each an
+    ordinary joint with its own entry in q (what Pinocchio does by default), e.g. to study a
+    gripper's fingers separately; ``"error"`` refuses them. A mimic tag on a fixed joint couples
+    nothing and is ignored.
 
     Only links, inertials and joints are read: visual, collision, material, transmission and
     gazebo content never makes a robot unloadable. Refused (URDFError): duplicate or empty
@@ -105,9 +104,8 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     callable (the node gives it to its ROS logger).
 
     ``limits``: a :class:`rbd_ros.description.size_limits.DescriptionLimits` (default: its
-    defaults): a
-    description larger (bytes), or with more links or degrees of freedom, is refused with
-    the numbers (``DescriptionTooLarge``, a URDFError) before its model is built.
+    defaults): a description larger (bytes), or with more links or degrees of freedom, is refused
+    with the numbers (``DescriptionTooLarge``, a URDFError) before its model is built.
     """
     limits = DEFAULT_LIMITS if limits is None else DescriptionLimits(*limits).check()
     if mimic not in MIMIC_OPTIONS:

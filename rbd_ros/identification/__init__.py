@@ -21,7 +21,7 @@ Every parametrization function accepts one body (shape (10,)) or a stack (shape 
 from .least_squares import (IdentificationResult, identify_least_squares,
                             is_physically_consistent, log_cholesky_from_theta, pseudo_inertia,
                             theta_from_log_cholesky, theta_from_pseudo_inertia, theta_jacobian)
-from .statistics import identify_physically_consistent
+from .physically_consistent import identify_physically_consistent
 
 __all__ = ["IdentificationResult", "identify_least_squares", "identify_physically_consistent",
            "is_physically_consistent", "log_cholesky_from_theta", "pseudo_inertia",

@@ -5,9 +5,8 @@ Both fits of :mod:`rbd_ros.identification` only need the stacked regressor Y (ro
 joints; columns: the 10·nb inertial parameters, linear parametrization seed
 ``linear-parametrization-regressors.txt`` l. 233-250, plus the joint friction / armature
 columns of :mod:`rbd_ros.actuation.joint_parameters`) and torques τ through YᵀY, Yᵀτ and τᵀτ.
-Forming
-YᵀY squares the condition number of Y (the identifiable combinations of a 7-dof arm spread
-over 1e6 in singular value: YᵀY would keep 4 digits of the smallest), so the statistics
+Forming YᵀY squares the condition number of Y (the identifiable combinations of a 7-dof arm
+spread over 1e6 in singular value: YᵀY would keep 4 digits of the smallest), so the statistics
 are kept in the equivalent square-root form (:class:`Statistics`): the triangular factor R
 of Y = Q R (YᵀY = RᵀR), c = Qᵀτ (Yᵀτ = Rᵀc) and the residual sum of squares outside the
 range of Y, ‖τ - Q c‖² (τᵀτ = ‖c‖² + that). Two sets merge by one QR of [R₁; R₂] (p × p
@@ -21,8 +20,8 @@ import numpy as np
 
 from ..actuation import joint_parameters as joint_friction
 from ..batch import joint_torque_regressor_batch
-from .least_squares import (IdentificationResult, _base, _column_scales, _nearest_consistent, _rms,
-                            _samples, is_physically_consistent, log_cholesky_from_theta,
+from .least_squares import (IdentificationResult, _base, _column_scales, _nearest_consistent,
+                            is_physically_consistent, log_cholesky_from_theta,
                             theta_from_log_cholesky, theta_jacobian)
 
 CHUNK = 2048          # samples per regressor block: bounds a map task's memory
@@ -392,32 +391,4 @@ def weighted(model, stats, method="least-squares", kinds=(), **options):
     res.rms_before = np.sqrt(total.sum_of_squares(x0) / total.rows)
     res.rms_after = np.sqrt(total.sum_of_squares(x) / total.rows)
     res.extra["joint_sigma"], res.extra["joint_weights"] = sigma, weights
-    return res
-
-
-def identify_physically_consistent(model, q, v, a, tau, prior_weight=1e-4, phi0=None,
-                                   method="trf", max_iter=200):
-    """
-    Physically consistent θ from N samples (q (N, nq), v, a, tau (N, nv)).
-
-    ``identification_stats.consistent`` on the samples' statistics: the least-squares fit
-    when it is physical (its residual exactly), else the log-Cholesky fit φ (every φ a
-    body) with ``scipy.optimize.least_squares`` (``method`` "trf", "lm" or "dogbox", at
-    most ``max_iter`` evaluations) minimizing the residual plus ``prior_weight`` times the
-    squared distance to the start on the combinations the data do not determine only.
-    The start is the model's θ₀ (or the bodies of ``phi0``; a θ₀ that is not physical, a
-    massless link, is lifted to a nearby consistent one); ``rms_before`` is the model's.
-
-    ``extra`` holds ``phi``, scipy's ``optimizer`` result (None when least squares was
-    physical already) and ``statistics``.
-    """
-    Y, b = _samples(model, q, v, a, tau)
-    start = model if phi0 is None else model.with_inertial_parameters(
-        theta_from_log_cholesky(np.asarray(phi0, np.float64).reshape(model.nbodies, 10)))
-    stats = Statistics.from_regressor(Y, b, model.nv)     # a floating base's rows too
-    res = consistent(start, stats, prior_weight=prior_weight, max_iter=max_iter,
-                     method=method)
-    res.model = model.with_inertial_parameters(res.theta)
-    res.rms_before = _rms(b - Y @ model.inertial_parameters().ravel())
-    res.rms_after = _rms(b - Y @ res.theta.ravel())
     return res

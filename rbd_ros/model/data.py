@@ -1,6 +1,4 @@
-"""
-Data, the preallocated workspace of one model, and its per-chunk copies for the batch calls.
-"""
+"""Data, the preallocated workspace of one model, and its per-chunk copies for the batch calls."""
 import threading
 
 import numpy as np

@@ -63,8 +63,7 @@ def decode_joint_state(decoder, raw):
 
     (names, (sec, nanosec), position, velocity, effort) of serialized
     sensor_msgs/JointState bytes; ``decoder``: a :class:`rbd_ros.formats.cdr.JointStateDecoder`
-    kept
-    per subscription. Raises ValueError for bytes that do not decode.
+    kept per subscription. Raises ValueError for bytes that do not decode.
     """
     decoded = decoder.decode(raw)
     if decoded is not None:

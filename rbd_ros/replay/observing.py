@@ -1,20 +1,16 @@
 """
 The momentum observer's outputs in the replay: ~/external_torques, ~/collision, ~/contact_wrench.
 
-The node (``rbd_ros.node.contact.ContactMonitor``) steps one observer per robot at each tick
-whose dynamics it published and whose efforts are all known, at the input's header stamp
-(in seconds from the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap
-over ``max_joint_age``; a sample the observer refuses publishes nothing. The replay runs the
-same observer over the same ticks in one call (``rbd_ros.contact.detection.MomentumObserver.run``:
-the
-same kernel, the same numbers), the
-collision messages by the same rule (``rbd_ros.contact.detection.CollisionState``) and the wrench
-by
-``rbd_ros.contact.detection.contact_wrench``. The report's collision events are the runs of ticks
-in
-collision: start (the first tick in collision), end (the first tick out of it; None when the
-bag ends in collision), the joints over threshold at any tick, the link isolated at the peak,
-the peak max |r| / threshold.
+The node (``rbd_ros.node.contact.ContactMonitor``) steps one observer per robot at each tick whose
+dynamics it published and whose efforts are all known, at the input's header stamp (in seconds from
+the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap over ``max_joint_age``;
+a sample the observer refuses publishes nothing. The replay runs the same observer over the same
+ticks in one call (``rbd_ros.contact.detection.MomentumObserver.run``: the same kernel, the same
+numbers), the collision messages by the same rule (``rbd_ros.contact.detection.CollisionState``)
+and the wrench by ``rbd_ros.contact.detection.contact_wrench``. The report's collision events are
+the runs of ticks in collision: start (the first tick in collision), end (the first tick out of it;
+None when the bag ends in collision), the joints over threshold at any tick, the link isolated at
+the peak, the peak max |r| / threshold.
 """
 import argparse
 import math
