@@ -2,6 +2,6 @@
 from .bag_io import ReplayError, typestore
 from .cli import main
 from .one_bag import replay
-from .estimation import savgol_derivative
+from .recorded_ticks import savgol_derivative
 
 __all__ = ["main", "replay", "ReplayError", "savgol_derivative", "typestore"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .. import outputs as table
 from ..actuation import joint_parameters
-from . import estimation, fleet, fleet_inputs, fleet_options, observing, report, staging
+from . import fleet, fleet_inputs, fleet_options, observing, recorded_ticks, report, staging
 from . import identify as identification
 from .bag_io import ReplayError
 from .errors import excerpt, shorten
@@ -66,7 +66,7 @@ def parser():
     p.add_argument("--outputs", default=",".join(table.DEFAULTS),
                    help=f"comma-separated, of {','.join(table.NAMES + observing.NAMES)}")
     p.add_argument("--all", action="store_true", help="every output")
-    p.add_argument("--acceleration", choices=estimation.ACCELERATIONS, default="estimate",
+    p.add_argument("--acceleration", choices=recorded_ticks.ACCELERATIONS, default="estimate",
                    help="estimate: Savitzky-Golay derivative of the velocity (the node's "
                    "commanded acceleration in --live); zero: a = 0, as the node without an "
                    "acceleration_topic")

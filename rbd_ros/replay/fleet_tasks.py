@@ -25,7 +25,7 @@ import rbd_ros
 from ..identification import (statistics as identification_stats,
                               uncertainty as identification_uncertainty)
 from .. import outputs as table
-from . import bag_io, estimation
+from . import bag_io, recorded_ticks
 from .dynamics import REFUSED, Batches, joint_model
 from .errors import ReplayError, shorten
 
@@ -222,7 +222,7 @@ def _overlap_suffices(model, inputs, keep, spec):
         return ""
     need = spec["window"] // 2 + 1
     first, last = np.flatnonzero(keep)[[0, -1]]
-    d = estimation.decode(inputs[0][:first] + inputs[0][last + 1:], tuple(model.joint_names))
+    d = recorded_ticks.decode(inputs[0][:first] + inputs[0][last + 1:], tuple(model.joint_names))
     valid = d["present"] & np.isfinite(d["V"])
     for rows, edge, what in ((slice(0, first), spec.get("lo"), "before"),
                              (slice(first, None), spec.get("hi"), "after")):
@@ -241,8 +241,8 @@ def _overlap_suffices(model, inputs, keep, spec):
 
 def _tick(out, model, text, inputs, keep, spec):
     """Decide the ticks, compute the torques and fill ``out`` with the kept messages'."""
-    t = estimation.ticks(model, *inputs, window=spec["window"], order=spec["order"],
-                         acceleration=spec["acceleration"], **spec["rule"])
+    t = recorded_ticks.ticks(model, *inputs, window=spec["window"], order=spec["order"],
+                             acceleration=spec["acceleration"], **spec["rule"])
     joints = joint_model(model, text, spec.get("model_params"), spec.get("urdf_dynamics"))
     batches = Batches(model, t, ("torques",), spec["batch_size"], {}, encode=False,
                       joints=joints)

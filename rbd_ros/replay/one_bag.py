@@ -25,7 +25,8 @@ import rbd_ros
 from .. import outputs as table
 from ..formats.text_files import read_text
 from ..description.size_limits import DEFAULT_LIMITS
-from . import bag_io, dynamics, estimation, observing, report, segments, staging, writing
+from . import (bag_io, dynamics, observing, recorded_ticks, report, segments, staging,
+               writing)
 from . import identify as identification
 from .bag_io import ReplayError
 from .dynamics import REFUSED, Batches
@@ -172,8 +173,8 @@ def _run(o, reader, described, cons, staged, clock):
     for part in parts:
         part.model = described[1][part.description]
         part.joints = dynamics.joint_model(part.model, part.text, *o.joint_parameters)
-        part.t = estimation.ticks(part.model, *part.inputs, window=o.window, order=o.order,
-                                  acceleration=o.acceleration, **o.rule)
+        part.t = recorded_ticks.ticks(part.model, *part.inputs, window=o.window, order=o.order,
+                                      acceleration=o.acceleration, **o.rule)
     timing["estimate"] = time.perf_counter() - clock
     if len(parts) > 1:
         return _run_segments(o, reader, parts, js_ids, staged, timing)
