@@ -26,7 +26,7 @@ from .identification import (identify_least_squares, identify_physically_consist
                              is_physically_consistent, log_cholesky_from_theta, pseudo_inertia,
                              theta_from_log_cholesky)
 from .model import Data, Model
-from .retiming import Retimed, retime
+from .retiming.retimer import Retimed, retime
 from . import specialized
 from .specialized import specialize
 from .description.loader import URDFError, load_model
