@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..actuation import joint_parameters as joint_friction
+from ..actuation import joint_parameters
 from ..batch import rnea_batch
 from .least_squares import _column_scales
 from .statistics import regressor
@@ -72,7 +72,7 @@ class Limits:
     upper: np.ndarray
     velocity: np.ndarray
     effort: np.ndarray
-    joints: object = None          # joint_friction.JointParameters, or None
+    joints: object = None          # joint_parameters.JointParameters, or None
 
     @classmethod
     def of(cls, model, joints=None, margin=0.95):
@@ -98,7 +98,7 @@ class Limits:
         return max(float(np.max(p)) for p in parts)
 
 
-def condition(model, kinds, q, v, acc, rank=None, eps=joint_friction.EPSILON):
+def condition(model, kinds, q, v, acc, rank=None, eps=joint_parameters.EPSILON):
     """Return (condition number of the identifiable part of W D, its rank)."""
     W = regressor(model, q, v, acc, kinds, eps)
     s = np.linalg.svd(W * _column_scales(W), compute_uv=False)
@@ -111,7 +111,7 @@ def _rank(W, s):
     return int(np.sum(s > max(W.shape) * np.finfo(np.float64).eps * 10 * s[0]))
 
 
-def relative_stds(model, kinds, q, v, acc, prior, rank, eps=joint_friction.EPSILON):
+def relative_stds(model, kinds, q, v, acc, prior, rank, eps=joint_parameters.EPSILON):
     """
     Return (condition number of W D, the relative std of every joint parameter column).
 

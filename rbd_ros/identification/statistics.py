@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..actuation import joint_parameters as joint_friction
+from ..actuation import joint_parameters
 from ..batch import joint_torque_regressor_batch
 from .least_squares import (IdentificationResult, _base, _column_scales, _nearest_consistent,
                             is_physically_consistent, log_cholesky_from_theta,
@@ -152,23 +152,23 @@ class PerJoint:
         return np.array([np.sqrt(s.sum_of_squares(x) / max(s.rows, 1)) for s in self.joints])
 
 
-def regressor(model, q, v, a, kinds=(), eps=joint_friction.EPSILON):
+def regressor(model, q, v, a, kinds=(), eps=joint_parameters.EPSILON):
     """Return the stacked regressor of N samples: inertial, then the ``kinds`` columns."""
     Y = joint_torque_regressor_batch(model, np.ascontiguousarray(q, np.float64),
                                      np.ascontiguousarray(v, np.float64),
                                      np.ascontiguousarray(a, np.float64))
     if not kinds:
         return Y
-    return np.hstack([Y, joint_friction.regressor(kinds, v, a, eps)])
+    return np.hstack([Y, joint_parameters.regressor(kinds, v, a, eps)])
 
 
-def statistics(model, q, v, a, tau, kinds=(), eps=joint_friction.EPSILON, chunk=CHUNK,
+def statistics(model, q, v, a, tau, kinds=(), eps=joint_parameters.EPSILON, chunk=CHUNK,
                per_joint=False):
     """
     Return the :class:`Statistics` of N samples, ``chunk`` at a time (bounded memory).
 
     q (N, nq), v, a, tau (N, nv), fixed base; ``kinds``: extra columns
-    (``joint_friction.kinds``); ``per_joint``: a :class:`PerJoint` instead (for
+    (``joint_parameters.kinds``); ``per_joint``: a :class:`PerJoint` instead (for
     :func:`weighted`).
     """
     if model.floating_base:
@@ -193,7 +193,7 @@ def statistics(model, q, v, a, tau, kinds=(), eps=joint_friction.EPSILON, chunk=
 
 def _start(model, kinds, start):
     """x₀ = [θ₀, extras₀] and the joint parameters' names (``start``: JointParameters)."""
-    start = start or joint_friction.JointParameters(tuple(model.joint_names))
+    start = start or joint_parameters.JointParameters(tuple(model.joint_names))
     return np.r_[model.inertial_parameters().ravel(), start.vector(kinds)], start.epsilon
 
 
@@ -203,7 +203,7 @@ def _result(model, stats, kinds, eps, x, x0, extra):
     theta = x[:p].reshape(model.nbodies, 10)
     consistent, reason = is_physically_consistent(theta)
     Rs = stats.R * _column_scales(stats.R)
-    extra["joint_parameters"] = joint_friction.JointParameters.from_vector(
+    extra["joint_parameters"] = joint_parameters.JointParameters.from_vector(
         model.joint_names, kinds, x[p:], eps)
     extra["kinds"] = tuple(kinds)
     extra["statistics"] = stats           # what the fit minimized: for its uncertainty
@@ -246,7 +246,7 @@ def least_squares(model, stats, kinds=(), prior_weight=0.0, start=None, rtol=Non
 def _lower_bounds(model, kinds):
     """Lower bounds of the joint parameters: 0 for armature and friction, offsets free."""
     nv = model.nv
-    return np.concatenate([np.full(nv, 0.0 if k in joint_friction.NONNEGATIVE else -np.inf)
+    return np.concatenate([np.full(nv, 0.0 if k in joint_parameters.NONNEGATIVE else -np.inf)
                            for k in kinds]) if kinds else np.zeros(0)
 
 

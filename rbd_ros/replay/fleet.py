@@ -28,7 +28,7 @@ import numpy as np
 
 from ..identification import (statistics as identification_stats,
                               uncertainty as identification_uncertainty)
-from ..actuation import joint_parameters as joint_friction
+from ..actuation import joint_parameters
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
 from .errors import ReplayError, shorten
@@ -252,7 +252,7 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
     params.epsilon = base["epsilon"]
     urdf = identification.write_identified_urdf(text, model, result.theta)
     if "viscous" in kinds:
-        urdf = joint_friction.write_urdf_dynamics(urdf, params)
+        urdf = joint_parameters.write_urdf_dynamics(urdf, params)
     (root / "identified.urdf").write_text(urdf)
     sec = {"method": method, "prior_weight": w, "kinds": list(kinds),
            "epsilon": base["epsilon"], "weighting": base["weighting"],

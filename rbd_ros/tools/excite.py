@@ -58,7 +58,7 @@ def run(args):
     """Design, write and return (series, its condition number, the random one's)."""
     import rbd_ros
     from ..identification import excitation
-    from ..actuation import joint_parameters as joint_friction
+    from ..actuation import joint_parameters
     from ..formats import trajectory_yaml
     from ..replay import bag_io
 
@@ -70,9 +70,9 @@ def run(args):
         raise ValueError("rbd_excite needs a fixed base")
     joints = None
     if args.model_params:
-        joints = joint_friction.JointParameters.from_json(
-            joint_friction.read_file(args.model_params), tuple(model.joint_names))
-    kinds = joint_friction.kinds(args.friction, args.armature)
+        joints = joint_parameters.JointParameters.from_json(
+            joint_parameters.read_file(args.model_params), tuple(model.joint_names))
+    kinds = joint_parameters.kinds(args.friction, args.armature)
     limits = excitation.Limits.of(model, joints)
     series, cond, _ = excitation.design(model, kinds, limits, args.harmonics, args.period,
                                         args.seed, args.max_iter)

@@ -53,7 +53,7 @@ def main(argv=None):
 def run(args):
     """Retime the file's path and write the answer; (duration, points). ValueError: bad input."""
     import rbd_ros
-    from ..actuation import dynamics as actuation, joint_parameters as joint_friction
+    from ..actuation import dynamics as actuation, joint_parameters
     from ..formats import trajectory_yaml
     from ..description.urdf_reader import read_source
     try:
@@ -70,7 +70,7 @@ def run(args):
     positions = traj.fields.get("positions")
     if positions is None:
         raise ValueError(f"{args.path}: the points have no positions")
-    text = joint_friction.read_file(args.joint_parameters) if args.joint_parameters else None
+    text = joint_parameters.read_file(args.joint_parameters) if args.joint_parameters else None
     act = actuation.load(model, xml, text, args.urdf_dynamics)
     r = rbd_ros.retime(model, positions[:, order], velocity_scale=args.velocity_scale,
                        effort_scale=args.effort_scale,
