@@ -38,7 +38,7 @@ setup() {
     fi
     # every kernel compiled into the cache now, in parallel, with progress (a minute or
     # more after an install or an update; seconds when they are cached)
-    "$VENV/bin/python" -m rbd_ros.warm_cache
+    "$VENV/bin/python" -m rbd_ros.tools.warm_cache
 }
 
 cmd=${1:-demo}

@@ -40,7 +40,7 @@ setup(
         ("share/" + PACKAGE + "/config", glob("config/*.yaml") + glob("config/*.xml")),
     ],
     # SciPy: numba's np.dot calls BLAS through SciPy's bindings (the Eq. 24 products)
-    # URDFs are read with the standard library (rbd_ros/urdf_reader.py)
+    # URDFs are read with the standard library (rbd_ros/description/urdf_reader.py)
     install_requires=["numpy>=1.24", "numba>=0.59", "scipy>=1.10",
                       # rbd_replay: rosbag2 in and out without ROS, plots
                       "rosbags>=0.10", "matplotlib", "pyyaml",
@@ -80,8 +80,8 @@ setup(
         "rbd_replay = rbd_ros.replay.cli:main",
         "joint_trajectory_source = rbd_ros.tools.trajectory_source:main",
         "rbd_demo = rbd_ros.tools.demo:main",
-        "rbd_warm_cache = rbd_ros.warm_cache:main",
-        "rbd_retime = rbd_ros.retime_cli:main",
-        "rbd_excite = rbd_ros.excitation_cli:main",
+        "rbd_warm_cache = rbd_ros.tools.warm_cache:main",
+        "rbd_retime = rbd_ros.tools.retime:main",
+        "rbd_excite = rbd_ros.tools.excite:main",
     ]},
 )

@@ -26,7 +26,7 @@ from bench_core import per_call_us  # noqa: E402
 from oracle import Robot, available  # noqa: E402  (puts the checkout on sys.path)
 
 import rbd_ros  # noqa: E402
-from rbd_ros import contact  # noqa: E402
+from rbd_ros.contact import detection as contact  # noqa: E402
 from rbd_ros.algorithms.frame_jacobian import frame_jacobian  # noqa: E402
 
 NSTATES = 50

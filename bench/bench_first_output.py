@@ -8,7 +8,7 @@ What a user waits for after ``ros2 run`` or ``ros2 launch``: the bench publishes
 robot's URDF as its ``robot_description`` parameter in a parameters file (the launch file's
 way) and the default outputs, and times the first ``~/torques`` message received, from the
 spawn, on the monotonic clock. Each start is a fresh process on the caller's
-NUMBA_CACHE_DIR (warm it first: ``python -m rbd_ros.warm_cache``); the node is stopped with
+NUMBA_CACHE_DIR (warm it first: ``python -m rbd_ros.tools.warm_cache``); the node is stopped with
 SIGINT between starts. ``bench_cold_start.py`` times the parts before ROS (import, URDF,
 kernel warm-up) without the node.
 

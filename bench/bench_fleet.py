@@ -31,7 +31,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import make_fleet_bags  # noqa: E402
 import rbd_ros  # noqa: E402
-from rbd_ros import identification_stats, joint_friction  # noqa: E402
+from rbd_ros.identification import statistics as identification_stats  # noqa: E402
+from rbd_ros.actuation import joint_parameters as joint_friction  # noqa: E402
 from rbd_ros.replay import cli  # noqa: E402
 
 

@@ -21,8 +21,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import make_example_bag  # noqa: E402
 import rbd_ros  # noqa: E402
-from rbd_ros import identification_stats as ist  # noqa: E402
-from rbd_ros import joint_friction as jf  # noqa: E402
+from rbd_ros.identification import statistics as ist  # noqa: E402
+from rbd_ros.actuation import joint_parameters as jf  # noqa: E402
 
 
 def case_arm(kinds, seconds):

@@ -119,7 +119,7 @@ class SourceTree:
         if not os.path.exists(os.path.join(self.path, "rbd_ros", "warm_cache.py")):
             return                             # an older tree: it compiles as it runs
         print(f"{self.label}: compiling its kernels into its cache if needed", flush=True)
-        subprocess.run([sys.executable, "-m", "rbd_ros.warm_cache"], env=self.env(),
+        subprocess.run([sys.executable, "-m", "rbd_ros.tools.warm_cache"], env=self.env(),
                        cwd=self.path, check=True, stdout=subprocess.DEVNULL)
 
     def env(self):

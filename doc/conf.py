@@ -38,7 +38,8 @@ templates_path = ["_templates"]
 # names that the docstrings mention but the reference does not document (module constants
 # and internal classes outside rbd_ros.__all__)
 nitpick_ignore = [("py:data", "KINDS"), ("py:data", "BINDS"),
-                  ("py:class", "rbd_ros.coupling.Coupling"), ("py:data", "MAX_SAMPLES"),
+                  ("py:class", "rbd_ros.description.mimic_coupling.Coupling"),
+                  ("py:data", "MAX_SAMPLES"),
                   ("py:meth", "batch_workspace"), ("py:meth", "with_gravity"),
                   ("py:meth", "with_inertial_parameters"), ("py:func", "status")]
 # rbd_ros.identification's module docstring names its functions unqualified

@@ -6,7 +6,8 @@ rbd_ros: rigid-body dynamics of a robot, compiled with numba, for ROS 2.
     tau = rbd_ros.rnea(model, q, v, a)
 """
 from . import _jit  # noqa: F401  (installs the kernel cache locator before anything compiles)
-from . import inertia, robots
+from .model import inertia
+from . import robots
 from .algorithms.aba import aba
 from .algorithms.aba_derivatives import aba_derivatives
 from .algorithms.compute_all import Dynamics, compute_all, inverse_and_forward_dynamics
@@ -25,11 +26,11 @@ from .identification import (identify_least_squares, identify_physically_consist
                              is_physically_consistent, log_cholesky_from_theta, pseudo_inertia,
                              theta_from_log_cholesky)
 from .model import Data, Model
-from .retiming import Retimed, retime
+from .retiming.retimer import Retimed, retime
 from . import specialized
 from .specialized import specialize
-from .urdf import URDFError, load_model
-from .urdf_limits import DescriptionLimits, DescriptionTooLarge
+from .description.loader import URDFError, load_model
+from .description.size_limits import DescriptionLimits, DescriptionTooLarge
 
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
            "body_regressor", "compute_all", "coriolis_matrix", "coriolis_matrix_batch", "crba",

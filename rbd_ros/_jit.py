@@ -41,7 +41,7 @@ VERSION_PREFIX = "v-"
 
 # The modules that define or feed compiled code: editing any of them invalidates every cached
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
-KERNEL_SOURCES = ("_jit.py", "_blas.py", "model.py", "spatial.py", "batch_kernels.py",
+KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
                   "algorithms")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
@@ -117,7 +117,7 @@ void = types.void
 _FASTMATH = {"contract"}
 
 
-# Every entry point, in definition order: what ``rbd_ros.warm_cache`` compiles ahead of use.
+# Every entry point, in definition order: what ``rbd_ros.tools.warm_cache`` compiles ahead of use.
 KERNELS = []
 # What must happen once before any kernel is compiled or loaded from the cache (the BLAS
 # symbol of ``rbd_ros._blas``): deferred from the import to the first call.

@@ -29,8 +29,8 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import make_example_bag as example  # noqa: E402
 import rbd_ros  # noqa: E402
-from rbd_ros.joint_friction import EPSILON, JointParameters  # noqa: E402
-from rbd_ros.replay.estimation import savgol_derivative  # noqa: E402
+from rbd_ros.actuation.joint_parameters import EPSILON, JointParameters  # noqa: E402
+from rbd_ros.replay.recorded_ticks import savgol_derivative  # noqa: E402
 
 # the simulated robot's joints, base to tip: N·m·s²/rad, N·m·s/rad, N·m, N·m
 ARMATURE = (0.30, 0.25, 0.20, 0.15, 0.08, 0.05, 0.03)

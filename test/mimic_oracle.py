@@ -8,7 +8,8 @@ mimic tag on a fixed joint (ignored).
 
 :class:`ReducedOracle` builds the reduced system from Pinocchio's model without coupling
 (``mimic=False``: every joint independent) and a coupling matrix G read here from the XML,
-independently of ``rbd_ros.coupling``: τ_r = Gᵀ τ, M_r = Gᵀ M G, q̈_r = M_r⁻¹ (τ_r − Gᵀ b),
+independently of ``rbd_ros.description.mimic_coupling``: τ_r = Gᵀ τ, M_r = Gᵀ M G, q̈_r = M_r⁻¹
+(τ_r − Gᵀ b),
 ∂τ_r/∂x = Gᵀ (∂τ/∂x) G and ∂q̈_r/∂x = −M_r⁻¹ ∂τ_r/∂x at q̈_r (RSS 2018 seed, Eq. 24).
 """
 import xml.etree.ElementTree as ET

@@ -18,7 +18,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import rbd_ros  # noqa: E402
-from rbd_ros.model import FREE_FLYER  # noqa: E402
+from rbd_ros.model.layout import FREE_FLYER  # noqa: E402
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 URDF_DIR = os.path.join(TEST_DIR, "urdf")

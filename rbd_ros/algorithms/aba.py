@@ -6,10 +6,11 @@ a child is added to its parent's without the 6×6 change of frame (X* I X) that 
 classic body-frame version. Pass numbers follow Table 7.1.
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
-from ..spatial import (add6, axpy6, cross_motion, dot6, load6, load6_vector, mat6_add_sub_rank1,
-                       mat6_apply, mat6_cholesky, mat6_cholesky_solve, mat6_set_inertia, scale6,
-                       se3_load, store6, sub6)
+from ..model.layout import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
+from ..model.spatial import add6, axpy6, cross_motion, dot6, load6, scale6, sub6
+from ..model.matrix6 import (load6_vector, mat6_add_sub_rank1, mat6_apply, mat6_cholesky,
+                             mat6_cholesky_solve, mat6_set_inertia)
+from ..model.se3 import se3_load, store6
 from .common import (begin_state_pass, body_bias_force, placement_step, store_motion,
                      vector_status, velocity_step)
 from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_spans_all_motions

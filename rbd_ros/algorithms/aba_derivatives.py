@@ -23,8 +23,10 @@ computed once (running ABA, the RNEA derivatives and M⁻¹ in turn cost 25-35 %
 """
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
-from ..model import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
-from ..spatial import add6, load6, load6_vector, mat6_apply, se3_load, store6
+from ..model.layout import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
+from ..model.spatial import add6, load6
+from ..model.matrix6 import load6_vector, mat6_apply
+from ..model.se3 import se3_load, store6
 from .aba import aba_forward_step, acceleration_step
 from .common import begin_state_pass, matrix_status, mirror_upper, model_sizes, vector_status
 from .joints import joint_force_in_world, joint_spans_all_motions

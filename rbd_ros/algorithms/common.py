@@ -10,9 +10,10 @@ inertia and bias force (``body_bias_force``). The joint kinds live in ``joints``
 import math
 
 from .._jit import helper
-from ..model import P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, W_OA, W_OM, W_OS, W_OV
-from ..spatial import (act_force, add6, cross_force, inertia_act, inertia_apply, load6, load10,
-                       se3_load, se3_store, store6, sub6)
+from ..model.layout import P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, W_OA, W_OM, W_OS, W_OV
+from ..model.spatial import (act_force, add6, cross_force, inertia_act, inertia_apply, load6,
+                             load10, sub6)
+from ..model.se3 import se3_load, se3_store, store6
 from .joints import jcalc, joint_motion, joint_nq, joint_nv, zero_quaternion
 
 # status codes returned by kernels: argument position * 4 + kind (see rbd_ros._checks)

@@ -36,8 +36,9 @@ import numpy as np
 
 from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel, stage
-from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
-from ..spatial import add6, dot6, inertia_apply, load6, load10, store6
+from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
+from ..model.spatial import add6, dot6, inertia_apply, load6, load10
+from ..model.se3 import store6
 from .aba import aba_forward_step, aba_kernel, acceleration_step
 from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
                      model_sizes, set_world)

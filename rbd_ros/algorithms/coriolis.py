@@ -21,11 +21,13 @@ CoriolisMatrixBackwardStep), one visit of each body's ancestors, O(n d).
 """
 import numpy as np
 
-from .. import _batch_outputs, _checks
+from .. import _output_arrays as _batch_outputs, _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
-from ..model import D_DA, D_DV, D_S, P_IV, P_PARENT, P_THETA, P_VEND, W_OI
-from ..spatial import (add6, cross_motion, dot6, inertia_act, inertia_apply, load6, load10,
-                       mat6_apply, mat6_apply_transpose, scale6, store6, store10)
+from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, P_THETA, P_VEND, W_OI
+from ..model.spatial import (add6, cross_motion, dot6, inertia_act, inertia_apply, load6, load10,
+                             scale6)
+from ..model.matrix6 import mat6_apply, mat6_apply_transpose
+from ..model.se3 import store6, store10
 from .common import (check_configuration, check_vector, matrix_status, model_sizes,
                      placement_step, store_motion, velocity_step)
 from .joints import joint_nv, subspace_column

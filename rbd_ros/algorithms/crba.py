@@ -16,9 +16,9 @@ frames: arm7 0.60 -> 0.42 µs, ur5 0.44 -> 0.31, panda 0.68 -> 0.63, hyq 1.11 ->
 talos 3.4 -> 2.9 (two runs each on a loaded 2-core machine: indicative).
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
-from ..model import P_IV, P_PARENT, P_THETA, W_OI, W_OM
-from ..spatial import (act_force, add10, inertia_act, inertia_apply, load10, se3_load,
-                       se3_store, store10)
+from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM
+from ..model.spatial import act_force, add10, inertia_act, inertia_apply, load10
+from ..model.se3 import se3_load, se3_store, store10
 from .common import check_configuration, mirror_upper, model_sizes
 from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
 from .entries import public

@@ -130,7 +130,9 @@ _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}
 _TEMPLATE = '''\
 def {name}(model, {parameters}):
 {special}    coupling = model.coupling
-    if coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if coupling is not None:
         return coupling.{coupled}
 {sizes}{allocate}    data = model.data if data is None else _workspace(model, data)
 {defaults}    try:

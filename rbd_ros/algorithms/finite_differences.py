@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
-from ..model import P_IV
+from ..model.layout import P_IV
 from .aba import aba as aba_public, aba_kernel
 from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
 from .joints import joint_integrate, joint_tangent
@@ -115,7 +115,9 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
 
 
 def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
-    if model.coupling is not None:     # mimic joints: the reduced system (rbd_ros.coupling)
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if model.coupling is not None:
         function = rnea_public if which == INVERSE else aba_public
         return model.coupling.finite_differences(function, name, model, q, v, u, fext, eps,
                                                  central, data)

@@ -18,10 +18,12 @@ fixed base (body -1) has J = 0.
 """
 import numpy as np
 
-from .. import _batch_outputs, _checks
+from .. import _output_arrays as _batch_outputs, _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, W_OM, W_OS
-from ..spatial import act_inv_motion, load6, se3_load, se3_mul, se3_store, store6
+from ..model.model import link_table
+from ..model.layout import P_IV, P_PARENT, W_OM, W_OS
+from ..model.spatial import act_inv_motion, load6
+from ..model.se3 import se3_load, se3_mul, se3_store, store6
 from .common import check_configuration, model_sizes, placement_step
 from .joints import joint_nv, subspace_column
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
@@ -115,7 +117,6 @@ def frame_jacobian(model, q, link, *, data=None, out=None):
     float64 C-contiguous array to write into (and return). A model with mimic joints:
     J_r = J G. Jᵀ maps a wrench at the frame's origin in its axes to joint torques.
     """
-    from ..wrench import link_table
     bodies, placements = link_table(model, [link])
     nv = model.nv
     if out is None:

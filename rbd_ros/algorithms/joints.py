@@ -26,11 +26,12 @@ Sᵀ f of a world-frame force is ``subspace_column``·f, or ``world_force_projec
 import math
 
 from .._jit import helper
-from ..model import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC, REVOLUTE,
-                     W_OM, W_OS)
-from ..spatial import (act_force, act_inv_force, act_inv_motion, act_motion, cross3,
-                       load6, load6_vector, rot3, se3_from_quaternion, se3_load, se3_mul,
-                       se3_rotate_about_axis, se3_translate_along_axis)
+from ..model.layout import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC,
+                            REVOLUTE, W_OM, W_OS)
+from ..model.spatial import act_force, act_inv_force, act_inv_motion, act_motion, load6
+from ..model.se3 import (cross3, rot3, se3_from_quaternion, se3_load, se3_mul,
+                         se3_rotate_about_axis, se3_translate_along_axis)
+from ..model.matrix6 import load6_vector
 
 UNIT_MOTIONS = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
                 (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0, 0.0, 0.0),

@@ -17,7 +17,8 @@ The steps here are ``expand_configuration`` (f), ``expand_motion`` (G x), ``redu
 (Gᵀ t), ``reduce_matrix`` (Gᵀ A G), ``reduce_rows`` (Gᵀ Y) and a dense Cholesky of the
 nv_r × nv_r M_r; ``coupled.py`` composes them with the tree's own kernels.
 
-G is stored sparse, in the coupling ``table`` (see :class:`rbd_ros.coupling.Coupling`), a
+G is stored sparse, in the coupling ``table`` (see
+:class:`rbd_ros.description.mimic_coupling.Coupling`), a
 read-only float64 array of 1 + nq_full + nv_full rows of 3 numbers:
 
     row 0:                        nq_r, nv_r, 0

@@ -30,9 +30,10 @@ its rows of M⁻¹ come from a 6 × 6 SPD (Cholesky) solve with I^A, after which
 world-frame result to the base frame.
 """
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
-from ..spatial import (dot6, inertia_act, load10, load6, mat6_cholesky_solve, mat6_set_inertia,
-                       scale6, se3_load, se3_store, store6)
+from ..model.layout import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, W_OS, W_U
+from ..model.spatial import dot6, inertia_act, load10, load6, scale6
+from ..model.matrix6 import mat6_cholesky_solve, mat6_set_inertia
+from ..model.se3 import se3_load, se3_store, store6
 from .aba import articulated_inertia_step, bias_force_step
 from .common import check_configuration, mirror_upper, model_sizes, placement_step
 from .joints import (UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv,

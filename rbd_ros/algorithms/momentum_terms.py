@@ -18,9 +18,10 @@ f_ext,i), a_0 = −gravity. A coupled model (mimic joints): M_r v_r = Gᵀ M (G 
 for Cᵀ v and g (G constant): the full tree's, reduced.
 """
 from .._jit import helper
-from ..model import P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OM, W_OS, W_OV
-from ..spatial import (act_force, add6, cross_motion, dot6, inertia_act, inertia_apply,
-                       load6, load10, se3_load, store6, sub6)
+from ..model.layout import P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OM, W_OS, W_OV
+from ..model.spatial import (act_force, add6, cross_motion, dot6, inertia_act, inertia_apply,
+                             load6, load10, sub6)
+from ..model.se3 import se3_load, store6
 from .common import placement_step, set_world, store_motion, velocity_step
 from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_force

@@ -25,8 +25,10 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
-from ..spatial import act_force, load6_vector, se3_load, se3_store, store6
+from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
+from ..model.spatial import act_force
+from ..model.matrix6 import load6_vector
+from ..model.se3 import se3_load, se3_store, store6
 from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_vector,
                      model_sizes, set_world)
 from .joints import world_force_projection, world_placement_from_local, world_subspace

@@ -12,10 +12,10 @@ the body's velocity, acceleration and force in its own frame. The world row (-1)
 v_0 = 0 and a_0 = -a_g, expressed in the world frame, which is the parent frame of a root.
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
-from ..spatial import (act_force, act_inv_motion, add6, cross3, cross_force, cross_motion,
-                       inertia_apply, load6, load10, rot3, rot3_t, se3_load, se3_store, store6,
-                       sub6)
+from ..model.layout import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI, W_OM, W_OV
+from ..model.spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
+                             inertia_apply, load6, load10, sub6)
+from ..model.se3 import cross3, rot3, rot3_t, se3_load, se3_store, store6
 from .common import (begin_state_pass, check_configuration, check_vector, model_sizes, set_world,
                      vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local

@@ -37,9 +37,11 @@ for a tree of depth d. For the free-flyer root S = Ad(oM) (six columns) and q is
 the tangent space, M ← M exp(δ) with δ in the base frame, i.e. along the world twists S_k.
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
-from ..spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
-                       load10, mat6_apply, mat6_apply_transpose, store6, store10)
+from ..model.layout import D_DA, D_DV, D_DW, D_S, P_IV, P_PARENT, W_OA, W_OF, W_OI
+from ..model.spatial import (add6, add10, cross_force, cross_motion, dot6, inertia_apply, load6,
+                             load10)
+from ..model.matrix6 import mat6_apply, mat6_apply_transpose
+from ..model.se3 import store6, store10
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
                      store_motion, velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column

@@ -8,7 +8,8 @@ import time
 
 import numpy as np
 
-from .. import cdr, outputs
+from ..formats import cdr
+from .. import outputs
 from . import conversions
 from .reporting import one_line
 

@@ -14,7 +14,8 @@ import math
 
 import numpy as np
 
-from .. import contact, outputs
+from ..contact import detection as contact
+from .. import outputs
 from . import conversions
 from .reporting import one_line
 

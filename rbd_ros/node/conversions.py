@@ -1,7 +1,7 @@
 """
 numpy arrays <-> ROS messages, in bulk (rclpy float64[] fields are array.array('d')).
 
-The node's 1 kHz path reads and writes serialized bytes (``rbd_ros.cdr``): rclpy's own
+The node's 1 kHz path reads and writes serialized bytes (``rbd_ros.formats.cdr``): rclpy's own
 conversions cost more than the dynamics (see that module). Bytes in another encoding than
 little-endian CDR go through rclpy's (de)serializer instead, with the same results. rclpy and
 the message packages are imported on use.
@@ -11,7 +11,8 @@ import importlib
 
 import numpy as np
 
-from .. import cdr, outputs
+from ..formats import cdr
+from .. import outputs
 
 
 def message_class(msgtype):
@@ -61,8 +62,8 @@ def decode_joint_state(decoder, raw):
     Decode serialized sensor_msgs/JointState bytes.
 
     (names, (sec, nanosec), position, velocity, effort) of serialized
-    sensor_msgs/JointState bytes; ``decoder``: a :class:`rbd_ros.cdr.JointStateDecoder` kept
-    per subscription. Raises ValueError for bytes that do not decode.
+    sensor_msgs/JointState bytes; ``decoder``: a :class:`rbd_ros.formats.cdr.JointStateDecoder`
+    kept per subscription. Raises ValueError for bytes that do not decode.
     """
     decoded = decoder.decode(raw)
     if decoded is not None:
@@ -117,7 +118,7 @@ def odometry_deserializer():
     Return rclpy's deserializer of nav_msgs/Odometry bytes.
 
     rclpy's deserializer of nav_msgs/Odometry bytes: the fallback of
-    :func:`rbd_ros.cdr.decode_odometry` for bytes it does not read itself. ValueError for
+    :func:`rbd_ros.formats.cdr.decode_odometry` for bytes it does not read itself. ValueError for
     bytes that do not deserialize.
     """
     from nav_msgs.msg import Odometry

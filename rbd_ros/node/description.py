@@ -16,7 +16,9 @@ import threading
 import numpy as np
 
 import rbd_ros
-from .. import actuation, outputs, wrench
+from ..actuation import dynamics as actuation
+from .. import outputs
+from ..contact import measured_wrenches as wrench
 from . import compile_notice
 from .parameters import description_limits
 from .reporting import excerpt, one_line
@@ -164,7 +166,7 @@ class DescriptionLoader:
 
 def joint_model(model, xml, joint_text, params):
     """
-    Return the joint parameters of ``model`` (``rbd_ros.actuation.load``), or None.
+    Return the joint parameters of ``model`` (``rbd_ros.actuation.dynamics.load``), or None.
 
     From ``joint_parameters_file`` (``joint_text``, read at start-up) or, with the parameter
     ``urdf_joint_dynamics`` of ``params``, the description's ``<dynamics>``; ValueError

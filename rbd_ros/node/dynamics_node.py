@@ -43,9 +43,10 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 
 from . import conversions, parameters, spin_node
-from .. import actuation, outputs
-from ..cdr import JointStateDecoder
-from ..coupling import MIMIC_TOLERANCE
+from ..actuation import dynamics as actuation
+from .. import outputs
+from ..formats.cdr import JointStateDecoder
+from ..description.mimic_coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .contact import ObserverTicks, create_reset_service
 from .description import DescriptionLoader, joint_model
@@ -191,7 +192,7 @@ class DynamicsNode(Node):
             create_estimate_payload_service(self, rbd_srv, self._robots,
                                             self._payload_samples)
         create_reset_service(self)
-        # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.cdr
+        # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.formats.cdr
         self._joint_state_decoder = JointStateDecoder()
         subscribe = self._losses.subscribe
         subscribe(JointState, p["joint_states_topic"], self._guarded(self._on_joint_states),

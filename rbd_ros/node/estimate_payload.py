@@ -7,7 +7,7 @@ effort known) appends (stamp, q, v, effort) to a ring buffer
 oldest overwritten). A request takes the samples of its last ``window`` seconds (stamps),
 differentiates the velocities (Savitzky-Golay, :data:`SG_WINDOW` samples, cubic) and
 estimates the payload on ``link`` with everything else known
-(``rbd_ros.payload_identification``: the model without that link's payload, the other
+(``rbd_ros.identification.payload``: the model without that link's payload, the other
 payloads and the joint parameters included). ``apply`` installs it as ``~/set_payload``
 does (``set_payload.install``: the same atomic swap). A new robot description (other joints)
 empties the ring.
@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from rbd_ros import payload_identification
+from rbd_ros.identification import payload as payload_identification
 from .set_payload import install
 from .reporting import excerpt, one_line, names_excerpt
 

@@ -15,7 +15,7 @@ disagreement, if any, is left in ``disagreement`` for the node to log.
 import numpy as np
 
 from .. import outputs
-from ..coupling import MIMIC_TOLERANCE
+from ..description.mimic_coupling import MIMIC_TOLERANCE
 from .reporting import names_excerpt
 
 

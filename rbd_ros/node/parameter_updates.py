@@ -18,7 +18,8 @@ from rcl_interfaces.msg import (FloatingPointRange, IntegerRange, ParameterDescr
                                 SetParametersResult)
 from rclpy.parameter import Parameter
 
-from .. import actuation, outputs
+from ..actuation import dynamics as actuation
+from .. import outputs
 from . import contact, parameters
 from .description import xml_text
 from .reporting import one_line

@@ -13,9 +13,10 @@ change live.
 """
 import math
 
-from .. import joint_friction, outputs
-from ..urdf import MIMIC_OPTIONS
-from ..urdf_limits import DEFAULT_LIMITS, DescriptionLimits
+from ..actuation import joint_parameters as joint_friction
+from .. import outputs
+from ..description.loader import MIMIC_OPTIONS
+from ..description.size_limits import DEFAULT_LIMITS, DescriptionLimits
 from . import EXECUTORS, check_executor
 
 # parameters of one value or one per dof (double arrays, a single double accepted)

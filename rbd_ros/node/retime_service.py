@@ -22,7 +22,7 @@ from builtin_interfaces.msg import Duration
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 import rbd_ros
-from rbd_ros import retiming
+from rbd_ros.retiming import retimer as retiming
 from .reporting import excerpt
 from .services import RequestError
 from .trajectories import MAX_POINTS, _doubles, _Trajectory

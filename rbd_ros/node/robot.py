@@ -11,7 +11,8 @@ import threading
 
 import numpy as np
 
-from .. import actuation, outputs
+from ..actuation import dynamics as actuation
+from .. import outputs
 from . import conversions
 from .joint_cache import JointCache
 
@@ -22,12 +23,12 @@ class Robot:
 
     ``payloads``: {link: compact inertia} attached to ``model`` (``Model.with_payload``);
     ``unloaded`` is the model without them, which a change of payloads starts from.
-    ``joints``: the joint parameters (``rbd_ros.actuation.load``) every output includes.
+    ``joints``: the joint parameters (``rbd_ros.actuation.dynamics.load``) every output includes.
     """
 
     def __init__(self, model, xml, enabled, publishers, payloads=None, joints=None):
         self.unloaded = model
-        self.joints = joints                      # rbd_ros.actuation.Actuation, or None
+        self.joints = joints                      # rbd_ros.actuation.dynamics.Actuation, or None
         self.payloads = dict(payloads or {})
         for link, inertia in self.payloads.items():
             model = model.with_payload(link, inertia)

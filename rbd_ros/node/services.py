@@ -25,7 +25,8 @@ name the model's degrees of freedom only.
 import numpy as np
 
 import rbd_ros
-from .. import actuation, outputs
+from ..actuation import dynamics as actuation
+from .. import outputs
 from . import conversions
 from .reporting import excerpt, names_excerpt, one_line
 

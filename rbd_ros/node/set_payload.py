@@ -16,7 +16,7 @@ import functools
 
 import numpy as np
 
-from rbd_ros import inertia as _inertia
+from rbd_ros.model import inertia as _inertia
 from .reporting import excerpt, names_excerpt
 from .services import RequestError, _guarded
 

@@ -4,7 +4,7 @@ The dynamics node's trajectory services: a whole trajectory in one call, for pla
 ``~/trajectory_torques`` (τ, limits, optional ∂τ/∂q, ∂τ/∂v at every point) and
 ``~/trajectory_forward`` (q̈ at every point, or a rollout with optional step derivatives)
 take a ``trajectory_msgs/JointTrajectory`` and answer with flat row-major arrays (point after
-point); the maths is the core's (the batch entries, ``rbd_ros.rollout``). Joint names, the
+point); the maths is the core's (the batch entries, ``rbd_ros.batch.rollout``). Joint names, the
 floating base and mimic followers follow the other services (``services`` module docstring):
 every joint named once in any order, followers optional (their positions and velocities are
 ignored, their effort acts through the coupling), answers in the request's joint order.
@@ -22,8 +22,8 @@ import array
 import numpy as np
 
 import rbd_ros
-from rbd_ros import actuation
-from rbd_ros import rollout as _rollout
+from rbd_ros.actuation import dynamics as actuation
+from rbd_ros.batch import rollout as _rollout
 from . import conversions
 from .reporting import excerpt
 from .services import (RequestError, _guarded, _request_dofs, _request_order,

@@ -3,10 +3,10 @@ The dynamics node's measured wrenches: ``geometry_msgs/WrenchStamped`` topics as
 
 The parameter ``wrench_topics`` lists the inputs, one ``"TOPIC:LINK"`` string each (a ROS
 topic name has no ``:``, so the first one separates them): F/T sensors, contact estimators.
-Each message is the wrench the environment exerts on LINK (``rbd_ros.wrench``: the sign,
-the frames), expressed in its header's frame, which must be LINK's own frame (``frame_id``
-equal to LINK) or the world (``frame_id`` equal to the ``world_frame`` parameter); any other
-frame, a NaN or inf, or bytes that do not decode are refused (counted per input, logged,
+Each message is the wrench the environment exerts on LINK (``rbd_ros.contact.measured_wrenches``:
+the sign, the frames), expressed in its header's frame, which must be LINK's own frame
+(``frame_id`` equal to LINK) or the world (``frame_id`` equal to the ``world_frame`` parameter);
+any other frame, a NaN or inf, or bytes that do not decode are refused (counted per input, logged,
 throttled) and the previous wrench of that input stays, ageing.
 
 The latest wrench of every input enters the tick's RNEA and ABA (every output) as ``fext``:
@@ -23,7 +23,8 @@ import math
 
 import numpy as np
 
-from .. import cdr, wrench
+from ..formats import cdr
+from ..contact import measured_wrenches as wrench
 from .reporting import excerpt
 
 MAX_INPUTS = 64

@@ -1,6 +1,7 @@
 """Replay a rosbag2 of joint states through rbd_ros (``rbd_replay``; see ``cli``)."""
 from .bag_io import ReplayError, typestore
-from .cli import main, replay
-from .estimation import savgol_derivative
+from .cli import main
+from .one_bag import replay
+from .recorded_ticks import savgol_derivative
 
 __all__ = ["main", "replay", "ReplayError", "savgol_derivative", "typestore"]

@@ -9,7 +9,7 @@ their ``.msg`` definitions (``rbd_ros/replay/msg``, copies of ``rbd_ros_interfac
 that a test keeps identical), so the output bag uses exactly the node's message types.
 
 Decoding: joint_states and odometry are parsed straight from their little-endian CDR bytes
-(``rbd_ros.cdr``, shared with the node); anything else goes through ``rosbags``' own
+(``rbd_ros.formats.cdr``, shared with the node); anything else goes through ``rosbags``' own
 deserializer (:func:`deserialize_joint_state`, :func:`deserialize_odometry`). Encoding: every
 output of one topic has the same layout (same names, same sizes) except the header stamp and
 the float64 arrays, so one message is serialized by ``rosbags`` as a ``cdr.Template`` and N
@@ -24,7 +24,8 @@ import numpy as np
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from .. import cdr, outputs
+from ..formats import cdr
+from .. import outputs
 from .errors import ReplayError, excerpt, shorten  # noqa: F401 (ReplayError: re-exported)
 
 MSG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msg")
@@ -96,7 +97,7 @@ def deserialize_odometry(raw):
     Deserialize a nav_msgs/Odometry with rosbags.
 
     A nav_msgs/Odometry through rosbags' deserializer: the fallback of
-    ``rbd_ros.cdr.decode_odometry`` for bytes it does not read itself.
+    ``rbd_ros.formats.cdr.decode_odometry`` for bytes it does not read itself.
     """
     return typestore().deserialize_cdr(raw, ODOMETRY)
 
@@ -134,9 +135,9 @@ def single_description(reader, topic):
 
 def output_template(output, model):
     """
-    Serialize the :class:`rbd_ros.cdr.Template` of one output with rosbags.
+    Serialize the :class:`rbd_ros.formats.cdr.Template` of one output with rosbags.
 
-    A :class:`rbd_ros.cdr.Template` of one ``rbd_ros.outputs.Output`` for ``model``,
+    A :class:`rbd_ros.formats.cdr.Template` of one ``rbd_ros.outputs.Output`` for ``model``,
     serialized by rosbags.
     """
     store = typestore()

@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .. import actuation
+from ..actuation import dynamics as actuation
 from .. import outputs as table
 from . import bag_io
 from .errors import ReplayError, shorten
@@ -33,7 +33,7 @@ def joint_model(model, urdf_text, params_text=None, urdf_dynamics=False):
     """
     Return the joint parameters of ``--model-params`` / ``--urdf-dynamics`` for ``model``.
 
-    ``rbd_ros.actuation.load`` (None: neither); ReplayError naming the option when they do
+    ``rbd_ros.actuation.dynamics.load`` (None: neither); ReplayError naming the option when they do
     not fit the model.
     """
     try:
@@ -48,7 +48,7 @@ def compute_finite(model, outputs, q, v, a, tau, effort_known, joints=None):
     Compute ``rbd_ros.outputs.compute_batch`` of N states, without the refused ones.
 
     With ``joints`` (``joint_model``) the outputs include the joint parameters
-    (``rbd_ros.actuation.compute_batch``, the node's computation).
+    (``rbd_ros.actuation.dynamics.compute_batch``, the node's computation).
 
     Returns (results, refused, error): results as ``compute_batch``'s ({name: (rows,
     arrays)}, rows indices into the N states) for the states whose every result is finite;

@@ -16,118 +16,24 @@ identification) are written under a temporary name and renamed into place when c
 (``staging``), as a single replay's.
 
 ``--identify``: every task reduces its samples to least-squares statistics, the client adds
-them as tasks finish (``rbd_ros.identification_stats``: memory independent of the number of
+them as tasks finish (``rbd_ros.identification.statistics``: memory independent of the number of
 messages) and fits once, on a worker: identified.urdf (with ``<dynamics damping friction>``
 when ``--friction``) and joint_parameters.json (``--model-params`` reads it).
 """
-import math
 import os
 import sys
-import threading
-import time
 from pathlib import Path
 
 import numpy as np
 
-from .. import identification_stats, identification_uncertainty, joint_friction
+from ..identification import (statistics as identification_stats,
+                              uncertainty as identification_uncertainty)
+from ..actuation import joint_parameters
 from . import fleet_inputs, fleet_report, staging
 from . import identify as identification
-from .errors import ReplayError, excerpt, shorten
-
-SCHEDULER_TIMEOUT = 20.0   # s: --scheduler's connection and handshake, by default
-FLEET_OPTIONS = ("no_bag", "scheduler", "workers", "friction", "armature", "model_params",
-                 "urdf_dynamics", "weighting", "validate", "holdout")
-
-
-def add_arguments(p):
-    """Add the fleet options to ``rbd_replay``'s parser ``p``."""
-    g = p.add_argument_group("many bags (a directory, @LIST, several BAG arguments, or any of "
-                             "these options; -o DIR holds every output)")
-    g.add_argument("--no-bag", action="store_true",
-                   help="evaluate only: no output bags (large bags are then split in windows)")
-    g.add_argument("--scheduler", help="tcp://HOST:PORT of a Dask scheduler (default: a local "
-                   "cluster); its workers must see the bags and -o DIR at the same paths")
-    g.add_argument("--scheduler-timeout", type=float, default=SCHEDULER_TIMEOUT,
-                   help="s: --scheduler's connection and handshake must be done within it "
-                   "(default %(default)s)")
-    g.add_argument("--workers", type=int, default=None,
-                   help="local cluster: worker processes (default: one per core)")
-    g.add_argument("--split-messages", type=int, default=200_000,
-                   help="--no-bag: split bags of more joint_states into windows of about "
-                   "this many (default %(default)s)")
-    g.add_argument("--friction", action="store_true", help="--identify: also per-joint "
-                   "viscous, Coulomb (tanh(v/eps)) friction and an offset")
-    g.add_argument("--armature", action="store_true",
-                   help="--identify: also per-joint rotor inertia (armature)")
-    g.add_argument("--friction-epsilon", type=float, default=joint_friction.EPSILON,
-                   help="eps of the smooth sign tanh(v/eps), rad/s (default %(default)s)")
-    g.add_argument("--weighting", choices=identification_stats.WEIGHTINGS, default=None,
-                   help="--identify: none (default), or per-joint: weighted least squares, "
-                   "each joint's rows weighted by 1/sigma_j, its residual RMS after a first "
-                   "unweighted least-squares fit")
-    g.add_argument("--validate", nargs="+", metavar="BAG", default=None,
-                   help="--identify: bags (directories, @LISTS) not used in the fit, on which "
-                   "the fitted model is evaluated: RMS per joint before and after")
-    g.add_argument("--holdout", type=float, default=None, metavar="FRACTION",
-                   help="--identify: hold this fraction of the bags out of the fit (evenly "
-                   "spread in the given order) and validate on them")
-    g.add_argument("--model-params", help="joint parameter file (identify's "
-                   "joint_parameters.json): every output (bags, reports, fleet report) "
-                   "includes its friction, armature and offsets, as dynamics_node's "
-                   "joint_parameters_file")
-    g.add_argument("--urdf-dynamics", action="store_true", help="every output includes the "
-                   "URDF's <dynamics damping friction> as viscous and Coulomb friction (the "
-                   "node's urdf_joint_dynamics)")
-
-
-def wanted(args, bags, many):
-    """Whether the arguments ask for a fleet run (one bag with --identify-payload: not)."""
-    if args.identify_payload is not None and not many and len(bags) == 1:
-        return False
-    return many or len(bags) != 1 or any(getattr(args, k) for k in FLEET_OPTIONS)
-
-
-def check(args):
-    """Refuse bad fleet options (ReplayError); return (kinds, model parameter file text)."""
-    if not args.output:
-        raise ReplayError("several bags (or a fleet option): -o DIR names the output "
-                          "directory, which must not exist")
-    if args.live:
-        raise ReplayError("--live plays one bag into one node: not with several bags")
-    if args.workers is not None and not 1 <= args.workers <= 4096:
-        raise ReplayError(f"--workers must be an integer in 1..4096, got {args.workers}")
-    if args.split_messages < 1:
-        raise ReplayError(f"--split-messages must be >= 1, got {args.split_messages}")
-    if not (math.isfinite(args.friction_epsilon) and args.friction_epsilon > 0):
-        raise ReplayError(f"--friction-epsilon must be a finite number > 0, got "
-                          f"{args.friction_epsilon}")
-    if not (math.isfinite(args.scheduler_timeout) and 0 < args.scheduler_timeout <= 3600):
-        raise ReplayError(f"--scheduler-timeout must be a number of seconds in (0, 3600], "
-                          f"got {args.scheduler_timeout}")
-    if args.scheduler and not fleet_inputs.SCHEDULER.match(args.scheduler):
-        raise ReplayError(f"--scheduler must be tcp://HOST:PORT, got "
-                          f"{excerpt(args.scheduler, 60)}")
-    if (args.friction or args.armature or args.weighting or args.validate
-            or args.holdout is not None) and not args.identify:
-        raise ReplayError("--friction, --armature, --weighting, --validate and --holdout are "
-                          "identification options: add --identify")
-    if args.holdout is not None and not (math.isfinite(args.holdout)
-                                         and 0 < args.holdout < 1):
-        raise ReplayError(f"--holdout must be a fraction in (0, 1), got {args.holdout}")
-    if args.identify_payload is not None:
-        raise ReplayError("--identify-payload estimates from one bag: not with several bags "
-                          "or fleet options")
-    if args.model_params and args.urdf_dynamics:
-        raise ReplayError("--model-params and --urdf-dynamics: choose one")
-    text = None
-    if args.model_params:
-        try:
-            text = joint_friction.read_file(args.model_params)
-            joint_friction.check_text(text)
-        except ValueError as exc:
-            raise ReplayError(f"--model-params {excerpt(args.model_params)}: "
-                              f"{shorten(exc, 200)}") from None
-    return joint_friction.kinds(args.friction, args.armature), text
+from .errors import ReplayError, shorten
+from .fleet_cluster import Progress, client
+from .fleet_options import check, split
 
 
 def base_spec(args, outputs, urdf_text, kinds, params_text):
@@ -165,113 +71,15 @@ def tasks(base, bag, name, info, args, root):
     return [dict(spec, lo=lo, hi=hi, overlap=overlap) for lo, hi in spans]
 
 
-class Progress:
-    """One line on stderr for the whole run: bags done, messages/s, ETA."""
-
-    def __init__(self, bags, messages, enabled):
-        self.bags, self.messages, self.enabled = bags, max(messages, 1), enabled
-        self.t0 = time.monotonic()
-
-    def update(self, bags_done, failed, messages_done, final=False):
-        if not self.enabled:
-            return
-        elapsed = max(time.monotonic() - self.t0, 1e-9)
-        rate = messages_done / elapsed
-        left = (self.messages - messages_done) / rate if rate > 0 else float("inf")
-        eta = time.strftime("%H:%M:%S", time.gmtime(left)) if math.isfinite(left) else "?"
-        sys.stderr.write(f"\rfleet: bags {bags_done}/{self.bags}"
-                         + (f" ({failed} failed)" if failed else "")
-                         + f", {messages_done}/{self.messages} messages, {rate:,.0f} msg/s, "
-                         f"ETA {eta}   " + ("\n" if final else ""))
-        sys.stderr.flush()
-
-
-def client(scheduler=None, workers=None, timeout=SCHEDULER_TIMEOUT):
-    """(Dask client, its LocalCluster or None): ``scheduler``'s, or a local one."""
-    import logging
-
-    from dask.distributed import Client, LocalCluster
-    if scheduler:
-        return _connect(Client, scheduler, timeout), None
-    # workers are spawned processes: they inherit os.environ (NUMBA_CACHE_DIR: the kernels
-    # compiled once on disk load in every worker instead of compiling per process)
-    cluster = LocalCluster(n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
-                           processes=True, dashboard_address=None,
-                           silence_logs=logging.ERROR)
-    return Client(cluster), cluster
-
-
-def _connect(client_class, scheduler, timeout):
-    """
-    Return a Dask client of ``scheduler``, connected and handshaken within ``timeout`` s.
-
-    ReplayError otherwise: Dask's own timeout covers the TCP connection, not the handshake,
-    so a peer that accepts and never answers (an HTTP server waiting for its request line)
-    held the run for minutes; a peer that answers garbage made Dask allocate what its first
-    8 bytes said (3 EiB for "HTTP/1.1"). The client is made on a thread given ``timeout``;
-    one that never finishes is left behind (a daemon thread: the run ends with status 2).
-    """
-    made = {}
-
-    def connect():
-        try:
-            made["client"] = client_class(scheduler, timeout=f"{timeout}s")
-        except BaseException as exc:          # reported by the waiting thread
-            made["error"] = exc
-    what = f"--scheduler {excerpt(scheduler, 60)}"
-    thread = threading.Thread(target=connect, daemon=True, name="rbd_scheduler_connect")
-    thread.start()
-    thread.join(timeout + 1.0)
-    if thread.is_alive():
-        raise ReplayError(f"{what}: no Dask scheduler answered within {timeout:g} s (connection "
-                          "and handshake): is it the address of a Dask scheduler?")
-    exc = made.get("error")
-    if isinstance(exc, (OSError, TimeoutError)):
-        raise ReplayError(f"{what}: cannot reach it ({shorten(exc, 120)})") from None
-    if exc is not None:
-        raise ReplayError(f"{what}: what answered is not a Dask scheduler (its answer does "
-                          f"not follow Dask's protocol: {type(exc).__name__})") from None
-    return made["client"]
-
-
-def split(args, bags):
-    """
-    Return (every bag, the indices of the validation bags): ``--validate`` and ``--holdout``.
-
-    ``--validate`` bags are appended; ``--holdout f`` holds out round(f·n) of the n given
-    bags (at least 1, at most n - 1), evenly spread in their order.
-    """
-    bags = list(bags)
-    held = set()
-    if args.holdout is not None:
-        n = len(bags)
-        k = min(max(1, round(args.holdout * n)), n - 1)
-        if k < 1:
-            raise ReplayError("--holdout needs at least 2 bags (one to fit, one to validate)")
-        held = {int(i) for i in np.round(np.linspace(0, n - 1, k + 2)[1:-1])} if k < n - 1 \
-            else set(range(1, n))
-    if args.validate:
-        extra, _ = fleet_inputs.expand(args.validate)
-        if not extra:
-            raise ReplayError(f"--validate: no rosbag2 found in "
-                              f"{shorten(' '.join(args.validate), 200)}")
-        same = {os.path.realpath(b) for b in bags} & {os.path.realpath(b) for b in extra}
-        if same:
-            raise ReplayError(f"--validate {excerpt(sorted(same)[0])} is also a bag to fit")
-        held |= set(range(len(bags), len(bags) + len(extra)))
-        bags += extra
-    return bags, held
-
-
 def run(args, bags, progress=None):
     """Run the fleet (the arguments parsed by ``cli.parser``); return (rows, identification)."""
     kinds, params_text = check(args)
     bags, validation = split(args, bags)
     urdf_text = None
     if args.urdf is not None:
-        from .cli import _read_urdf
+        from .one_bag import _read_urdf
         urdf_text = _read_urdf(str(args.urdf))
-    from .cli import _check_arguments
+    from .one_bag import _check_arguments
     from .. import outputs as table
     wanted_outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
@@ -444,7 +252,7 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
     params.epsilon = base["epsilon"]
     urdf = identification.write_identified_urdf(text, model, result.theta)
     if "viscous" in kinds:
-        urdf = joint_friction.write_urdf_dynamics(urdf, params)
+        urdf = joint_parameters.write_urdf_dynamics(urdf, params)
     (root / "identified.urdf").write_text(urdf)
     sec = {"method": method, "prior_weight": w, "kinds": list(kinds),
            "epsilon": base["epsilon"], "weighting": base["weighting"],

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from ..text_files import read_text
+from ..formats.text_files import read_text
 from . import bag_io
 from .errors import ReplayError, excerpt
 

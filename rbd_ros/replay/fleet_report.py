@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-from .. import identification_uncertainty
+from ..identification import uncertainty as identification_uncertainty
 from .report import _finite
 
 WORST = 10

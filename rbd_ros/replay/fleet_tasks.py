@@ -3,7 +3,7 @@ What a Dask worker runs for ``rbd_replay`` over many bags: a bag, or a time wind
 
 A task returns a :class:`Partial`: per-joint error statistics that merge exactly like the
 data they summarize (:class:`ErrorStats`, Chan et al.'s pairwise update), skip counts and,
-for ``--identify``, the least-squares statistics (``rbd_ros.identification_stats``). The
+for ``--identify``, the least-squares statistics (``rbd_ros.identification.statistics``). The
 client adds the partials of a bag's windows, then of the bags: nothing a task returns grows
 with its number of messages.
 
@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 import rbd_ros
-from .. import identification_stats, identification_uncertainty
+from ..identification import (statistics as identification_stats,
+                              uncertainty as identification_uncertainty)
 from .. import outputs as table
-from . import bag_io, estimation
+from . import bag_io, recorded_ticks
 from .dynamics import REFUSED, Batches, joint_model
 from .errors import ReplayError, shorten
 
@@ -221,7 +222,7 @@ def _overlap_suffices(model, inputs, keep, spec):
         return ""
     need = spec["window"] // 2 + 1
     first, last = np.flatnonzero(keep)[[0, -1]]
-    d = estimation.decode(inputs[0][:first] + inputs[0][last + 1:], tuple(model.joint_names))
+    d = recorded_ticks.decode(inputs[0][:first] + inputs[0][last + 1:], tuple(model.joint_names))
     valid = d["present"] & np.isfinite(d["V"])
     for rows, edge, what in ((slice(0, first), spec.get("lo"), "before"),
                              (slice(first, None), spec.get("hi"), "after")):
@@ -240,8 +241,8 @@ def _overlap_suffices(model, inputs, keep, spec):
 
 def _tick(out, model, text, inputs, keep, spec):
     """Decide the ticks, compute the torques and fill ``out`` with the kept messages'."""
-    t = estimation.ticks(model, *inputs, window=spec["window"], order=spec["order"],
-                         acceleration=spec["acceleration"], **spec["rule"])
+    t = recorded_ticks.ticks(model, *inputs, window=spec["window"], order=spec["order"],
+                             acceleration=spec["acceleration"], **spec["rule"])
     joints = joint_model(model, text, spec.get("model_params"), spec.get("urdf_dynamics"))
     batches = Batches(model, t, ("torques",), spec["batch_size"], {}, encode=False,
                       joints=joints)
@@ -272,20 +273,20 @@ def write_bag(spec):
     """
     Replay one bag as ``rbd_replay BAG -o OUTPUT`` does (output bag, report) and summarize.
 
-    The per-bag replay is the serial one (``cli.replay``); its ticks and torques give the
+    The per-bag replay is the serial one (``one_bag.replay``); its ticks and torques give the
     same :class:`Partial` as :func:`evaluate`.
     """
     import hashlib
 
-    from . import cli
+    from . import one_bag
     reader = bag_io.open_reader(spec["bag"])
     try:
         text = _urdf(reader, spec)
     finally:
         reader.close()
     with _threads(spec.get("threads", 1)):
-        rep = cli.replay(spec["bag"], spec["output"], report_dir=spec["report_dir"],
-                         progress=False, urdf=text, **spec["replay"])
+        rep = one_bag.replay(spec["bag"], spec["output"], report_dir=spec["report_dir"],
+                             progress=False, urdf=text, **spec["replay"])
     t, tau = rep["ticks"], rep["torques"]
     out = Partial(spec["bag"], rep["model"], tuple(j["name"] for j in rep["joints"]),
                   hashlib.sha256(text.encode()).hexdigest(), rep["messages"], rep["answered"],

@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .. import identification_uncertainty
+from ..identification import uncertainty as identification_uncertainty
 from ..identification import identify_least_squares, identify_physically_consistent
 
 METHODS = {"least-squares": identify_least_squares, "consistent": identify_physically_consistent}
@@ -191,7 +191,7 @@ def section(model, t, result, rows, method, urdf_path=None,
     std, and the list of what the data do not determine).
     """
     from ..batch import rnea_batch
-    from ..identification_stats import statistics
+    from ..identification.statistics import statistics
 
     q, v, a, e = t.q[rows], t.v[rows], t.a[rows], t.effort[rows]
     u = identification_uncertainty.analyse(model, statistics(model, q, v, a, e), (),

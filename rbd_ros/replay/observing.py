@@ -6,9 +6,11 @@ whose dynamics it published and whose efforts are all known, at the input's head
 (in seconds from the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap
 over ``max_joint_age``; a sample the observer refuses publishes nothing. The replay runs the
 same observer over the same ticks a batch of the dynamics at a time
-(``rbd_ros.contact.MomentumObserver.run_with_wrench``: the same kernel, the same numbers, the
+(``rbd_ros.contact.detection.MomentumObserver.run_with_wrench``: the same kernel, the same numbers,
+the
 contact wrench from the same call), the collision messages by the same rule
-(``rbd_ros.contact.CollisionState``). The report's collision events are the runs of ticks in
+(``rbd_ros.contact.detection.CollisionState``). The report's collision events are the runs of ticks
+in
 collision: start (the first tick in collision), end (the first tick out of it; None when the
 bag ends in collision), the joints over threshold at any tick, the link isolated at the peak,
 the peak max |r| / threshold.
@@ -19,7 +21,7 @@ import time
 
 import numpy as np
 
-from .. import contact
+from ..contact import detection as contact
 from .. import outputs as table
 from . import bag_io
 from .errors import ReplayError, excerpt, shorten

@@ -3,11 +3,11 @@
 
 The samples are the replay's answered messages with a known effort (the measured q and v,
 the Savitzky-Golay acceleration); the robot is known: the URDF and the joint parameters of
-``--model-params`` / ``--urdf-dynamics`` (``rbd_ros.payload_identification``).
+``--model-params`` / ``--urdf-dynamics`` (``rbd_ros.identification.payload``).
 """
 import numpy as np
 
-from .. import payload_identification
+from ..identification import payload as payload_identification
 from .errors import ReplayError, shorten
 
 

@@ -105,11 +105,10 @@ def _f(x, spec):
 def text(rep):
     """Return the report as the text of report.txt, which ``rbd_replay`` prints."""
     if "segments" in rep:                     # the robot description changes in the bag
-        from .segments import text_lines
         return "\n".join([f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
                           f"models {rep['model']}, messages {rep['messages']}, answered "
                           f"{rep['answered']}, skipped {rep['skipped_total']}"]
-                         + text_lines(rep, text) + _timing_lines(rep))
+                         + _segment_lines(rep) + _timing_lines(rep))
     lines = [f"rbd_replay: {rep['bag']} ({rep['topic']}) -> {rep['output']}",
              f"model {rep['model']} ({'floating' if rep['floating_base'] else 'fixed'} base), "
              f"outputs: {', '.join(rep['outputs'])}",
@@ -173,6 +172,20 @@ def text(rep):
         from .observing import text as collisions_text
         lines += collisions_text(rep["collisions"])
     return "\n".join(lines)
+
+
+def _segment_lines(rep):
+    """Return the lines of report.txt for the segments of ``rep``, each with its own text."""
+    lines = [f"the robot description changes during the bag: {len(rep['segments'])} segments, "
+             "each evaluated with the description in force"]
+    for k, seg in enumerate(rep["segments"], 1):
+        s = seg["segment"]
+        when = s["description_log_time_ns"]
+        lines.append(f"segment {k}: joint_states messages {s['first_message']}-"
+                     f"{s['last_message']}, description {s['description'] + 1}"
+                     + (f" (log time {when / 1e9:.6f} s)" if when is not None else ""))
+        lines += ["  " + line for line in text(seg).splitlines()[1:]]
+    return lines
 
 
 def _timing_lines(rep):

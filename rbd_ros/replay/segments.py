@@ -35,7 +35,7 @@ def check_options(descriptions, topic, live, identify):
 
 def split(descriptions, inputs):
     """
-    Return the segments of the joint_states ``inputs`` (``cli._read_inputs``'s tuple).
+    Return the segments of the joint_states ``inputs`` (``one_bag._read_inputs``'s tuple).
 
     ``descriptions``: [(log time ns or None, text)]. Each segment: ``description`` (its
     index), ``log_time``, ``text``, ``first`` (its first joint_states message's index in the
@@ -90,23 +90,9 @@ def combine(reports, parts, bag, output, topic):
         "segments": reports}
 
 
-def text_lines(rep, section_text):
-    """Return the lines of report.txt for the segments of ``rep`` (``section_text``: text)."""
-    lines = [f"the robot description changes during the bag: {len(rep['segments'])} segments, "
-             "each evaluated with the description in force"]
-    for k, seg in enumerate(rep["segments"], 1):
-        s = seg["segment"]
-        when = s["description_log_time_ns"]
-        lines.append(f"segment {k}: joint_states messages {s['first_message']}-"
-                     f"{s['last_message']}, description {s['description'] + 1}"
-                     + (f" (log time {when / 1e9:.6f} s)" if when is not None else ""))
-        lines += ["  " + line for line in section_text(seg).splitlines()[1:]]
-    return lines
-
-
 def finish(o, parts, batches, staged, timing):
     """
-    Return the report of a segmented replay; write its files (``staged``: as ``cli._run``).
+    Return the report of a segmented replay; write its files (``staged``: as ``one_bag._run``).
 
     ``batches``: each part's ``dynamics.Batches`` (``writing.write``); plots per segment,
     in ``REPORT_DIR/segment_K``.

@@ -4,7 +4,7 @@ Scalar expressions written out one per line, with the model's constants folded i
 A value is either a Python float (a constant of the model, known while generating) or the
 name of a local variable of the generated kernel. Products with an exact 0 or 1 and sums of
 constants are folded here, so what reaches the source is only the arithmetic that depends on
-the state. The spatial operations below mirror those of ``rbd_ros.spatial`` (same formulas,
+the state. The spatial operations below mirror those of ``rbd_ros.model.spatial`` (same formulas,
 same order of terms) on such values; each 6-vector is (linear, angular), as there.
 """
 import numpy as np

@@ -16,7 +16,7 @@ M⁻¹ is generated in ``generate_minv``; ``kernels`` lists every kernel and its
 """
 from ..algorithms.common import NOT_FINITE, NOT_FINITE_RESULT, WRONG_SIZE
 from ..algorithms.joints import ONE_DOF_KINDS, joint_rotates, local_subspace_1dof
-from ..model import P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA, P_TYPE
+from ..model.layout import P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA, P_TYPE
 from .expressions import (Source, act_force, act_inv_motion, add_vectors, cross_force,
                           cross_motion, inertia_act, inertia_apply, joint_rotation, rotate,
                           rotate_t, snap)

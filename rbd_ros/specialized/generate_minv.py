@@ -16,7 +16,7 @@ parent (articulated inertia, force-set columns) is moved once, by X*. The recurs
 * forward pass, root to leaves (lines 28-36), row i of the upper triangle: with
   P̄ = ^iX_λ P_λ[:, j], M⁻¹[i, j] -= D_i⁻¹ U_iᵀ P̄ (line 30) and P_i[:, j] = P̄ + S_i M⁻¹[i, j].
 """
-from ..model import P_IV, P_PARENT, P_VEND
+from ..model.layout import P_IV, P_PARENT, P_VEND
 from .expressions import Source, act_force, act_inv_motion, inertia_apply
 from .generate import body_frame, check_lines, result_lines, theta
 

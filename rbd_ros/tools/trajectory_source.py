@@ -28,8 +28,8 @@ from std_msgs.msg import String
 
 import rbd_ros
 from ..node import conversions, spin_node
-from ..text_files import read_text
-from ..urdf_limits import DEFAULT_LIMITS
+from ..formats.text_files import read_text
+from ..description.size_limits import DEFAULT_LIMITS
 
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL,

@@ -11,8 +11,8 @@ import pytest
 
 from helpers import assert_close, get_robot
 import rbd_ros
-from rbd_ros import actuation
-from rbd_ros.joint_friction import JointParameters
+from rbd_ros.actuation import dynamics as actuation
+from rbd_ros.actuation.joint_parameters import JointParameters
 
 EPS = 0.05
 

@@ -15,8 +15,9 @@ import functools
 import numpy as np
 import pytest
 
-from rbd_ros import actuation, contact
-from rbd_ros.joint_friction import JointParameters
+from rbd_ros.actuation import dynamics as actuation
+from rbd_ros.contact import detection as contact
+from rbd_ros.actuation.joint_parameters import JointParameters
 from contact_sim import Contact, Friction, Simulation
 from oracle import Robot
 
@@ -206,7 +207,7 @@ def test_hostile_samples_are_refused_and_change_nothing():
 
 def test_measured_wrench_is_not_external_torque():
     """A contact given as a measured wrench (fext) is explained: r stays near zero."""
-    from rbd_ros import wrench
+    from rbd_ros.contact import measured_wrenches as wrench
     robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model
     w = np.r_[6.0, 0.0, 8.0, np.cross(POINT, (6.0, 0.0, 8.0))]

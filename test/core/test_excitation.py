@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from rbd_ros import excitation as ex
-from rbd_ros import trajectory_yaml
+from rbd_ros.identification import excitation as ex
+from rbd_ros.formats import trajectory_yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -30,7 +30,7 @@ def designed(tmp_path_factory):
     import contextlib
     import io
 
-    from rbd_ros.excitation_cli import main
+    from rbd_ros.tools.excite import main
     out = tmp_path_factory.mktemp("excite")
     model = rbd_ros.load_model(URDF)
     params = make_fleet_bags.joint_parameters(model)
@@ -121,8 +121,8 @@ def test_identification_from_the_excitation(designed, pin, tmp_path):
 
 def test_relative_stds_are_the_covariance_of_the_identifiable_columns():
     """σ_k² = e_kᵀ (WᵀW)⁺ e_k (pseudo-inverse over the rank), against the design's formula."""
-    from rbd_ros import joint_friction
-    from rbd_ros.identification_stats import regressor
+    from rbd_ros.actuation import joint_parameters as joint_friction
+    from rbd_ros.identification.statistics import regressor
     model = rbd_ros.load_model(URDF)
     params = make_fleet_bags.joint_parameters(model)
     kinds = joint_friction.kinds(True, True)

@@ -11,7 +11,7 @@ import pytest
 
 import rbd_ros
 from helpers import SEEDS, assert_close
-from rbd_ros import contact, wrench
+from rbd_ros.contact import detection as contact, measured_wrenches as wrench
 from rbd_ros.algorithms.frame_jacobian import frame_jacobian
 from test_corpus import BROKEN_MIMIC, LOADED, MASSLESS, _pinocchio_robot
 

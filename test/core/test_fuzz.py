@@ -145,7 +145,7 @@ def mutated(draw, raw):
 
 @given(mutated(RAW_JOINT_STATE) | st.binary(max_size=200))
 def test_joint_state_decoder_only_raises_value_error(raw):
-    from rbd_ros import cdr
+    from rbd_ros.formats import cdr
     decoder = cdr.JointStateDecoder()
     for _ in range(2):                        # the second time through the cached name layout
         try:
@@ -161,7 +161,7 @@ def test_joint_state_decoder_only_raises_value_error(raw):
 
 @given(mutated(RAW_ODOMETRY) | st.binary(max_size=200))
 def test_odometry_decoder_only_raises_value_error(raw):
-    from rbd_ros import cdr
+    from rbd_ros.formats import cdr
     try:
         out = cdr.decode_odometry(raw)
     except ValueError:

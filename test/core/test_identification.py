@@ -6,7 +6,7 @@ import rbd_ros
 from helpers import (EXAMPLE_ROBOT_DATA_ROBOTS, ROBOT_NAMES, assert_close,
                      example_robot_data_robots, get_robot)
 from rbd_ros import identification as idn
-from rbd_ros import inertia as rin
+from rbd_ros.model import inertia as rin
 
 
 def robot_thetas():

@@ -10,8 +10,8 @@ import pytest
 
 import rbd_ros
 from rbd_ros import identification as idn
-from rbd_ros import identification_stats as ist
-from rbd_ros import joint_friction as jf
+from rbd_ros.identification import statistics as ist
+from rbd_ros.actuation import joint_parameters as jf
 
 KINDS = ("armature", "viscous", "coulomb", "offset")
 

@@ -14,9 +14,9 @@ import pytest
 
 import rbd_ros
 from rbd_ros import identification as idn
-from rbd_ros import identification_stats as ist
-from rbd_ros import identification_uncertainty as unc
-from rbd_ros import joint_friction as jf
+from rbd_ros.identification import statistics as ist
+from rbd_ros.identification import uncertainty as unc
+from rbd_ros.actuation import joint_parameters as jf
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -199,7 +199,7 @@ def test_consistent_fit_prior_acts_on_the_null_space_only(arm, pin, truth):
 
 def test_parameter_file_with_stds_loads_as_before(arm):
     """The node's loader (actuation.load) reads a file with _std keys and not_identified."""
-    from rbd_ros import actuation
+    from rbd_ros.actuation import dynamics as actuation
     params = jf.JointParameters(tuple(arm.joint_names), {"armature": ARMATURE,
                                                          "viscous": VISCOUS})
     stds = {"armature": np.r_[np.inf, np.full(6, 1e-3)], "viscous": np.full(7, 2e-3)}

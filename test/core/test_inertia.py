@@ -1,8 +1,8 @@
-"""rbd_ros.inertia: the compact 10-number inertia, against pinocchio.Inertia and by hand."""
+"""rbd_ros.model.inertia: the compact 10-number inertia, against pinocchio.Inertia and by hand."""
 import numpy as np
 import pytest
 
-from rbd_ros import inertia as rin
+from rbd_ros.model import inertia as rin
 
 SEEDS = range(6)
 

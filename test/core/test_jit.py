@@ -138,7 +138,7 @@ def test_the_same_sources_at_another_path_load_from_the_cache(tmp_path):
 
 def test_warm_cache_removes_only_stale_versions_of_its_own_layout(tmp_path, monkeypatch):
     import time
-    from rbd_ros import warm_cache
+    from rbd_ros.tools import warm_cache
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     root = _jit.cache_dir()
     month_ago = time.time() - (warm_cache.STALE_DAYS + 1) * 86400

@@ -166,7 +166,7 @@ def pickled_models():
     return {"quadruped": get_robot("quadruped").model,
             "arm7 with payload": arm.with_gravity((0.5, 0.0, -9.0)).with_payload(
                 arm.body_names[-1],
-                rbd_ros.inertia.compact(1.5, [0.1, 0.0, 0.05], np.diag([0.02, 0.03, 0.04]))),
+                rbd_ros.model.inertia.compact(1.5, [0.1, 0.0, 0.05], np.diag([0.02, 0.03, 0.04]))),
             "mimic coupled": rbd_ros.load_model(hand_urdf(), mimic="coupled")}
 
 

@@ -27,7 +27,7 @@ def test_payload_matches_pinocchio(pin, name):
     mass, com, rot = payload(1)
     for body in (m.nbodies - 1, m.nbodies // 2):
         link = m.body_names[body]
-        m = m.with_payload(link, rbd_ros.inertia.compact(mass, com, rot))
+        m = m.with_payload(link, rbd_ros.model.inertia.compact(mass, com, rot))
         jid = robot.body_joint[body]
         robot.pm.inertias[jid] = robot.pm.inertias[jid] + pin.Inertia(mass, com, rot)
     assert m is not robot.model and m.nbodies == robot.model.nbodies
@@ -51,13 +51,13 @@ def test_payload_matches_pinocchio(pin, name):
 
 def test_payload_refusals():
     m = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
-    good = rbd_ros.inertia.compact(1.0, np.zeros(3), np.eye(3) * 0.01)
+    good = rbd_ros.model.inertia.compact(1.0, np.zeros(3), np.eye(3) * 0.01)
     link = m.body_names[-1]
     for args, words in (((("no_such_link", good)), "no link"),
                         ((link, good[:5]), "10 numbers"),
-                        ((link, rbd_ros.inertia.compact(-1.0, np.zeros(3), np.eye(3))),
+                        ((link, rbd_ros.model.inertia.compact(-1.0, np.zeros(3), np.eye(3))),
                          "negative mass"),
-                        ((link, rbd_ros.inertia.compact(1.0, np.zeros(3), -np.eye(3))),
+                        ((link, rbd_ros.model.inertia.compact(1.0, np.zeros(3), -np.eye(3))),
                          "positive semi-definite"),
                         ((link, np.full(10, np.nan)), "non-finite")):
         with pytest.raises(ValueError, match=words):

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from rbd_ros import joint_friction as jf
-from rbd_ros import payload_identification as pid
+from rbd_ros.actuation import joint_parameters as jf
+from rbd_ros.identification import payload as pid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))

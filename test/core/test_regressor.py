@@ -4,7 +4,7 @@ import pytest
 
 import rbd_ros
 from helpers import SEEDS, assert_close, get_robot
-from rbd_ros import inertia as rin
+from rbd_ros.model import inertia as rin
 
 TOL = 1e-10
 REGRESSOR_ROBOTS = ("arm7", "branched", "prismatic", "quadruped", "panda", "talos")

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from rbd_ros.joint_friction import JointParameters
+from rbd_ros.actuation.joint_parameters import JointParameters
 from helpers import get_robot
 from mimic_oracle import HAND, ReducedOracle, hand_urdf
 
@@ -138,7 +138,7 @@ def test_payload_armature_friction_against_pinocchio(pin):
     mass, com = 2.0, np.array([0.02, -0.01, 0.05])
     rot = np.diag([0.01, 0.02, 0.015])
     link = m0.body_names[-1]
-    m = m0.with_payload(link, rbd_ros.inertia.compact(mass, com, rot))
+    m = m0.with_payload(link, rbd_ros.model.inertia.compact(mass, com, rot))
     pm = robot.pm.copy() if hasattr(robot.pm, "copy") else pin.Model(robot.pm)
     jid = robot.body_joint[m0.nbodies - 1]
     pm.inertias[jid] = pm.inertias[jid] + pin.Inertia(mass, com, rot)

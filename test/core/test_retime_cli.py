@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import rbd_ros
-from rbd_ros import retime_cli, trajectory_yaml
+from rbd_ros.tools import retime as retime_cli
+from rbd_ros.formats import trajectory_yaml
 from helpers import get_robot
 from mimic_oracle import PAIR, hand_urdf
 from test_retime import waypoints

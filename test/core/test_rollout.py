@@ -1,5 +1,5 @@
 """
-rbd_ros.rollout: limits along a trajectory, rollouts and their step derivatives.
+rbd_ros.batch.rollout: limits along a trajectory, rollouts and their step derivatives.
 
 Oracles: Pinocchio (its rnea and limits from the same URDF; the rollout schemes written out
 here with its aba and integrate), central finite differences of the rollout itself
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from rbd_ros import rollout as rl
+from rbd_ros.batch import rollout as rl
 from helpers import assert_close, get_robot
 
 ROLLOUT_ROBOTS = ("arm7", "quadruped", "panda")

@@ -1,5 +1,5 @@
 """
-The generator's spatial algebra (rbd_ros.specialized.expressions) against rbd_ros.spatial's.
+The generator's spatial algebra (rbd_ros.specialized.expressions) against rbd_ros.model.spatial's.
 
 The generated kernels write out ``expressions``' operations, the generic ones inline
 ``spatial``'s: both must compute the same formula, operation by operation. An expression
@@ -13,9 +13,9 @@ import math
 import numpy as np
 import pytest
 
-from rbd_ros import spatial
+from rbd_ros.model import se3 as placements, spatial
 from rbd_ros.algorithms import joints
-from rbd_ros.model import PRISMATIC, REVOLUTE
+from rbd_ros.model.layout import PRISMATIC, REVOLUTE
 from rbd_ros.specialized import expressions as ex
 
 TOL = 8 * np.finfo(float).eps     # relative to the inputs' scale (all of order 1)
@@ -26,8 +26,8 @@ def draws():
     rng = np.random.default_rng(7)
     for _ in range(DRAWS):
         quat = rng.normal(size=4)
-        R = np.array(spatial.se3_from_quaternion.py_func(0.0, 0.0, 0.0,
-                                                         *(quat / np.linalg.norm(quat))))
+        R = np.array(placements.se3_from_quaternion.py_func(0.0, 0.0, 0.0,
+                                                            *(quat / np.linalg.norm(quat))))
         R = [list(R[0:3]), list(R[3:6]), list(R[6:9])]
         p = [float(x) for x in rng.uniform(-1, 1, 3)]
         yield (R, p, [float(x) for x in rng.normal(size=6)],
@@ -64,9 +64,9 @@ def test_operations_agree(R, p, m, n, th):
     agree(ex.cross_force(src, m, n), spatial.cross_force.py_func(m, n))
     agree(ex.inertia_apply(src, th, m), spatial.inertia_apply.py_func(th, m))
     agree(ex.inertia_act(src, R, p, th), spatial.inertia_act.py_func(M, th))
-    agree(ex.rotate(src, R, m[:3]), spatial.rot3.py_func(M, *m[:3]))
-    agree(ex.rotate_t(src, R, m[:3]), spatial.rot3_t.py_func(M, *m[:3]))
-    agree(src.cross(m[:3], n[:3]), spatial.cross3.py_func(*m[:3], *n[:3]))
+    agree(ex.rotate(src, R, m[:3]), placements.rot3.py_func(M, *m[:3]))
+    agree(ex.rotate_t(src, R, m[:3]), placements.rot3_t.py_func(M, *m[:3]))
+    agree(src.cross(m[:3], n[:3]), placements.cross3.py_func(*m[:3], *n[:3]))
     agree([src.dot(m, n)], [spatial.dot6.py_func(m, n)])
     agree(ex.add_vectors(src, m, n), spatial.add6.py_func(m, n))
     assert src.lines == [], "an operation on constants wrote a line of source"
@@ -82,11 +82,11 @@ def test_joint_placement_agrees(R, p, m, n, th, kind):
     if joints.joint_rotates.py_func(kind):
         src = ex.Source()
         generated = ex.joint_rotation(src, R, tuple(axis), math.cos(angle), math.sin(angle))
-        generic = spatial.se3_rotate_about_axis.py_func(XT, *axis, angle)
+        generic = placements.se3_rotate_about_axis.py_func(XT, *axis, angle)
         agree(np.ravel(generated), generic[:9])
         agree(p, generic[9:])
     else:
-        generic = spatial.se3_translate_along_axis.py_func(XT, *axis, angle)
+        generic = placements.se3_translate_along_axis.py_func(XT, *axis, angle)
         agree(XT[:9], generic[:9])
         agree(np.array(p) + np.array(R) @ axis * angle, generic[9:])
     # S in the joint's own frame, as the generator asks for it

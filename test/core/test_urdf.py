@@ -9,7 +9,7 @@ import pytest
 import rbd_ros
 from helpers import (BAD_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS, ROBOTS, URDF_DIR, assert_close,
                      load_quietly, missing, robot_path, strip_mimic)
-from rbd_ros import inertia as rin
+from rbd_ros.model import inertia as rin
 
 BAD = {
     "malformed": "malformed",

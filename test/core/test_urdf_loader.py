@@ -281,7 +281,7 @@ def test_negative_mass_is_refused():
 
 def test_identification_keeps_its_physical_checks():
     """load_model tolerates what the identification's consistency check still reports."""
-    from rbd_ros import inertia as rin
+    from rbd_ros.model import inertia as rin
     text = _two_links(inertial(), inertial(ixx=1e-3, iyy=1e-3, izz=5e-3))
     with pytest.warns(UserWarning, match="triangle"):
         m = rbd_ros.load_model(text)
@@ -310,7 +310,7 @@ def test_ten_thousand_link_chain_loads():
 
 def test_driven_inertias_are_the_diagonal_of_crba(robot):
     """The massless check's composite inertias, against CRBA at the neutral configuration."""
-    from rbd_ros.urdf_checks import driven_inertias
+    from rbd_ros.description.physical_checks import driven_inertias
     m = robot.model
     driven = driven_inertias(m.parent, m.joint_type, m.placement, m.axis, m.inertia)
     M = rbd_ros.crba(m, m.neutral())

@@ -5,7 +5,7 @@ ROS Python code holds robot descriptions as ``urdf_parser_py.urdf.Robot`` object
 (``URDF.from_xml_string``); ``load_model`` takes one as it takes the document. Over the
 corpus of real URDFs (``corpus.py``), wherever urdf-parser-py parses a file:
 
-* the reader (``rbd_ros.urdf_reader``) and urdf-parser-py read the same numbers for
+* the reader (``rbd_ros.description.urdf_reader``) and urdf-parser-py read the same numbers for
   everything the dynamics reads (joint types, ends, origins, axes, limits, mimic tags;
   link inertials), with the URDF's defaults for what is absent (the reader's attribute names
   are urdf-parser-py's);
@@ -24,8 +24,8 @@ import pytest
 import rbd_ros
 from helpers import require_module
 from corpus import CORPUS, read
-from rbd_ros.urdf_reader import (URDFError, check_document, parse_xml, read_robot,
-                                 read_source)
+from rbd_ros.description.urdf_reader import (URDFError, check_document, parse_xml, read_robot,
+                                             read_source)
 
 # The corpus files urdf-parser-py 0.0.4 does not parse (facts about the files; the reader
 # ignores these elements, the dynamics never reads them):

@@ -1,5 +1,5 @@
 """
-rbd_ros.wrench (measured wrenches as fext) and payloads on fixed-joint links, against Pinocchio.
+rbd_ros.contact.measured_wrenches (wrenches as fext), payloads on fixed-joint links, vs Pinocchio.
 
 The Pinocchio side is built independently: a wrench in a link's frame is moved to its parent
 joint with the frame's placement (``pin.Frame.placement.act``), one in the world frame with
@@ -11,7 +11,7 @@ import pytest
 import rbd_ros
 from helpers import assert_close
 from oracle import Robot
-from rbd_ros import wrench
+from rbd_ros.contact import measured_wrenches as wrench
 
 ROBOTS = ["arm7", "quadruped", "panda", "talos"]
 
@@ -154,7 +154,7 @@ def test_payload_on_fixed_joint_link_matches_pinocchio(pin, name):
     link = fixed_links(m)[0]
     mass, com = 1.3, np.array([0.02, -0.01, 0.05])
     rot = np.diag([0.01, 0.02, 0.015])
-    m2 = m.with_payload(link, rbd_ros.inertia.compact(mass, com, rot))
+    m2 = m.with_payload(link, rbd_ros.model.inertia.compact(mass, com, rot))
     f = robot.pm.frames[robot.pm.getFrameId(link, pin.BODY)]
     jid = f.parentJoint
     robot.pm.inertias[jid] = robot.pm.inertias[jid] + f.placement.act(pin.Inertia(mass, com,
@@ -170,6 +170,6 @@ def test_payload_on_fixed_joint_link_matches_pinocchio(pin, name):
 def test_payload_on_world_welded_link_changes_nothing():
     m = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
     root = next(n for n, (b, _, _) in m.link_frames.items() if b < 0)
-    m2 = m.with_payload(root, rbd_ros.inertia.compact(2.0, np.zeros(3), np.eye(3) * 0.1))
+    m2 = m.with_payload(root, rbd_ros.model.inertia.compact(2.0, np.zeros(3), np.eye(3) * 0.1))
     q, v = m.random_configuration(0), np.ones(m.nv)
     assert_close(rbd_ros.rnea(m2, q, v, v), rbd_ros.rnea(m, q, v, v), 0, "rnea")

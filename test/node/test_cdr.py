@@ -1,12 +1,12 @@
 """
-Check rbd_ros.cdr and the node's message encoders against two other CDR implementations.
+Check rbd_ros.formats.cdr and the node's message encoders against two other CDR implementations.
 
 The two: rosbags' serializer/deserializer and the RMW's own (rclpy.serialization).
 """
 import numpy as np
 import pytest
 
-from rbd_ros import cdr
+from rbd_ros.formats import cdr
 from rbd_ros.replay import bag_io
 
 from rclpy import serialization as rclpy_serialization  # noqa: E402

@@ -22,7 +22,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 
 from node_helpers import RELIABLE, call_service, joint_state, new_stamp, wait_for  # noqa: E402
 from oracle import Robot  # noqa: E402
-from rbd_ros import contact  # noqa: E402
+from rbd_ros.contact import detection as contact  # noqa: E402
 from test_contact import OFF, ON, POINT, _run, _windows  # noqa: E402
 
 

@@ -19,7 +19,7 @@ import pytest  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 import rbd_ros  # noqa: E402
-from rbd_ros.urdf_limits import DEFAULT_LIMITS  # noqa: E402
+from rbd_ros.description.size_limits import DEFAULT_LIMITS  # noqa: E402
 from node_helpers import (LATCHED, PLANNER_SERVICES, ParameterServices, probing,  # noqa: E402
                           wait_for)
 from node_cases import ARM7, _run_node_process, core_model, good_exchange, xml  # noqa: E402

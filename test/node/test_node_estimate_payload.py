@@ -56,7 +56,7 @@ def test_estimate_payload_service_applies_it(harness, pin, tmp_path):
     assert np.all(stds > 0) and stds[0] < 0.02 * MASS
     assert list(h.node._robot.payloads) == ["tool"]
     # ~/torques now include it: the core's model with that payload (and the joint terms)
-    from rbd_ros import inertia
+    from rbd_ros.model import inertia
     rot = np.array([[values[4], values[5], values[6]], [values[5], values[7], values[8]],
                     [values[6], values[8], values[9]]])
     loaded = arm.with_payload("tool", inertia.compact(values[0], values[1:4], rot))

@@ -308,7 +308,7 @@ def test_bad_stamps_are_replaced_by_the_node_clock(harness):
 def test_serialized_garbage_is_what_the_rmw_refuses():
     """The garbage above is what reaches the fallback deserializer: the RMW refuses it."""
     from rbd_ros.node import conversions
-    from rbd_ros.cdr import JointStateDecoder
+    from rbd_ros.formats.cdr import JointStateDecoder
     dec = JointStateDecoder()
     for raw in GARBAGE:
         with pytest.raises(ValueError):
@@ -332,7 +332,7 @@ def test_a_follower_answer_that_overflows_is_refused():
 
 def test_tick_rule_vector_checks_match_numpy():
     """The tick's one-sum checks of q, v and τ (1-D) say what numpy says, edge cases included."""
-    from rbd_ros import outputs
+    from rbd_ros.outputs import tick_rule as outputs
     rng = np.random.default_rng(60)
     cases = [np.array([]), rng.normal(size=7), np.full(5, 1e308), np.full(3, -1e308)]
     for bad in (np.nan, np.inf, -np.inf):

@@ -22,7 +22,8 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import rbd_ros  # noqa: E402
-from rbd_ros import actuation, joint_friction  # noqa: E402
+from rbd_ros.actuation import dynamics as actuation  # noqa: E402
+from rbd_ros.actuation import joint_parameters as joint_friction  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
 from rbd_ros.node.planner.process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
@@ -100,7 +101,7 @@ def test_the_robot_snapshot_pickles_and_answers_alike():
     link = model.body_names[-1]
     params = joint_friction.JointParameters(tuple(model.joint_names), {
         "viscous": np.linspace(0.1, 0.5, model.nv), "armature": np.full(model.nv, 0.02)})
-    robot = NodeRobot(model, "<robot/>", (), {}, {link: rbd_ros.inertia.compact(
+    robot = NodeRobot(model, "<robot/>", (), {}, {link: rbd_ros.model.inertia.compact(
         *payload(1))}, actuation.Actuation(params, 0))
     snapshot = PlannerRobot(robot)
     copy = pickle.loads(pickle.dumps(snapshot, pickle.HIGHEST_PROTOCOL))

@@ -25,7 +25,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 import rbd_ros  # noqa: E402
-from rbd_ros import rollout as rl  # noqa: E402
+from rbd_ros.batch import rollout as rl  # noqa: E402
 from rbd_ros.node.dynamics_node import DynamicsNode  # noqa: E402
 from rbd_ros_interfaces import srv as rbd_srv  # noqa: E402
 from helpers import assert_close  # noqa: E402

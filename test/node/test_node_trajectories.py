@@ -12,7 +12,7 @@ import pytest  # noqa: E402
 
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from rbd_ros import rollout as rl  # noqa: E402
+from rbd_ros.batch import rollout as rl  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
 from helpers import assert_close, get_robot  # noqa: E402
 from node_helpers import PLANNER_SERVICES  # noqa: E402
@@ -188,7 +188,7 @@ def test_trajectory_forward_rollout(harness, name, method, pin):
         ref_v = robot.v_from_pin(vs[k])
         assert_close(got_v[k], ref_v[nb:][perm], 1e-9, f"v[{k}]")
         assert_close(np.reshape(resp.base_v, (n + 1, nb))[k], ref_v[:nb], 1e-9, f"vb[{k}]")
-    # the step derivatives: those of rbd_ros.rollout (checked against finite differences in
+    # the step derivatives: those of rbd_ros.batch.rollout (checked against finite differences in
     # test_rollout), restricted to the request's order
     core = rl.rollout(m, q[0], v[0], tau, dt, method, derivatives=True)
     idx = dof_index(robot, perm)

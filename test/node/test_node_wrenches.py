@@ -209,7 +209,7 @@ def test_unknown_wrench_link_rejects_the_description(harness):
 
 def test_wrench_cdr_decoder_matches_rclpy():
     from rclpy.serialization import serialize_message
-    from rbd_ros import cdr
+    from rbd_ros.formats import cdr
     for frame in ("", "tool", "a_much_longer_frame_name_x"):
         msg = wrench_msg(frame, [1.5, -2, 3, 4e-3, -5e9, 6])
         raw = serialize_message(msg)

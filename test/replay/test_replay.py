@@ -21,7 +21,8 @@ import rbd_ros  # noqa: E402
 import rbd_ros.outputs  # noqa: E402
 from rbd_ros.outputs import BY_NAME, NAMES as OUTPUTS  # noqa: E402
 from rbd_ros.replay import ReplayError, bag_io, replay, savgol_derivative  # noqa: E402
-from rbd_ros.replay.cli import main, templates  # noqa: E402
+from rbd_ros.replay.cli import main  # noqa: E402
+from rbd_ros.replay.dynamics import templates  # noqa: E402
 from helpers import ros_domain_id  # noqa: E402
 from messages import odometry_cdr  # noqa: E402
 import make_example_bag as mk  # noqa: E402

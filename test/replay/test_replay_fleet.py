@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from rbd_ros import joint_friction
+from rbd_ros.actuation import joint_parameters as joint_friction
 from rbd_ros.replay import cli, fleet, fleet_inputs, fleet_tasks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -261,7 +261,7 @@ def test_fleet_identification_recovers_simulated_friction_noise_free(scheduler, 
     summary = open(os.path.join(out, "fleet_report", "summary.txt")).read()
     assert "joint1.armature: not separable" in summary and "uncertainty:" in summary
     # the node's loader reads the file as before: the same torques
-    from rbd_ros import actuation
+    from rbd_ros.actuation import dynamics as actuation
     loaded = actuation.load(model, file_text=text)
     np.testing.assert_array_equal(loaded.params.vector(kinds), got)
     with open(os.path.join(out, "identified.urdf")) as f:

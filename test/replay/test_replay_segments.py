@@ -168,10 +168,11 @@ def test_the_observer_restarts_with_each_description(tmp_path):
     for h, (_, model, q, v, e) in enumerate(halves):
         msgs = [m for _, m in rows[h * N:(h + 1) * N]]
         # each segment's observer is new: its times run from the segment's first stamp,
-        # differences taken in integer nanoseconds (rbd_ros.contact.MomentumObserver.seconds)
+        # differences taken in integer nanoseconds
+        # (rbd_ros.contact.detection.MomentumObserver.seconds)
         ns = np.array([m.header.stamp.sec * 10 ** 9 + m.header.stamp.nanosec for m in msgs])
         t = (ns - ns[0]) * 1e-9
-        r, restarted, _ = rbd_ros.contact.observe(model, t, q, v, e, 50.0, max_gap=0.5)
+        r, restarted, _ = rbd_ros.contact.detection.observe(model, t, q, v, e, 50.0, max_gap=0.5)
         assert restarted[0] and not restarted[1:].any()
         np.testing.assert_allclose([m.effort for m in msgs], r, rtol=1e-12, atol=1e-12)
         assert not np.any(msgs[0].effort)                 # r = 0: (re)started

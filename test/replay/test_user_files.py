@@ -13,9 +13,10 @@ import threading
 import pytest
 
 import rbd_ros
-from rbd_ros import joint_friction, text_files
+from rbd_ros.actuation import joint_parameters as joint_friction
+from rbd_ros.formats import text_files
 from rbd_ros.node import parameters
-from rbd_ros.replay import cli, fleet_inputs
+from rbd_ros.replay import fleet_inputs, one_bag
 from rbd_ros.replay.errors import ReplayError
 
 BOUND = 10.0        # s: a read that has not returned by then blocks (each takes milliseconds)
@@ -130,12 +131,12 @@ def test_a_urdf_path_that_is_not_a_file_is_refused(which, kind, fifo, tmp_path):
     path = case_path(which, fifo, tmp_path)
     error = outcome(rbd_ros.load_model, path)
     assert isinstance(error, rbd_ros.URDFError) and not_regular(kind) in str(error)
-    error = outcome(cli._read_urdf, path)
+    error = outcome(one_bag._read_urdf, path)
     assert isinstance(error, ReplayError) and not_regular(kind) in str(error)
 
 
 def test_a_huge_urdf_file_is_refused_by_its_size(huge):
     error = outcome(rbd_ros.load_model, huge)
     assert isinstance(error, rbd_ros.URDFError) and "larger than 4 MiB" in str(error)
-    error = outcome(cli._read_urdf, huge)
+    error = outcome(one_bag._read_urdf, huge)
     assert isinstance(error, ReplayError) and "larger than 4 MiB" in str(error)

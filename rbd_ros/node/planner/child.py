@@ -28,7 +28,6 @@ from multiprocessing.connection import Connection
 
 from .process import SERVICES, VERSION
 
-CATCH_UP_TIMEOUT = 5.0     # s: the longest a request waits for the robot the node swapped in
 IDLE_POLL = 0.05           # s: between checks of the socket and the parent while idle
 WATCH_POLL = 0.1           # s: between the watchdog's checks of the parent and the socket
 GRACE = 0.5                # s: the main thread's time to notice, once the parent is gone

@@ -16,8 +16,9 @@ from ..reporting import one_line
 from ..retime_service import retime_trajectory
 from ..services import _guarded
 from ..trajectories import trajectory_forward, trajectory_torques
-from .child import CATCH_UP_TIMEOUT
 from .process import VERSION
+
+CATCH_UP_TIMEOUT = 5.0     # s: the longest a request waits for the robot the node swapped in
 
 
 class PlannerNode(Node):
@@ -128,7 +129,7 @@ def warm_up(model):
     import numpy as np
 
     import rbd_ros
-    from rbd_ros import rollout
+    from rbd_ros.batch import rollout
     q = model.neutral()[None, :]
     z = np.zeros((1, model.nv))
     data = rbd_ros.Data(model)
@@ -141,6 +142,6 @@ def warm_up(model):
     except ValueError:
         pass
     try:                   # toppra's import (matplotlib's pyplot with it): a second or more
-        from rbd_ros import retiming_toppra  # noqa: F401
+        from rbd_ros.retiming import toppra_problem as retiming_toppra  # noqa: F401
     except ImportError:    # the request will say so
         pass

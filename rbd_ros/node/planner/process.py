@@ -75,7 +75,7 @@ class PlannerRobot:
 
     def __init__(self, robot):
         self.model = robot.model                  # gravity and payloads included
-        self.joints = robot.joints                # rbd_ros.actuation.Actuation, or None
+        self.joints = robot.joints                # rbd_ros.actuation.dynamics.Actuation, or None
         self.joint_names = list(robot.joint_names)
         self.dof_names = list(robot.dof_names)
         self.followers = dict(robot.followers)

@@ -1,0 +1,1 @@
+"""Joint parameters (friction, rotor inertia, offset) and the dynamics that include them."""

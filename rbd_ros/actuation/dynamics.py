@@ -1,0 +1,242 @@
+"""
+The outputs with the joint parameters: friction, rotor inertia and offset on the rigid body.
+
+The per-joint parameters of :class:`~rbd_ros.actuation.joint_parameters.JointParameters`
+(armature Ia, viscous Fv and Coulomb Fc friction, offset τ0, the smooth sign's ε) make the
+joint-space dynamics
+
+    τ = M(q) q̈ + b(q, v) + D q̈ + f(v),   D = diag(Ia),   f(v) = Fv v + Fc tanh(v/ε) + τ0
+
+(nothing on a floating base's six dofs). Every output of ``rbd_ros.outputs`` follows exactly
+from the rigid-body results, the forward ones taken at the effort τ' = τ - f(v):
+
+* torques: τ = RNEA(q, v, a) + D a + f(v);
+* ∂τ/∂q = ∂RNEA/∂q, ∂τ/∂v = ∂RNEA/∂v + diag f'(v), f'(v) = Fv + Fc (1 - tanh²(v/ε)) / ε;
+* accelerations: q̈ = (M + D)⁻¹ (τ' - b) = K⁻¹ ABA(q, v, τ'), K = I + M⁻¹ D. The eigenvalues
+  of K are those of I + D½ M⁻¹ D½ (similar matrices), all >= 1: the solve is well
+  conditioned whatever the armature;
+* M⁻¹ becomes (M + D)⁻¹ = K⁻¹ M⁻¹;
+* ∂q̈/∂q = K⁻¹ ∂ABA/∂q and ∂q̈/∂v = K⁻¹ (∂ABA/∂v - M⁻¹ diag f'(v)), the ABA derivatives taken
+  at τ'' = τ' - D q̈, the effort at which the rigid body alone has the acceleration q̈
+  (differentiating M q̈ + D q̈ + b + f = τ: (M + D) ∂q̈ = -∂ID(q, v, q̈) - ∂f). Without
+  armature τ'' = τ' and the results of the same call serve; with armature it is a second
+  call.
+
+The dynamics node (``~/<output>`` and its services) and ``rbd_replay --model-params`` /
+``--urdf-dynamics`` (offline and over a fleet) compute through :func:`compute` and
+:func:`compute_batch`: the same numbers for the same messages and parameters.
+"""
+import numpy as np
+
+from ..algorithms.aba import aba
+from ..algorithms.aba_derivatives import aba_derivatives
+from ..batch import aba_batch, aba_derivatives_batch, minv_batch
+from . import joint_parameters
+from .. import outputs as table
+
+FORWARD = ("qdd", "dqdd_dq", "dqdd_dv")       # the results taken at the measured effort
+
+
+class Actuation:
+    """
+    Joint parameters applied to the dofs of a model (zero on a floating base's six).
+
+    Built by :func:`load`; ``params`` the
+    :class:`~rbd_ros.actuation.joint_parameters.JointParameters` (model joint order), ``nbase``
+    the base's dofs (6 or 0).
+    """
+
+    def __init__(self, params, nbase):
+        self.params, self.nbase = params, nbase
+        zeros = np.zeros(len(params.joints))
+
+        def dofs(kind):
+            return np.r_[np.zeros(nbase), np.asarray(params.values.get(kind, zeros), float)]
+        self.armature, self.viscous = dofs("armature"), dofs("viscous")
+        self.coulomb, self.offset = dofs("coulomb"), dofs("offset")
+        self.epsilon = float(params.epsilon)
+        self.has_armature = bool(self.armature.any())
+        self.has_slope = bool(self.viscous.any() or self.coulomb.any())
+
+    def friction(self, v):
+        """f(v) = Fv v + Fc tanh(v/ε) + τ0 of (..., nv) velocities."""
+        return self.viscous * v + self.coulomb * np.tanh(v / self.epsilon) + self.offset
+
+    def rigid_effort(self, tau, v):
+        """τ − f(v): the effort left to the rigid body, at which the forward results are taken."""
+        with np.errstate(over="ignore", invalid="ignore"):    # huge inputs: checked later
+            return tau - self.friction(v)
+
+    def slope(self, v):
+        """f'(v) = ∂f/∂v (its diagonal) of (..., nv) velocities."""
+        t = np.tanh(v / self.epsilon)
+        return self.viscous + self.coulomb * (1.0 - t * t) / self.epsilon
+
+    def extra_results(self, results):
+        """Return the results the core call must give as well for ``results`` (a set): M⁻¹."""
+        needs = (self.has_armature and bool(set(results) & {"qdd", "Minv", *FORWARD})) or \
+            (self.has_slope and "dqdd_dv" in results)
+        return ("Minv",) if needs else ()
+
+    def finish(self, results, model, q, v, a, tau_in, batch=False, fext=None):
+        """
+        Turn the rigid-body ``results`` into those with the joint parameters, in place.
+
+        ``results``: {RESULTS key: array} of one state or of N (``batch``; arrays (N, ·)),
+        the forward ones computed at ``tau_in`` = τ - f(v) (and under ``fext``, one state's
+        measured wrenches); "Minv" there whenever :meth:`extra_results` asked for it.
+        """
+        nb = self.nbase
+        with np.errstate(over="ignore", invalid="ignore"):
+            if "tau" in results or "joint_tau" in results:
+                full = results.get("tau")
+                if full is None:
+                    full = np.concatenate([np.zeros(np.shape(v)[:-1] + (nb,)),
+                                           results["joint_tau"]], axis=-1)
+                full = full + self.armature * a + self.friction(v)
+                results["tau"], results["joint_tau"] = full, full[..., nb:]
+            if "dtau_dv" in results and self.has_slope:
+                results["dtau_dv"] = _add_diagonal(results["dtau_dv"], self.slope(v))
+            if set(results) & {"qdd", "Minv", *FORWARD}:
+                self._inertial(results, model, q, v, tau_in, batch, fext)
+
+    def _inertial(self, results, model, q, v, tau_in, batch, fext):
+        """Set the results that see M + D (armature) and f'(v) (the ABA derivatives)."""
+        minv = results.get("Minv")
+        solve = _identity
+        if self.has_armature:
+            K = _add_diagonal(minv * self.armature[..., None, :], np.ones(model.nv))
+            solve = _solver(K)
+            if "qdd" in results:
+                results["qdd"] = solve(results["qdd"][..., None])[..., 0]
+            results["Minv"] = solve(minv)
+        if "dqdd_dq" in results or "dqdd_dv" in results:
+            if self.has_armature:
+                qdd = results.get("qdd")
+                if qdd is None:
+                    qdd = solve(_aba(model, q, v, tau_in, batch, fext)[..., None])[..., 0]
+                tau_rigid = tau_in - self.armature * qdd
+                again = (aba_derivatives_batch(model, q, v, tau_rigid) if batch else
+                         aba_derivatives(model, q, v, tau_rigid, fext))
+                dq, dv = again[0], again[1]
+            else:
+                dq, dv = results["dqdd_dq"], results["dqdd_dv"]
+            if self.has_slope:
+                dv = dv - minv * self.slope(v)[..., None, :]
+            results["dqdd_dq"], results["dqdd_dv"] = solve(dq), solve(dv)
+
+
+def _aba(model, q, v, tau, batch, fext=None):
+    return aba_batch(model, q, v, tau) if batch else aba(model, q, v, tau, fext)
+
+
+def _identity(x):
+    return x
+
+
+def _solver(K):
+    """Return X -> K⁻¹ X for K (..., n, n) (one LU per state, used for every right side)."""
+    from scipy.linalg import lu_factor, lu_solve
+    if K.ndim == 2:
+        lu = lu_factor(K, check_finite=False)
+        return lambda X: lu_solve(lu, X, check_finite=False)
+    return lambda X: np.linalg.solve(K, X)
+
+
+def _add_diagonal(m, d):
+    """Return ``m`` (..., n, n) plus diag(``d``) ((..., n)), a new array."""
+    out = np.array(m, dtype=np.float64, copy=True)
+    idx = np.arange(out.shape[-1])
+    out[..., idx, idx] += d
+    return out
+
+
+def load(model, xml=None, file_text=None, urdf_dynamics=False):
+    """
+    Return the :class:`Actuation` of a model from a parameter file or its URDF, or None.
+
+    ``file_text``: a parameter file's text (``joint_parameters.JointParameters.to_json``);
+    ``urdf_dynamics``: the URDF ``xml``'s ``<dynamics damping friction>`` instead. Joints
+    are matched by name: a file may leave joints out (zero for them) but not name a joint
+    the model lacks. None when neither is given or every value is zero. ValueError saying
+    what does not fit.
+    """
+    if file_text and urdf_dynamics:
+        raise ValueError("a joint parameter file and the URDF's <dynamics>: choose one")
+    names = tuple(model.joint_names)
+    if file_text:
+        params = joint_parameters.JointParameters.from_json(file_text, names)
+    elif urdf_dynamics:
+        try:
+            params = joint_parameters.JointParameters.from_urdf(xml, names)
+        except SyntaxError as exc:                 # ElementTree's ParseError
+            raise ValueError(f"the URDF does not parse: {exc}") from None
+    else:
+        return None
+    if not any(np.any(x) for x in params.values.values()):
+        return None
+    return Actuation(params, model.nv_base)
+
+
+def computation(act, enabled, effort_known):
+    """``outputs.computation`` of a tick, its call giving what ``act`` needs as well."""
+    work = table.computation(enabled, effort_known)
+    if act is None:
+        return work
+    needed = {r for o in work.outputs for r in o.results}
+    extra = set(act.extra_results(needed))
+    call = next(name for name, results in table.CALLS if needed | extra <= set(results))
+    return table.Computation(call, work.outputs)
+
+
+def compute(act, call, model, q, v, a, tau, fext=None):
+    """
+    ``outputs.compute`` with the joint parameters ``act`` (None: the rigid body's).
+
+    ``fext``: the measured wrenches (``outputs.compute``), acting on every result.
+
+    Raises ValueError for any result that is not finite, as ``outputs.compute`` does.
+    """
+    if act is None:
+        return table.compute(call, model, q, v, a, tau, fext)
+    tau_in = act.rigid_effort(tau, v)
+    results = table.compute(call, model, q, v, a, tau_in, fext)
+    act.finish(results, model, q, v, a, tau_in, fext=fext)
+    bad = [k for k, x in results.items() if not np.isfinite(x).all()]
+    if bad:
+        raise ValueError(f"the joint parameters' {bad[0]} is not finite (NaN or inf): the "
+                         "inputs are too large")
+    return results
+
+
+def compute_batch(act, model, enabled, q, v, a, tau, effort_known):
+    """
+    ``outputs.compute_batch`` with the joint parameters ``act`` (None: the rigid body's).
+
+    Results as ``outputs.compute_batch``'s; a result that is not finite is left as it is
+    (the replay refuses those states).
+    """
+    if act is None:
+        return table.compute_batch(model, enabled, q, v, a, tau, effort_known)
+    tau_in = act.rigid_effort(tau, v)
+    out = table.compute_batch(model, enabled, q, v, a, tau_in, effort_known)
+    for forward in (False, True):
+        names = [k for k in out if table.BY_NAME[k].needs_effort == forward]
+        if not names:
+            continue
+        rows = out[names[0]][0]
+        results = {r: x for k in names
+                   for r, x in zip(table.BY_NAME[k].results, out[k][1])}
+        if len(rows):
+            finish_batch(act, model, results, q[rows], v[rows], a[rows], tau_in[rows])
+        for k in names:
+            out[k] = (rows, tuple(results[r] for r in table.BY_NAME[k].results))
+    return out
+
+
+def finish_batch(act, model, results, q, v, a, tau_in):
+    """:meth:`Actuation.finish` of N states, M⁻¹ computed first when it needs it."""
+    if act.extra_results(results) and "Minv" not in results:
+        results["Minv"] = minv_batch(model, q)
+    act.finish(results, model, q, v, a, tau_in, batch=True)
+    return results

@@ -1,0 +1,273 @@
+"""
+Batched dynamics: many states of one model in one call, spread over numba's threads.
+
+    tau = rbd_ros.rnea_batch(model, q, v, a)          # q: (N, nq), v, a: (N, nv) -> (N, nv)
+
+Each function is one compiled entry (``parallel=True``) that splits the N states into as many
+contiguous chunks as there are threads (``numba.get_num_threads()``, at the time of the
+call) and runs, on each thread, the single-state kernel of the algorithm (``rnea_kernel``,
+``aba_kernel``, ...) on the states of its chunk, then on what is left of the other chunks
+(``batch_kernels.next_block``): a thread that starts late (a sleeping thread takes tens of µs to
+wake, a long time next to a 0.4 ms call on a 7-dof arm) or runs on a busy core is helped
+instead of waited for, and each thread still writes mostly its own contiguous part of the
+outputs. The results are those of the single-state functions (the same kernels run),
+state by state.
+
+Each thread needs its own workspace: per-chunk copies of the :class:`rbd_ros.Data` arrays,
+made once per workspace (and number of threads) by ``Data.batch_workspace``, a slot apart
+so that no two threads write the same cache line (``model.BATCH_SLOT_STRIDE``), so a call
+allocates only its outputs. A batch call holds its workspace's lock for its duration:
+calls on one workspace from several Python threads run one at a time.
+
+Outputs are new arrays, or the caller's (``out=``, checked by :mod:`rbd_ros._output_arrays`):
+a caller that computes batch after batch saves the first touch of every page of fresh
+outputs (a fifth of the time of the talos derivatives on one thread).
+
+Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
+quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
+first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
+
+A model with mimic joints (coupled) runs every batch call through one kernel,
+``coupled_batch_kernel``, whose chunks run the coupled single-state kernels
+(``algorithms/coupled.py``) in per-chunk copies of the coupled scratch.
+"""
+import numba
+import numpy as np
+
+from .. import _output_arrays as _batch_outputs, _checks
+from ..algorithms import coupled as _coupled
+from ..algorithms.entries import ENTRIES, workspace_fields
+from ..algorithms.finite_differences import FORWARD, INVERSE
+from .kernels import (CLAIM_STRIDE, _chunks, aba_derivatives_batch_kernel, coriolis_batch_kernel,
+                      coupled_batch_kernel, dynamics_batch_kernel,
+                      joint_torque_regressor_batch_kernel, minv_batch_kernel,
+                      rnea_derivatives_batch_kernel)
+
+
+# -- Python wrappers --------------------------------------------------------------------------
+
+def _array(x, name, ndim):
+    """
+    Return ``x`` as a writable C-contiguous float64 array of ``ndim`` dimensions.
+
+    It is copied only if needed; an input that cannot be converted raises a ValueError naming
+    the argument.
+    """
+    if (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == ndim
+            and x.flags.c_contiguous and x.flags.writeable):
+        return x
+    return _checks.matrix(x, name, ndim)
+
+
+def _inputs(function, model, names, values, fext):
+    """
+    Return the converted (N, ·) inputs and fext, with their leading dimensions and sizes checked.
+
+    fext is an (N, 0, 6) array when None. Returns (arrays, fext, N).
+    """
+    arrays = []
+    for name, x in zip(names, values):
+        arr = _array(x, name, 2)
+        size = model.nq if name == "q" else model.nv
+        if arr.shape[1] != size:
+            raise ValueError(f"{function}: {name} must have shape (N, {size}) "
+                             f"({_checks.expected_size(model, name)} per state), "
+                             f"got {arr.shape}")
+        arrays.append(arr)
+    n = arrays[0].shape[0]
+    for name, arr in zip(names[1:], arrays[1:]):
+        if arr.shape[0] != n:
+            raise ValueError(f"{function}: {name} has {arr.shape[0]} states but {names[0]} "
+                             f"has {n}: the leading dimensions (N) must agree")
+    if fext is None:
+        fext = np.empty((n, 0, 6))
+    else:
+        fext = _array(fext, "fext", 3)
+        if fext.shape[1:] != (model.nbodies, 6):
+            raise ValueError(f"{function}: fext must have shape (N, {model.nbodies}, 6) "
+                             f"(one spatial force per body and state), got {fext.shape}")
+        if fext.shape[0] != n:
+            raise ValueError(f"{function}: fext has {fext.shape[0]} states but {names[0]} "
+                             f"has {n}: the leading dimensions (N) must agree")
+    return arrays, fext, n
+
+
+def _raise_first(function, status, model, names, arrays):
+    """Raise a ValueError for the first state with a nonzero status (none: return)."""
+    bad = np.flatnonzero(status)
+    if len(bad) == 0:
+        return
+    k = int(bad[0])
+    err = _checks.input_error(function, status[k], model, names,
+                              tuple(arr[k] for arr in arrays))
+    message = str(err)
+    prefix = f"{function}: "
+    if message.startswith(prefix):
+        message = message[len(prefix):]
+    raise ValueError(f"{function}: sample {k}: {message}")
+
+
+def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data, out,
+         which=(), public=None):
+    """
+    Run one batch call; return its ``nout`` outputs, of shape ``public(N)``.
+
+    The inputs are checked and converted, the outputs are made or taken from ``out``
+    (checked: :mod:`rbd_ros._output_arrays`), the kernel writes them as (N, *out_shape)
+    (``public`` defaults to that shape),
+    ``kernel(*which, packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)``
+    runs in the per-chunk copies of the workspace under its lock, and the first bad state is
+    reported.
+
+    ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
+    only where the function has it (``names`` then ends with "fext"); ``which``: the
+    algorithm of ``dynamics_batch_kernel``, or ().
+
+    A model with mimic joints runs ``coupled_batch_kernel`` instead, whatever ``kernel``:
+    ``which`` then names the coupled algorithm, outputs are (N, rows, nv) with ``out_shape``
+    = (rows, nv), and the inputs a call does not have are passed as its q (never read).
+    """
+    takes_fext = names[-1] == "fext"
+    inputs = names[:-1] if takes_fext else names
+    arrays, fext, n = _inputs(function, model, inputs, values, fext)
+    shape = (n,) + out_shape
+    shapes = ((public or (lambda n: shape))(n),) * nout
+    if out is None:
+        results = _batch_outputs.fresh(shapes)
+    else:
+        read = dict(zip(inputs, arrays), **({"fext": fext} if takes_fext else {}))
+        results = _batch_outputs.checked(function, out, shapes, read)
+    outs = tuple(x.reshape(shape) for x in results)      # views: C-contiguous
+    if n:
+        status = np.empty(n, np.int64)
+        nchunks = _chunks(n)
+        claims = np.zeros(CLAIM_STRIDE * nchunks, np.int64)
+        data = model.data if data is None else _checks.workspace(model, data)
+        with data.lock:
+            ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
+            if model.coupling is None:
+                kernel(*which, model.packed, *(getattr(ws, name) for name in scratch),
+                       *arrays, *((fext,) if takes_fext else ()), *outs, status, claims, nchunks)
+            else:
+                coupled_batch_kernel(*which, model.packed, model.coupling.table,
+                                     *(getattr(ws, name) for name in _COUPLED_SCRATCH),
+                                     *(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
+                                     *(outs + (outs[0],) * 2)[:3], status, claims, nchunks)
+        _raise_first(function, status, model, names, tuple(arrays) + (fext,))
+    return results
+
+
+_COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
+                    "full_matrices", "reduced_matrices", "reduced_v", "full_regressor")
+_NAMES_RNEA = tuple(ENTRIES["rnea"].inputs)      # the single-state call's, for its messages
+_NAMES_ABA = tuple(ENTRIES["aba"].inputs)
+
+
+def _which(model, algorithm, coupled_algorithm):
+    """Return the ``which`` of :func:`_run`: the algorithm of the model's kernel."""
+    if model.coupling is not None:
+        return (coupled_algorithm,)
+    return () if algorithm is None else (algorithm,)
+
+
+def _vector_shape(model):
+    """Return the kernel's per-state shape of a vector result ((1, nv) for the coupled one)."""
+    return (model.nv,) if model.coupling is None else (1, model.nv)
+
+
+def _matrix_shape(model):
+    return (model.nv, model.nv)
+
+
+def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
+    """
+    Return τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
+
+    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``. ``out``: an (N, nv) float64
+    C-contiguous array to write τ into (and return), e.g. one reused from call to call.
+    """
+    return _run("rnea_batch", dynamics_batch_kernel, workspace_fields("rnea"), model,
+                _NAMES_RNEA,
+                (q, v, a), fext, _vector_shape(model), 1, data, out,
+                _which(model, INVERSE, _coupled.RNEA), lambda n: (n, model.nv))[0]
+
+
+def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
+    """
+    Return q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
+
+    Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
+    :func:`rnea_batch`.
+    """
+    return _run("aba_batch", dynamics_batch_kernel, workspace_fields("aba"), model, _NAMES_ABA,
+                (q, v, tau), fext, _vector_shape(model), 1, data, out,
+                _which(model, FORWARD, _coupled.ABA), lambda n: (n, model.nv))[0]
+
+
+def minv_batch(model, q, *, out=None, data=None):
+    """
+    Return M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv).
+
+    Entry k is ``rbd_ros.minv(model, q[k])``. ``out``: an (N, nv, nv) float64 C-contiguous
+    array to write into (and return).
+    """
+    return _run("minv_batch", minv_batch_kernel, workspace_fields("minv"), model, ("q",), (q,),
+                None, _matrix_shape(model), 1, data, out,
+                _which(model, None, _coupled.MINV))[0]
+
+
+def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
+    """
+    Return (∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv).
+
+    Inputs as for :func:`rnea_batch`.
+    Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
+    ``out``: a tuple of three (N, nv, nv) float64 C-contiguous arrays to write into (and
+    return).
+    """
+    return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
+                workspace_fields("rnea_derivatives"), model, _NAMES_RNEA, (q, v, a), fext,
+                _matrix_shape(model), 3, data, out,
+                _which(model, None, _coupled.RNEA_DERIVATIVES))
+
+
+def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
+    """
+    Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv).
+
+    Inputs as for :func:`aba_batch`.
+    Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
+    ``out``: as for :func:`rnea_derivatives_batch`.
+    """
+    return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
+                workspace_fields("aba_derivatives"), model, _NAMES_ABA,
+                (q, v, tau), fext, _matrix_shape(model), 3, data, out,
+                _which(model, None, _coupled.ABA_DERIVATIVES))
+
+
+def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
+    """
+    Return the Coriolis matrices of N states: q (N, nq), v (N, nv) -> (N, nv, nv).
+
+    Entry k is ``rbd_ros.coriolis_matrix(model, q[k], v[k])``. ``out``: an (N, nv, nv)
+    float64 C-contiguous array to write into (and return).
+    """
+    return _run("coriolis_matrix_batch", coriolis_batch_kernel, ("body", "dof", "body_matrix"),
+                model, ("q", "v"), (q, v), None, _matrix_shape(model), 1, data, out,
+                _which(model, None, _coupled.CORIOLIS))[0]
+
+
+def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
+    """
+    Return the regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies).
+
+    Rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
+    stacked Y of identification). ``out``: an (N·nv, 10·nbodies) float64 C-contiguous array
+    to write into (and return).
+    """
+    cols = 10 * model.nbodies
+    return _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
+                workspace_fields("joint_torque_regressor"), model, _NAMES_RNEA[:3], (q, v, a),
+                None,
+                (model.nv, cols), 1, data, out, _which(model, None, _coupled.REGRESSOR),
+                lambda n: (n * model.nv, cols))[0]

@@ -1,0 +1,199 @@
+"""
+The batch kernels of :mod:`rbd_ros.batch`: chunks of states over numba's threads.
+
+Each kernel runs, for each state of its chunks, the single-state kernel of its algorithm in
+the chunk's copy of the workspace; :func:`next_block` is how threads share the chunks (see
+:mod:`rbd_ros.batch` for the scheme and its reasons). The Python entry points, their checks
+and outputs are in :mod:`rbd_ros.batch`.
+"""
+import numba
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, helper, i64_1d, int64, void
+from ..algorithms import coupled as _coupled
+from ..algorithms.aba_derivatives import aba_derivatives_kernel
+from ..algorithms.coriolis import coriolis_kernel, coupled_coriolis_kernel
+from ..algorithms.finite_differences import dynamics
+from ..algorithms.minv import minv_kernel
+from ..algorithms.regressor import joint_torque_regressor_kernel
+from ..algorithms.rnea_derivatives import rnea_derivatives_kernel
+from ..model.data import BATCH_SLOT_STRIDE as SLOT
+
+
+def _chunks(n):
+    """Return the number of chunks for n states: one per thread, at most one per state."""
+    return min(numba.get_num_threads(), n)
+
+
+# -- scheduling: each thread owns a chunk, then helps the others ------------------------------
+
+CLAIM_STRIDE = 8        # int64s between two chunks' counters: one cache line each
+BLOCK = 8               # states claimed at a time (fewer in small chunks)
+
+
+@intrinsic
+def _fetch_add(typingctx, counters, index, value):
+    """Add ``value`` to ``counters[index]`` atomically; return the value before."""
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        array = context.make_array(array_type)(context, builder, args[0])
+        pointer = cgutils.get_item_pointer(context, builder, array_type, array, [args[1]])
+        return builder.atomic_rmw("add", pointer, args[2], "monotonic")
+    return types.int64(counters, types.intp, types.int64), codegen
+
+
+@helper
+def next_block(claims, c, r, n, nchunks):
+    """
+    Return (start, stop, r): the next block of states for the thread of chunk c.
+
+    The thread claims blocks of its own chunk (r = 0) in order, then of chunk c + r for
+    r = 1, 2, ... (the chunks whose threads are behind); ``claims[CLAIM_STRIDE * j]``
+    counts the states of chunk j claimed so far (zero at the start). start >= stop when
+    every block is taken.
+    """
+    while r < nchunks:
+        owner = (c + r) % nchunks
+        lo = owner * n // nchunks
+        hi = (owner + 1) * n // nchunks
+        block = max(1, min(BLOCK, (hi - lo) // 8))
+        start = lo + _fetch_add(claims, CLAIM_STRIDE * owner, block)
+        if start < hi:
+            return start, min(start + block, hi), r
+        r += 1
+    return 0, 0, r
+
+
+@numba.njit(error_model="numpy", boundscheck=False, _nrt=False)
+def chunk_states(claims, c, n, nchunks):
+    """
+    Yield the states the thread of chunk c runs: its own chunk's, then the others' leftovers.
+
+    Every batch kernel's loop: ``for k in chunk_states(...)``. A generator, which numba
+    compiles into each kernel's loop (no allocation; as fast as the loop written out).
+    """
+    start, stop, seen = next_block(claims, c, 0, n, nchunks)
+    while start < stop:
+        for k in range(start, stop):
+            yield k
+        start, stop, seen = next_block(claims, c, seen, n, nchunks)
+
+
+# -- kernels: status[k] receives the single-state kernel's status of state k ------------------
+
+@batch_kernel(void(int64, f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d,
+                   i64_1d, int64))
+def dynamics_batch_kernel(which, packed, ws, q, v, u, fext, out, status, claims, nchunks):
+    """RNEA (which = INVERSE: u = a, out = τ) or ABA (FORWARD: u = τ, out = q̈)."""
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, i64_1d, int64))
+def minv_batch_kernel(packed, ws, FP, q, Minv, status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        fp = FP[SLOT * c]
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d,
+                   f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
+def rnea_derivatives_batch_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_dv, M,
+                                  status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        dw = dws[SLOT * c]
+        bw = bws[SLOT * c]
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k],
+                                                fext[k], dtau_dq[k], dtau_dv[k], M[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
+                   int64))
+def coriolis_batch_kernel(packed, ws, dws, bws, q, v, C, status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        dw = dws[SLOT * c]
+        bw = bws[SLOT * c]
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = coriolis_kernel(packed, w, dw, bw, q[k], v[k], C[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_2d, f64_2d, f64_2d,
+                   f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
+def aba_derivatives_batch_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq,
+                                 dqdd_dv, Minv, status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        dw = dws[SLOT * c]
+        bw = bws[SLOT * c]
+        fp = FP[SLOT * c]
+        t = tmp[SLOT * c]
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
+                                               fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
+
+
+@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
+                   int64))
+def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        w = ws[SLOT * c]
+        yb = Yb[SLOT * c]
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
+
+
+@helper
+def coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r, vr, yf, q, v, u, fext,
+                  out1, out2, out3):
+    """Run the coupled single-state kernel ``which`` on one state; return its status."""
+    if which == _coupled.RNEA:
+        return _coupled.coupled_rnea_kernel(packed, table, w, qf, vf, q, v, u, fext, out1[0])
+    if which == _coupled.ABA:
+        return _coupled.coupled_aba_kernel(packed, table, w, qf, vf, mf, r, vr, q, v, u, fext,
+                                           out1[0])
+    if which == _coupled.MINV:
+        return _coupled.coupled_minv_kernel(packed, table, w, qf, mf, r, q, out1)
+    if which == _coupled.RNEA_DERIVATIVES:
+        return _coupled.coupled_rnea_derivatives_kernel(packed, table, w, dw, bw, qf, vf, mf,
+                                                        q, v, u, fext, out1, out2, out3)
+    if which == _coupled.ABA_DERIVATIVES:
+        return _coupled.coupled_aba_derivatives_kernel(packed, table, w, dw, bw, qf, vf, mf, r,
+                                                       vr, q, v, u, fext, out1, out2, out3)
+    if which == _coupled.CORIOLIS:
+        return coupled_coriolis_kernel(packed, table, w, dw, bw, qf, vf, mf, q, v, out1)
+    return _coupled.coupled_regressor_kernel(packed, table, w, yb, qf, vf, yf, q, v, u, out1)
+
+
+# one kernel for every batch call of a model with mimic joints (rarer, so one compiled entry
+# rather than seven): ``which`` picks the coupled single-state kernel (algorithms/coupled.py);
+# outputs are (N, rows, cols), a vector result (N, 1, nv)
+@batch_kernel(void(int64, f64_2d_ro, f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_3d, f64_2d, f64_3d,
+                   f64_4d, f64_4d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_3d,
+                   f64_3d, f64_3d, i64_1d, i64_1d, int64))
+def coupled_batch_kernel(which, packed, table, ws, dws, bws, Yb, QF, VF, MF, R, VR, YF, q, v, u,
+                         fext, out1, out2, out3, status, claims, nchunks):
+    n = q.shape[0]
+    for c in numba.prange(nchunks):
+        slot = SLOT * c
+        w, dw, bw, yb, qf, vf, mf, r, vr, yf = (ws[slot], dws[slot], bws[slot], Yb[slot],
+                                                QF[slot], VF[slot], MF[slot], R[slot],
+                                                VR[slot], YF[slot])
+        for k in chunk_states(claims, c, n, nchunks):
+            status[k] = coupled_state(which, packed, table, w, dw, bw, yb, qf, vf, mf, r,
+                                      vr, yf, q[k], v[k], u[k], fext[k], out1[k], out2[k],
+                                      out3[k])

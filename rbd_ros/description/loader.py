@@ -1,0 +1,295 @@
+"""
+URDF -> Model.
+
+Fixed joints are removed: the child link's inertia is merged into the body it is welded to
+(compact-inertia merge) and the placements of the joints below it are composed through it,
+so the tree holds only movable bodies -- the same tree Pinocchio builds.
+"""
+import math
+import warnings
+
+import numpy as np
+
+from ..model import inertia as _inertia
+from .mimic_coupling import Coupling
+from ..model.layout import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..model import Model
+from .physical_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
+                              undriven_joints)
+from .size_limits import DEFAULT_LIMITS, DescriptionLimits, check_counts, check_size
+from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_robot,
+                          read_source)
+
+SUPPORTED = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+
+
+def rpy_to_matrix(roll, pitch, yaw):
+    """URDF convention: R = Rz(yaw) Ry(pitch) Rx(roll)."""
+    cr, sr = math.cos(roll), math.sin(roll)
+    cp, sp = math.cos(pitch), math.sin(pitch)
+    cy, sy = math.cos(yaw), math.sin(yaw)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _pose(origin):
+    """(R, p) of a URDF <origin>; identity when absent."""
+    if origin is None:
+        return np.eye(3), np.zeros(3)
+    xyz = np.zeros(3) if origin.xyz is None else np.asarray(origin.xyz, np.float64)
+    rpy = (0.0, 0.0, 0.0) if origin.rpy is None else origin.rpy
+    return rpy_to_matrix(*rpy), xyz
+
+
+def _compose(a, b):
+    (Ra, pa), (Rb, pb) = a, b
+    return Ra @ Rb, Ra @ pb + pa
+
+
+def _parse(text, source, limits, floating_base):
+    """Parse, count (``urdf_limits``) and check the document; read its links and joints."""
+    root = parse_xml(text, source)
+    check_counts(root, limits, source, floating_base)
+    check_document(root, source)
+    return read_robot(root, source)
+
+
+def _link_inertia(link, source, strict, odd):
+    """
+    Return the link's compact inertia in its own frame (zeros for a link without <inertial>).
+
+    Refuses what makes the dynamics meaningless; appends a link whose moments violate the
+    triangle inequality to ``odd`` (urdf_checks.check_link_inertia).
+    """
+    inertial = link.inertial
+    if inertial is None:
+        return np.zeros(10)
+    mass = float(inertial.mass or 0.0)
+    rot = rotational_inertia(inertial.inertia)
+    check_link_inertia(link.name, mass, rot, source, strict, odd)
+    R, c = _pose(inertial.origin)
+    return _inertia.compact(mass, c, R @ rot @ R.T)
+
+
+MIMIC_OPTIONS = ("coupled", "independent", "error")
+
+
+def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
+               allow_massless=False, on_warning=None, limits=None):
+    """
+    Build a :class:`Model` from a URDF file path, XML string or urdf-parser-py ``Robot``.
+
+    A ``urdf_parser_py.urdf.Robot`` (what ``URDF.from_xml_string`` returns; any object with
+    ``to_xml_string()``) is read through its XML: the same checks and numbers as its document.
+
+    ``floating_base=True`` gives the root link a free-flyer joint (q: position + quaternion
+    (x, y, z, w); v: linear and angular velocity in the base frame).
+
+    Mimic joints (q_m = multiplier · q_leader + offset): ``mimic="coupled"`` (default) couples each
+    to its leader, so the model's degrees of freedom are the independent joints and every algorithm
+    works on that reduced system (``rbd_ros.description.mimic_coupling``); a follower of a follower
+    is resolved to the independent joint at the end of the chain. ``"independent"`` makes each an
+    ordinary joint with its own entry in q (what Pinocchio does by default), e.g. to study a
+    gripper's fingers separately; ``"error"`` refuses them. A mimic tag on a fixed joint couples
+    nothing and is ignored.
+
+    Only links, inertials and joints are read: visual, collision, material, transmission and
+    gazebo content never makes a robot unloadable. Refused (URDFError): duplicate or empty
+    names, NaN or inf in an origin, axis or inertial, a negative mass, a rotational inertia
+    that is not positive semi-definite, and a movable joint that drives no mass or inertia
+    (M singular) unless ``allow_massless``. Principal moments that violate the triangle
+    inequality are kept with one warning, or refused with ``strict_inertia=True``. The warning
+    goes to Python's ``warnings``, or is given (its text) to ``on_warning`` when that is a
+    callable (the node gives it to its ROS logger).
+
+    ``limits``: a :class:`rbd_ros.description.size_limits.DescriptionLimits` (default: its
+    defaults): a description larger (bytes), or with more links or degrees of freedom, is refused
+    with the numbers (``DescriptionTooLarge``, a URDFError) before its model is built.
+    """
+    limits = DEFAULT_LIMITS if limits is None else DescriptionLimits(*limits).check()
+    if mimic not in MIMIC_OPTIONS:
+        raise ValueError(f"mimic must be one of {', '.join(map(repr, MIMIC_OPTIONS))}, "
+                         f"not {mimic!r}")
+    text, source = read_source(urdf, limits.max_bytes)
+    check_size(text, limits, source)
+    robot = _parse(text, source, limits, floating_base)
+    links = {link.name: link for link in robot.links}
+    if not links:
+        raise URDFError(f"URDF ({source}) has no <link>")
+    children, root = _tree(robot, links, source, mimic)
+    followers = _mimic_followers(robot, source) if mimic == "coupled" else {}
+    bodies = _Bodies(links, source, strict_inertia)
+    # body -1 is the world when the base is fixed: what is welded to it has no effect
+    root_body = bodies.add(-1, FREE_FLYER, _IDENTITY, np.zeros(3), root) if floating_base else -1
+    visited = bodies.build(children, root, root_body)
+    unreachable = sorted(set(links) - visited)
+    if unreachable:
+        raise URDFError(f"URDF ({source}): {len(unreachable)} links ({_names(unreachable)}) "
+                        f"are not connected to the root {root!r} (a kinematic loop)")
+    if not allow_massless:
+        _refuse_undriven(bodies, source)
+    if bodies.odd:
+        if on_warning is None:
+            warnings.warn(odd_inertia_warning(bodies.odd, source), stacklevel=2)
+        else:
+            on_warning(odd_inertia_warning(bodies.odd, source))
+    coupling = None
+    if followers:
+        try:
+            coupling = Coupling(bodies.joint_names, floating_base, followers)
+        except ValueError as exc:          # a cycle of mimic joints
+            raise URDFError(f"URDF ({source}): {exc}") from None
+    return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
+                 bodies.axis, bodies.inertia, bodies.body_names, bodies.joint_names,
+                 bodies.lower, bodies.upper, bodies.velocity, bodies.effort, coupling=coupling,
+                 link_frames=bodies.frames)
+
+
+def _names(names, count=5):
+    """Return the first ``count`` names, quoted, and how many more there are."""
+    shown = ", ".join(excerpt(n) for n in names[:count])
+    return shown + (f" and {len(names) - count} more" if len(names) > count else "")
+
+
+def _refuse_undriven(bodies, source):
+    """Refuse a model with movable joints that drive nothing (M would be singular)."""
+    idle = undriven_joints(bodies.parent, bodies.joint_type, bodies.placement, bodies.axis,
+                           bodies.inertia)
+    if idle:
+        first = 1 if bodies.joint_type[0] == FREE_FLYER else 0     # body i: joint i - first
+        joints = ["the floating base" if i < first else bodies.joint_names[i - first]
+                  for i in idle]
+        raise URDFError(f"URDF ({source}): joint(s) {_names(joints)} move no mass or inertia "
+                        "(nothing below them, or all of it on the joint axis), so the "
+                        "joint-space inertia matrix is singular; load_model(..., "
+                        "allow_massless=True) loads it anyway")
+
+
+_IDENTITY = (np.eye(3), np.zeros(3))
+
+
+def _tree(robot, links, source, mimic):
+    """Return (children joints per link in document order, the root link), or refuse."""
+    children = {name: [] for name in links}
+    parent_joint = {}
+    for joint in robot.joints:
+        for end in (joint.parent, joint.child):
+            if end not in links:
+                raise URDFError(f"joint {joint.name!r} ({source}) refers to unknown link {end!r}")
+        if joint.type not in SUPPORTED and joint.type != "fixed":
+            raise URDFError(f"joint {joint.name!r} ({source}): type {joint.type!r} is not "
+                            "supported yet (revolute, continuous, prismatic and fixed are)")
+        if joint.mimic is not None and joint.type != "fixed" and mimic == "error":
+            raise URDFError(f"joint {joint.name!r} ({source}) mimics {joint.mimic.joint!r}: "
+                            "mimic joints are refused with mimic='error' (load_model(..., "
+                            "mimic='coupled'), the default, couples it to its leader)")
+        if joint.child in parent_joint:
+            raise URDFError(f"link {joint.child!r} ({source}) has two parent joints "
+                            f"({parent_joint[joint.child].name!r}, {joint.name!r}): kinematic "
+                            "loops are not supported")
+        parent_joint[joint.child] = joint
+        children[joint.parent].append(joint)
+    roots = [name for name in links if name not in parent_joint]
+    if not roots:
+        raise URDFError(f"URDF ({source}) has no root link: its joints form a loop")
+    if len(roots) > 1:
+        raise URDFError(f"URDF ({source}) has several root links {roots}: it must be one tree")
+    return children, roots[0]
+
+
+def _mimic_followers(robot, source):
+    """
+    Return {follower: (leader, multiplier, offset)} of the movable joints with a <mimic>.
+
+    A fixed joint's tag is ignored (it couples nothing); a leader that is missing or fixed,
+    and a multiplier or offset that is not finite, are refused.
+    """
+    joints = {joint.name: joint for joint in robot.joints}
+    followers = {}
+    for joint in robot.joints:
+        tag = joint.mimic
+        if tag is None or joint.type == "fixed":
+            continue
+        leader = joints.get(tag.joint)
+        where = f"mimic joint {joint.name!r} ({source})"
+        if leader is None:
+            raise URDFError(f"{where} mimics {tag.joint!r}, which is not a joint of the URDF")
+        if leader.type == "fixed":
+            raise URDFError(f"{where} mimics the fixed joint {tag.joint!r}: a fixed joint has "
+                            "no motion to follow")
+        multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
+        offset = 0.0 if tag.offset is None else float(tag.offset)
+        if not (math.isfinite(multiplier) and math.isfinite(offset)):
+            raise URDFError(f"{where}: multiplier {multiplier} and offset {offset} must be "
+                            "finite")
+        followers[joint.name] = (tag.joint, multiplier, offset)
+    return followers
+
+
+class _Bodies:
+    """The movable bodies of a URDF tree as the lists a :class:`Model` is built from."""
+
+    def __init__(self, links, source, strict_inertia=False):
+        self.links, self.source, self.strict_inertia = links, source, strict_inertia
+        self.parent, self.joint_type, self.placement, self.axis = [], [], [], []
+        self.inertia, self.body_names, self.joint_names = [], [], []
+        self.lower, self.upper, self.velocity, self.effort = [], [], [], []
+        self.odd = []                  # links whose inertia violates the triangle inequality
+        self.frames = {}               # link -> (body, R, p): its frame in the body's
+
+    def add(self, parent, kind, pose, axis, name):
+        """Append a body moved by a joint of ``kind`` at ``pose`` in its parent's frame."""
+        self.parent.append(parent)
+        self.joint_type.append(kind)
+        self.placement.append(np.concatenate([pose[0].ravel(), pose[1]]))
+        self.axis.append(axis)
+        self.inertia.append(np.zeros(10))
+        self.body_names.append(name)
+        return len(self.parent) - 1
+
+    def add_movable(self, joint, parent, pose):
+        """Append the body of a movable joint, with its axis and limits."""
+        ax = np.asarray(joint.axis if joint.axis is not None else (1.0, 0.0, 0.0), np.float64)
+        norm = np.linalg.norm(ax)
+        if not np.isfinite(norm) or norm < 1e-12:
+            raise URDFError(f"joint {joint.name!r} ({self.source}) has a zero or invalid "
+                            f"axis {ax}")
+        body = self.add(parent, SUPPORTED[joint.type], pose, ax / norm, joint.child)
+        self.joint_names.append(joint.name)
+        lim = joint.limit
+        continuous = joint.type == "continuous"
+        self.lower.append(-np.inf if continuous or lim is None or lim.lower is None
+                          else lim.lower)
+        self.upper.append(np.inf if continuous or lim is None or lim.upper is None
+                          else lim.upper)
+        self.velocity.append(np.inf if lim is None or lim.velocity is None else lim.velocity)
+        self.effort.append(np.inf if lim is None or lim.effort is None else lim.effort)
+        return body
+
+    def build(self, children, root, root_body):
+        """
+        Walk the tree and return the set of links reached.
+
+        Depth-first, children in document order, so that subtrees are contiguous and
+        parent[i] < i; a fixed joint merges its child link into the body above
+        (compact-inertia merge). Iterative: a chain of any depth loads.
+        """
+        visited = set()
+        stack = [(None, root, root_body, _IDENTITY)]
+        while stack:
+            joint, link_name, body, pose = stack.pop()
+            if joint is not None and joint.type != "fixed":
+                body = self.add_movable(joint, body, pose)
+                pose = _IDENTITY                      # the link frame is the joint frame
+            visited.add(link_name)
+            self.frames[link_name] = (body, pose[0], pose[1])
+            link_inertia = _link_inertia(self.links[link_name], self.source,
+                                         self.strict_inertia, self.odd)
+            if body >= 0 and pose is _IDENTITY and not self.inertia[body].any():
+                self.inertia[body] = link_inertia     # the body's own link: nothing to merge
+            elif body >= 0:
+                self.inertia[body] = _inertia.merge(self.inertia[body], link_inertia, *pose)
+            for child in reversed(children[link_name]):   # popped in document order
+                stack.append((child, child.child, body, _compose(pose, _pose(child.origin))))
+        return visited

@@ -1,0 +1,1 @@
+"""File and wire formats: bounded text files, CDR messages, trajectory YAML."""

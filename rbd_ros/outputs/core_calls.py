@@ -1,0 +1,106 @@
+"""
+The core results of the outputs: one state's cheapest core call (node), many states' (replay).
+
+:func:`compute` runs one of ``CALLS`` per tick; :func:`compute_batch` runs the core's batch
+API over N states.
+"""
+from typing import NamedTuple
+
+import numpy as np
+
+from .. import batch
+from ..algorithms.compute_all import compute_all, inverse_and_forward_dynamics
+from ..algorithms.rnea import rnea
+from .table import CALLS, OUTPUTS
+
+
+class Computation(NamedTuple):
+    """One tick's work: the core call (a name of ``CALLS``) and the outputs it publishes."""
+
+    call: str
+    outputs: tuple
+
+
+def computation(enabled, effort_known):
+    """
+    Return the :class:`Computation` of a tick with the outputs ``enabled`` (names).
+
+    The outputs that need the effort are left out when it is unknown; the call is the
+    cheapest of ``CALLS`` that gives their results (rnea alone for torques,
+    inverse_and_forward_dynamics with accelerations, compute_all once a matrix is needed).
+    """
+    published = tuple(o for o in OUTPUTS if o.name in enabled
+                      and (effort_known or not o.needs_effort))
+    needed = {r for o in published for r in o.results}
+    call = next(name for name, results in CALLS if needed <= set(results))
+    return Computation(call, published)
+
+
+def compute(call, model, q, v, a, tau, fext=None):
+    """
+    Run one core ``call`` at one state and return its results.
+
+    The results are a dict (see ``RESULTS``); ``tau`` is the measured effort of every dof;
+    ``fext`` (nbodies, 6) or None: the measured wrenches on the bodies
+    (``rbd_ros.contact.measured_wrenches``),
+    acting on every result.
+    Raises the core's ValueError, also for any result that is not finite, so every value
+    returned is finite (NOT_FINITE): each kernel checks what it returns (``rnea``: τ;
+    ``inverse_and_forward_dynamics``: τ, then q̈; ``compute_all``: its whole output block,
+    τ and q̈ included). One result is covered without a check of its own: the reduced τ of
+    a model with coupled mimic joints in ``inverse_and_forward_dynamics`` (Gᵀ τ_full: the
+    full τ is checked, and a sum of finite terms can still overflow). q̈ is computed from
+    it, a + M_r⁻¹ (τ_in − τ), by substitutions that keep a NaN or inf in its own entry
+    (one that is not finite minus anything, divided by a positive pivot, is not finite),
+    and q̈ is checked: a non-finite τ makes the call raise.
+    """
+    nb = model.nv_base
+    if call == "compute_all":
+        d = compute_all(model, q, v, a=a, tau=tau, fext=fext)
+        return {"tau": d.tau, "joint_tau": d.tau[nb:], "qdd": d.qdd, "Minv": d.Minv,
+                "dtau_dq": d.dtau_dq, "dtau_dv": d.dtau_dv, "dqdd_dq": d.dqdd_dq,
+                "dqdd_dv": d.dqdd_dv}
+    if call == "inverse_and_forward_dynamics":
+        t, qdd = inverse_and_forward_dynamics(model, q, v, a=a, tau=tau, fext=fext)
+        return {"tau": t, "joint_tau": t[nb:], "qdd": qdd}
+    t = rnea(model, q, v, a, fext)
+    return {"tau": t, "joint_tau": t[nb:]}
+
+
+# result -> (function of rbd_ros.batch, its input after q and v, which of its return values)
+_BATCH = {"tau": ("rnea_batch", "a", None), "qdd": ("aba_batch", "tau", None),
+          "Minv": ("minv_batch", None, None),
+          "dtau_dq": ("rnea_derivatives_batch", "a", 0),
+          "dtau_dv": ("rnea_derivatives_batch", "a", 1),
+          "dqdd_dq": ("aba_derivatives_batch", "tau", 0),
+          "dqdd_dv": ("aba_derivatives_batch", "tau", 1)}
+
+
+def compute_batch(model, enabled, q, v, a, tau, effort_known):
+    """
+    Compute the outputs ``enabled`` of N states with the core's batch API.
+
+    q, v, a, tau: (N, ·), effort_known: (N,). Returns {name: (rows, arrays)}, ``rows`` the
+    states that publish it (those with a known effort for the outputs that need it; see
+    :func:`computation`).
+    """
+    nb = model.nv_base
+    rows = {False: np.arange(len(q)), True: np.flatnonzero(effort_known)}
+    select = {False: slice(None), True: rows[True]}
+    inputs = {"a": a, "tau": tau}
+    done, out = {}, {}
+    for o in OUTPUTS:
+        if o.name not in enabled:
+            continue
+        s = select[o.needs_effort]
+        arrays = []
+        for result in o.results:
+            function, arg, pick = _BATCH["tau" if result == "joint_tau" else result]
+            key = (function, o.needs_effort)
+            if key not in done:
+                args = (q[s],) if arg is None else (q[s], v[s], inputs[arg][s])
+                done[key] = getattr(batch, function)(model, *args)
+            value = done[key] if pick is None else done[key][pick]
+            arrays.append(value[:, nb:] if result == "joint_tau" else value)
+        out[o.name] = (rows[o.needs_effort], tuple(arrays))
+    return out

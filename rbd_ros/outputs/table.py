@@ -1,0 +1,120 @@
+"""
+The outputs table (``OUTPUTS``): each output topic, its message, its core results, its default.
+
+Each output (``~/<name>``) has its message type, the float64[] fields that carry the numbers
+and the core results (``RESULTS``) that fill them, whether it needs the measured effort, its
+``publish_<name>`` parameter and default; ``CALLS`` the core calls that give the results.
+"""
+from typing import NamedTuple
+
+BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
+JOINT_STATE = "sensor_msgs/msg/JointState"
+JOINT_VECTOR = "rbd_ros_interfaces/msg/JointVector"
+JOINT_MATRIX = "rbd_ros_interfaces/msg/JointMatrix"
+DERIVATIVES = "rbd_ros_interfaces/msg/DynamicsDerivatives"
+
+
+def dof_names(model):
+    """One name per entry of v: the base's six (floating base), then the joints."""
+    return (BASE_DOF_NAMES if model.floating_base else ()) + tuple(model.joint_names)
+
+
+class Output(NamedTuple):
+    """One output topic, ``~/<name>``, enabled by the parameter ``publish_<name>``."""
+
+    name: str
+    msgtype: str              # ROS 2 message type, "package/msg/Name"
+    fields: tuple             # the float64[] fields that vary, in order ...
+    results: tuple            # ... and the core result (RESULTS) that fills each one
+    needs_effort: bool        # forward dynamics: only for messages with every effort known
+    default: bool             # published unless the parameter says otherwise
+    symbol: str               # a short label (the demo's columns)
+    description: str          # of the parameter
+
+    @property
+    def parameter(self):
+        return "publish_" + self.name
+
+    @property
+    def topic(self):
+        return "~/" + self.name
+
+
+OUTPUTS = (
+    Output("torques", JOINT_STATE, ("effort",), ("joint_tau",), False, True, "τ",
+           "~/torques: RNEA at the commanded (or zero) acceleration"),
+    Output("accelerations", JOINT_VECTOR, ("data",), ("qdd",), True, True, "q̈",
+           "~/accelerations: ABA at the measured effort"),
+    Output("inverse_inertia", JOINT_MATRIX, ("data",), ("Minv",), False, False, "M⁻¹",
+           "~/inverse_inertia: M⁻¹"),
+    Output("rnea_derivatives", DERIVATIVES, ("d_dq", "d_dv"), ("dtau_dq", "dtau_dv"), False,
+           False, "∂τ", "~/rnea_derivatives: ∂τ/∂q, ∂τ/∂v"),
+    Output("aba_derivatives", DERIVATIVES, ("d_dq", "d_dv"), ("dqdd_dq", "dqdd_dv"), True,
+           False, "∂q̈", "~/aba_derivatives: ∂q̈/∂q, ∂q̈/∂v"),
+)
+BY_NAME = {o.name: o for o in OUTPUTS}
+NAMES = tuple(BY_NAME)
+DEFAULTS = tuple(o.name for o in OUTPUTS if o.default)
+
+# The momentum observer's outputs (``rbd_ros.contact``): stateful, so not in the per-state
+# computation above: r depends on every sample before it. The node steps one observer per
+# robot (``rbd_ros.node.contact``); ~/collision is published on a change of state only and
+# ~/contact_wrench for the ``contact_frame`` parameter (no publish_ switch of its own).
+COLLISION = "rbd_ros_interfaces/msg/Collision"
+WRENCH_STAMPED = "geometry_msgs/msg/WrenchStamped"
+OBSERVER_OUTPUTS = (
+    Output("external_torques", JOINT_STATE, ("effort",), ("external_tau",), True, False,
+           "τ_ext", "~/external_torques: the momentum observer's external torques r (needs "
+           "the measured efforts)"),
+    Output("collision", COLLISION, (), (), True, False, "⚠",
+           "~/collision: on every change of the collision state (r against "
+           "collision_thresholds)"),
+)
+OBSERVER_BY_NAME = {o.name: o for o in OBSERVER_OUTPUTS}
+DEFAULT_OBSERVER_GAIN = 50.0          # 1/s: settled in 0.1 s, noise filtered above ~8 Hz
+DEFAULT_COLLISION_THRESHOLD = 10.0    # N·m
+CONTACT_WRENCH = Output("contact_wrench", WRENCH_STAMPED, (), (), True, False, "F̂",
+                        "~/contact_wrench: the wrench at contact_frame explaining r")
+
+# The core results an output can carry; q, v, a, τ in model order (a floating base's first),
+# τ_measured the joints' measured efforts (the base's τ is 0: it is not actuated).
+RESULTS = {
+    "tau": "ID(q, v, a), every dof",
+    "joint_tau": "ID(q, v, a), the joints only (without a floating base's six dofs)",
+    "qdd": "FD(q, v, τ_measured)",
+    "Minv": "M(q)⁻¹, nv × nv",
+    "dtau_dq": "∂ID/∂q at (q, v, a)", "dtau_dv": "∂ID/∂v at (q, v, a)",
+    "dqdd_dq": "∂FD/∂q at (q, v, τ_measured)", "dqdd_dv": "∂FD/∂v at (q, v, τ_measured)",
+}
+# one tick's core call, the cheapest that gives the results needed: (name, its results)
+CALLS = (("rnea", ("tau", "joint_tau")),
+         ("inverse_and_forward_dynamics", ("tau", "joint_tau", "qdd")),
+         ("compute_all", tuple(RESULTS)))
+
+
+def check_outputs(names):
+    """Return ``names`` in table order; ValueError for a name that is not an output."""
+    bad = sorted(set(names) - set(NAMES))
+    if bad:
+        raise ValueError(f"unknown outputs {bad}; choose from {', '.join(NAMES)}")
+    return tuple(n for n in NAMES if n in set(names))
+
+
+def message_fields(output, model):
+    """Return the fields of ``output``'s messages that ``model`` fixes: names and sizes."""
+    nv = model.nv
+    if output.msgtype == JOINT_STATE:
+        return {"name": list(model.joint_names)}
+    fields = {"names": list(dof_names(model))}
+    if output.msgtype == JOINT_MATRIX:
+        fields.update(rows=nv, cols=nv)
+    elif output.msgtype == DERIVATIVES:
+        fields["size"] = nv
+    return fields
+
+
+def array_sizes(output, model):
+    """Return the number of values of each of ``output.fields`` for ``model``."""
+    nv, nj = model.nv, len(model.joint_names)
+    sizes = {"tau": nv, "joint_tau": nj, "external_tau": nj, "qdd": nv}
+    return tuple(sizes.get(r, nv * nv) for r in output.results)
