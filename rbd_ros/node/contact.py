@@ -63,7 +63,7 @@ class ContactMonitor:
         self.collision = contact.CollisionState(model, params["collision_thresholds"])
         self.frame = params["contact_frame"]
         self.names = outputs.dof_names(model)
-        self.base = 6 if model.floating_base else 0
+        self.base = model.nv_base
         self.encoder = (conversions.output_encoder(
             outputs.OBSERVER_BY_NAME["external_torques"], model)
             if params["publish_external_torques"] else None)
