@@ -161,3 +161,26 @@ def test_warm_cache_removes_only_stale_versions_of_its_own_layout(tmp_path, monk
     # the current version (however old), a recent other version, what is not ours: kept
     assert left == {"v-fedcba9876543210", "specialized",
                     os.path.basename(_jit.version_cache_dir())}
+
+
+def test_warm_cache_defines_every_kernel_of_the_core():
+    # rbd_warm_cache compiles what its _define_kernels() imports: every module of the core that
+    # defines a kernel must be among them (the layers move once left the observer's out)
+    script = ("import importlib, pkgutil, rbd_ros\n"
+              "from rbd_ros import _jit\n"
+              "from rbd_ros.tools import warm_cache\n"
+              "warm_cache._define_kernels()\n"
+              "defined = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
+              "for info in pkgutil.walk_packages(rbd_ros.__path__, 'rbd_ros.'):\n"
+              "    if not info.name.startswith(('rbd_ros.node', 'rbd_ros.replay', "
+              "'rbd_ros.tools', 'rbd_ros.specialized.__main__')):\n"
+              "        importlib.import_module(info.name)\n"
+              "every = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
+              "print(len(defined), sorted(every - defined))\n")
+    env = dict(os.environ,
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, missing = done.stdout.split(" ", 1)
+    assert int(count) > 30 and missing.strip() == "[]", done.stdout
