@@ -24,6 +24,7 @@ out, from ``local_subspace_1dof`` and ``joint_rotates``.
 Sᵀ f of a world-frame force is ``subspace_column``·f, or ``world_force_projection``.
 """
 import math
+import numpy as np
 
 from .._jit import helper
 from ..model.layout import (FREE_FLYER, P_AXIS, P_IQ, P_IV, P_PLACEMENT, P_TYPE, PRISMATIC,
@@ -84,6 +85,18 @@ def zero_quaternion(packed, q):
 def joint_rotates(kind):
     """Whether a 1-dof joint of ``kind`` rotates about its axis (else it slides along it)."""
     return kind != PRISMATIC
+
+
+def motion_subspace(kind, axis):
+    """
+    Return S (6 × nv) of a joint of ``kind`` in its own frame, as a numpy array (not compiled).
+
+    For Python code outside the kernels that needs a joint's motions (the description's checks):
+    the free flyer moves along every motion (S = I), a 1-dof joint along its axis.
+    """
+    if kind == FREE_FLYER:
+        return np.eye(6)
+    return np.array(local_subspace_1dof.py_func(kind, *axis)).reshape(6, 1)
 
 
 @helper

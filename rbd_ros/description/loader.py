@@ -157,7 +157,7 @@ def _refuse_undriven(bodies, source):
     idle = undriven_joints(bodies.parent, bodies.joint_type, bodies.placement, bodies.axis,
                            bodies.inertia)
     if idle:
-        first = 1 if bodies.joint_type[0] == FREE_FLYER else 0     # body i: joint i - first
+        first = len(bodies.parent) - len(bodies.joint_names)    # the root's free flyer has no name
         joints = ["the floating base" if i < first else bodies.joint_names[i - first]
                   for i in idle]
         raise URDFError(f"URDF ({source}): joint(s) {_names(joints)} move no mass or inertia "

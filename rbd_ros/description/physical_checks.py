@@ -11,7 +11,7 @@ per load, as Pinocchio and KDL do; ``strict_inertia`` refuses it, as MuJoCo and 
 import numpy as np
 
 from ..model import inertia as _inertia
-from ..model.layout import FREE_FLYER, PRISMATIC
+from ..algorithms.joints import motion_subspace
 from .urdf_reader import URDFError, excerpt
 
 # Relative to the largest principal moment: URDFs print about six significant digits, so a
@@ -127,7 +127,5 @@ def _motion_transform(placement):
 
 def _driven(matrix, kind, axis):
     """Return the smallest inertia that a joint of ``kind`` about ``axis`` moves."""
-    if kind == FREE_FLYER:
-        return float(np.linalg.eigvalsh(matrix)[0])
-    motion = np.concatenate([axis, np.zeros(3)] if kind == PRISMATIC else [np.zeros(3), axis])
-    return float(motion @ matrix @ motion)
+    S = motion_subspace(kind, axis)
+    return float(np.linalg.eigvalsh(S.T @ matrix @ S)[0])
