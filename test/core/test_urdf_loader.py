@@ -318,3 +318,41 @@ def test_driven_inertias_are_the_diagonal_of_crba(robot):
     if m.floating_base:
         assert_close(driven[0], np.linalg.eigvalsh(M[:6, :6])[0], 1e-12, "base block")
     assert_close(driven[1 if first else 0:], np.diag(M)[first:], 1e-12, "diagonal")
+
+
+POINT_ON_Y = ('<inertial><origin xyz="0 0.3 0"/><mass value="1"/><inertia ixx="0" iyy="0" '
+              'izz="0" ixy="0" ixz="0" iyz="0"/></inertial>')       # a point mass on the y axis
+
+
+@pytest.mark.parametrize("case, elements, named, floating", [
+    ("massless slider", [link("base", ""), link("l1"), link("l2", ""),
+                         joint("j1", "base", "l1"), joint("j2", "l1", "l2", "prismatic")],
+     "'j2'", False),
+    ("point mass on the axis", [link("base", ""), link("l1", POINT_ON_Y),
+                                joint("j1", "base", "l1", origin='xyz="0 0 0"')], "'j1'", False),
+    ("massless floating base", [link("base", ""), link("l1", ""),
+                                joint("j1", "base", "l1", "fixed")], "the floating base", True),
+])
+def test_joints_that_move_no_mass_are_refused_where_pinocchio_finds_m_singular(
+        pin, case, elements, named, floating):
+    # the oracle: Pinocchio's M of the same URDF has a zero eigenvalue (nothing else loads it
+    # the same way: it tolerates a singular M, where ours refuses it with the joint named)
+    text = robot(*elements)
+    message = refused(text, named, "singular", floating_base=floating)
+    model = rbd_ros.load_model(text, floating_base=floating, allow_massless=True)
+    reference = (pin.buildModelFromXML(text, pin.JointModelFreeFlyer()) if floating
+                 else pin.buildModelFromXML(text))
+    q = pin.neutral(reference)
+    M = pin.crba(reference, reference.createData(), q)
+    assert np.linalg.eigvalsh((M + M.T) / 2)[0] < 1e-12, (case, message)
+    assert model.nv == reference.nv
+
+
+def test_a_joint_that_moves_mass_loads_and_pinocchio_agrees(pin):
+    text = robot(*ARM)
+    model = rbd_ros.load_model(text)
+    reference = pin.buildModelFromXML(text)
+    assert np.linalg.eigvalsh(pin.crba(reference, reference.createData(),
+                                       pin.neutral(reference)))[0] > 1e-6
+    q = model.random_configuration(1)
+    assert_close(rbd_ros.crba(model, q), pin.crba(reference, reference.createData(), q), 1e-10)
