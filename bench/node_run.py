@@ -116,10 +116,13 @@ class SourceTree:
         self._warm_cache()
 
     def _warm_cache(self):
-        if not os.path.exists(os.path.join(self.path, "rbd_ros", "warm_cache.py")):
+        # where the tree has it: rbd_ros/tools/ since the layers move, rbd_ros/ before
+        found = [module for module in ("rbd_ros.tools.warm_cache", "rbd_ros.warm_cache")
+                 if os.path.exists(os.path.join(self.path, *module.split(".")) + ".py")]
+        if not found:
             return                             # an older tree: it compiles as it runs
         print(f"{self.label}: compiling its kernels into its cache if needed", flush=True)
-        subprocess.run([sys.executable, "-m", "rbd_ros.tools.warm_cache"], env=self.env(),
+        subprocess.run([sys.executable, "-m", found[0]], env=self.env(),
                        cwd=self.path, check=True, stdout=subprocess.DEVNULL)
 
     def env(self):
