@@ -11,6 +11,7 @@ noise σ = 0.05 N·m and thresholds at 5σ, a 10 N contact is flagged within 20 
 link and 60 s without contact raise nothing; the force at the link is within 3 % (noise-free).
 """
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -282,3 +283,15 @@ def test_momentum_terms_equal_pinocchio(name):
         np.testing.assert_allclose(p, M @ v, rtol=0, atol=1e-10 * scale)
         np.testing.assert_allclose(u, tau + C.T @ v - g, rtol=0,
                                    atol=1e-10 * max(scale, np.abs(g).max()))
+
+
+def test_the_manual_names_only_what_rbd_ros_contact_gives():
+    # doc/contact.md's examples use `from rbd_ros import contact; contact.X`: each X must exist
+    # (the layers move made rbd_ros.contact a package, whose names are re-exported)
+    import re
+    from rbd_ros import contact as package
+    with open(os.path.join(os.path.dirname(__file__), "..", "..", "doc", "contact.md"),
+              encoding="utf-8") as f:
+        named = set(re.findall(r"(?<![\w.])contact\.([A-Za-z_]\w*)\(", f.read()))
+    assert named >= {"MomentumObserver", "observe", "isolate", "contact_wrench"}, named
+    assert [n for n in sorted(named) if not hasattr(package, n)] == []
