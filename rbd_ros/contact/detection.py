@@ -24,13 +24,13 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _checks
-from . import measured_wrenches as wrench
 from ..actuation.dynamics import Actuation
 from ..algorithms.contact_wrench import RANK_SCALE, RCOND, contact_wrench_kernel
 from ..algorithms.frame_jacobian import frame_jacobian
 from ..algorithms.momentum_observer import momentum_observer_kernel
 from ..actuation.joint_parameters import JointParameters
 from ..model import Data
+from ..model.model import link_table
 
 _NAMES = ("q", "v", "tau", "fext", "t")
 _NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
@@ -114,7 +114,7 @@ class MomentumObserver:
         if not frame:
             self.frame, self._frame = None, (-1, np.zeros(12))
             return
-        bodies, placements = wrench.link_table(self.model, [frame])
+        bodies, placements = link_table(self.model, [frame])
         self.frame, self._frame = frame, (int(bodies[0]), placements[0])
 
     @property
@@ -371,7 +371,7 @@ def contact_wrench(model, q, r, link, force_only=False, rcond=RCOND):
     force at the frame's origin (n = 0), f = (J_vᵀ)⁺ r, which needs three. One compiled
     call (``algorithms/contact_wrench.py``: the frame's Jacobian, a pivoted QR).
     """
-    bodies, placements = wrench.link_table(model, [link])
+    bodies, placements = link_table(model, [link])
     q = _checks.matrix(q, "q", 1)
     r = _checks.matrix(r, "r", 1)
     if r.shape != (model.nv,):

@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, i64_1d, int64, kernel
-from ..model.model import link_table  # noqa: F401 (wrench.link_table, as before)
+from ..model.model import link_table
 from ..algorithms.common import check_configuration, model_sizes
 from ..algorithms.joints import jcalc_local
 from ..model.layout import P_PARENT

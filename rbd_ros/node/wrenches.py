@@ -25,6 +25,7 @@ import numpy as np
 
 from ..formats import cdr
 from ..contact import measured_wrenches as wrench
+from ..model.model import link_table
 from .reporting import excerpt
 
 MAX_INPUTS = 64
@@ -90,7 +91,7 @@ class WrenchInputs:
         self.counts = [dict.fromkeys(STATS, 0) for _ in range(n)]
         self.last_refusal = [""] * n
         self._fext = None
-        self._table = (None, None)                    # (model, wrench.link_table of it)
+        self._table = (None, None)                    # (model, model.link_table of it)
 
     def __bool__(self):
         return bool(self.inputs)
@@ -159,7 +160,7 @@ class WrenchInputs:
     def fext(self, model, q):
         """Return the tick's ``fext`` (nbodies, 6): the latest wrenches at configuration q."""
         if self._table[0] is not model:               # a new robot description or payload
-            self._table = (model, wrench.link_table(model, [link for _, link in self.inputs]))
+            self._table = (model, link_table(model, [link for _, link in self.inputs]))
             self._fext = np.zeros((model.nbodies, 6))
         bodies, placements = self._table[1]
         return wrench.fext_into(model, q, bodies, placements, self.frame_codes, self.values,

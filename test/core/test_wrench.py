@@ -12,6 +12,7 @@ import rbd_ros
 from helpers import assert_close
 from oracle import Robot
 from rbd_ros.contact import measured_wrenches as wrench
+from rbd_ros.model.model import link_table
 
 ROBOTS = ["arm7", "quadruped", "panda", "talos"]
 
@@ -133,7 +134,7 @@ def test_fext_refuses_bad_configurations_and_tables():
             wrench.fext(m, bad_q, one)
         with pytest.raises(ValueError, match="q must be"):
             wrench.body_pose(m, bad_q, 3)
-    bodies, placements = wrench.link_table(m, ["link7"])
+    bodies, placements = link_table(m, ["link7"])
     frames, values, out = np.array([wrench.WORLD]), np.ones((1, 6)), np.zeros((m.nbodies, 6))
     assert np.isfinite(wrench.fext_into(m, q, bodies, placements, frames, values, out)).all()
     for bad in ({"bodies": np.array([m.nbodies])}, {"bodies": np.array([-2])},
