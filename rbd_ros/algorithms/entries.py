@@ -218,17 +218,6 @@ def uses_entry_point(name):
     return len(entry.arguments.split(", ")) >= _ARGUMENTS_PER_TEST * tested
 
 
-def workspace_fields(name):
-    """
-    Return the workspace arrays the kernel of ``name`` takes, in order (its ``data.`` ones).
-
-    The batch form of a call runs the same kernel in per-chunk copies of these
-    (``rbd_ros.batch``).
-    """
-    return tuple(argument[len("data."):] for argument in ENTRIES[name].arguments.split(", ")
-                 if argument.startswith("data."))
-
-
 def _indent(lines):
     return "".join("    " + line + "\n" for line in lines.splitlines())
 

@@ -27,7 +27,8 @@ Inputs are checked as in the single-state functions (sizes, finiteness, a zero b
 quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
 first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
 
-A model with mimic joints (coupled) runs every batch call through one kernel,
+Every batch call runs through one kernel, ``algorithm_batch_kernel``, told which
+single-state kernel its chunks run; a model with mimic joints (coupled) through
 ``coupled_batch_kernel``, whose chunks run the coupled single-state kernels
 (``algorithms/coupled.py``) in per-chunk copies of the coupled scratch.
 """
@@ -36,12 +37,8 @@ import numpy as np
 
 from .. import _output_arrays as _batch_outputs, _checks
 from ..algorithms import coupled as _coupled
-from ..algorithms.entries import ENTRIES, workspace_fields
-from ..algorithms.finite_differences import FORWARD, INVERSE
-from .kernels import (CLAIM_STRIDE, _chunks, aba_derivatives_batch_kernel, coriolis_batch_kernel,
-                      coupled_batch_kernel, dynamics_batch_kernel,
-                      joint_torque_regressor_batch_kernel, minv_batch_kernel,
-                      rnea_derivatives_batch_kernel)
+from ..algorithms.entries import ENTRIES
+from .kernels import CLAIM_STRIDE, _chunks, algorithm_batch_kernel, coupled_batch_kernel
 
 
 # -- Python wrappers --------------------------------------------------------------------------
@@ -107,25 +104,20 @@ def _raise_first(function, status, model, names, arrays):
     raise ValueError(f"{function}: sample {k}: {message}")
 
 
-def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout, data, out,
-         which=(), public=None):
+def _run(function, which, model, names, values, fext, out_shape, nout, data, out,
+         public=None):
     """
     Run one batch call; return its ``nout`` outputs, of shape ``public(N)``.
 
     The inputs are checked and converted, the outputs are made or taken from ``out``
     (checked: :mod:`rbd_ros._output_arrays`), the kernel writes them as (N, *out_shape)
-    (``public`` defaults to that shape),
-    ``kernel(*which, packed, *scratch arrays, *inputs, [fext,] *outputs, status, nchunks)``
-    runs in the per-chunk copies of the workspace under its lock, and the first bad state is
-    reported.
+    (``public`` defaults to that shape); a nonzero status of any state is reported.
 
-    ``scratch``: the names of the workspace arrays the kernel takes; ``fext`` is passed on
-    only where the function has it (``names`` then ends with "fext"); ``which``: the
-    algorithm of ``dynamics_batch_kernel``, or ().
-
-    A model with mimic joints runs ``coupled_batch_kernel`` instead, whatever ``kernel``:
-    ``which`` then names the coupled algorithm, outputs are (N, rows, nv) with ``out_shape``
-    = (rows, nv), and the inputs a call does not have are passed as its q (never read).
+    ``which``: the algorithm, numbered as ``algorithms/coupled.py`` numbers them; ``fext``
+    is passed on only where the function has it (``names`` then ends with "fext"). One
+    kernel runs every call: ``algorithm_batch_kernel``, or ``coupled_batch_kernel`` for a
+    model with mimic joints; a vector result is (N, 1, nv) to them, and the inputs and
+    outputs a call does not have are passed as its first ones (never read).
     """
     takes_fext = names[-1] == "fext"
     inputs = names[:-1] if takes_fext else names
@@ -143,40 +135,32 @@ def _run(function, kernel, scratch, model, names, values, fext, out_shape, nout,
         nchunks = _chunks(n)
         claims = np.zeros(CLAIM_STRIDE * nchunks, np.int64)
         data = model.data if data is None else _checks.workspace(model, data)
+        states = (*(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
+                  *(outs + (outs[0],) * 2)[:3], status, claims, nchunks)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             if model.coupling is None:
-                kernel(*which, model.packed, *(getattr(ws, name) for name in scratch),
-                       *arrays, *((fext,) if takes_fext else ()), *outs, status, claims, nchunks)
+                algorithm_batch_kernel(which, model.packed,
+                                       *(getattr(ws, name) for name in _SCRATCH), *states)
             else:
-                coupled_batch_kernel(*which, model.packed, model.coupling.table,
+                coupled_batch_kernel(which, model.packed, model.coupling.table,
                                      *(getattr(ws, name) for name in _COUPLED_SCRATCH),
-                                     *(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
-                                     *(outs + (outs[0],) * 2)[:3], status, claims, nchunks)
+                                     *states)
         _raise_first(function, status, model, names, tuple(arrays) + (fext,))
     return results
 
 
+_SCRATCH = ("body", "dof", "body_matrix", "force_sets", "stacked", "regressor_block")
 _COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
                     "full_matrices", "reduced_matrices", "reduced_v", "full_regressor")
 _NAMES_RNEA = tuple(ENTRIES["rnea"].inputs)      # the single-state call's, for its messages
 _NAMES_ABA = tuple(ENTRIES["aba"].inputs)
+_VECTOR = "vector"
 
 
-def _which(model, algorithm, coupled_algorithm):
-    """Return the ``which`` of :func:`_run`: the algorithm of the model's kernel."""
-    if model.coupling is not None:
-        return (coupled_algorithm,)
-    return () if algorithm is None else (algorithm,)
-
-
-def _vector_shape(model):
-    """Return the kernel's per-state shape of a vector result ((1, nv) for the coupled one)."""
-    return (model.nv,) if model.coupling is None else (1, model.nv)
-
-
-def _matrix_shape(model):
-    return (model.nv, model.nv)
+def _shape(model, kind):
+    """Return the kernel's per-state shape of a result: (1, nv) for a vector, else (nv, nv)."""
+    return (1, model.nv) if kind == _VECTOR else (model.nv, model.nv)
 
 
 def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
@@ -186,10 +170,8 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``. ``out``: an (N, nv) float64
     C-contiguous array to write τ into (and return), e.g. one reused from call to call.
     """
-    return _run("rnea_batch", dynamics_batch_kernel, workspace_fields("rnea"), model,
-                _NAMES_RNEA,
-                (q, v, a), fext, _vector_shape(model), 1, data, out,
-                _which(model, INVERSE, _coupled.RNEA), lambda n: (n, model.nv))[0]
+    return _run("rnea_batch", _coupled.RNEA, model, _NAMES_RNEA, (q, v, a), fext,
+                _shape(model, _VECTOR), 1, data, out, lambda n: (n, model.nv))[0]
 
 
 def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
@@ -199,9 +181,8 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
     :func:`rnea_batch`.
     """
-    return _run("aba_batch", dynamics_batch_kernel, workspace_fields("aba"), model, _NAMES_ABA,
-                (q, v, tau), fext, _vector_shape(model), 1, data, out,
-                _which(model, FORWARD, _coupled.ABA), lambda n: (n, model.nv))[0]
+    return _run("aba_batch", _coupled.ABA, model, _NAMES_ABA, (q, v, tau), fext,
+                _shape(model, _VECTOR), 1, data, out, lambda n: (n, model.nv))[0]
 
 
 def minv_batch(model, q, *, out=None, data=None):
@@ -211,9 +192,8 @@ def minv_batch(model, q, *, out=None, data=None):
     Entry k is ``rbd_ros.minv(model, q[k])``. ``out``: an (N, nv, nv) float64 C-contiguous
     array to write into (and return).
     """
-    return _run("minv_batch", minv_batch_kernel, workspace_fields("minv"), model, ("q",), (q,),
-                None, _matrix_shape(model), 1, data, out,
-                _which(model, None, _coupled.MINV))[0]
+    return _run("minv_batch", _coupled.MINV, model, ("q",), (q,), None,
+                _shape(model, "matrix"), 1, data, out)[0]
 
 
 def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
@@ -225,10 +205,8 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     ``out``: a tuple of three (N, nv, nv) float64 C-contiguous arrays to write into (and
     return).
     """
-    return _run("rnea_derivatives_batch", rnea_derivatives_batch_kernel,
-                workspace_fields("rnea_derivatives"), model, _NAMES_RNEA, (q, v, a), fext,
-                _matrix_shape(model), 3, data, out,
-                _which(model, None, _coupled.RNEA_DERIVATIVES))
+    return _run("rnea_derivatives_batch", _coupled.RNEA_DERIVATIVES, model, _NAMES_RNEA,
+                (q, v, a), fext, _shape(model, "matrix"), 3, data, out)
 
 
 def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
@@ -239,10 +217,8 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
     ``out``: as for :func:`rnea_derivatives_batch`.
     """
-    return _run("aba_derivatives_batch", aba_derivatives_batch_kernel,
-                workspace_fields("aba_derivatives"), model, _NAMES_ABA,
-                (q, v, tau), fext, _matrix_shape(model), 3, data, out,
-                _which(model, None, _coupled.ABA_DERIVATIVES))
+    return _run("aba_derivatives_batch", _coupled.ABA_DERIVATIVES, model, _NAMES_ABA,
+                (q, v, tau), fext, _shape(model, "matrix"), 3, data, out)
 
 
 def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
@@ -252,9 +228,8 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
     Entry k is ``rbd_ros.coriolis_matrix(model, q[k], v[k])``. ``out``: an (N, nv, nv)
     float64 C-contiguous array to write into (and return).
     """
-    return _run("coriolis_matrix_batch", coriolis_batch_kernel, ("body", "dof", "body_matrix"),
-                model, ("q", "v"), (q, v), None, _matrix_shape(model), 1, data, out,
-                _which(model, None, _coupled.CORIOLIS))[0]
+    return _run("coriolis_matrix_batch", _coupled.CORIOLIS, model, ("q", "v"), (q, v), None,
+                _shape(model, "matrix"), 1, data, out)[0]
 
 
 def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
@@ -266,8 +241,6 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     to write into (and return).
     """
     cols = 10 * model.nbodies
-    return _run("joint_torque_regressor_batch", joint_torque_regressor_batch_kernel,
-                workspace_fields("joint_torque_regressor"), model, _NAMES_RNEA[:3], (q, v, a),
-                None,
-                (model.nv, cols), 1, data, out, _which(model, None, _coupled.REGRESSOR),
+    return _run("joint_torque_regressor_batch", _coupled.REGRESSOR, model, _NAMES_RNEA[:3],
+                (q, v, a), None, (model.nv, cols), 1, data, out,
                 lambda n: (n * model.nv, cols))[0]

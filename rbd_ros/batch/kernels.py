@@ -15,9 +15,10 @@ from .._jit import batch_kernel, f64_2d, f64_2d_ro, f64_3d, f64_4d, helper, i64_
 from ..algorithms import coupled as _coupled
 from ..algorithms.aba_derivatives import aba_derivatives_kernel
 from ..algorithms.coriolis import coriolis_kernel, coupled_coriolis_kernel
-from ..algorithms.finite_differences import dynamics
+from ..algorithms.aba import aba_kernel
 from ..algorithms.minv import minv_kernel
 from ..algorithms.regressor import joint_torque_regressor_kernel
+from ..algorithms.rnea import rnea_kernel
 from ..algorithms.rnea_derivatives import rnea_derivatives_kernel
 from ..model.data import BATCH_SLOT_STRIDE as SLOT
 
@@ -83,78 +84,45 @@ def chunk_states(claims, c, n, nchunks):
 
 # -- kernels: status[k] receives the single-state kernel's status of state k ------------------
 
-@batch_kernel(void(int64, f64_2d_ro, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, f64_2d, i64_1d,
-                   i64_1d, int64))
-def dynamics_batch_kernel(which, packed, ws, q, v, u, fext, out, status, claims, nchunks):
-    """RNEA (which = INVERSE: u = a, out = τ) or ABA (FORWARD: u = τ, out = q̈)."""
+@helper
+def algorithm_state(which, packed, w, dw, bw, fp, t, yb, q, v, u, fext, out1, out2, out3):
+    """
+    Run the single-state kernel ``which`` on one state; return its status.
+
+    ``which`` numbers the algorithms as ``algorithms/coupled.py`` does; ``u`` is q̈ (RNEA,
+    its derivatives, the regressor) or τ (ABA, its derivatives); a vector result is
+    ``out1[0]``; the inputs and outputs an algorithm does not have are never read.
+    """
+    if which == _coupled.RNEA:
+        return rnea_kernel(packed, w, q, v, u, fext, out1[0])
+    if which == _coupled.ABA:
+        return aba_kernel(packed, w, q, v, u, fext, out1[0])
+    if which == _coupled.MINV:
+        return minv_kernel(packed, w, fp, q, out1)
+    if which == _coupled.RNEA_DERIVATIVES:
+        return rnea_derivatives_kernel(packed, w, dw, bw, q, v, u, fext, out1, out2, out3)
+    if which == _coupled.ABA_DERIVATIVES:
+        return aba_derivatives_kernel(packed, w, dw, bw, fp, t, q, v, u, fext, out1, out2,
+                                      out3)
+    if which == _coupled.CORIOLIS:
+        return coriolis_kernel(packed, w, dw, bw, q, v, out1)
+    return joint_torque_regressor_kernel(packed, w, yb, q, v, u, out1)
+
+
+# one kernel for every batch call (seven loops written out were the same loop): ``which``
+# picks the single-state kernel; each chunk works in its slot of every per-chunk workspace
+# array (Data.batch_workspace); outputs are (N, rows, cols), a vector result (N, 1, nv)
+@batch_kernel(void(int64, f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_3d, f64_2d,
+                   f64_2d, f64_2d, f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
+def algorithm_batch_kernel(which, packed, ws, dws, bws, FP, tmp, Yb, q, v, u, fext, out1,
+                           out2, out3, status, claims, nchunks):
     n = q.shape[0]
     for c in numba.prange(nchunks):
-        w = ws[SLOT * c]
+        slot = SLOT * c
+        w, dw, bw, fp, t, yb = ws[slot], dws[slot], bws[slot], FP[slot], tmp[slot], Yb[slot]
         for k in chunk_states(claims, c, n, nchunks):
-            status[k] = dynamics(which, packed, w, q[k], v[k], u[k], fext[k], out[k])
-
-
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_4d, f64_2d, f64_3d, i64_1d, i64_1d, int64))
-def minv_batch_kernel(packed, ws, FP, q, Minv, status, claims, nchunks):
-    n = q.shape[0]
-    for c in numba.prange(nchunks):
-        w = ws[SLOT * c]
-        fp = FP[SLOT * c]
-        for k in chunk_states(claims, c, n, nchunks):
-            status[k] = minv_kernel(packed, w, fp, q[k], Minv[k])
-
-
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d,
-                   f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
-def rnea_derivatives_batch_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_dv, M,
-                                  status, claims, nchunks):
-    n = q.shape[0]
-    for c in numba.prange(nchunks):
-        w = ws[SLOT * c]
-        dw = dws[SLOT * c]
-        bw = bws[SLOT * c]
-        for k in chunk_states(claims, c, n, nchunks):
-            status[k] = rnea_derivatives_kernel(packed, w, dw, bw, q[k], v[k], a[k],
-                                                fext[k], dtau_dq[k], dtau_dv[k], M[k])
-
-
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
-                   int64))
-def coriolis_batch_kernel(packed, ws, dws, bws, q, v, C, status, claims, nchunks):
-    n = q.shape[0]
-    for c in numba.prange(nchunks):
-        w = ws[SLOT * c]
-        dw = dws[SLOT * c]
-        bw = bws[SLOT * c]
-        for k in chunk_states(claims, c, n, nchunks):
-            status[k] = coriolis_kernel(packed, w, dw, bw, q[k], v[k], C[k])
-
-
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_3d, f64_4d, f64_3d, f64_2d, f64_2d, f64_2d,
-                   f64_3d, f64_3d, f64_3d, f64_3d, i64_1d, i64_1d, int64))
-def aba_derivatives_batch_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq,
-                                 dqdd_dv, Minv, status, claims, nchunks):
-    n = q.shape[0]
-    for c in numba.prange(nchunks):
-        w = ws[SLOT * c]
-        dw = dws[SLOT * c]
-        bw = bws[SLOT * c]
-        fp = FP[SLOT * c]
-        t = tmp[SLOT * c]
-        for k in chunk_states(claims, c, n, nchunks):
-            status[k] = aba_derivatives_kernel(packed, w, dw, bw, fp, t, q[k], v[k], tau[k],
-                                               fext[k], dqdd_dq[k], dqdd_dv[k], Minv[k])
-
-
-@batch_kernel(void(f64_2d_ro, f64_3d, f64_3d, f64_2d, f64_2d, f64_2d, f64_3d, i64_1d, i64_1d,
-                   int64))
-def joint_torque_regressor_batch_kernel(packed, ws, Yb, q, v, a, Y, status, claims, nchunks):
-    n = q.shape[0]
-    for c in numba.prange(nchunks):
-        w = ws[SLOT * c]
-        yb = Yb[SLOT * c]
-        for k in chunk_states(claims, c, n, nchunks):
-            status[k] = joint_torque_regressor_kernel(packed, w, yb, q[k], v[k], a[k], Y[k])
+            status[k] = algorithm_state(which, packed, w, dw, bw, fp, t, yb, q[k], v[k], u[k],
+                                        fext[k], out1[k], out2[k], out3[k])
 
 
 @helper
