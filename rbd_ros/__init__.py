@@ -14,6 +14,7 @@ from .algorithms.compute_all import Dynamics, compute_all, inverse_and_forward_d
 from .algorithms.coriolis import coriolis_matrix
 from .algorithms.crba import crba
 from .algorithms.finite_differences import aba_derivatives_fd, integrate, rnea_derivatives_fd
+from .algorithms.frame_jacobian import frame_jacobian
 from .algorithms.minv import minv
 from .algorithms.minv_cholesky import minv_cholesky
 from .algorithms.regressor import body_regressor, joint_torque_regressor
@@ -35,7 +36,7 @@ from .description.size_limits import DescriptionLimits, DescriptionTooLarge
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
            "body_regressor", "compute_all", "coriolis_matrix", "coriolis_matrix_batch", "crba",
            "Data", "DescriptionLimits",
-           "DescriptionTooLarge", "Dynamics", "gravity_torques",
+           "DescriptionTooLarge", "Dynamics", "frame_jacobian", "gravity_torques",
            "identification", "identify_least_squares", "identify_physically_consistent",
            "inertia", "integrate", "inverse_and_forward_dynamics", "is_physically_consistent",
            "joint_torque_regressor", "joint_torque_regressor_batch", "load_model",

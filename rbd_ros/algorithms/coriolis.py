@@ -19,9 +19,6 @@ Summing over a subtree (I^c_j = Σ I_i, B^c_j = Σ B_i), each joint c and each r
 and zero when neither joint supports the other: Pinocchio's backward pass (rnea.hxx,
 CoriolisMatrixBackwardStep), one visit of each body's ancestors, O(n d).
 """
-import numpy as np
-
-from .. import _output_arrays as _batch_outputs, _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
 from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, P_THETA, P_VEND, W_OI
 from ..model.spatial import (add6, cross_motion, dot6, inertia_act, inertia_apply, load6, load10,
@@ -33,6 +30,7 @@ from .common import (check_configuration, check_vector, matrix_status, model_siz
 from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_matrix, reduced_sizes
 from .rnea_derivatives import store_inertia_variation, subtree_sum_step
+from .entries import public
 
 # dof workspace columns used here: S_c (D_S), J̇_c (D_DV), I^c_c J̇_c + B^c_c S_c (D_DA)
 D_DJ = D_DV
@@ -107,9 +105,7 @@ def coupled_coriolis_kernel(packed, table, ws, dws, bws, qf, VF, MF, q, v, C):
     return matrix_status(C)
 
 
-_NAMES = ("q", "v")
-
-
+@public
 def coriolis_matrix(model, q, v, *, data=None, out=None):
     """
     Return the Coriolis matrix C(q, v) (nv × nv): Ṁ = C + Cᵀ, C v = velocity-product torques.
@@ -118,27 +114,3 @@ def coriolis_matrix(model, q, v, *, data=None, out=None):
     ``computeCoriolisMatrix``'s. ``out``: an (nv, nv) float64 C-contiguous array to write
     into (and return). A model with mimic joints gives C_r = Gᵀ C G.
     """
-    nv = model.nv
-    if out is None:
-        C = np.empty((nv, nv))
-    else:   # checked as a batch output: the kernel writes into it, sharing nothing
-        C = _batch_outputs.checked("coriolis_matrix", out, ((nv, nv),), {})[0]
-    data = model.data if data is None else _checks.workspace(model, data)
-    coupling = model.coupling
-    for attempt in range(2):
-        try:
-            if coupling is None:
-                status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                         q, v, C)
-            else:
-                status = coupled_coriolis_kernel(model.packed, coupling.table, data.body,
-                                                 data.dof, data.body_matrix, data.full_q,
-                                                 data.full_v, data.full_matrices, q, v, C)
-            break
-        except (TypeError, ValueError):   # not float64 C arrays: convert once
-            if attempt:
-                raise
-            q, v = _checks.vectors(_NAMES, q, v)
-    if status:
-        raise _checks.input_error("coriolis_matrix", status, model, _NAMES, (q, v))
-    return C

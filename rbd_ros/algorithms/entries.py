@@ -29,7 +29,8 @@ converts the inputs once and calls again), so what is refused, and the message, 
 of the dispatcher path; read-only inputs, which the dispatcher refused and the call then
 copied, are read as they are (kernels never write their inputs). Alignment is not tested:
 an unaligned float64 array (a view at an odd offset into a byte buffer) is read in place.
-Outputs are the call's own fresh arrays.
+Outputs are the call's own fresh arrays, or the caller's (``out=``, where the call has it:
+checked as a batch call's, :mod:`rbd_ros._output_arrays`).
 """
 import collections
 import functools
@@ -38,7 +39,7 @@ import linecache
 
 import numpy as np
 
-from .. import _checks
+from .. import _checks, _output_arrays
 
 Entry = collections.namedtuple("Entry", (
     "kernel",       # the kernel's name in the module that defines the call
@@ -48,8 +49,11 @@ Entry = collections.namedtuple("Entry", (
     "outputs",      # output -> its shape, in terms of nv, nq, nb
     "returns",      # what the call returns
     "special",      # the slot of ``model._specialized`` and its arguments, or None
-    "coupled",      # the call on ``model.coupling`` for a model with mimic joints
-))
+    "coupled",      # the call on ``model.coupling`` for a model with mimic joints, or None
+                    # where the kernel takes the coupling table itself
+    "prepare",      # (function, its arguments, what it returns): the kernel's arguments
+                    # that are not arrays of the caller's (a link's frame), or None
+), defaults=(None,))
 
 ENTRIES = {
     "rnea": Entry(
@@ -117,6 +121,14 @@ ENTRIES = {
         {"q": "vector", "v": "vector", "a": "vector"}, {},
         "model.packed, data.body, data.regressor_block, q, v, a, Y",
         {"Y": "(nv, 10 * nb)"}, "Y", None, "joint_torque_regressor(model, q, v, a, data)"),
+    "coriolis_matrix": Entry(
+        "coriolis_kernel", {"q": "vector", "v": "vector"}, {},
+        "model.packed, data.body, data.dof, data.body_matrix, q, v, C", {"C": "(nv, nv)"}, "C",
+        None, "coriolis_matrix(model, q, v, data, C)"),
+    "frame_jacobian": Entry(
+        "frame_jacobian_kernel", {"q": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, q, body, placement, J", {"J": "(6, nv)"},
+        "J", None, None, ("frame_of_link", "model, link", "body, placement, table")),
     "integrate": Entry(
         "integrate_kernel", {"q": "vector", "dv": "vector"}, {},
         "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv)"),
@@ -129,13 +141,9 @@ _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}
 
 _TEMPLATE = '''\
 def {name}(model, {parameters}):
-{special}    coupling = model.coupling
-    # mimic joints: the reduced system
-    # (rbd_ros.description.mimic_coupling)
-    if coupling is not None:
-        return coupling.{coupled}
-{sizes}{allocate}    data = model.data if data is None else _workspace(model, data)
-{defaults}    try:
+{special}{caller_output}{coupled}{sizes}{allocate}\
+    data = model.data if data is None else _workspace(model, data)
+{prepare}{defaults}    try:
 {call}    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         {names} = {convert}
         status = _kernel({arguments})
@@ -157,6 +165,21 @@ _SPECIAL = '''\
         return {returns}
 '''
 
+_COUPLED = '''\
+    coupling = model.coupling
+    # mimic joints: the reduced system
+    # (rbd_ros.description.mimic_coupling)
+    if coupling is not None:
+        return coupling.{call}
+'''
+
+_CALLER_OUTPUT = '''\
+    if out is None:
+        {output} = _empty({shape})
+    else:   # the caller's array, checked as a batch output: the kernel writes into it
+        {output} = _checked_output({name!r}, out, ({shape},), {{}})[0]
+'''
+
 _ARGUMENTS_PER_TEST = 3     # see uses_entry_point
 _SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
 
@@ -168,6 +191,12 @@ def source(name, parameters, entry):
     shapes = " ".join(entry.outputs.values())
     sizes = "".join(f"    {line}\n" for size, line in _SIZES.items() if size in shapes)
     allocate = "".join(f"    {out} = _empty({shape})\n" for out, shape in entry.outputs.items())
+    caller_output = ""
+    if "out=None" in parameters:
+        # the caller's array or a fresh one, made before the coupled route, which writes it too
+        (output, shape), = entry.outputs.items()
+        caller_output = sizes + _CALLER_OUTPUT.format(name=name, output=output, shape=shape)
+        sizes = allocate = ""
     special = ""
     if entry.special:
         slot, arguments = entry.special
@@ -197,7 +226,10 @@ def source(name, parameters, entry):
     else:
         template = _TEMPLATE
     return template.format(
-        name=name, parameters=parameters, special=special, coupled=entry.coupled,
+        name=name, parameters=parameters, special=special, caller_output=caller_output,
+        coupled=_COUPLED.format(call=entry.coupled) if entry.coupled else "",
+        prepare=(f"    {entry.prepare[2]} = _prepare({entry.prepare[1]})\n" if entry.prepare
+                 else ""),
         sizes=sizes, allocate=allocate, defaults=defaults, call=call,
         arguments=entry.arguments, names=names, convert=_convert(inputs, inputs),
         returns=entry.returns)
@@ -241,8 +273,11 @@ def public(stub):
         raise TypeError(f"{name}: a public call takes the model first")
     namespace = {"_kernel": stub.__globals__[entry.kernel], "_checks": _checks,
                  "_empty": np.empty, "_workspace": _checks.workspace,
+                 "_checked_output": _output_arrays.checked,
                  "_NAMES": tuple(entry.inputs), "_f8": np.dtype(np.float64), "_VECTOR": (8,),
                  "_ROWS6": (48, 8), "_Dynamics": stub.__globals__.get("Dynamics")}
+    if entry.prepare:
+        namespace["_prepare"] = stub.__globals__[entry.prepare[0]]
     namespace["_entry"] = _first_entry(namespace["_kernel"], namespace)
     code = source(name, parameters[len("model, "):], entry)
     filename = f"<rbd_ros.algorithms.entries: {name}>"

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _checks
 from ..algorithms import coupled as _k
+from ..algorithms.coriolis import coupled_coriolis_kernel
 from ..algorithms.compute_all import Dynamics
 from ..model.layout import base_sizes
 
@@ -110,6 +111,13 @@ class Coupling:
         _call(function, _k.coupled_minv_kernel, model, ("q",), (q,),
               _scratch(model, data, "full_q", "full_matrices", "reduced_matrices"), (Minv,))
         return Minv
+
+    def coriolis_matrix(self, model, q, v, data, C):
+        data = _checks.workspace(model, data)
+        _call("coriolis_matrix", coupled_coriolis_kernel, model, ("q", "v"), (q, v),
+              _scratch(model, data, "dof", "body_matrix", "full_q", "full_v", "full_matrices"),
+              (C,))
+        return C
 
     def rnea_derivatives(self, model, q, v, a, fext, data):
         return _derivatives("rnea_derivatives", _k.coupled_rnea_derivatives_kernel, _STATE,

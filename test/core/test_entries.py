@@ -9,6 +9,7 @@ numbers after one conversion, or the same ValueError. The reference for each hos
 is the same call on a clean float64 copy, whose numbers test_rnea.py & co. check against
 Pinocchio.
 """
+import inspect
 import os
 import pickle
 
@@ -16,7 +17,7 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from helpers import get_robot
+from helpers import get_robot, robot_path
 from rbd_ros.algorithms import entries
 
 STATE_ARGS = {"q": "q", "v": "v", "a": "a", "tau": "tau", "dv": "v"}
@@ -31,6 +32,8 @@ def call(name, model, values, fext=None):
         q, v, a, tau = args
         kwargs = {"a": a, "tau": tau} if fext is None else {"a": a, "tau": tau, "fext": fext}
         return function(model, q, v, **kwargs)
+    if name == "frame_jacobian":       # the link is not an array: the row's prepare step
+        return function(model, *args, model.body_names[-1])
     if fext is not None:
         return function(model, *args, fext)
     return function(model, *args)
@@ -104,6 +107,29 @@ def test_hostile_inputs_give_what_the_dispatcher_path_gives(name, robot_name):
                 continue
             np.testing.assert_array_equal(flat(call(name, m, hostile)), expected,
                                           err_msg=f"{name}: {argument} {kind}")
+
+
+@pytest.mark.parametrize("name", sorted(
+    x for x in entries.ENTRIES if "out" in inspect.signature(getattr(rbd_ros, x)).parameters))
+def test_the_callers_out_is_written_and_checked(name):
+    """A row whose call takes ``out=``: that array is filled and returned, on both routes."""
+    coupled = rbd_ros.load_model(robot_path("panda"))       # a mimic finger: the coupled route
+    assert coupled.coupling is not None
+    for m in (get_robot("arm7").model, coupled):
+        s = clean_state(m)
+        fresh = call(name, m, s)
+        out = np.full_like(fresh, np.nan)
+        function = getattr(rbd_ros, name)
+        args = [s[x] for x in entries.ENTRIES[name].inputs]
+        if name == "frame_jacobian":
+            args.append(m.body_names[-1])
+        assert function(m, *args, out=out) is out
+        np.testing.assert_array_equal(out, fresh)
+        rows, cols = fresh.shape
+        for bad in (np.empty((rows, cols), np.float32), np.empty((rows + 1, cols)),
+                    np.empty((rows, 2 * cols))[:, ::2], np.empty((rows, cols)).tolist()):
+            with pytest.raises(ValueError, match=f"{name}: out"):
+                function(m, *args, out=bad)
 
 
 class LooksLikeAnArray:
