@@ -129,6 +129,25 @@ ENTRIES = {
         "frame_jacobian_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.full_q, q, body, placement, J", {"J": "(6, nv)"},
         "J", None, None, ("frame_of_link", "model, link", "body, placement, table")),
+    "rnea_derivatives_fd": Entry(
+        "finite_differences_kernel",
+        {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"}, {"fext": "no_fext"},
+        "which, model.packed, data.body, q, v, a, fext, eps, central, dq, dv, da, q_step, work",
+        {"dq": "(nv, nv)", "dv": "(nv, nv)", "da": "(nv, nv)", "q_step": "nq",
+         "work": "(4, nv)"}, "dq, dv, da", None,
+        "finite_differences(dynamics, 'rnea_derivatives_fd', model, q, v, a, fext, eps, "
+        "central, data)",
+        ("inverse_dynamics_steps", "eps, central", "which, dynamics, eps, central")),
+    "aba_derivatives_fd": Entry(
+        "finite_differences_kernel",
+        {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"}, {"fext": "no_fext"},
+        "which, model.packed, data.body, q, v, tau, fext, eps, central, dq, dv, dtau, q_step, "
+        "work",
+        {"dq": "(nv, nv)", "dv": "(nv, nv)", "dtau": "(nv, nv)", "q_step": "nq",
+         "work": "(4, nv)"}, "dq, dv, dtau", None,
+        "finite_differences(dynamics, 'aba_derivatives_fd', model, q, v, tau, fext, eps, "
+        "central, data)",
+        ("forward_dynamics_steps", "eps, central", "which, dynamics, eps, central")),
     "integrate": Entry(
         "integrate_kernel", {"q": "vector", "dv": "vector"}, {},
         "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv)"),
@@ -141,9 +160,9 @@ _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}
 
 _TEMPLATE = '''\
 def {name}(model, {parameters}):
-{special}{caller_output}{coupled}{sizes}{allocate}\
+{special}{caller_output}{prepare}{coupled}{sizes}{allocate}\
     data = model.data if data is None else _workspace(model, data)
-{prepare}{defaults}    try:
+{defaults}    try:
 {call}    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         {names} = {convert}
         status = _kernel({arguments})

@@ -10,7 +10,7 @@ from truncation and ~ 1e-16 |τ| / ε from rounding; the first call checks the i
 Configuration derivatives are taken in the tangent space, as Pinocchio's are; ``integrate``
 is the general q ⊕ dv.
 """
-import numpy as np
+import math
 
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
@@ -114,49 +114,40 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
     return matrix_status(d_dq) or matrix_status(d_dv) or matrix_status(d_du)
 
 
-def _finite_differences(which, name, model, q, v, u, fext, eps, central, data):
-    # mimic joints: the reduced system
-    # (rbd_ros.description.mimic_coupling)
-    if model.coupling is not None:
-        function = rnea_public if which == INVERSE else aba_public
-        return model.coupling.finite_differences(function, name, model, q, v, u, fext, eps,
-                                                 central, data)
-    nv = model.nv
-    d_dq, d_dv, d_du = np.empty((nv, nv)), np.empty((nv, nv)), np.empty((nv, nv))
-    q_step, work = np.empty(model.nq), np.empty((4, nv))
-    names = ("q", "v", "a" if which == INVERSE else "tau", "fext")
-    data = model.data if data is None else _checks.workspace(model, data)
-    fext = data.no_fext if fext is None else fext
+def _step(eps):
+    """Return ε as a float: finite and positive, else ValueError (a step of 0 divides by 0)."""
     try:
-        status = finite_differences_kernel(which, model.packed, data.body, q, v, u, fext,
-                                           float(eps), bool(central), d_dq, d_dv, d_du,
-                                           q_step, work)
-    except (TypeError, ValueError):   # not float64 C arrays: convert once
-        q, v, u = _checks.vectors(names, q, v, u)
-        fext = _checks.matrix(fext, "fext")
-        status = finite_differences_kernel(which, model.packed, data.body, q, v, u, fext,
-                                           float(eps), bool(central), d_dq, d_dv, d_du,
-                                           q_step, work)
-    if status:
-        raise _checks.input_error(name, status, model, names, (q, v, u, fext))
-    return d_dq, d_dv, d_du
+        eps = float(eps)
+    except (TypeError, ValueError):
+        raise ValueError(f"eps must be a number, got {_checks.excerpt(eps)}") from None
+    if not (math.isfinite(eps) and eps > 0.0):
+        raise ValueError(f"eps must be finite and > 0, got {eps!r}")
+    return eps
 
 
+def inverse_dynamics_steps(eps, central):
+    """Return (which, the public call, ε, central) of the differences of RNEA."""
+    return INVERSE, rnea_public, _step(eps), bool(central)
+
+
+def forward_dynamics_steps(eps, central):
+    """Return (which, the public call, ε, central) of the differences of ABA."""
+    return FORWARD, aba_public, _step(eps), bool(central)
+
+
+@public
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, data=None):
     """
     Return the finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`.
 
     ∂/∂q in the tangent space. ``central=False``: forward differences.
     """
-    return _finite_differences(INVERSE, "rnea_derivatives_fd", model, q, v, a, fext, eps, central,
-                               data)
 
 
+@public
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, data=None):
     """
     Return the finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`.
 
     ∂/∂q in the tangent space. ``central=False``: forward differences.
     """
-    return _finite_differences(FORWARD, "aba_derivatives_fd", model, q, v, tau, fext, eps, central,
-                               data)

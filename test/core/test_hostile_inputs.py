@@ -139,6 +139,25 @@ def test_integrate_validates(quadruped, q_fix, dv, match):
         rbd_ros.integrate(quadruped, q, np.zeros(quadruped.nv) if dv is None else dv)
 
 
+@pytest.mark.parametrize("eps, match", [
+    (0.0, "eps must be finite and > 0, got 0.0"), (-1e-6, "eps must be finite and > 0"),
+    (float("nan"), "eps must be finite and > 0, got nan"), ("x" * 10_000, "eps must be a number"),
+    (None, "eps must be a number"),
+])
+@pytest.mark.parametrize("function", [rbd_ros.rnea_derivatives_fd, rbd_ros.aba_derivatives_fd])
+def test_finite_differences_refuse_a_step_that_is_no_step(quadruped, function, eps, match):
+    """A step of 0, < 0, NaN or no number is refused before any call (0 would divide by 0)."""
+    zeros = np.zeros(quadruped.nv)
+    with pytest.raises(ValueError, match=match) as info:
+        function(quadruped, quadruped.neutral(), zeros, zeros, eps=eps)
+    assert len(str(info.value)) < 200
+    coupled = rbd_ros.load_model(hand_urdf(PAIR))              # the coupled route too
+    assert coupled.coupling is not None
+    zeros = np.zeros(coupled.nv)
+    with pytest.raises(ValueError, match=match):
+        function(coupled, coupled.neutral(), zeros, zeros, eps=eps)
+
+
 def test_integrate_of_a_rotation_and_back(quadruped):
     """
     Check that integrating δ then -δ comes back for a base rotation and joint steps.
