@@ -55,6 +55,20 @@ Entry = collections.namedtuple("Entry", (
                     # that are not arrays of the caller's (a link's frame), or None
 ), defaults=(None,))
 
+
+def _finite_differences_row(name, u, steps):
+    """The row of the finite differences of RNEA (u = a) or ABA (u = tau): one kernel for both."""
+    return Entry(
+        "finite_differences_kernel",
+        {"q": "vector", "v": "vector", u: "vector", "fext": "rows6"}, {"fext": "no_fext"},
+        f"which, model.packed, data.body, q, v, {u}, fext, eps, central, dq, dv, d{u}, q_step, "
+        "work",
+        {"dq": "(nv, nv)", "dv": "(nv, nv)", f"d{u}": "(nv, nv)", "q_step": "nq",
+         "work": "(4, nv)"}, f"dq, dv, d{u}", None,
+        f"finite_differences(dynamics, {name!r}, model, q, v, {u}, fext, eps, central, data)",
+        (steps, "eps, central", "which, dynamics, eps, central"))
+
+
 ENTRIES = {
     "rnea": Entry(
         "rnea_kernel", {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"},
@@ -129,25 +143,10 @@ ENTRIES = {
         "frame_jacobian_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.full_q, q, body, placement, J", {"J": "(6, nv)"},
         "J", None, None, ("frame_of_link", "model, link", "body, placement, table")),
-    "rnea_derivatives_fd": Entry(
-        "finite_differences_kernel",
-        {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"}, {"fext": "no_fext"},
-        "which, model.packed, data.body, q, v, a, fext, eps, central, dq, dv, da, q_step, work",
-        {"dq": "(nv, nv)", "dv": "(nv, nv)", "da": "(nv, nv)", "q_step": "nq",
-         "work": "(4, nv)"}, "dq, dv, da", None,
-        "finite_differences(dynamics, 'rnea_derivatives_fd', model, q, v, a, fext, eps, "
-        "central, data)",
-        ("inverse_dynamics_steps", "eps, central", "which, dynamics, eps, central")),
-    "aba_derivatives_fd": Entry(
-        "finite_differences_kernel",
-        {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"}, {"fext": "no_fext"},
-        "which, model.packed, data.body, q, v, tau, fext, eps, central, dq, dv, dtau, q_step, "
-        "work",
-        {"dq": "(nv, nv)", "dv": "(nv, nv)", "dtau": "(nv, nv)", "q_step": "nq",
-         "work": "(4, nv)"}, "dq, dv, dtau", None,
-        "finite_differences(dynamics, 'aba_derivatives_fd', model, q, v, tau, fext, eps, "
-        "central, data)",
-        ("forward_dynamics_steps", "eps, central", "which, dynamics, eps, central")),
+    "rnea_derivatives_fd": _finite_differences_row("rnea_derivatives_fd", "a",
+                                                   "inverse_dynamics_steps"),
+    "aba_derivatives_fd": _finite_differences_row("aba_derivatives_fd", "tau",
+                                                  "forward_dynamics_steps"),
     "integrate": Entry(
         "integrate_kernel", {"q": "vector", "dv": "vector"}, {},
         "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv)"),
