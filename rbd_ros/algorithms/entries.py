@@ -57,7 +57,7 @@ Entry = collections.namedtuple("Entry", (
 
 
 def _finite_differences_row(name, u, steps):
-    """The row of the finite differences of RNEA (u = a) or ABA (u = tau): one kernel for both."""
+    """Return the row of the finite differences of RNEA (u = a) or ABA (u = tau)."""
     return Entry(
         "finite_differences_kernel",
         {"q": "vector", "v": "vector", u: "vector", "fext": "rows6"}, {"fext": "no_fext"},
