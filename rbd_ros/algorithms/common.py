@@ -74,6 +74,13 @@ def model_sizes(packed):
 
 
 @helper
+def configuration_status(packed, q):
+    """Return (nb, nv, the status of q as argument 1): the start of every kernel of q alone."""
+    nb, nq, nv = model_sizes(packed)
+    return nb, nv, check_configuration(packed, q, nq, 1)
+
+
+@helper
 def set_world(packed, ws):
     """Set the world row of the workspace: zero velocity, acceleration -gravity (RNEA line 3)."""
     for k in range(3):

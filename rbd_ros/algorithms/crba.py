@@ -19,15 +19,14 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM
 from ..model.spatial import act_force, add10, inertia_act, inertia_apply, load10
 from ..model.se3 import se3_load, se3_store, store10
-from .common import check_configuration, mirror_upper, model_sizes
+from .common import configuration_status, mirror_upper
 from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
 from .entries import public
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_2d))
 def crba_kernel(packed, ws, q, M):
-    nb, nq, _ = model_sizes(packed)
-    status = check_configuration(packed, q, nq, 1)
+    nb, _, status = configuration_status(packed, q)
     if status:
         return status
     for i in range(nb):                     # ^λX_i (W_OM); I^c_i = I_i in body i's frame

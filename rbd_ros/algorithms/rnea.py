@@ -16,8 +16,8 @@ from ..model.layout import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI,
 from ..model.spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
                              inertia_apply, load6, load10, sub6)
 from ..model.se3 import cross3, rot3, rot3_t, se3_load, se3_store, store6
-from .common import (begin_state_pass, check_configuration, check_vector, model_sizes, set_world,
-                     vector_status)
+from .common import (begin_state_pass, check_configuration, check_vector, configuration_status,
+                     model_sizes, set_world, vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
 from .entries import public
 
@@ -27,7 +27,7 @@ def body_motion_step(packed, ws, q, v, a, i):
     """
     Run lines 6-9 for body i: (v_i, a_i) in its own frame.
 
-    Returns (^λX_i, v_i, a_i), which the caller stores (``store_body_motion``) once it has
+    Returns (^λX_i, v_i, a_i), which the caller stores (W_OM, W_OV, W_OA) once it has
     read what else it needs. This is also the forward pass of the regressors.
     """
     lam = int(packed[i, P_PARENT])
@@ -37,14 +37,6 @@ def body_motion_step(packed, ws, q, v, a, i):
     vi = add6(act_inv_motion(X, load6(ws, lam, W_OV)), vJ)                       # line 8
     ai = add6(add6(act_inv_motion(X, load6(ws, lam, W_OA)), aJ), cross_motion(vi, vJ))  # l.9
     return X, vi, ai
-
-
-@helper
-def store_body_motion(ws, i, X, vi, ai):
-    """Store ^λX_i, v_i, a_i of body i at W_OM, W_OV, W_OA."""
-    se3_store(ws, i, W_OM, X)
-    store6(ws, i, W_OV, vi)
-    store6(ws, i, W_OA, ai)
 
 
 @helper
@@ -58,7 +50,9 @@ def rnea_passes(packed, ws, q, v, a, fext, tau):
                  cross_force(vi, inertia_apply(inertia, vi)))     # lines 10-11
         if fext.shape[0]:
             f = sub6(f, load6(fext, i, 0))
-        store_body_motion(ws, i, X, vi, ai)
+        se3_store(ws, i, W_OM, X)                    # read again by lines 12-17
+        store6(ws, i, W_OV, vi)
+        store6(ws, i, W_OA, ai)
         store6(ws, i, W_OF, f)
     for i in range(nb - 1, -1, -1):                                # line 14
         f = load6(ws, i, W_OF)
@@ -160,8 +154,7 @@ def gravity_backward_step(packed, ws, tau, i):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d))
 def gravity_kernel(packed, ws, q, tau):
-    nb, nq, _ = model_sizes(packed)
-    status = check_configuration(packed, q, nq, 1)
+    nb, _, status = configuration_status(packed, q)
     if status:
         return status
     for k in range(3):                 # line 3: a_0 = -a_g
