@@ -23,8 +23,7 @@ hypothesis = pytest.importorskip("hypothesis") if not os.environ.get("CI") else 
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from node_helpers import SERVICES, Harness  # noqa: E402
-from node_cases import QUADRUPED, core_model, xml  # noqa: E402
-from test_node_hostile import answers  # noqa: E402
+from node_cases import QUADRUPED, answers, core_model, xml  # noqa: E402
 
 MODEL = core_model(QUADRUPED, floating_base=True)
 NAMES = list(MODEL.joint_names)

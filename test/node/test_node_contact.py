@@ -15,15 +15,13 @@ import time
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rbd_ros_interfaces.msg import Collision  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from node_helpers import RELIABLE, call_service, joint_state, new_stamp, wait_for  # noqa: E402
+from node_helpers import call_service, joint_state, new_stamp, wait_for  # noqa: E402
+from node_cases import Listener, set_payload  # noqa: E402
 from oracle import Robot  # noqa: E402
 from rbd_ros.contact import detection as contact  # noqa: E402
-from test_contact import OFF, ON, POINT, _run, _windows  # noqa: E402
+from contact_sim import OFF, ON, POINT, settled, simulated_contact  # noqa: E402
 
 
 GAIN = 500.0             # 1/s: the core's contact-wrench gain (force within 3 %)
@@ -33,8 +31,6 @@ THRESHOLDS = [0.5] * 6 + [0.05]
 FORCE = (6.0, 0.0, 8.0)
 RESET_AT = 600           # sample (t = 0.6 s, in the contact) before which the observer resets
 T0 = 5000                # s: the stamps' origin (other tests' stamps are 1000 + k)
-TOPICS = {"external_torques": JointState, "collision": Collision,
-          "contact_wrench": WrenchStamped}
 
 
 def stamp_of(k):
@@ -42,25 +38,6 @@ def stamp_of(k):
     ns = k * 1_000_000
     sec, nanosec = T0 + ns // 10**9, ns % 10**9
     return sec, nanosec, sec + 1e-9 * nanosec
-
-
-class Listener:
-    """The tester's subscriptions to the observer's outputs, messages kept by stamp."""
-
-    def __init__(self, h, topics=tuple(TOPICS)):
-        self.h = h
-        base = f"{h.namespace}/rbd_dynamics/"
-        self.received = {name: [] for name in topics}
-        self.subs = [h.tester.create_subscription(TOPICS[name], base + name,
-                                                  self.received[name].append, RELIABLE)
-                     for name in topics]
-        wait_for(lambda: all(h.node._pub[n].get_subscription_count() > 0 for n in topics)
-                 and all(s.get_publisher_count() > 0 for s in self.subs),
-                 what="discovery of the observer's outputs")
-
-    def by_time(self, name):
-        return {m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec: m
-                for m in list(self.received[name])}
 
 
 def send_samples(h, names, run, samples):
@@ -90,7 +67,7 @@ def reset_client(h):
 
 @pytest.mark.pinocchio
 def test_observer_outputs_follow_the_simulated_contact(harness):
-    robot, run, _ = _run("arm7", "link7", FORCE)
+    robot, run, _ = simulated_contact("arm7", "link7", FORCE)
     m = robot.model
     names = list(m.joint_names)
     h = harness(dict(robot_description=robot.xml, publish_external_torques=True,
@@ -123,7 +100,7 @@ def test_observer_outputs_follow_the_simulated_contact(harness):
     # the oracle: Pinocchio's τ_ext, as the core's tests check it
     peak = np.abs(run.tau_ext).max()
     restarting = (run.t >= run.t[RESET_AT]) & (run.t < run.t[RESET_AT] + 5.0 / GAIN)
-    err = np.abs(r - run.tau_ext)[_windows(run.t) & ~restarting].max()
+    err = np.abs(r - run.tau_ext)[settled(run.t) & ~restarting].max()
     assert err <= 0.02 * peak, f"max |r - τ_ext| = {err:.3g} > 2 % of {peak:.3g}"
     assert np.abs(r[run.t < ON]).max() < 1e-6
     # the reset: the sample after it restarts the observer (r = 0); it then tracks again
@@ -211,7 +188,6 @@ def test_observer_parameters_are_checked(harness):
     assert len(r) == len(stamps) and np.all(r[0] == 0) and np.abs(r[2]).max() > 0
     assert np.all(r[3] == 0), "the gap of 10 s did not restart the observer"
     # a payload is a new robot: its observer starts afresh
-    from test_node_payload import set_payload
     response = set_payload(h, "link7", 1.5, (0.0, 0.0, 0.05), 0.01 * np.eye(3))
     assert response.success, response.message
     assert h.node._robot.contact is not monitor and h.node._robot.contact is not None

@@ -22,8 +22,9 @@ import rbd_ros  # noqa: E402
 from rbd_ros.description.size_limits import DEFAULT_LIMITS  # noqa: E402
 from node_helpers import (LATCHED, PLANNER_SERVICES, ParameterServices, probing,  # noqa: E402
                           wait_for)
-from node_cases import ARM7, _run_node_process, core_model, good_exchange, xml  # noqa: E402
-from test_node_planner_process import children, gone  # noqa: E402
+from node_cases import (ARM7, _run_node_process, core_model, good_exchange,  # noqa: E402
+                        trajectory, xml)
+from processes import children, gone  # noqa: E402
 
 
 def chain(dofs, links=None, comment=0):
@@ -165,7 +166,6 @@ def test_the_planner_child_leaves_within_2_s_of_the_node_killed_while_it_compute
         # a rollout of 3,000 RK4 steps of the 500-dof chain: seconds of the child's main thread
         req = PLANNER_SERVICES["trajectory_forward"].Request(mode="rollout", integrator="rk4",
                                                              dt=1e-3)
-        from test_node_trajectories import trajectory
         tau = np.zeros((3000, model.nv))
         req.trajectory = trajectory(model.joint_names, np.arange(model.nv), effort=tau)
         req.trajectory.points[0].positions = [0.1] * model.nv

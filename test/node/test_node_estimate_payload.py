@@ -14,7 +14,8 @@ from rbd_ros_interfaces.srv import EstimatePayload  # noqa: E402
 
 import rbd_ros  # noqa: E402
 from node_helpers import call_service, joint_state, new_stamp  # noqa: E402
-from test_payload_identification import COM, MASS, simulate  # noqa: E402
+from pinocchio_oracles import (PAYLOAD_COM as COM, PAYLOAD_MASS as MASS,  # noqa: E402
+                               simulate_payload_arm as simulate)
 
 pytestmark = pytest.mark.pinocchio
 

@@ -19,8 +19,8 @@ from std_msgs.msg import String  # noqa: E402
 import rbd_ros  # noqa: E402
 from node_helpers import (OUTPUTS, SERVICES, Harness, joint_state, odometry,  # noqa: E402
                           wait_for)
-from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, QUADRUPED, TOL,  # noqa: E402
-                        assert_matches_core, core_model, good_exchange, message,
+from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, GARBAGE, QUADRUPED,  # noqa: E402
+                        answers, assert_matches_core, core_model, good_exchange, message,
                         random_base, random_state, service_request, shuffled, xml)
 
 MAX_LOG_LINE = 1000          # characters: any line the node logs (it quotes excerpts only)
@@ -60,29 +60,6 @@ def diagnostics_values(h):
             if status.name.endswith("rbd_dynamics: dynamics"):
                 return {kv.key: kv.value for kv in status.values}
     return {}
-
-
-def answers(h, model, seed, base=None):
-    """Assert the node answers an inverse_dynamics call correctly (``base``: its pose, twist)."""
-    names, perm = shuffled(list(model.joint_names), seed)
-    rng = np.random.default_rng(seed)
-    q, v, a = (rng.uniform(-1, 1, len(names)) for _ in range(3))      # model order
-    request_base = None if base is None else {"q": base[0], "v": base[1], "a": np.zeros(6)}
-    resp = h.call("inverse_dynamics", service_request(
-        "inverse_dynamics", names, {"q": q[perm], "v": v[perm], "a": a[perm]}, request_base))
-    assert resp.success, resp.message
-    if base is not None:
-        q, v, a = (np.concatenate([b, x]) for b, x in zip((base[0], base[1], np.zeros(6)),
-                                                          (q, v, a)))
-    tau = rbd_ros.rnea(model, q, v, a)
-    np.testing.assert_allclose(resp.tau, tau[model.nv - len(names):][perm], **TOL)
-
-
-GARBAGE = [b"\x00\x00\x00\x00" + b"junk" * 8,                 # big-endian CDR header, junk
-           b"\x00\x00\x00\x00" + bytes(range(256)) * 2,
-           b"\x00\x03\x00\x00" + b"\xff" * 64,                 # an unknown encapsulation
-           b"\x00\x01\x00\x00" + b"\xff" * 64,                 # little-endian, nonsense counts
-           b"\x00\x01\x00\x00\x01"]                             # truncated
 
 
 # -- 1: garbage bytes on joint_states and odometry ------------------------------------------

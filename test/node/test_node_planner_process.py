@@ -27,17 +27,16 @@ from rbd_ros.actuation import joint_parameters as joint_friction  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
 from rbd_ros.node.planner.process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
-from helpers import ROOT, assert_close  # noqa: E402
+from helpers import ROOT, assert_close, random_payload  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
 from node_helpers import (PLANNER_SERVICES, SERVICES, ParameterServices,  # noqa: E402
                           call_service, probing, wait_for)
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.logging import LoggingSeverity  # noqa: E402
 from oracle import Robot  # noqa: E402
-from node_cases import ARM7, QUADRUPED, _run_node_process, xml  # noqa: E402
-from test_node_payload import set_payload  # noqa: E402
-from test_node_trajectories import pin_each, states, trajectory  # noqa: E402
-from test_payload import payload  # noqa: E402
+from node_cases import (ARM7, QUADRUPED, _run_node_process, pin_each,  # noqa: E402
+                        random_states, set_payload, trajectory, xml)
+from processes import children, gone  # noqa: E402
 
 
 def torques_request(model, q, v, a):
@@ -67,27 +66,6 @@ def single_state_torques(h, model, q, v, a):
     return np.array(out)
 
 
-def gone(pid):
-    """Tell whether process ``pid`` has ended (exited and reaped, or a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-def children(pid):
-    """Return the pids of the children of process ``pid`` (any of its threads' children)."""
-    found = set()
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found.update(int(x) for x in f.read().split())
-        except OSError:
-            pass
-    return found
-
-
 def serving(h):
     planner = h.node._planner_process
     wait_for(lambda: planner.state.startswith("serving"), timeout=60.0,
@@ -102,7 +80,7 @@ def test_the_robot_snapshot_pickles_and_answers_alike():
     params = joint_friction.JointParameters(tuple(model.joint_names), {
         "viscous": np.linspace(0.1, 0.5, model.nv), "armature": np.full(model.nv, 0.02)})
     robot = NodeRobot(model, "<robot/>", (), {}, {link: rbd_ros.model.inertia.compact(
-        *payload(1))}, actuation.Actuation(params, 0))
+        *random_payload(1))}, actuation.Actuation(params, 0))
     snapshot = PlannerRobot(robot)
     copy = pickle.loads(pickle.dumps(snapshot, pickle.HIGHEST_PROTOCOL))
     assert copy.joint_names == robot.joint_names and copy.dof_names == robot.dof_names
@@ -133,12 +111,12 @@ def test_payload_gravity_and_description_reach_the_planner_process(harness, pin)
     m = robot.model
     h = harness(dict(robot_description=robot.xml, planner_process=True))
     pid = serving(h)
-    q, v, a = states(robot, 12, 3)
+    q, v, a = random_states(robot, 12, 3)
     assert_close(trajectory_torques(h, m, q, v, a), pin_each(robot, pin.rnea, q, v, a), 1e-9,
                  "no payload")
     # a payload: the very next request sees it (the node waits for nothing)
     body = m.nbodies - 1
-    mass, com, rot = payload(4)
+    mass, com, rot = random_payload(4)
     assert set_payload(h, m.body_names[body], mass, com, rot).success
     jid = robot.body_joint[body]
     robot.pm.inertias[jid] = robot.pm.inertias[jid] + pin.Inertia(mass, com, rot)

@@ -34,7 +34,7 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from rbd_ros import outputs  # noqa: E402
 from rbd_ros.replay import bag_io, replay  # noqa: E402
 from node_helpers import Harness, wait_for  # noqa: E402
-from test_node_contact import Listener  # noqa: E402
+from node_cases import Listener  # noqa: E402
 from messages import odometry_cdr  # noqa: E402
 from oracle import Robot, assert_close  # noqa: E402
 

@@ -3,7 +3,7 @@ Measured wrenches (``wrench_topics``) with real rclpy publishers, against Pinocc
 
 ~/torques and ~/accelerations with WrenchStamped inputs in a link's frame (a fixed-joint
 link: arm7's ``tool``) and in the world frame, against pin.rnea / pin.aba with the forces
-moved to their joints by Pinocchio (``test_wrench.pin_fext``); the tick waits for every
+moved to their joints by Pinocchio (``pinocchio_oracles.pin_fext``); the tick waits for every
 input and skips while one is stale; malformed wrenches (NaN, a wrong frame) are refused and
 counted; bad parameters and unknown links are refused with a clear reason.
 """
@@ -20,7 +20,7 @@ from node_helpers import RELIABLE, joint_state, new_stamp, wait_for  # noqa: E40
 from oracle import Robot  # noqa: E402
 from rbd_ros.node.dynamics_node import DynamicsNode  # noqa: E402
 from rbd_ros.node.wrenches import parse_wrench_topics  # noqa: E402
-from test_wrench import pin_fext  # noqa: E402
+from pinocchio_oracles import pin_fext  # noqa: E402
 
 
 INPUTS = ["ft_tool:tool", "contact_world:link4"]
