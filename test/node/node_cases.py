@@ -193,7 +193,7 @@ GARBAGE = [b"\x00\x00\x00\x00" + b"junk" * 8,                 # big-endian CDR h
 # -- payloads, joint parameters, trajectories -----------------------------------------------
 
 def set_payload(h, link, mass, com=(0, 0, 0), rot=np.zeros((3, 3))):
-    """Call the node's ~/set_payload (``rot``: the centroidal inertia); return the response."""
+    """Ask the node's payload service for ``mass`` at ``com`` on ``link``; return its response."""
     req = PLANNER_SERVICES["set_payload"].Request(link=link)
     i = req.inertia
     i.m = float(mass)
