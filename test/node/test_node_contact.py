@@ -51,10 +51,10 @@ def send_samples(h, names, run, samples):
 
 def send_once(h, msg):
     """Publish ``msg`` and wait for the node to take it (a copy taken twice would restart)."""
-    before = h.node._stats["joint_states"]
+    before = h.node.stats()["joint_states"]
     deadline = time.monotonic() + 5.0
     h.joint_states.publish(msg)
-    while h.node._stats["joint_states"] == before:
+    while h.node.stats()["joint_states"] == before:
         if time.monotonic() > deadline:      # lost (best effort): never taken, so resent
             h.joint_states.publish(msg)
             deadline = time.monotonic() + 5.0
@@ -152,7 +152,7 @@ def test_observer_parameters_are_checked(harness):
     robot = Robot("arm7")
     m = robot.model
     h = harness(dict(robot_description=robot.xml, publish_external_torques=True))
-    monitor = wait_for(lambda: h.node._robot is not None and h.node._robot.contact,
+    monitor = wait_for(lambda: getattr(h.node.current_robot(), "contact", None),
                        what="the observer")
     bad = {"observer_gain": [(-1.0, "> 0"), ([1.0, 2.0], "per dof (7)"),
                              ([float("nan")], "finite"), ([], "finite")],
@@ -162,7 +162,7 @@ def test_observer_parameters_are_checked(harness):
         for value, words in cases:
             result, = h.set_parameters(**{name: value})
             assert not result.successful and words in result.reason, (name, value, result)
-    assert h.node._robot.contact is monitor            # nothing applied
+    assert h.node.current_robot().contact is monitor            # nothing applied
     np.testing.assert_array_equal(monitor.observer.gain, np.full(m.nv, 50.0))
     # good values: a double or one per dof, applied live without a restart
     result, = h.set_parameters(observer_gain=200.0)
@@ -170,8 +170,9 @@ def test_observer_parameters_are_checked(harness):
     gains = [float(10 + k) for k in range(m.nv)]
     result, = h.set_parameters(collision_thresholds=gains)
     assert result.successful, result.reason
-    wait_for(lambda: list(h.node._robot.contact.thresholds) == gains, what="new thresholds")
-    assert h.node._robot.contact is monitor
+    wait_for(lambda: list(h.node.current_robot().contact.thresholds) == gains,
+             what="new thresholds")
+    assert h.node.current_robot().contact is monitor
     np.testing.assert_array_equal(monitor.observer.gain, np.full(m.nv, 200.0))
     # a gap between stamps longer than max_joint_age (5 s here) restarts the observer
     listen = Listener(h, ("external_torques",))
@@ -190,22 +191,23 @@ def test_observer_parameters_are_checked(harness):
     # a payload is a new robot: its observer starts afresh
     response = set_payload(h, "link7", 1.5, (0.0, 0.0, 0.05), 0.01 * np.eye(3))
     assert response.success, response.message
-    assert h.node._robot.contact is not monitor and h.node._robot.contact is not None
-    np.testing.assert_array_equal(h.node._robot.contact.observer.gain, np.full(m.nv, 200.0))
-    assert not h.node._robot.contact.observer.state.any()
+    contact = h.node.current_robot().contact
+    assert contact is not monitor and contact is not None
+    np.testing.assert_array_equal(contact.observer.gain, np.full(m.nv, 200.0))
+    assert not contact.observer.state.any()
     # contact_frame set live: ~/contact_wrench advertised, the robot's observer on link7
     result, = h.set_parameters(contact_frame="link7")
     assert result.successful, result.reason
-    wait_for(lambda: "contact_wrench" in h.node._pub and h.node._robot.contact.frame == "link7",
-             what="~/contact_wrench on link7")
+    wait_for(lambda: "contact_wrench" in h.node._pub
+             and h.node.current_robot().contact.frame == "link7", what="~/contact_wrench on link7")
     # a message without efforts: the observer's outputs are skipped with the reason
     q, v, _, _, _ = robot.random_state(2)
     stamp = new_stamp()
     h.exchange(lambda: h.joint_states.publish(joint_state(m.joint_names, q, v, stamp=stamp)),
                stamp)
-    wait_for(lambda: h.node._skip_counts.get("observer without efforts", 0) > 0,
+    wait_for(lambda: h.node.skips().counts.get("observer without efforts", 0) > 0,
              what="the observer's skip")
-    assert "efforts unknown" in h.node._last_skip
+    assert "efforts unknown" in h.node.skips().last
 
 
 def test_reset_observer_when_off_says_why(harness):

@@ -68,10 +68,10 @@ def test_descriptions_just_under_and_over_the_limits(harness):
             start=1):
         h.description.publish(String(data=xml_text))
         wait_for(lambda: rejections(h, said), what=f"the rejection saying {said!r}")
-        assert h.node._stats["descriptions_rejected"] == n
+        assert h.node.stats()["descriptions_rejected"] == n
         wait_for(lambda: diagnostics_say(h, said), what="/diagnostics saying why")
         good_exchange(h, model, 1 + n)            # the model under the limits runs on
-    assert h.node._robot.model.name == "chain12"
+    assert h.node.current_robot().model.name == "chain12"
     size = len(chain(5, comment=16384))
     assert rejections(h, f"{size} bytes, the limit is 16384")
 
@@ -84,7 +84,7 @@ def test_a_10000_link_description_is_refused_quickly_with_the_number(harness):
     said = (f"10000 links, the limit is {DEFAULT_LIMITS.max_links} (max_description_links)")
     wait_for(lambda: rejections(h, said), what="the rejection with the number")
     took = time.monotonic() - published
-    assert h.node._robot is None and h.node._stats["descriptions_rejected"] == 1
+    assert h.node.current_robot() is None and h.node.stats()["descriptions_rejected"] == 1
     assert "robot description too large" in h.node.waiting_for_model()
     # the node is free again at once: the next description loads
     h.description.publish(String(data=xml(ARM7)))

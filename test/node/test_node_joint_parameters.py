@@ -73,7 +73,8 @@ def test_outputs_include_the_joint_parameters(harness, pin, tmp_path):
         a = np.random.default_rng(seed).uniform(-2, 2, model.nv)
         order, perm = shuffled(names, seed)
         h.accel.publish(joint_vector(order, a[perm]))
-        wait_for(lambda: np.array_equal(h.node._robot.a, a), what="the commanded acceleration")
+        wait_for(lambda: np.array_equal(h.node.current_robot().a, a),
+                 what="the commanded acceleration")
         msg = message(model, q, v, tau, seed=seed)
         found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp,
                            topics=list(OUTPUTS))
@@ -157,7 +158,7 @@ def test_urdf_joint_dynamics_live(harness, pin):
         found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp)
         np.testing.assert_allclose(found["torques"].effort, oracle.tau(q, v, 0 * v), **TOL)
     h.set_parameters(robot_description=with_dynamics(xml(ARM7), -1.0, 0.0))
-    wait_for(lambda: "-1.0" in h.node._robot.xml, what="the new description")
+    wait_for(lambda: "-1.0" in h.node.current_robot().xml, what="the new description")
     (result,) = h.set_parameters(urdf_joint_dynamics=True)
     assert not result.successful and "damping" in result.reason
 
@@ -196,8 +197,8 @@ def test_description_that_does_not_fit_is_rejected(harness, pin, tmp_path):
                      joint_parameters_file=write_joint_file(tmp_path / "p.json", model, values)))
     h.set_parameters(robot_description=xml(BRANCHED))
     h.wait_log("joint_parameters_file: joints not in the model")
-    assert h.node._stats["descriptions_rejected"] == 1
-    assert h.node._robot.model.name == model.name
+    assert h.node.stats()["descriptions_rejected"] == 1
+    assert h.node.current_robot().model.name == model.name
     q, v, tau = random_state(model, 9)
     msg = message(model, q, v, tau, seed=9)
     found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp)

@@ -81,7 +81,7 @@ def test_bad_payloads(harness):
         assert len(resp.message) < 400
         for word in words:
             assert word in resp.message, resp.message
-    assert h.node._robot.payloads == {}
+    assert h.node.current_robot().payloads == {}
 
 
 def test_payload_on_fixed_joint_link(harness, pin):

@@ -130,7 +130,7 @@ def test_payload_gravity_and_description_reach_the_planner_process(harness, pin)
     # another robot description: against the node's single-state service
     quadruped = rbd_ros.load_model(QUADRUPED)
     assert h.set_parameters(robot_description=xml(QUADRUPED))[0].successful
-    wait_for(lambda: h.node._robot.model.name == quadruped.name, what="the new model")
+    wait_for(lambda: h.node.current_robot().model.name == quadruped.name, what="the new model")
     q2, v2, a2 = (np.array([quadruped.random_configuration(k) for k in range(5)]),
                   *np.random.default_rng(5).normal(size=(2, 5, quadruped.nv)))
     assert_close(trajectory_torques(h, quadruped, q2, v2, a2),
@@ -213,7 +213,7 @@ def test_no_robot_model_yet_then_the_description_from_the_topic(harness):
     resp = h.call("trajectory_torques", torques_request(model, q, v, a), timeout=30.0)
     assert not resp.success and resp.message == "no robot model yet"
     h.description.publish(String(data=xml(ARM7)))
-    wait_for(lambda: h.node._robot is not None, what="the model from the topic")
+    wait_for(lambda: h.node.current_robot() is not None, what="the model from the topic")
     assert_close(trajectory_torques(h, model, q, v, a),
                  single_state_torques(h, model, q, v, a), 1e-12, "the model from the topic")
 

@@ -80,7 +80,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     # no wrench yet: nothing is published, the reason is counted
     stamp = new_stamp()
     h.send_joint_states(joint_state(names, q, v, tau, stamp=stamp))
-    wait_for(lambda: h.node._skip_counts.get("no wrench", 0) > 0, what="a 'no wrench' skip")
+    wait_for(lambda: h.node.skips().counts.get("no wrench", 0) > 0, what="a 'no wrench' skip")
     assert h.no_output(stamp)
     rng = np.random.default_rng(0)
     tool, world = rng.normal(scale=5.0, size=6), rng.normal(scale=5.0, size=6)
@@ -101,7 +101,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     without = pin.rnea(robot.pm, robot.pd, qp, vp, np.zeros(m.nv))
     assert not np.allclose(found["torques"].effort, robot.v_from_pin(without))
     # malformed wrenches are refused and counted; the last valid one stays in use
-    refused = h.node._stats["wrenches_refused"]
+    refused = h.node.stats()["wrenches_refused"]
     sent = w.send("ft_tool", wrench_msg("tool", [np.nan, 0, 0, 0, 0, 0]), "refused")
     k = [t for t, _ in h.node._wrenches.inputs].index("ft_tool")
     other_frame = wrench_msg("some_other_frame", np.ones(6))
@@ -112,7 +112,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
         sent += 1
         time.sleep(0.02)
     # every copy the node took is counted once (on a loaded machine, more than one of each)
-    assert refused + 2 <= h.node._stats["wrenches_refused"] <= refused + sent
+    assert refused + 2 <= h.node.stats()["wrenches_refused"] <= refused + sent
     stamp = new_stamp()
     msg = joint_state(names, q, v, tau, stamp=stamp)
     found = h.exchange(lambda: h.joint_states.publish(msg), stamp)
@@ -160,10 +160,10 @@ def test_stale_wrench_skips_the_tick(harness, pin):
     wait_for(lambda: time.monotonic() - wrenches.received.max() > 0.3 + 0.05,
              what="the wrench to go stale")
     stale = new_stamp()
-    skips = h.node._skip_counts.get("stale wrench", 0)
+    skips = h.node.skips().counts.get("stale wrench", 0)
     h.joint_states.publish(joint_state(names, q, v, tau, stamp=stale))   # once (reliable)
-    wait_for(lambda: h.node._skip_counts.get("stale wrench", 0) > skips, what="a stale skip")
-    assert "ft_tool" in h.node._last_skip
+    wait_for(lambda: h.node.skips().counts.get("stale wrench", 0) > skips, what="a stale skip")
+    assert "ft_tool" in h.node.skips().last
     # a fresh wrench: published again, with its value
     w.send("ft_tool", wrench_msg("tool", second))
     stamp = new_stamp()
@@ -203,8 +203,9 @@ def test_bad_wrench_topics_parameter_stops_the_node_at_start():
 def test_unknown_wrench_link_rejects_the_description(harness):
     robot = Robot("arm7")
     h = harness(dict(robot_description=robot.xml, wrench_topics=["/ft:no_such_link"]))
-    assert h.node._robot is None
-    assert "no_such_link" in h.node._rejected and "wrench_topics" in h.node._rejected
+    assert h.node.current_robot() is None
+    why = h.node.waiting_for_model()          # "the last robot description was rejected: ..."
+    assert "no_such_link" in why and "wrench_topics" in why
 
 
 def test_wrench_cdr_decoder_matches_rclpy():
