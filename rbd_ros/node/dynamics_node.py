@@ -170,6 +170,10 @@ class DynamicsNode(Node):
         """Return copies of the skips so far (``skips.SkipRecord``: counts, reasons, last)."""
         return self._skips.record()
 
+    def wrench_inputs(self):
+        """Return copies of the wrench inputs' state (``wrenches.WrenchRecord`` by topic)."""
+        return self._wrenches.record()
+
     @property
     def outputs(self):
         """Output name -> whether it is published (``output_topics.OutputTopics``)."""

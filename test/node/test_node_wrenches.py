@@ -55,12 +55,11 @@ class Wrenches:
         the node was still taking the previous one is counted too, so the node may count
         up to that many.
         """
-        k = [t for t, _ in self.h.node._wrenches.inputs].index(topic)
-        counts = self.h.node._wrenches.counts[k]
-        before = counts[counter]
+        node = self.h.node
+        before = node.wrench_inputs()[topic].counts[counter]
         deadline = time.monotonic() + 10.0
         published = 0
-        while counts[counter] == before:
+        while node.wrench_inputs()[topic].counts[counter] == before:
             assert time.monotonic() < deadline, f"the node never took the wrench on {topic}"
             self.pubs[topic].publish(msg)
             published += 1
@@ -103,10 +102,9 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     # malformed wrenches are refused and counted; the last valid one stays in use
     refused = h.node.stats()["wrenches_refused"]
     sent = w.send("ft_tool", wrench_msg("tool", [np.nan, 0, 0, 0, 0, 0]), "refused")
-    k = [t for t, _ in h.node._wrenches.inputs].index("ft_tool")
     other_frame = wrench_msg("some_other_frame", np.ones(6))
     deadline = time.monotonic() + 10.0
-    while "some_other_frame" not in h.node._wrenches.last_refusal[k]:
+    while "some_other_frame" not in h.node.wrench_inputs()["ft_tool"].last_refusal:
         assert time.monotonic() < deadline, "the wrench in another frame was never refused"
         w.pubs["ft_tool"].publish(other_frame)
         sent += 1
@@ -122,7 +120,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     # /diagnostics shows each input
 
     def diagnosed():
-        refusals = h.node._wrenches.counts[k]["refused"]  # 2, or more copies (see send)
+        refusals = h.node.wrench_inputs()["ft_tool"].counts["refused"]  # 2 or more (see send)
         for d in reversed(h.messages("diagnostics")):
             for s in d.status:
                 values = {kv.key: kv.value for kv in s.values}
@@ -156,9 +154,8 @@ def test_stale_wrench_skips_the_tick(harness, pin):
     msg = joint_state(names, q, v, tau, stamp=stamp)
     found = h.exchange(lambda: h.joint_states.publish(msg), stamp)     # fresh: published
     assert_close(np.array(found["torques"].effort), torques_with(first), 1e-9, "fresh wrench")
-    wrenches = h.node._wrenches               # the node's clock of its latest wrench
-    wait_for(lambda: time.monotonic() - wrenches.received.max() > 0.3 + 0.05,
-             what="the wrench to go stale")
+    wait_for(lambda: time.monotonic() - max(w.received for w in h.node.wrench_inputs().values())
+             > 0.3 + 0.05, what="the wrench to go stale")    # the node's clock of its latest
     stale = new_stamp()
     skips = h.node.skips().counts.get("stale wrench", 0)
     h.joint_states.publish(joint_state(names, q, v, tau, stamp=stale))   # once (reliable)
