@@ -174,6 +174,10 @@ class DynamicsNode(Node):
         """Return copies of the wrench inputs' state (``wrenches.WrenchRecord`` by topic)."""
         return self._wrenches.record()
 
+    def planner_status(self):
+        """Return the planner process's ``PlannerStatus`` (None: the planner is a thread)."""
+        return None if self._planner_process is None else self._planner_process.status()
+
     @property
     def outputs(self):
         """Output name -> whether it is published (``output_topics.OutputTopics``)."""

@@ -67,10 +67,9 @@ def single_state_torques(h, model, q, v, a):
 
 
 def serving(h):
-    planner = h.node._planner_process
-    wait_for(lambda: planner.state.startswith("serving"), timeout=60.0,
+    wait_for(lambda: h.node.planner_status().state.startswith("serving"), timeout=60.0,
              what="the planner process to serve")
-    return planner.pid
+    return h.node.planner_status().pid
 
 
 def test_the_robot_snapshot_pickles_and_answers_alike():
@@ -135,7 +134,8 @@ def test_payload_gravity_and_description_reach_the_planner_process(harness, pin)
                   *np.random.default_rng(5).normal(size=(2, 5, quadruped.nv)))
     assert_close(trajectory_torques(h, quadruped, q2, v2, a2),
                  single_state_torques(h, quadruped, q2, v2, a2), 1e-12, "new description")
-    assert h.node._planner_process.pid == pid and h.node._planner_process.exits == 0
+    status = h.node.planner_status()
+    assert status.pid == pid and status.exits == 0
     h.close()
     assert gone(pid), "the planner process outlived its node"
 
@@ -379,7 +379,7 @@ def test_the_planner_process_runs_with_the_large_messages_profile(harness):
     from rbd_ros.node.planner import process as planner_process
     h = harness(dict(robot_description=xml(ARM7), planner_process=True))
     serving(h)
-    pid = h.node._planner_process.pid
+    pid = h.node.planner_status().pid
     with open(f"/proc/{pid}/environ", "rb") as f:
         environ = f.read().split(b"\0")
     assert f"FASTRTPS_DEFAULT_PROFILES_FILE={PROFILE}".encode() in environ
