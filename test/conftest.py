@@ -12,14 +12,18 @@ The tests are in folders by the layer they test, each with a conftest of its own
 * ``replay/``: the rosbag replay and its fleet (Dask) runs;
 * here, at the root: checks of the project as a whole (flake8, pydocstyle, the manual, the
   examples, package.xml, the README's commands, a colcon workspace) and the modules every
-  layer shares (``helpers.py``, ``oracle.py`` the robot set and Pinocchio, ``corpus.py``,
-  ``mimic_oracle.py``, ``contact_sim.py``, ``messages.py``, ``ros_cli.py``).
+  layer shares (``helpers.py``, ``oracle.py`` the robot set and Pinocchio, ``corpus.py`` and
+  ``corpus_cases.py``, ``mimic_oracle.py``, ``contact_sim.py``, ``pinocchio_oracles.py``,
+  ``identification_oracles.py``, ``retime_paths.py``, ``messages.py``, ``ros_cli.py``).
 
 Test files are imported by basename (pytest's default "prepend" import mode, no
 ``__init__.py``): a basename must be unique across the folders (pytest refuses a second one).
-This folder and ``core/`` are put on sys.path here, so a test of any layer imports the shared
-modules (``import oracle``) and the core tests' oracles (``from test_retime import ...``);
-``node/`` and ``replay/`` are on it only once pytest imports a test of theirs.
+This folder is put on sys.path here, so a test of any layer imports the shared modules
+(``import oracle``); ``node/`` and ``replay/`` are on it once pytest imports a test of
+theirs, for their own helper modules (``node_cases.py``, ``replay/bag_records.py``, ...).
+A test module never imports another test module (``test_package_layers`` checks it): what
+two test files share is in a helper module, so importing one test file runs no other's
+module-level code.
 
 Comparisons with Pinocchio (``pin`` on PyPI) carry the ``pinocchio`` marker (given
 explicitly, or by using the ``pin`` fixture), so ``pytest -m pinocchio`` and ``pytest -m
@@ -37,9 +41,8 @@ import sys
 import pytest
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
-for _folder in (os.path.join(TEST_DIR, "core"), TEST_DIR):
-    if _folder not in sys.path:
-        sys.path.insert(0, _folder)
+if TEST_DIR not in sys.path:
+    sys.path.insert(0, TEST_DIR)
 
 from helpers import IN_CI, require_module  # noqa: E402
 

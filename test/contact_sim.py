@@ -10,10 +10,16 @@ recorded are those commanded torques at the sample times. Joint friction
 f(v) = Fv v + Fc tanh(v/ε) + τ0 opposes the motors when given. A contact force F (constant in
 the link's axes, at a point of the link) acts on the link between two sample times; its
 joint torques τ_ext = J_linkᵀ [F; p × F] (Pinocchio's LOCAL frame Jacobian) are recorded.
+
+The contact of the observer's tests (``test_contact``, ``test_node_contact``):
+:func:`simulated_contact` (a force from ON to OFF at POINT) and :func:`settled`.
 """
+import functools
 from collections import namedtuple
 
 import numpy as np
+
+from oracle import Robot
 
 Contact = namedtuple("Contact", "link point force t_on t_off")
 Friction = namedtuple("Friction", "armature viscous coulomb offset epsilon")
@@ -134,3 +140,38 @@ class Simulation:
         for k, (iq, nq, _) in enumerate(joints):
             q[off_q + k] = np.arctan2(qp[iq + 1], qp[iq]) if nq == 2 else qp[iq]
         return q
+
+
+# -- the contact of the observer's tests (core and node) ------------------------------------
+
+K = 100.0                       # 1/s: the core tests' observer gain, settled after 5/K = 50 ms
+SETTLE = 5.0 / K
+ON, OFF, END = 0.3, 0.8, 1.1    # s: the contact's start and end, the run's end
+POINT = np.array([0.02, 0.03, 0.05])       # m, in the link's frame: not on a joint axis
+
+
+@functools.lru_cache(maxsize=None)
+def simulated_contact(name, link, force, friction=False, duration=END, substeps=2,
+                      point=tuple(POINT)):
+    """
+    Return (robot, :data:`Run`, friction) of robot ``name`` with ``force`` on ``link``.
+
+    The force acts from ON to OFF at ``point`` (the link's frame; ``link`` None: no contact);
+    ``friction``: the joints have armature and friction (returned, else None). Cached.
+    """
+    robot = Robot(name)
+    params = None
+    if friction:
+        n = len(robot.model.joint_names)
+        # ε = 0.1 rad/s: a Coulomb term that turns within 0.01 rad/s changes faster than 1 kHz
+        # samples resolve (1.8e-5 N·m without contact from its quadrature alone)
+        params = Friction(np.full(n, 0.05), np.full(n, 0.4), np.full(n, 0.3), np.full(n, 0.1),
+                          0.1)
+    sim = Simulation(robot, params)
+    hit = None if link is None else Contact(link, np.array(point), np.array(force), ON, OFF)
+    return robot, sim.run(duration, hit, substeps=substeps), params
+
+
+def settled(t):
+    """Settled samples: before the contact, in it after 5/K, after it after 5/K."""
+    return (t < ON) | ((t >= ON + SETTLE) & (t < OFF)) | (t >= OFF + SETTLE)

@@ -12,6 +12,7 @@ import os
 import random
 import threading
 
+import numpy as np
 import pytest
 
 from oracle import (BAD_DIR, BUNDLED_DIR, ERD, EXAMPLE_ROBOT_DATA_ROBOTS,  # noqa: F401
@@ -23,6 +24,14 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 """True where a missing test dependency must fail the tests that need it (CI=true)."""
 
 SEEDS = (0, 1, 2, 3, 4)
+
+
+def random_payload(seed):
+    """Return (mass, com, centroidal inertia) of a random rigid body."""
+    rng = np.random.default_rng(seed)
+    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
+    moments = rng.uniform(0.01, 0.05, 3)
+    return 0.5 + rng.uniform(0, 2), rng.normal(scale=0.1, size=3), R @ np.diag(moments) @ R.T
 
 
 def run_threads(work, n):

@@ -3,7 +3,9 @@ The package's import graph (``ast``): no import circle, no import from a higher 
 
 Also: every top-level entry of ``rbd_ros/`` has a layer, and the README's layout is the tree.
 Every ``import`` and ``from ... import`` counts, at module level or inside a function: a
-lazy import is a dependency all the same (it moves the circle to the first call).
+lazy import is a dependency all the same (it moves the circle to the first call). And the
+tests' own modules: no module under test/ imports a test module (``test_*``), which would
+run that file's module-level code and tie the two files (and their layers) together.
 """
 import ast
 import os
@@ -197,3 +199,39 @@ def test_the_readme_layout_is_the_tree_in_layer_order():
         f"omits {sorted(tree - set(listed))}"
     order = [LAYER_OF[n] for n in listed]
     assert order == sorted(order), "the README lists rbd_ros/ lowest layer first, as LAYERS"
+
+
+def imported_test_modules(source):
+    """Return the test modules (``test_*``) the Python ``source`` imports, lazily or not."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module or "")
+        elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith(
+                ("import_module", "__import__", "importorskip")) and node.args \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+            found.add(node.args[0].value)
+    return {m for m in found if m.split(".")[0].startswith("test_")}
+
+
+def test_the_test_import_reader_sees_every_form():
+    source = ("import test_a\nfrom test_b import x\nimport os, test_c.sub\n"
+              "def f():\n    from test_d import y\n    importlib.import_module('test_e')\n"
+              "from helpers import test_f\nimport node_cases\nfrom . import test_g\n")
+    assert imported_test_modules(source) == {"test_a", "test_b", "test_c.sub", "test_d",
+                                             "test_e"}
+
+
+def test_no_test_module_imports_a_test_module():
+    """What two test files share is in a helper module (node_cases, pinocchio_oracles, ...)."""
+    found = []
+    for folder, dirs, files in os.walk(os.path.join(ROOT, "test")):
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "__")))
+        for name in sorted(f for f in files if f.endswith(".py")):
+            path = os.path.join(folder, name)
+            with open(path, encoding="utf-8") as f:
+                imported = imported_test_modules(f.read())
+            found += [f"{os.path.relpath(path, ROOT)} imports {m}" for m in sorted(imported)]
+    assert found == [], "move what they share into a helper module:\n" + "\n".join(found)

@@ -136,8 +136,6 @@ class DynamicsNode(Node):
         logger = self.get_logger()
         self._wrenches = WrenchInputs(p["wrench_topics"], p["world_frame"])
         self._skips = Skips(logger, self._stats, p, self._wrenches)
-        self._skip_counts = self._skips.counts        # the collaborators' state the tests read
-        self._skip_reasons = self._skips.reasons
         self._losses = LostMessageCounter(self, self._stats, self._skips.warn, self._guarded)
         self._on_message_lost = self._losses.on_message_lost
         self._timer_set = Timers(self, self._guarded)
@@ -164,13 +162,21 @@ class DynamicsNode(Node):
         """Return the robot the node computes with (None before a model)."""
         return self._robot
 
-    @property
-    def _last_skip(self):
-        return self._skips.last
+    def stats(self):
+        """Return a copy of the /diagnostics counters (``STATS``: name -> count)."""
+        return dict(self._stats)
 
-    @property
-    def _rejected(self):
-        return self._descriptions.rejected
+    def skips(self):
+        """Return copies of the skips so far (``skips.SkipRecord``: counts, reasons, last)."""
+        return self._skips.record()
+
+    def wrench_inputs(self):
+        """Return copies of the wrench inputs' state (``wrenches.WrenchRecord`` by topic)."""
+        return self._wrenches.record()
+
+    def planner_status(self):
+        """Return the planner process's ``PlannerStatus`` (None: the planner is a thread)."""
+        return None if self._planner_process is None else self._planner_process.status()
 
     @property
     def outputs(self):

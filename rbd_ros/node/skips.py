@@ -5,6 +5,8 @@ Why the dynamics node published nothing: counted by reason, logged throttled and
 /diagnostics, ``reasons``: text -> count, the first 32 texts, ``last``: the last text) and
 the log's throttle; it is given what it reads. No maths here.
 """
+from collections import namedtuple
+
 from .. import outputs
 from .reporting import Throttle, one_line
 
@@ -21,6 +23,10 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
               "observer refused": "the momentum observer refused the state: {error}",
               "callback error": "unexpected exception in the {where} callback: {error} "
                                 "(ignored; the node runs on)"}
+
+
+SkipRecord = namedtuple("SkipRecord", "counts reasons last")
+"""Copies of the skips so far (:meth:`Skips.record`): ``counts``, ``reasons``, ``last``."""
 
 
 class Skips:
@@ -41,6 +47,10 @@ class Skips:
         self.reasons = {}                 # text -> count (the first 32 texts)
         self.last = ""                    # the text of the last skip
         self.throttle = Throttle()
+
+    def record(self):
+        """Return a :data:`SkipRecord` of copies (a reader never sees them change)."""
+        return SkipRecord(dict(self.counts), dict(self.reasons), self.last)
 
     def tick(self, robot, reason, now):
         """Count and log why the tick publishes nothing, with the details of its text."""

@@ -20,6 +20,7 @@ A link must be a link of the robot (a body or one welded to a body by fixed join
 a description without one of them is rejected, as any description the node cannot model.
 """
 import math
+from collections import namedtuple
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from .reporting import excerpt
 
 MAX_INPUTS = 64
 STATS = ("received", "refused")
+WrenchRecord = namedtuple("WrenchRecord", "link counts last_refusal received")
+"""Copies of one input's state (:meth:`WrenchInputs.record`): its link, its ``counts``
+(``STATS``), the last refusal's text and ``received`` (-inf: no valid wrench yet)."""
 
 
 def parse_wrench_topics(entries):
@@ -95,6 +99,12 @@ class WrenchInputs:
 
     def __bool__(self):
         return bool(self.inputs)
+
+    def record(self):
+        """Return ``{topic: WrenchRecord}`` of copies, in ``wrench_topics`` order."""
+        return {topic: WrenchRecord(link, dict(self.counts[k]), self.last_refusal[k],
+                                    float(self.received[k]))
+                for k, (topic, link) in enumerate(self.inputs)}
 
     def check_links(self, model):
         """Raise ValueError naming the inputs' links that ``model`` does not have."""

@@ -10,7 +10,6 @@ and armature of the simulation must be given to the observer (a parameter file);
 noise σ = 0.05 N·m and thresholds at 5σ, a 10 N contact is flagged within 20 ms on the right
 link and 60 s without contact raise nothing; the force at the link is within 3 % (noise-free).
 """
-import functools
 import os
 
 import numpy as np
@@ -19,42 +18,18 @@ import pytest
 from rbd_ros.actuation import dynamics as actuation
 from rbd_ros.contact import detection as contact
 from rbd_ros.actuation.joint_parameters import JointParameters
-from contact_sim import Contact, Friction, Simulation
+from contact_sim import K, OFF, ON, POINT, SETTLE, settled, simulated_contact
 from oracle import Robot
 
 pytestmark = pytest.mark.pinocchio
 
-K = 100.0                       # 1/s: settled after 5/K = 50 ms
 WRENCH_GAIN = 500.0             # 1/s: the contact wrench's checks (see below)
-SETTLE = 5.0 / K
-ON, OFF, END = 0.3, 0.8, 1.1
-POINT = np.array([0.02, 0.03, 0.05])       # m, in the link's frame: not on a joint axis
-
-
-@functools.lru_cache(maxsize=None)
-def _run(name, link, force, friction=False, duration=END, substeps=2, point=tuple(POINT)):
-    robot = Robot(name)
-    params = None
-    if friction:
-        n = len(robot.model.joint_names)
-        # ε = 0.1 rad/s: a Coulomb term that turns within 0.01 rad/s changes faster than 1 kHz
-        # samples resolve (1.8e-5 N·m without contact from its quadrature alone)
-        params = Friction(np.full(n, 0.05), np.full(n, 0.4), np.full(n, 0.3), np.full(n, 0.1),
-                          0.1)
-    sim = Simulation(robot, params)
-    hit = None if link is None else Contact(link, np.array(point), np.array(force), ON, OFF)
-    return robot, sim.run(duration, hit, substeps=substeps), params
-
-
-def _windows(t):
-    """Settled samples: before the contact, in it after 5/K, after it after 5/K."""
-    return (t < ON) | ((t >= ON + SETTLE) & (t < OFF)) | (t >= OFF + SETTLE)
 
 
 def _check_tracks(robot, run, r, what, start=0.0):
     """Check r: within 2 % of τ_ext's peak once settled, |r| < 1e-6 before the contact."""
     peak = np.abs(run.tau_ext).max()
-    err = np.abs(r - run.tau_ext)[_windows(run.t)].max()
+    err = np.abs(r - run.tau_ext)[settled(run.t)].max()
     assert err <= 0.02 * peak, f"{what}: max |r - τ_ext| = {err:.3g} > 2 % of {peak:.3g}"
     quiet = np.abs(r[(run.t >= start) & (run.t < ON)]).max()
     assert quiet < 1e-6, f"{what}: |r| = {quiet:.2e} N·m without contact"
@@ -65,7 +40,7 @@ CASES = [("arm7", "link7", (6.0, 0.0, 8.0)), ("quadruped", "lf_shank", (3.0, 0.0
 
 @pytest.mark.parametrize("name, link, force", CASES, ids=["fixed-arm7", "floating-quadruped"])
 def test_external_torques_and_contact_wrench(name, link, force):
-    robot, run, _ = _run(name, link, force)
+    robot, run, _ = simulated_contact(name, link, force)
     m = robot.model
     r, restarted, status = contact.observe(m, run.t, run.q, run.v, run.tau, K)
     assert not status.any() and restarted[0] and not restarted[1:].any()
@@ -86,11 +61,11 @@ def test_external_torques_and_contact_wrench(name, link, force):
 
 
 def test_joint_friction_and_armature_need_the_parameter_file(tmp_path):
-    robot, run, params = _run("arm7", "link7", (6.0, 0.0, 8.0), friction=True)
+    robot, run, params = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0), friction=True)
     m = robot.model
     r = contact.observe(m, run.t, run.q, run.v, run.tau, K)[0]
     peak = np.abs(run.tau_ext).max()
-    assert np.abs(r - run.tau_ext)[_windows(run.t)].max() > 0.1 * peak, \
+    assert np.abs(r - run.tau_ext)[settled(run.t)].max() > 0.1 * peak, \
         "without the parameter file the friction shows up as external torque"
     values = dict(zip(("armature", "viscous", "coulomb", "offset"), params[:4]))
     path = tmp_path / "joints.json"
@@ -109,7 +84,7 @@ THRESHOLD = 5 * NOISE
 def test_noisy_contact_is_flagged_fast_on_the_right_link():
     link = "link5"
     # 10 N across the link, 0.1 m from joint 5's axis (z): 1 N·m on that joint
-    robot, run, _ = _run("arm7", link, (0.0, 10.0, 0.0), point=(0.1, 0.0, 0.05))
+    robot, run, _ = simulated_contact("arm7", link, (0.0, 10.0, 0.0), point=(0.1, 0.0, 0.05))
     m = robot.model
     tau = run.tau + np.random.default_rng(1).normal(scale=NOISE, size=run.tau.shape)
     r = contact.observe(m, run.t, run.q, run.v, tau, K)[0]
@@ -126,7 +101,7 @@ def test_noisy_contact_is_flagged_fast_on_the_right_link():
 
 
 def test_sixty_seconds_without_contact_raise_no_collision():
-    robot, run, _ = _run("arm7", None, None, duration=60.0, substeps=1)
+    robot, run, _ = simulated_contact("arm7", None, None, duration=60.0, substeps=1)
     m = robot.model
     tau = run.tau + np.random.default_rng(3).normal(scale=NOISE, size=run.tau.shape)
     r = contact.observe(m, run.t, run.q, run.v, tau, K)[0]
@@ -136,7 +111,7 @@ def test_sixty_seconds_without_contact_raise_no_collision():
 
 
 def test_stepping_equals_the_array_function_and_restarts():
-    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model
     n = 200
     t = run.t[:n].copy()
@@ -158,7 +133,7 @@ def test_stepping_equals_the_array_function_and_restarts():
 def test_absolute_stamps_give_the_r_of_relative_ones():
     # ROS stamps ~1.7e9 s: as float seconds their spacing (2.4e-7 s) would move r by ~3e-4
     # N·m at 1 kHz; counted from the first stamp they give r of stamps starting at 0
-    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
     m, n = robot.model, 600                          # into the contact (from 0.3 s)
     ns = np.round(run.t[:n] * 1e9).astype(np.int64)
     ref = contact.observe(m, ns * 1e-9, run.q[:n], run.v[:n], run.tau[:n], K)[0]
@@ -180,7 +155,7 @@ def test_absolute_stamps_give_the_r_of_relative_ones():
 
 
 def test_hostile_samples_are_refused_and_change_nothing():
-    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model
     observer = contact.MomentumObserver(m, K)
     for k in range(5):
@@ -209,7 +184,7 @@ def test_hostile_samples_are_refused_and_change_nothing():
 def test_measured_wrench_is_not_external_torque():
     """A contact given as a measured wrench (fext) is explained: r stays near zero."""
     from rbd_ros.contact import measured_wrenches as wrench
-    robot, run, _ = _run("arm7", "link7", (6.0, 0.0, 8.0))
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model
     w = np.r_[6.0, 0.0, 8.0, np.cross(POINT, (6.0, 0.0, 8.0))]
     inside = (run.t >= ON) & (run.t < OFF)
@@ -219,7 +194,7 @@ def test_measured_wrench_is_not_external_torque():
     r = contact.observe(m, run.t, run.q, run.v, run.tau, K, fext=fext)[0]
     # a measured wrench that steps on between two samples is a jump in u that no quadrature
     # resolves: a transient of ~K h |τ_w| / 2, gone after 5/K
-    assert np.abs(r[_windows(run.t)]).max() < 1e-3 * np.abs(run.tau_ext).max()
+    assert np.abs(r[settled(run.t)]).max() < 1e-3 * np.abs(run.tau_ext).max()
 
 
 def test_isolation_and_wrench_rules():
@@ -245,8 +220,8 @@ def test_isolation_and_wrench_rules():
 
 def test_mimic_coupled_observer_is_the_reduced_one():
     """Coupled (C_r = Gᵀ C G, M_r = Gᵀ M G): r_r = Gᵀ r of the independent model, exactly."""
-    from test_coriolis import _coupled_model
-    m, independent = _coupled_model(False)
+    from corpus_cases import coupled_model     # the corpus: read only by this test
+    m, independent = coupled_model(False)
     G = m.coupling.G
     rng = np.random.default_rng(4)
     n = 300

@@ -5,15 +5,12 @@ Pinocchio's computeCoriolisMatrix, Ṁ = C + Cᵀ (central differences of CRBA a
 C v = nonlinear_effects - g, on the named robots, the corpus and mimic robots (coupled:
 C_r = Gᵀ C G).
 """
-import warnings
-
 import numpy as np
 import pytest
 
 import rbd_ros
 from helpers import SEEDS, assert_close
-from corpus import CORPUS
-from test_corpus import BROKEN_MIMIC, LOADED, MASSLESS, _pinocchio_robot
+from corpus_cases import BROKEN_MIMIC, LOADED, MASSLESS, coupled_model, pinocchio_robot
 
 TOL = 1e-10
 
@@ -96,7 +93,7 @@ def test_corpus_equals_pinocchio(pin, floating):
     """Every corpus robot both load: C equals Pinocchio's, Ṁ = C + Cᵀ."""
     compared = 0
     for name in LOADED + MASSLESS + BROKEN_MIMIC:     # Pinocchio loads every one of them
-        robot = _pinocchio_robot(name, floating)
+        robot = pinocchio_robot(name, floating)
         m = robot.model
         if m.nv == 0:
             continue
@@ -118,7 +115,7 @@ def test_corpus_equals_pinocchio(pin, floating):
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
 def test_coupled_mimic_is_g_transpose_c_g(floating):
     """C_r = Gᵀ C(f(q), G v) G, against the independent model of the same URDF."""
-    m, independent = _coupled_model(floating)
+    m, independent = coupled_model(floating)
     G = m.coupling.G
     rng = np.random.default_rng(3)
     for _ in range(3):
@@ -132,22 +129,3 @@ def test_coupled_mimic_is_g_transpose_c_g(floating):
                      - rbd_ros.gravity_torques(m, q), 1e-10, "coupled C v")
         batch = rbd_ros.coriolis_matrix_batch(m, q[None], v[None])
         np.testing.assert_array_equal(batch[0], C)
-
-
-def _coupled_model(floating):
-    """Return (coupled, independent) models of the corpus's first loadable mimic robot."""
-    from corpus import has_movable_mimic, read
-    for name in CORPUS:
-        if has_movable_mimic(read(name)):
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", UserWarning)
-                try:
-                    m = rbd_ros.load_model(CORPUS[name], floating_base=floating)
-                    ind = rbd_ros.load_model(CORPUS[name], floating_base=floating,
-                                             mimic="independent")
-                except rbd_ros.URDFError:
-                    continue
-            if m.coupling is not None and list(ind.joint_names) == list(
-                    m.coupling.joint_names):
-                return m, ind
-    raise AssertionError("no corpus robot with movable mimic joints loads coupled")

@@ -13,7 +13,6 @@ compared with it loaded with ``mimic="independent"``; and their coupled model is
 with Pinocchio's mimic model (RNEA, CRBA) and with the reduced system of Pinocchio's
 uncoupled model (``mimic_oracle.ReducedOracle``: ABA, M⁻¹ and the derivatives too).
 """
-import functools
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -23,42 +22,15 @@ import pytest
 import rbd_ros
 from helpers import assert_close, missing
 from corpus import CORPUS, MISSING, has_movable_mimic, read
+from corpus_cases import (BROKEN_MIMIC, LOADED, MASSLESS, OPTIONS, REFUSED,
+                          pinocchio_robot)
 from mimic_oracle import ReducedOracle, pinocchio_mimic_rnea_crba
-from oracle import Robot, has_mimic
+from oracle import has_mimic
 
 TOL = 1e-10
 NAMES = tuple(CORPUS)
 MIMIC = tuple(name for name in NAMES if has_mimic(read(name)))      # on any joint
 MOVABLE_MIMIC = tuple(name for name in MIMIC if has_movable_mimic(read(name)))
-
-# What default options refuse, and a word of the reason (facts about the files):
-REFUSED = {
-    # link 'body': principal moments -0.021, 0.052, 0.099 kg m² (M can be indefinite)
-    "erd/romeo/romeo_laas_small": "positive semi-definite",
-    # the hands' links are all massless (LHand, RHand and the fingers that mimic them)
-    "erd/romeo/romeo": "allow_massless",
-    # an empty <robot> (xacro output without its macros); Pinocchio refuses it too
-    "erd/ur/ur3": "no <link>",
-    # its fingers mimic 'index_q1' etc., joints the file does not have (the xacro's prefix
-    # 'Left_' is missing): nothing to couple them to (Pinocchio's mimic model refuses it
-    # too); mimic="independent" loads it as Pinocchio's default model does
-    "erd/alex/alex_psyonic_hands": "not a joint of the URDF",
-    # link4: 0.081 kg exactly on j4's axis, zero inertia: j4 moves nothing
-    "rtb/al5d_robot": "allow_massless",
-    # kinematics only: no <inertial> at all (M = 0)
-    "rtb/irb140": "allow_massless",
-    "rtb/irb140QT": "allow_massless",
-    "rtb/lbr_iiwa_14_r820": "allow_massless",
-    "rtb/puma560_robot": "allow_massless",
-}
-MASSLESS = tuple(name for name, why in REFUSED.items() if why == "allow_massless")
-BROKEN_MIMIC = tuple(name for name, why in REFUSED.items() if "not a joint" in why)
-LOADED = tuple(name for name in NAMES if name not in REFUSED)
-
-# allow_massless where the user must ask for M singular
-OPTIONS = {name: {"allow_massless": True} for name in MASSLESS}
-# mimic="independent": the model Pinocchio builds by default, to compare with it
-PIN_DEFAULT = {"mimic": "independent"}
 
 
 def test_corpus_is_installed():
@@ -108,17 +80,11 @@ def test_mimic_robots_are_refused_by_the_strict_mimic_option(name):
         _load(name, False, mimic="error")
 
 
-@functools.lru_cache(maxsize=None)
-def _pinocchio_robot(name, floating):
-    """Return the oracle.Robot of a corpus robot (Pinocchio loads every one of them)."""
-    return Robot(name, CORPUS[name], floating, **{**OPTIONS.get(name, {}), **PIN_DEFAULT})
-
-
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("floating", [False, True], ids=["fixed", "floating"])
 @pytest.mark.parametrize("name", LOADED + MASSLESS + BROKEN_MIMIC)
 def test_rnea_crba_aba_match_pinocchio(pin, name, floating):
-    robot = _pinocchio_robot(name, floating)
+    robot = pinocchio_robot(name, floating)
     m, pm, pd = robot.model, robot.pm, robot.pd
     assert m.nv == pm.nv
     for seed in (0, 1):

@@ -13,7 +13,7 @@ import rbd_ros
 from helpers import SEEDS, assert_close
 from rbd_ros.contact import detection as contact, measured_wrenches as wrench
 from rbd_ros.algorithms.frame_jacobian import frame_jacobian
-from test_corpus import BROKEN_MIMIC, LOADED, MASSLESS, _pinocchio_robot
+from corpus_cases import BROKEN_MIMIC, LOADED, MASSLESS, coupled_model, pinocchio_robot
 
 TOL = 1e-10
 
@@ -54,7 +54,7 @@ def test_corpus_equals_pinocchio(pin, floating):
     """Every corpus robot both load: J of its distal links equals Pinocchio's."""
     compared = 0
     for name in LOADED + MASSLESS + BROKEN_MIMIC:
-        robot = _pinocchio_robot(name, floating)
+        robot = pinocchio_robot(name, floating)
         m = robot.model
         if m.nv == 0:
             continue
@@ -81,9 +81,8 @@ def test_transpose_is_the_measured_wrench_path(robot):
 
 
 def test_coupled_mimic_is_j_g():
-    from test_coriolis import _coupled_model
     for floating in (False, True):
-        m, independent = _coupled_model(floating)
+        m, independent = coupled_model(floating)
         rng = np.random.default_rng(5)
         q = m.random_configuration(rng)
         for link in _links(m, 3):

@@ -5,6 +5,7 @@ import pytest
 import rbd_ros
 from helpers import (EXAMPLE_ROBOT_DATA_ROBOTS, ROBOT_NAMES, assert_close,
                      example_robot_data_robots, get_robot)
+from identification_oracles import expected_prediction_rms, regressor
 from rbd_ros import identification as idn
 from rbd_ros.model import inertia as rin
 
@@ -147,11 +148,6 @@ def perturbed(model, rng, scale=0.1):
         idn.theta_from_log_cholesky(phi + scale * rng.normal(size=phi.shape)))
 
 
-def regressor(model, q, v, a):
-    """Return the stacked joint torque regressor Y (N·nv, 10·nbodies): τ = Y θ."""
-    return rbd_ros.joint_torque_regressor_batch(model, q, v, a).reshape(-1, 10 * model.nbodies)
-
-
 def identifiable_basis(model, seed=99, n=200):
     """
     Return an orthonormal basis (rows) of the identifiable combinations of θ.
@@ -161,18 +157,6 @@ def identifiable_basis(model, seed=99, n=200):
     _, s, vt = np.linalg.svd(regressor(model, *samples(model, n, np.random.default_rng(seed))),
                              full_matrices=False)
     return vt[:int(np.sum(s > 1e-9 * s[0]))]
-
-
-def expected_prediction_rms(model, fit_states, new_states, noise):
-    """
-    Return the rms error on ``new_states``' torques of a least-squares θ fit to ``fit_states``.
-
-    With torque noise of deviation ``noise``: σ √mean diag(Y₂ (YᵀY)⁺ Y₂ᵀ) (the truth's
-    identifiable part is all torques show, so a calibrated fit errs by that much).
-    """
-    Y, Y2 = regressor(model, *fit_states), regressor(model, *new_states)
-    covariance = np.linalg.pinv(Y.T @ Y, rcond=1e-10)
-    return noise * np.sqrt(np.mean(np.einsum("ij,jk,ik->i", Y2, covariance, Y2)))
 
 
 @pytest.mark.parametrize("name", ("arm7", "prismatic", "quadruped", "panda", "talos"))

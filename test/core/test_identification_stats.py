@@ -12,6 +12,7 @@ import rbd_ros
 from rbd_ros import identification as idn
 from rbd_ros.identification import statistics as ist
 from rbd_ros.actuation import joint_parameters as jf
+from identification_oracles import weighted_oracle
 
 KINDS = ("armature", "viscous", "coulomb", "offset")
 
@@ -173,32 +174,6 @@ def test_urdf_dynamics_round_trip(arm):
     np.testing.assert_array_equal(back.values["viscous"], params.values["viscous"])
     np.testing.assert_array_equal(back.values["coulomb"], params.values["coulomb"])
     assert rbd_ros.load_model(text).nv == arm.nv
-
-
-def pinv_fit(Y, b, x0):
-    """
-    Return the oracle fit x₀ + D (Y D)⁺ (b - Y x₀), D the inverse column norms of Y.
-
-    A column zero up to rounding (below 1e-9 of the largest) is left unscaled.
-    """
-    norms = np.linalg.norm(Y, axis=0)
-    D = 1 / np.where(norms > 1e-9 * norms.max(), norms, 1.0)
-    return x0 + D * (np.linalg.pinv(Y * D, rtol=max(Y.shape) * np.finfo(float).eps * 10)
-                     @ (b - Y @ x0))
-
-
-def weighted_oracle(Y, tau, x0):
-    """
-    Two-pass weighted least squares on the stacked rows, by hand.
-
-    An unweighted fit; σ_j the RMS residual of joint j; the fit again with joint j's rows
-    (and torques) times σ / σ_j, σ the RMS of the σ_j. Returns (x, σ).
-    """
-    n, nv = tau.shape
-    x1 = pinv_fit(Y, tau.ravel(), x0)
-    sigma = np.sqrt((((Y @ x1).reshape(n, nv) - tau) ** 2).mean(axis=0))
-    w = np.tile(np.sqrt(np.mean(sigma ** 2)) / sigma, n)
-    return pinv_fit(Y * w[:, None], tau.ravel() * w, x0), sigma
 
 
 def stacked(model, data, kinds=KINDS):

@@ -7,16 +7,8 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from helpers import assert_close
+from helpers import assert_close, random_payload
 from oracle import Robot
-
-
-def payload(seed):
-    """Return (mass, com, centroidal inertia) of a random rigid body."""
-    rng = np.random.default_rng(seed)
-    R = np.linalg.qr(rng.normal(size=(3, 3)))[0]
-    moments = rng.uniform(0.01, 0.05, 3)
-    return 0.5 + rng.uniform(0, 2), rng.normal(scale=0.1, size=3), R @ np.diag(moments) @ R.T
 
 
 @pytest.mark.pinocchio
@@ -24,7 +16,7 @@ def payload(seed):
 def test_payload_matches_pinocchio(pin, name):
     robot = Robot(name)                    # our own copy: its Pinocchio model is changed here
     m = robot.model
-    mass, com, rot = payload(1)
+    mass, com, rot = random_payload(1)
     for body in (m.nbodies - 1, m.nbodies // 2):
         link = m.body_names[body]
         m = m.with_payload(link, rbd_ros.model.inertia.compact(mass, com, rot))

@@ -3,7 +3,8 @@ Payload estimation (issue 24): a payload simulated by Pinocchio on the arm's fla
 
 The "real" arm is Pinocchio's model of rbd_arm7 with a 1.5 kg object on the tool link (its
 centre of mass 4 cm off the flange axis), plus rotor inertia and viscous friction; the
-estimate knows the URDF and the joint parameters, never the payload.
+estimate knows the URDF and the joint parameters, never the payload
+(``pinocchio_oracles.simulate_payload_arm``).
 """
 import os
 import sys
@@ -12,39 +13,19 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from rbd_ros.actuation import joint_parameters as jf
 from rbd_ros.identification import payload as pid
+from pinocchio_oracles import (PAYLOAD_COM as COM, PAYLOAD_MASS as MASS,
+                               simulate_payload_arm as simulate)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 import make_example_bag  # noqa: E402
 
-MASS = 1.5
-COM = np.array([0.04, 0.0, 0.05])            # 4 cm off the flange's z axis
-INERTIA = np.diag([4e-3, 5e-3, 3e-3])
-JOINTS = {"armature": np.linspace(0.3, 0.03, 7), "viscous": np.linspace(0.8, 0.1, 7)}
-
 
 @pytest.fixture(scope="module")
 def arm():
     return rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
-
-
-def simulate(pin, model, seconds=20.0, rate=100.0, noise=0.05, seed=3):
-    """(q, v, a, measured τ, joint parameters) with the payload on ``tool``."""
-    pm = pin.buildModelFromUrdf(rbd_ros.robots.path("rbd_arm7"))
-    frame = pm.frames[pm.getFrameId("tool")]
-    payload = pin.Inertia(MASS, COM, INERTIA)
-    pm.inertias[frame.parentJoint] = pm.inertias[frame.parentJoint] + \
-        frame.placement.act(payload)
-    pd = pm.createData()
-    t = np.arange(int(seconds * rate)) / rate
-    q, v, a = make_example_bag.trajectory(model, t, seed)
-    params = jf.JointParameters(tuple(model.joint_names), dict(JOINTS))
-    tau = np.array([pin.rnea(pm, pd, *x) for x in zip(q, v, a)]) + params.torques(v, a)
-    rng = np.random.default_rng(seed)
-    return q, v, a, tau + rng.normal(0, noise, tau.shape), params
 
 
 def test_payload_on_the_flange_from_20_s_of_noisy_data(arm, pin):

@@ -4,7 +4,7 @@ rbd_ros.retime (issue 25): time-optimal retiming under torque limits, against Pi
 Every answered sample is checked with τ recomputed by Pinocchio's RNEA (payload merged into
 its body inertia, armature and friction added as in ``test_actuation``): |τ| <= effort limit
 × scale, |v| <= velocity limit × scale, |a| <= acceleration limit; its positions are on the
-cubic spline through the waypoints (SciPy's, over the normalized chord length, built here)
+cubic spline through the waypoints (SciPy's over the normalized chord length, ``retime_paths``)
 and its velocities agree with the finite differences of its positions in time. The duration
 is compared with toppra's own solution on the same grid with Pinocchio's inverse dynamics as
 its per-point callback (``JointTorqueConstraint``).
@@ -16,32 +16,11 @@ import rbd_ros
 from rbd_ros.actuation.joint_parameters import JointParameters
 from helpers import get_robot
 from mimic_oracle import HAND, ReducedOracle, hand_urdf
+from pinocchio_oracles import pin_effort
+from retime_paths import spline, waypoints
 
 pytestmark = pytest.mark.pinocchio
 toppra = pytest.importorskip("toppra")
-
-
-def waypoints(model, count, seed, spread=0.3):
-    """``count`` configurations within ``spread`` of each joint's range around its middle."""
-    rng = np.random.default_rng(seed)
-    mid = 0.5 * (model.lower + model.upper)
-    return rng.uniform(mid + spread * (model.lower - mid), mid + spread * (model.upper - mid),
-                       (count, model.nq))
-
-
-def spline(w):
-    """Return SciPy's not-a-knot cubic spline through ``w`` over the normalized chord length."""
-    from scipy.interpolate import CubicSpline
-    s = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(w, axis=0), axis=1))])
-    return CubicSpline(s / s[-1], w)
-
-
-def pin_effort(robot, pm, q, v, a):
-    """Pinocchio's RNEA of every sample, in our joint order."""
-    pd = pm.createData()
-    import pinocchio as pin
-    return np.array([robot.v_from_pin(pin.rnea(pm, pd, robot.q_to_pin(x), robot.v_to_pin(y),
-                                               robot.v_to_pin(z))) for x, y, z in zip(q, v, a)])
 
 
 def check_samples(r, model, w, tau_ref, velocity_scale, effort_scale, acc=None, grid=None):

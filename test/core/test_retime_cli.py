@@ -20,7 +20,7 @@ from rbd_ros.tools import retime as retime_cli
 from rbd_ros.formats import trajectory_yaml
 from helpers import get_robot
 from mimic_oracle import PAIR, hand_urdf
-from test_retime import waypoints
+from retime_paths import waypoints
 
 pytest.importorskip("toppra")
 

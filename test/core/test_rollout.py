@@ -2,8 +2,8 @@
 rbd_ros.batch.rollout: limits along a trajectory, rollouts and their step derivatives.
 
 Oracles: Pinocchio (its rnea and limits from the same URDF; the rollout schemes written out
-here with its aba and integrate), central finite differences of the rollout itself
-(derivatives) and hand-made limit violations.
+with its aba and integrate, ``pinocchio_oracles.pin_rollout``), central finite differences
+of the rollout itself (derivatives) and hand-made limit violations.
 """
 import numpy as np
 import pytest
@@ -11,6 +11,7 @@ import pytest
 import rbd_ros
 from rbd_ros.batch import rollout as rl
 from helpers import assert_close, get_robot
+from pinocchio_oracles import pin_rollout
 
 ROLLOUT_ROBOTS = ("arm7", "quadruped", "panda")
 STEPS = 25
@@ -20,32 +21,6 @@ DT = 2e-3
 def _torques(robot, n, seed):
     rng = np.random.default_rng(seed)
     return rng.normal(scale=2.0, size=(n, robot.model.nv))
-
-
-def pin_rollout(robot, q0, v0, tau, dt, method):
-    """Run the module docstring's schemes, written with Pinocchio's aba and integrate."""
-    pin, pm, pd = robot.pin, robot.pm, robot.pd
-    q, v = robot.q_to_pin(q0), robot.v_to_pin(v0)
-    qs, vs = [q], [v]
-    for u in tau:
-        u = robot.v_to_pin(u)
-        if method == rl.EULER:
-            v = v + dt * pin.aba(pm, pd, q, v, u)
-            q = pin.integrate(pm, q, dt * v)
-        else:
-            stages, vi, a = [], v, None
-            for c in (0.0, 0.5, 0.5, 1.0):
-                qi = q if c == 0 else pin.integrate(pm, q, c * dt * vi)
-                vi = v if c == 0 else v + c * dt * a
-                a = pin.aba(pm, pd, qi, vi, u).copy()
-                stages.append((vi, a))
-            w = (1.0, 2.0, 2.0, 1.0)
-            dq = dt / 6 * sum(wi * s[0] for wi, s in zip(w, stages))
-            v = v + dt / 6 * sum(wi * s[1] for wi, s in zip(w, stages))
-            q = pin.integrate(pm, q, dq)
-        qs.append(q)
-        vs.append(v)
-    return qs, vs
 
 
 @pytest.mark.pinocchio

@@ -1,9 +1,10 @@
 """
 rbd_ros.contact.measured_wrenches (wrenches as fext), payloads on fixed-joint links, vs Pinocchio.
 
-The Pinocchio side is built independently: a wrench in a link's frame is moved to its parent
-joint with the frame's placement (``pin.Frame.placement.act``), one in the world frame with
-the joint's world placement after ``pin.forwardKinematics`` (``oMi.actInv``).
+The Pinocchio side is built independently (``pinocchio_oracles.pin_fext``): a wrench in a
+link's frame is moved to its parent joint with the frame's placement
+(``pin.Frame.placement.act``), one in the world frame with the joint's world placement after
+``pin.forwardKinematics`` (``oMi.actInv``).
 """
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import rbd_ros
 from helpers import assert_close
 from oracle import Robot
+from pinocchio_oracles import pin_fext
 from rbd_ros.contact import measured_wrenches as wrench
 from rbd_ros.model.model import link_table
 
@@ -21,22 +23,6 @@ def fixed_links(model):
     """Return the links welded to a body by fixed joints (not a body's own link)."""
     return [name for name, (body, _, _) in model.link_frames.items()
             if body >= 0 and name not in model.body_names]
-
-
-def pin_fext(robot, qp, wrenches):
-    """Pinocchio's per-joint forces of ``wrenches`` (link, frame, six numbers)."""
-    pin, pm, pd = robot.pin, robot.pm, robot.pd
-    pin.forwardKinematics(pm, pd, qp)
-    forces = [pin.Force.Zero() for _ in range(pm.njoints)]
-    for link, frame, w in wrenches:
-        f = pm.frames[pm.getFrameId(link, pin.BODY)]
-        jid = f.parentJoint
-        force = pin.Force(np.asarray(w[:3]), np.asarray(w[3:]))
-        if frame == "link":
-            forces[jid] = forces[jid] + f.placement.act(force)
-        else:
-            forces[jid] = forces[jid] + pd.oMi[jid].actInv(force)
-    return forces
 
 
 def some_wrenches(model, seed):

@@ -1,19 +1,26 @@
 """
-The robots, states and checks the node tests share (the ``harness`` fixture: conftest.py).
+The robots, states, requests and checks the node tests share (``harness``: conftest.py).
 
 Every number the node publishes or answers is compared with the core evaluated on a model
-loaded independently from the same URDF (:func:`assert_matches_core`). Importing this module
-imports rclpy and the messages: only tests of this folder do (node/conftest.py first checks
-the ROS environment and sets the DDS domain).
+loaded independently from the same URDF (:func:`assert_matches_core`, :func:`answers`) or
+with Pinocchio (:func:`pin_each`). Importing this module imports rclpy and the messages:
+only tests of this folder do (node/conftest.py first checks the ROS environment and sets the
+DDS domain).
 """
+import json
 import os
 
 import numpy as np
+from geometry_msgs.msg import WrenchStamped
+from rbd_ros_interfaces.msg import Collision
+from sensor_msgs.msg import JointState
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 import rbd_ros
 from rbd_ros.outputs import BASE_DOF_NAMES
 
-from node_helpers import OUTPUTS, SERVICES, call_service, joint_state
+from node_helpers import (OUTPUTS, PLANNER_SERVICES, RELIABLE, SERVICES, call_service,
+                          joint_state, wait_for)
 from oracle import BAD_DIR, URDF_DIR
 
 TOL = dict(rtol=1e-9, atol=1e-9)
@@ -157,3 +164,116 @@ def call_inverse_dynamics(client, model, q, v):
     resp = call_service(client, req, "the inverse_dynamics response")
     assert resp.success, resp.message
     np.testing.assert_allclose(resp.tau, rbd_ros.rnea(model, q, v, a), **TOL)
+
+
+def answers(h, model, seed, base=None):
+    """Assert the node answers an inverse_dynamics call correctly (``base``: its pose, twist)."""
+    names, perm = shuffled(list(model.joint_names), seed)
+    rng = np.random.default_rng(seed)
+    q, v, a = (rng.uniform(-1, 1, len(names)) for _ in range(3))      # model order
+    request_base = None if base is None else {"q": base[0], "v": base[1], "a": np.zeros(6)}
+    resp = h.call("inverse_dynamics", service_request(
+        "inverse_dynamics", names, {"q": q[perm], "v": v[perm], "a": a[perm]}, request_base))
+    assert resp.success, resp.message
+    if base is not None:
+        q, v, a = (np.concatenate([b, x]) for b, x in zip((base[0], base[1], np.zeros(6)),
+                                                          (q, v, a)))
+    tau = rbd_ros.rnea(model, q, v, a)
+    np.testing.assert_allclose(resp.tau, tau[model.nv - len(names):][perm], **TOL)
+
+
+GARBAGE = [b"\x00\x00\x00\x00" + b"junk" * 8,                 # big-endian CDR header, junk
+           b"\x00\x00\x00\x00" + bytes(range(256)) * 2,
+           b"\x00\x03\x00\x00" + b"\xff" * 64,                 # an unknown encapsulation
+           b"\x00\x01\x00\x00" + b"\xff" * 64,                 # little-endian, nonsense counts
+           b"\x00\x01\x00\x00\x01"]                             # truncated
+"""Serialized messages that are no message: what a hostile publisher sends raw."""
+
+
+# -- payloads, joint parameters, trajectories -----------------------------------------------
+
+def set_payload(h, link, mass, com=(0, 0, 0), rot=np.zeros((3, 3))):
+    """Ask the node's payload service for ``mass`` at ``com`` on ``link``; return its response."""
+    req = PLANNER_SERVICES["set_payload"].Request(link=link)
+    i = req.inertia
+    i.m = float(mass)
+    i.com.x, i.com.y, i.com.z = (float(x) for x in com)
+    i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz = (float(rot[r, c]) for r, c in (
+        (0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))
+    return h.call("set_payload", req)
+
+
+JOINT_EPS = 0.05
+"""rad/s: the Coulomb friction's ε (tanh(v/ε)) of the joint parameter files written here."""
+
+
+def random_joint_parameters(model, seed=0):
+    """Return random armature, viscous, Coulomb and offset values, one per joint."""
+    rng = np.random.default_rng(seed)
+    n = len(model.joint_names)
+    return {"armature": rng.uniform(0.1, 0.5, n), "viscous": rng.uniform(0.1, 1.0, n),
+            "coulomb": rng.uniform(0.1, 1.0, n), "offset": rng.uniform(-0.3, 0.3, n)}
+
+
+def write_joint_file(path, model, values, eps=JOINT_EPS):
+    """Write ``values`` as a joint parameters file (JSON) at ``path``; return its name."""
+    doc = {"format": "rbd_ros joint parameters 1", "epsilon": eps,
+           "joints": {name: {k: float(x[j]) for k, x in values.items()}
+                      for j, name in enumerate(model.joint_names)}}
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def trajectory(names, perm, **fields):
+    """Return a JointTrajectory naming ``names``; ``fields``: (N, joints), model order."""
+    msg = JointTrajectory()
+    msg.joint_names = list(names)
+    n = len(next(iter(fields.values())))
+    for k in range(n):
+        p = JointTrajectoryPoint()
+        for attr, x in fields.items():
+            setattr(p, attr, [float(y) for y in x[k][perm]])
+        msg.points.append(p)
+    return msg
+
+
+def random_states(robot, n, seed):
+    """Return ``n`` random configurations, velocities and a third vector (accelerations or τ)."""
+    rng = np.random.default_rng(seed)
+    m = robot.model
+    q = np.array([m.random_configuration(rng) for _ in range(n)])
+    return q, rng.normal(scale=0.5, size=(n, m.nv)), rng.normal(size=(n, m.nv))
+
+
+def pin_each(robot, function, *arrays):
+    """Stack Pinocchio's ``function(pm, pd, q, x, y)`` over the points, in our v order."""
+    out = []
+    for q, x, y in zip(*arrays):
+        out.append(robot.v_from_pin(function(robot.pm, robot.pd, robot.q_to_pin(q),
+                                             robot.v_to_pin(x), robot.v_to_pin(y))))
+    return np.array(out)
+
+
+# -- the contact observer's outputs ---------------------------------------------------------
+
+OBSERVER_TOPICS = {"external_torques": JointState, "collision": Collision,
+                   "contact_wrench": WrenchStamped}
+
+
+class Listener:
+    """The tester's subscriptions to the observer's outputs, messages kept by stamp."""
+
+    def __init__(self, h, topics=tuple(OBSERVER_TOPICS)):
+        self.h = h
+        base = f"{h.namespace}/rbd_dynamics/"
+        self.received = {name: [] for name in topics}
+        self.subs = [h.tester.create_subscription(OBSERVER_TOPICS[name], base + name,
+                                                  self.received[name].append, RELIABLE)
+                     for name in topics]
+        wait_for(lambda: all(h.node._pub[n].get_subscription_count() > 0 for n in topics)
+                 and all(s.get_publisher_count() > 0 for s in self.subs),
+                 what="discovery of the observer's outputs")
+
+    def by_time(self, name):
+        return {m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec: m
+                for m in list(self.received[name])}

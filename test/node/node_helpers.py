@@ -325,8 +325,8 @@ class Harness:
             if time.monotonic() > deadline:
                 missing = [t for t, m in found.items() if m is None]
                 raise AssertionError(f"no output on {missing} stamped {stamp} within "
-                                     f"{timeout} s; node stats {self.node._stats}, skipped "
-                                     f"for {list(self.node._skip_reasons)[-3:]}")
+                                     f"{timeout} s; node stats {self.node.stats()}, skipped "
+                                     f"for {list(self.node.skips().reasons)[-3:]}")
 
     def send_joint_states(self, msg, publisher=None):
         """
@@ -336,12 +336,12 @@ class Harness:
         message).
         """
         publisher = publisher or self.joint_states
-        before = self.node._stats["joint_states"]
+        before = self.node.stats()["joint_states"]
         deadline = time.monotonic() + TIMEOUT
         while time.monotonic() < deadline:
             publisher.publish(msg)
             try:
-                wait_for(lambda: self.node._stats["joint_states"] > before, timeout=0.3)
+                wait_for(lambda: self.node.stats()["joint_states"] > before, timeout=0.3)
                 return
             except AssertionError:
                 pass

@@ -49,8 +49,8 @@ def test_floating_base_odometry(harness):
         odom = odometry(base_q, base_v)
         h.odom.publish(odom)
         # the node has the new base state (odometry has no output of its own to wait on)
-        wait_for(lambda: np.array_equal(h.node._robot.q[:7], base_q)
-                 and np.array_equal(h.node._robot.v[:6], base_v),
+        wait_for(lambda: np.array_equal(h.node.current_robot().q[:7], base_q)
+                 and np.array_equal(h.node.current_robot().v[:6], base_v),
                  what="the odometry to reach the node")
         q, v, tau = random_state(model, seed)
         msg = message(model, q, v, tau, seed=seed)
@@ -229,7 +229,7 @@ def test_bad_joint_states_are_rejected(harness):
         h.send_joint_states(msg)
         good_exchange(h, model, seed, topics)      # the node keeps running, correctly
         assert h.no_output(msg.header.stamp), f"{label}: an output was published"
-    assert h.node._stats["bad_messages"] >= len(bad)
+    assert h.node.stats()["bad_messages"] >= len(bad)
 
     # unknown names are ignored; the known joints of the message are used
     q, v, tau = random_state(model, 40)
@@ -262,13 +262,13 @@ def test_skip_warnings_are_throttled(harness):
     model = core_model(ARM7)
     good_exchange(h, model, 55)
     q, v, tau = random_state(model, 56)
-    before = h.node._stats["skipped"]
+    before = h.node.stats()["skipped"]
     t0 = time.monotonic()
     msg = message(model, q, None, tau, seed=56)            # no velocities: every tick skips
 
     def thirty_skipped():
         h.joint_states.publish(msg)
-        return h.node._stats["skipped"] - before >= 30
+        return h.node.stats()["skipped"] - before >= 30
     wait_for(thirty_skipped, what="30 skipped ticks")
     h.wait_log("joint velocities unknown")
     lines = [m for m in h.messages("rosout") if "joint velocities unknown" in m.msg]
@@ -339,7 +339,7 @@ def test_description_swap(harness):
                        accept=lambda m: list(getattr(m, "name", None) or m.names) == bnames)
     assert_matches_core(h, branched, found, q, v, tau)
     good_exchange(h, branched, 86)
-    assert h.node._robot.model.name == branched.name
+    assert h.node.current_robot().model.name == branched.name
 
 
 # -- 7: diagnostics ----------------------------------------------------------------------------
@@ -381,8 +381,8 @@ def test_commanded_acceleration(harness):
         a = np.random.default_rng(seed).uniform(-2, 2, model.nv)
         names, perm = shuffled(dofs, seed)
         h.accel.publish(joint_vector(names, a[perm]))
-        wait_for(lambda: h.node._robot.commanded
-                 and np.array_equal(h.node._robot.a, a), what="the commanded acceleration")
+        wait_for(lambda: h.node.current_robot().commanded
+                 and np.array_equal(h.node.current_robot().a, a), what="the commanded acceleration")
         msg = message(model, q, v, tau, seed=seed)
         found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp,
                            topics=["torques", "accelerations"])
@@ -391,12 +391,12 @@ def test_commanded_acceleration(harness):
 
     # a commanded acceleration that does not name every dof is refused: no output then
     h.accel.publish(joint_vector(dofs[:-1], np.zeros(len(dofs) - 1)))
-    wait_for(lambda: not h.node._robot.commanded, what="the bad command to be refused")
+    wait_for(lambda: not h.node.current_robot().commanded, what="the bad command to be refused")
     refused = message(model, q, v, tau, seed=103)
     h.send_joint_states(refused)
     a = np.zeros(model.nv)
     h.accel.publish(joint_vector(dofs, a))
-    wait_for(lambda: h.node._robot.commanded and not h.node._robot.a.any(),
+    wait_for(lambda: h.node.current_robot().commanded and not h.node.current_robot().a.any(),
              what="a = 0 to be commanded")
     msg = message(model, q, v, tau, seed=104)
     found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp)
@@ -423,13 +423,13 @@ def test_stale_joints_publish_nothing(harness):
     first = joint_state(jn[:3], q[:3], v[:3], tau[:3])
     h.send_joint_states(first)
     # wait (in small steps) until the first part is older than max_joint_age
-    stale_at = h.node._robot.cache.received[:3].max() + 0.6    # model order: jn[:3]
+    stale_at = h.node.current_robot().cache.received[:3].max() + 0.6    # model order: jn[:3]
     wait_for(lambda: time.monotonic() > stale_at, what="the first part to go stale")
     second = joint_state(jn[3:], q[3:], v[3:], tau[3:])
     h.send_joint_states(second)                 # completes the joints, but 3 are stale
     good_exchange(h, model, 121)               # a full, fresh message is computed
     assert h.no_output(first.header.stamp) and h.no_output(second.header.stamp)
-    assert any("older than" in r for r in h.node._skip_reasons)
+    assert any("older than" in r for r in h.node.skips().reasons)
 
 
 def test_rate_hz(harness):
@@ -449,7 +449,7 @@ def test_rate_hz_limits_the_outputs_to_the_rate(harness):
     good_exchange(h, model, 132)
     q, v, tau = random_state(model, 133)
     messages = [message(model, q + 1e-3 * k, v, tau, seed=k) for k in range(int(window * 200))]
-    received, before = h.node._stats["joint_states"], len(h.messages("torques"))
+    received, before = h.node.stats()["joint_states"], len(h.messages("torques"))
     start = time.monotonic()
     for k, msg in enumerate(messages):            # ~200 Hz, whatever the load lets through
         h.joint_states.publish(msg)
@@ -460,7 +460,7 @@ def test_rate_hz_limits_the_outputs_to_the_rate(harness):
     elapsed = time.monotonic() - start
     assert_matches_core(h, model, {"torques": found}, q + 1e-3 * (len(messages) - 1), v, tau)
     outputs = h.messages("torques")[before:]
-    received = h.node._stats["joint_states"] - received
+    received = h.node.stats()["joint_states"] - received
     published = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in messages}
     stamps = [(m.header.stamp.sec, m.header.stamp.nanosec) for m in outputs]
     assert set(stamps) <= published and len(stamps) == len(set(stamps)), stamps

@@ -15,15 +15,13 @@ import time
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rbd_ros_interfaces.msg import Collision  # noqa: E402
-from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from node_helpers import RELIABLE, call_service, joint_state, new_stamp, wait_for  # noqa: E402
+from node_helpers import call_service, joint_state, new_stamp, wait_for  # noqa: E402
+from node_cases import Listener, set_payload  # noqa: E402
 from oracle import Robot  # noqa: E402
 from rbd_ros.contact import detection as contact  # noqa: E402
-from test_contact import OFF, ON, POINT, _run, _windows  # noqa: E402
+from contact_sim import OFF, ON, POINT, settled, simulated_contact  # noqa: E402
 
 
 GAIN = 500.0             # 1/s: the core's contact-wrench gain (force within 3 %)
@@ -33,8 +31,6 @@ THRESHOLDS = [0.5] * 6 + [0.05]
 FORCE = (6.0, 0.0, 8.0)
 RESET_AT = 600           # sample (t = 0.6 s, in the contact) before which the observer resets
 T0 = 5000                # s: the stamps' origin (other tests' stamps are 1000 + k)
-TOPICS = {"external_torques": JointState, "collision": Collision,
-          "contact_wrench": WrenchStamped}
 
 
 def stamp_of(k):
@@ -42,25 +38,6 @@ def stamp_of(k):
     ns = k * 1_000_000
     sec, nanosec = T0 + ns // 10**9, ns % 10**9
     return sec, nanosec, sec + 1e-9 * nanosec
-
-
-class Listener:
-    """The tester's subscriptions to the observer's outputs, messages kept by stamp."""
-
-    def __init__(self, h, topics=tuple(TOPICS)):
-        self.h = h
-        base = f"{h.namespace}/rbd_dynamics/"
-        self.received = {name: [] for name in topics}
-        self.subs = [h.tester.create_subscription(TOPICS[name], base + name,
-                                                  self.received[name].append, RELIABLE)
-                     for name in topics]
-        wait_for(lambda: all(h.node._pub[n].get_subscription_count() > 0 for n in topics)
-                 and all(s.get_publisher_count() > 0 for s in self.subs),
-                 what="discovery of the observer's outputs")
-
-    def by_time(self, name):
-        return {m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec: m
-                for m in list(self.received[name])}
 
 
 def send_samples(h, names, run, samples):
@@ -74,10 +51,10 @@ def send_samples(h, names, run, samples):
 
 def send_once(h, msg):
     """Publish ``msg`` and wait for the node to take it (a copy taken twice would restart)."""
-    before = h.node._stats["joint_states"]
+    before = h.node.stats()["joint_states"]
     deadline = time.monotonic() + 5.0
     h.joint_states.publish(msg)
-    while h.node._stats["joint_states"] == before:
+    while h.node.stats()["joint_states"] == before:
         if time.monotonic() > deadline:      # lost (best effort): never taken, so resent
             h.joint_states.publish(msg)
             deadline = time.monotonic() + 5.0
@@ -90,7 +67,7 @@ def reset_client(h):
 
 @pytest.mark.pinocchio
 def test_observer_outputs_follow_the_simulated_contact(harness):
-    robot, run, _ = _run("arm7", "link7", FORCE)
+    robot, run, _ = simulated_contact("arm7", "link7", FORCE)
     m = robot.model
     names = list(m.joint_names)
     h = harness(dict(robot_description=robot.xml, publish_external_torques=True,
@@ -123,7 +100,7 @@ def test_observer_outputs_follow_the_simulated_contact(harness):
     # the oracle: Pinocchio's τ_ext, as the core's tests check it
     peak = np.abs(run.tau_ext).max()
     restarting = (run.t >= run.t[RESET_AT]) & (run.t < run.t[RESET_AT] + 5.0 / GAIN)
-    err = np.abs(r - run.tau_ext)[_windows(run.t) & ~restarting].max()
+    err = np.abs(r - run.tau_ext)[settled(run.t) & ~restarting].max()
     assert err <= 0.02 * peak, f"max |r - τ_ext| = {err:.3g} > 2 % of {peak:.3g}"
     assert np.abs(r[run.t < ON]).max() < 1e-6
     # the reset: the sample after it restarts the observer (r = 0); it then tracks again
@@ -175,7 +152,7 @@ def test_observer_parameters_are_checked(harness):
     robot = Robot("arm7")
     m = robot.model
     h = harness(dict(robot_description=robot.xml, publish_external_torques=True))
-    monitor = wait_for(lambda: h.node._robot is not None and h.node._robot.contact,
+    monitor = wait_for(lambda: getattr(h.node.current_robot(), "contact", None),
                        what="the observer")
     bad = {"observer_gain": [(-1.0, "> 0"), ([1.0, 2.0], "per dof (7)"),
                              ([float("nan")], "finite"), ([], "finite")],
@@ -185,7 +162,7 @@ def test_observer_parameters_are_checked(harness):
         for value, words in cases:
             result, = h.set_parameters(**{name: value})
             assert not result.successful and words in result.reason, (name, value, result)
-    assert h.node._robot.contact is monitor            # nothing applied
+    assert h.node.current_robot().contact is monitor            # nothing applied
     np.testing.assert_array_equal(monitor.observer.gain, np.full(m.nv, 50.0))
     # good values: a double or one per dof, applied live without a restart
     result, = h.set_parameters(observer_gain=200.0)
@@ -193,8 +170,9 @@ def test_observer_parameters_are_checked(harness):
     gains = [float(10 + k) for k in range(m.nv)]
     result, = h.set_parameters(collision_thresholds=gains)
     assert result.successful, result.reason
-    wait_for(lambda: list(h.node._robot.contact.thresholds) == gains, what="new thresholds")
-    assert h.node._robot.contact is monitor
+    wait_for(lambda: list(h.node.current_robot().contact.thresholds) == gains,
+             what="new thresholds")
+    assert h.node.current_robot().contact is monitor
     np.testing.assert_array_equal(monitor.observer.gain, np.full(m.nv, 200.0))
     # a gap between stamps longer than max_joint_age (5 s here) restarts the observer
     listen = Listener(h, ("external_torques",))
@@ -211,25 +189,25 @@ def test_observer_parameters_are_checked(harness):
     assert len(r) == len(stamps) and np.all(r[0] == 0) and np.abs(r[2]).max() > 0
     assert np.all(r[3] == 0), "the gap of 10 s did not restart the observer"
     # a payload is a new robot: its observer starts afresh
-    from test_node_payload import set_payload
     response = set_payload(h, "link7", 1.5, (0.0, 0.0, 0.05), 0.01 * np.eye(3))
     assert response.success, response.message
-    assert h.node._robot.contact is not monitor and h.node._robot.contact is not None
-    np.testing.assert_array_equal(h.node._robot.contact.observer.gain, np.full(m.nv, 200.0))
-    assert not h.node._robot.contact.observer.state.any()
+    contact = h.node.current_robot().contact
+    assert contact is not monitor and contact is not None
+    np.testing.assert_array_equal(contact.observer.gain, np.full(m.nv, 200.0))
+    assert not contact.observer.state.any()
     # contact_frame set live: ~/contact_wrench advertised, the robot's observer on link7
     result, = h.set_parameters(contact_frame="link7")
     assert result.successful, result.reason
-    wait_for(lambda: "contact_wrench" in h.node._pub and h.node._robot.contact.frame == "link7",
-             what="~/contact_wrench on link7")
+    wait_for(lambda: "contact_wrench" in h.node._pub
+             and h.node.current_robot().contact.frame == "link7", what="~/contact_wrench on link7")
     # a message without efforts: the observer's outputs are skipped with the reason
     q, v, _, _, _ = robot.random_state(2)
     stamp = new_stamp()
     h.exchange(lambda: h.joint_states.publish(joint_state(m.joint_names, q, v, stamp=stamp)),
                stamp)
-    wait_for(lambda: h.node._skip_counts.get("observer without efforts", 0) > 0,
+    wait_for(lambda: h.node.skips().counts.get("observer without efforts", 0) > 0,
              what="the observer's skip")
-    assert "efforts unknown" in h.node._last_skip
+    assert "efforts unknown" in h.node.skips().last
 
 
 def test_reset_observer_when_off_says_why(harness):

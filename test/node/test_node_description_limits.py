@@ -22,8 +22,9 @@ import rbd_ros  # noqa: E402
 from rbd_ros.description.size_limits import DEFAULT_LIMITS  # noqa: E402
 from node_helpers import (LATCHED, PLANNER_SERVICES, ParameterServices, probing,  # noqa: E402
                           wait_for)
-from node_cases import ARM7, _run_node_process, core_model, good_exchange, xml  # noqa: E402
-from test_node_planner_process import children, gone  # noqa: E402
+from node_cases import (ARM7, _run_node_process, core_model, good_exchange,  # noqa: E402
+                        trajectory, xml)
+from processes import children, gone  # noqa: E402
 
 
 def chain(dofs, links=None, comment=0):
@@ -67,10 +68,10 @@ def test_descriptions_just_under_and_over_the_limits(harness):
             start=1):
         h.description.publish(String(data=xml_text))
         wait_for(lambda: rejections(h, said), what=f"the rejection saying {said!r}")
-        assert h.node._stats["descriptions_rejected"] == n
+        assert h.node.stats()["descriptions_rejected"] == n
         wait_for(lambda: diagnostics_say(h, said), what="/diagnostics saying why")
         good_exchange(h, model, 1 + n)            # the model under the limits runs on
-    assert h.node._robot.model.name == "chain12"
+    assert h.node.current_robot().model.name == "chain12"
     size = len(chain(5, comment=16384))
     assert rejections(h, f"{size} bytes, the limit is 16384")
 
@@ -83,7 +84,7 @@ def test_a_10000_link_description_is_refused_quickly_with_the_number(harness):
     said = (f"10000 links, the limit is {DEFAULT_LIMITS.max_links} (max_description_links)")
     wait_for(lambda: rejections(h, said), what="the rejection with the number")
     took = time.monotonic() - published
-    assert h.node._robot is None and h.node._stats["descriptions_rejected"] == 1
+    assert h.node.current_robot() is None and h.node.stats()["descriptions_rejected"] == 1
     assert "robot description too large" in h.node.waiting_for_model()
     # the node is free again at once: the next description loads
     h.description.publish(String(data=xml(ARM7)))
@@ -165,7 +166,6 @@ def test_the_planner_child_leaves_within_2_s_of_the_node_killed_while_it_compute
         # a rollout of 3,000 RK4 steps of the 500-dof chain: seconds of the child's main thread
         req = PLANNER_SERVICES["trajectory_forward"].Request(mode="rollout", integrator="rk4",
                                                              dt=1e-3)
-        from test_node_trajectories import trajectory
         tau = np.zeros((3000, model.nv))
         req.trajectory = trajectory(model.joint_names, np.arange(model.nv), effort=tau)
         req.trajectory.points[0].positions = [0.1] * model.nv

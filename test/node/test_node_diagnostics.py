@@ -40,7 +40,7 @@ def test_diagnostics_follow_the_model_and_its_outputs(harness):
     wait_for(ok, timeout=30.0, what="OK while outputs flow")
     branched = core_model(BRANCHED)
     h.description.publish(String(data=xml(BRANCHED)))
-    wait_for(lambda: h.node._robot.model.name == branched.name, what="the swap")
+    wait_for(lambda: h.node.current_robot().model.name == branched.name, what="the swap")
     seen = len(statuses(h))
 
     def warned():

@@ -14,7 +14,8 @@ from rbd_ros_interfaces.srv import EstimatePayload  # noqa: E402
 
 import rbd_ros  # noqa: E402
 from node_helpers import call_service, joint_state, new_stamp  # noqa: E402
-from test_payload_identification import COM, MASS, simulate  # noqa: E402
+from pinocchio_oracles import (PAYLOAD_COM as COM, PAYLOAD_MASS as MASS,  # noqa: E402
+                               simulate_payload_arm as simulate)
 
 pytestmark = pytest.mark.pinocchio
 
@@ -46,7 +47,7 @@ def test_estimate_payload_service_applies_it(harness, pin, tmp_path):
     for bad in (float("nan"), -1.0, float("inf")):
         resp = estimate(h, "tool", bad, True)
         assert not resp.ok and "window must be" in resp.message and len(resp.message) < 300
-    assert h.node._robot.payloads == {}
+    assert h.node.current_robot().payloads == {}
     resp = estimate(h, "tool", 25.0, True)
     assert resp.ok, resp.message
     assert resp.samples >= 0.95 * len(q)
@@ -54,7 +55,7 @@ def test_estimate_payload_service_applies_it(harness, pin, tmp_path):
     assert values[0] == pytest.approx(MASS, rel=0.02)
     assert np.linalg.norm(values[1:4] - COM) < 5e-3
     assert np.all(stds > 0) and stds[0] < 0.02 * MASS
-    assert list(h.node._robot.payloads) == ["tool"]
+    assert list(h.node.current_robot().payloads) == ["tool"]
     # ~/torques now include it: the core's model with that payload (and the joint terms)
     from rbd_ros.model import inertia
     rot = np.array([[values[4], values[5], values[6]], [values[5], values[7], values[8]],

@@ -19,8 +19,8 @@ from std_msgs.msg import String  # noqa: E402
 import rbd_ros  # noqa: E402
 from node_helpers import (OUTPUTS, SERVICES, Harness, joint_state, odometry,  # noqa: E402
                           wait_for)
-from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, QUADRUPED, TOL,  # noqa: E402
-                        assert_matches_core, core_model, good_exchange, message,
+from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, GARBAGE, QUADRUPED,  # noqa: E402
+                        answers, assert_matches_core, core_model, good_exchange, message,
                         random_base, random_state, service_request, shuffled, xml)
 
 MAX_LOG_LINE = 1000          # characters: any line the node logs (it quotes excerpts only)
@@ -62,29 +62,6 @@ def diagnostics_values(h):
     return {}
 
 
-def answers(h, model, seed, base=None):
-    """Assert the node answers an inverse_dynamics call correctly (``base``: its pose, twist)."""
-    names, perm = shuffled(list(model.joint_names), seed)
-    rng = np.random.default_rng(seed)
-    q, v, a = (rng.uniform(-1, 1, len(names)) for _ in range(3))      # model order
-    request_base = None if base is None else {"q": base[0], "v": base[1], "a": np.zeros(6)}
-    resp = h.call("inverse_dynamics", service_request(
-        "inverse_dynamics", names, {"q": q[perm], "v": v[perm], "a": a[perm]}, request_base))
-    assert resp.success, resp.message
-    if base is not None:
-        q, v, a = (np.concatenate([b, x]) for b, x in zip((base[0], base[1], np.zeros(6)),
-                                                          (q, v, a)))
-    tau = rbd_ros.rnea(model, q, v, a)
-    np.testing.assert_allclose(resp.tau, tau[model.nv - len(names):][perm], **TOL)
-
-
-GARBAGE = [b"\x00\x00\x00\x00" + b"junk" * 8,                 # big-endian CDR header, junk
-           b"\x00\x00\x00\x00" + bytes(range(256)) * 2,
-           b"\x00\x03\x00\x00" + b"\xff" * 64,                 # an unknown encapsulation
-           b"\x00\x01\x00\x00" + b"\xff" * 64,                 # little-endian, nonsense counts
-           b"\x00\x01\x00\x00\x01"]                             # truncated
-
-
 # -- 1: garbage bytes on joint_states and odometry ------------------------------------------
 def test_garbage_bytes_on_joint_states_and_odometry(harness):
     h = harness(dict(ALL_OUTPUTS, robot_description=xml(QUADRUPED), floating_base=True,
@@ -92,25 +69,25 @@ def test_garbage_bytes_on_joint_states_and_odometry(harness):
     model = core_model(QUADRUPED, floating_base=True)
     base = random_base(1)
     h.odom.publish(odometry(*base))
-    wait_for(lambda: np.array_equal(h.node._robot.q[:7], base[0]), what="the odometry")
+    wait_for(lambda: np.array_equal(h.node.current_robot().q[:7], base[0]), what="the odometry")
     good_exchange_base(h, model, 2, base)
     t0 = time.monotonic()
     for raw in GARBAGE:
         h.send_joint_states(raw)                  # each one taken in, the node still there
-    odom_before = h.node._stats["odometry"]
+    odom_before = h.node.stats()["odometry"]
     for raw in GARBAGE:
         h.odom.publish(raw)
-    wait_for(lambda: h.node._stats["odometry"] >= odom_before + len(GARBAGE),
+    wait_for(lambda: h.node.stats()["odometry"] >= odom_before + len(GARBAGE),
              what="the garbage odometry to reach the node")
-    assert h.node._stats["bad_messages"] >= 2 * len(GARBAGE) - 1
+    assert h.node.stats()["bad_messages"] >= 2 * len(GARBAGE) - 1
     # the base state is the last good odometry's; the node answers and computes correctly
-    np.testing.assert_array_equal(h.node._robot.q[:7], base[0])
+    np.testing.assert_array_equal(h.node.current_robot().q[:7], base[0])
     answers(h, model, 3, base)
     good_exchange_base(h, model, 4, base)
     wait_for(lambda: int(diagnostics_values(h).get("skipped: malformed", 0)) >= len(GARBAGE)
              and int(diagnostics_values(h).get("skipped: malformed odometry", 0)) >= 1,
              what="/diagnostics to count the malformed messages")
-    assert h.node._stats["callback_errors"] == 0
+    assert h.node.stats()["callback_errors"] == 0
     # a stream of different malformed messages logs a line per 2 s, not one per message
     lines = node_lines(h, "malformed joint_states")
     assert 1 <= len(lines) <= 1 + (time.monotonic() - t0) / 2.0, lines
@@ -137,12 +114,12 @@ def test_unexpected_exceptions_in_callbacks_are_counted(harness, monkeypatch):
 
     def boom(*args, **kwargs):
         raise RuntimeError("injected failure")
-    cache = h.node._robot.cache
+    cache = h.node.current_robot().cache
     monkeypatch.setattr(cache, "merge", boom)
     h.send_joint_states(message(model, *random_state(model, 8), seed=8))
     monkeypatch.undo()
     good_exchange(h, model, 9)                  # the node runs on
-    assert h.node._stats["callback_errors"] == 1
+    assert h.node.stats()["callback_errors"] == 1
 
     monkeypatch.setattr(rbd_ros, "rnea", boom)
     names = list(model.joint_names)
@@ -154,12 +131,12 @@ def test_unexpected_exceptions_in_callbacks_are_counted(harness, monkeypatch):
 
     window = h.node._window
     monkeypatch.setattr(window, "rates", boom)
-    errors = h.node._stats["callback_errors"]
-    wait_for(lambda: h.node._stats["callback_errors"] > errors, what="the diagnostics error")
+    errors = h.node.stats()["callback_errors"]
+    wait_for(lambda: h.node.stats()["callback_errors"] > errors, what="the diagnostics error")
     monkeypatch.undo()
     wait_for(lambda: int(diagnostics_values(h).get("callback_errors", 0)) >= 3,
              what="/diagnostics to count the callback errors")
-    assert h.node._skip_counts["callback error"] >= 3
+    assert h.node.skips().counts["callback error"] >= 3
     h.wait_log("unexpected exception in the joint_states callback: RuntimeError")
     good_exchange(h, model, 11)
 
@@ -182,7 +159,7 @@ def test_bad_parameter_requests_end_nothing(harness):
         wait_for(future.done, what=f"the {name} response")
     answers(h, model, 13)
     good_exchange(h, model, 14)
-    assert h.node._stats["callback_errors"] == 2
+    assert h.node.stats()["callback_errors"] == 2
     assert h.node.get_parameter("rate_hz").value == 0.0
 
 
@@ -200,7 +177,7 @@ def test_huge_finite_inputs_publish_nothing_non_finite(harness):
         good_exchange(h, model, 14, list(OUTPUTS))      # the node runs on, correctly
         assert h.no_output(msg.header.stamp), f"{label}: an output was published"
     assert all_published_finite(h)
-    assert h.node._skip_counts.get("refused", 0) >= len(huge)
+    assert h.node.skips().counts.get("refused", 0) >= len(huge)
     wait_for(lambda: int(diagnostics_values(h).get("skipped: refused", 0)) >= len(huge),
              what="/diagnostics to count the refused ticks")
 
@@ -234,11 +211,12 @@ def test_path_on_robot_description_is_not_opened(harness, tmp_path):
         good_exchange(h, arm, 20)
         h.description.publish(String(data=str(path)))
         wait_for(lambda: node_lines(h, "rejected robot description")
-                 or h.node._robot.model.name != arm.name,
+                 or h.node.current_robot().model.name != arm.name,
                  what=f"the node to reject the path {path}")
-        assert h.node._robot.model.name == arm.name, "the node loaded the file it was named"
+        assert h.node.current_robot().model.name == arm.name, \
+            "the node loaded the file it was named"
         good_exchange(h, arm, 21)                       # the model did not change
-        assert h.node._stats["descriptions_rejected"] == 1
+        assert h.node.stats()["descriptions_rejected"] == 1
         lines.append(node_lines(h, "rejected robot description")[-1])
     # the log says the same for an existing file and a missing one: it never looked
     assert "not URDF XML" in lines[0]
@@ -298,7 +276,7 @@ def test_bad_stamps_are_replaced_by_the_node_clock(harness):
         out = wait_for(published, what=f"~/torques for the {label} stamp")[-1]
         got = out.header.stamp.sec + out.header.stamp.nanosec * 1e-9
         assert t0 - 5.0 < got < time.time() + 1.0, (label, out.header.stamp)
-    assert h.node._stats["stamps_replaced"] >= len(stamps)
+    assert h.node.stats()["stamps_replaced"] >= len(stamps)
     # the first second of simulated time is a valid stamp: echoed
     q, v, tau = random_state(model, 50)
     sim = joint_state(model.joint_names, q, v, tau, stamp=Time(sec=0, nanosec=5000))

@@ -9,8 +9,6 @@ rnea(q, v, 0)), M⁻¹ = (crba + diag Ia)⁻¹ and the derivatives as central di
 A file that cannot be used stops the node at start-up; one that does not fit a description
 has that description rejected (counted), the node running on.
 """
-import json
-
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
@@ -18,33 +16,18 @@ from rbd_ros_interfaces import srv as rbd_srv  # noqa: E402
 from trajectory_msgs.msg import JointTrajectoryPoint  # noqa: E402
 
 from node_helpers import Harness, joint_vector, wait_for  # noqa: E402
-from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, OUTPUTS, core_model, message,  # noqa: E402
-                        random_state, shuffled, xml)
+from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, JOINT_EPS, OUTPUTS,  # noqa: E402
+                        core_model, message, random_joint_parameters, random_state, shuffled,
+                        write_joint_file, xml)
 
-EPS = 0.05
 TOL = dict(rtol=1e-8, atol=1e-8)
 FD_TOL = dict(rtol=1e-5, atol=1e-5)
-
-
-def parameters(model, seed=0):
-    rng = np.random.default_rng(seed)
-    n = len(model.joint_names)
-    return {"armature": rng.uniform(0.1, 0.5, n), "viscous": rng.uniform(0.1, 1.0, n),
-            "coulomb": rng.uniform(0.1, 1.0, n), "offset": rng.uniform(-0.3, 0.3, n)}
-
-
-def write_file(path, model, values, eps=EPS):
-    doc = {"format": "rbd_ros joint parameters 1", "epsilon": eps,
-           "joints": {name: {k: float(x[j]) for k, x in values.items()}
-                      for j, name in enumerate(model.joint_names)}}
-    path.write_text(json.dumps(doc))
-    return str(path)
 
 
 class Oracle:
     """The test's own formulas, on Pinocchio."""
 
-    def __init__(self, pin, values, eps=EPS):
+    def __init__(self, pin, values, eps=JOINT_EPS):
         self.pin, self.p, self.eps = pin, values, eps
         self.pm = pin.buildModelFromUrdf(ARM7)
         self.pd = self.pm.createData()
@@ -78,10 +61,10 @@ class Oracle:
 def test_outputs_include_the_joint_parameters(harness, pin, tmp_path):
     """Every topic with a parameter file: against the oracle, at a commanded acceleration."""
     model = core_model(ARM7)
-    values = parameters(model)
+    values = random_joint_parameters(model)
     h = harness(dict(ALL_OUTPUTS, robot_description=xml(ARM7),
                      acceleration_topic="commanded_accelerations",
-                     joint_parameters_file=write_file(tmp_path / "p.json", model, values)))
+                     joint_parameters_file=write_joint_file(tmp_path / "p.json", model, values)))
     oracle = Oracle(pin, values)
     names = list(model.joint_names)
     for seed in (1, 2):
@@ -90,7 +73,8 @@ def test_outputs_include_the_joint_parameters(harness, pin, tmp_path):
         a = np.random.default_rng(seed).uniform(-2, 2, model.nv)
         order, perm = shuffled(names, seed)
         h.accel.publish(joint_vector(order, a[perm]))
-        wait_for(lambda: np.array_equal(h.node._robot.a, a), what="the commanded acceleration")
+        wait_for(lambda: np.array_equal(h.node.current_robot().a, a),
+                 what="the commanded acceleration")
         msg = message(model, q, v, tau, seed=seed)
         found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp,
                            topics=list(OUTPUTS))
@@ -119,9 +103,9 @@ def trajectory(names, rows, field):
 
 def test_services_include_the_joint_parameters(harness, pin, tmp_path):
     model = core_model(ARM7)
-    values = parameters(model, 3)
+    values = random_joint_parameters(model, 3)
     h = harness(dict(robot_description=xml(ARM7),
-                     joint_parameters_file=write_file(tmp_path / "p.json", model, values)))
+                     joint_parameters_file=write_joint_file(tmp_path / "p.json", model, values)))
     oracle = Oracle(pin, values)
     names = list(model.joint_names)
     q, v, tau = random_state(model, 4)
@@ -174,7 +158,7 @@ def test_urdf_joint_dynamics_live(harness, pin):
         found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp)
         np.testing.assert_allclose(found["torques"].effort, oracle.tau(q, v, 0 * v), **TOL)
     h.set_parameters(robot_description=with_dynamics(xml(ARM7), -1.0, 0.0))
-    wait_for(lambda: "-1.0" in h.node._robot.xml, what="the new description")
+    wait_for(lambda: "-1.0" in h.node.current_robot().xml, what="the new description")
     (result,) = h.set_parameters(urdf_joint_dynamics=True)
     assert not result.successful and "damping" in result.reason
 
@@ -199,7 +183,7 @@ def test_a_bad_file_stops_the_node_at_start_up(tmp_path, content, message):
 
 def test_file_and_urdf_dynamics_choose_one(tmp_path):
     model = core_model(ARM7)
-    path = write_file(tmp_path / "p.json", model, parameters(model))
+    path = write_joint_file(tmp_path / "p.json", model, random_joint_parameters(model))
     with pytest.raises(ValueError, match="choose one"):
         Harness(dict(robot_description=xml(ARM7), joint_parameters_file=path,
                      urdf_joint_dynamics=True))
@@ -208,13 +192,13 @@ def test_file_and_urdf_dynamics_choose_one(tmp_path):
 def test_description_that_does_not_fit_is_rejected(harness, pin, tmp_path):
     """A description without the file's joints is rejected, counted; the model runs on."""
     model = core_model(ARM7)
-    values = parameters(model, 8)
+    values = random_joint_parameters(model, 8)
     h = harness(dict(robot_description=xml(ARM7),
-                     joint_parameters_file=write_file(tmp_path / "p.json", model, values)))
+                     joint_parameters_file=write_joint_file(tmp_path / "p.json", model, values)))
     h.set_parameters(robot_description=xml(BRANCHED))
     h.wait_log("joint_parameters_file: joints not in the model")
-    assert h.node._stats["descriptions_rejected"] == 1
-    assert h.node._robot.model.name == model.name
+    assert h.node.stats()["descriptions_rejected"] == 1
+    assert h.node.current_robot().model.name == model.name
     q, v, tau = random_state(model, 9)
     msg = message(model, q, v, tau, seed=9)
     found = h.exchange(lambda: h.joint_states.publish(msg), msg.header.stamp)

@@ -119,7 +119,7 @@ def test_services_may_name_the_followers(harness, oracle):
     model, torques, reduced = oracle
     h = harness({})
     h.description.publish(String(data=panda_like()))
-    wait_for(lambda: h.node._robot is not None, what="the model")
+    wait_for(lambda: h.node.current_robot() is not None, what="the model")
     c = model.coupling
     _, q, v, tau = publisher_state(model, 3)
     zero = np.zeros(model.nv)
@@ -147,7 +147,7 @@ def test_a_rejected_description_is_logged_once_and_says_which_parameter(harness)
     h = harness({"mimic_joints": "error"})
     for k in range(3):                        # the same description, again and again
         h.description.publish(String(data=panda_like()))
-        wait_for(lambda: h.node._stats["descriptions_rejected"] > k, what="the rejection")
+        wait_for(lambda: h.node.stats()["descriptions_rejected"] > k, what="the rejection")
     h.wait_log("parameter mimic_joints: 'coupled'")
     h.send_joint_states(joint_state(["joint1"], [0.0]))
     h.wait_log("no robot model yet (the last robot description was rejected: ")
@@ -162,7 +162,7 @@ def test_trajectory_services_with_followers(harness, oracle):
     model, torques, reduced = oracle
     h = harness({})
     h.description.publish(String(data=panda_like()))
-    wait_for(lambda: h.node._robot is not None, what="the model")
+    wait_for(lambda: h.node.current_robot() is not None, what="the model")
     c = model.coupling
     states = [publisher_state(model, 10 + k)[1:] for k in range(3)]
     traj = JointTrajectory(joint_names=list(c.joint_names))       # the follower named last

@@ -100,7 +100,7 @@ def test_an_exception_checking_a_value_refuses_it_with_the_reason(harness, monke
     """The boundary of the set-parameters callback: a bug refuses, it never answers []."""
     h = harness(dict(robot_description=xml(ARM7)))
     model = core_model(ARM7)
-    errors = h.node._stats["callback_errors"]
+    errors = h.node.stats()["callback_errors"]
 
     def broken(name, value):
         raise OverflowError("a bug in a check")
@@ -108,7 +108,7 @@ def test_an_exception_checking_a_value_refuses_it_with_the_reason(harness, monke
     reason = refused(h, max_joint_age=2.0)
     assert "OverflowError: a bug in a check" in reason
     assert h.node.params["max_joint_age"] == 5.0
-    assert h.node._stats["callback_errors"] == errors + 1
+    assert h.node.stats()["callback_errors"] == errors + 1
     monkeypatch.undo()
     good_exchange(h, model, 320)                  # the node runs on
 
@@ -146,7 +146,7 @@ def test_gravity_applies_live(harness):
     # a description loaded afterwards gets the new gravity too
     accepted(h, robot_description=xml(BRANCHED))
     branched = core_model(BRANCHED).with_gravity([1.0, 2.0, -3.0])
-    wait_for(lambda: h.node._robot.model.name == branched.name, what="the new model")
+    wait_for(lambda: h.node.current_robot().model.name == branched.name, what="the new model")
     good_exchange(h, branched, 305)
 
 
@@ -164,15 +164,15 @@ def test_tick_rule_and_timers_apply_live(harness):
                                rbd_ros.rnea(model, q, np.zeros(model.nv), np.zeros(model.nv)),
                                **TOL)
     accepted(h, rate_hz=50.0, diagnostics_period=0.1)
-    ticks = h.node._stats["ticks"]
+    ticks = h.node.stats()["ticks"]
     good_exchange(h, model, 307)                  # the timer computes now
-    assert h.node._stats["ticks"] > ticks
+    assert h.node.stats()["ticks"] > ticks
     wait_for(lambda: h.messages("diagnostics"), what="/diagnostics at the new period")
     accepted(h, max_joint_age=1e-6)               # every joint is stale at once
     q, v, tau = random_state(model, 308)
     stale = message(model, q, v, tau, seed=308)
     h.send_joint_states(stale)
-    wait_for(lambda: h.node._skip_counts.get("stale"), what="a stale skip")
+    wait_for(lambda: h.node.skips().counts.get("stale"), what="a stale skip")
     assert h.no_output(stale.header.stamp)
 
 
@@ -181,7 +181,7 @@ def test_robot_description_parameter_applies_live(harness):
     accepted(h, robot_description=xml(ARM7))
     good_exchange(h, core_model(ARM7), 309)
     h.description.publish(String(data=xml(BRANCHED)))     # the topic still works too
-    wait_for(lambda: h.node._robot.model.name == core_model(BRANCHED).name,
+    wait_for(lambda: h.node.current_robot().model.name == core_model(BRANCHED).name,
              what="the description from the topic")
 
 
@@ -214,11 +214,11 @@ def test_strict_inertia_parameter(harness, strict):
     h = harness(dict(strict_inertia=strict))
     h.description.publish(String(data=odd_inertia_arm()))
     if strict:
-        wait_for(lambda: h.node._stats["descriptions_rejected"] == 1, what="the rejection")
+        wait_for(lambda: h.node.stats()["descriptions_rejected"] == 1, what="the rejection")
         h.wait_log("triangle inequality")
-        assert h.node._robot is None
+        assert h.node.current_robot() is None
         return
-    wait_for(lambda: h.node._robot is not None, what="the model")
+    wait_for(lambda: h.node.current_robot() is not None, what="the model")
     h.wait_log("robot description: ")
     warned = [m for m in h.messages("rosout") if "triangle inequality" in m.msg]
     assert len(warned) == 1 and warned[0].level == 30, warned     # WARN, once

@@ -7,23 +7,13 @@ its body inertia.
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from helpers import assert_close  # noqa: E402
-from node_helpers import PLANNER_SERVICES, SERVICES, joint_state, new_stamp  # noqa: E402
+from helpers import assert_close, random_payload  # noqa: E402
+from node_helpers import SERVICES, joint_state, new_stamp  # noqa: E402
+from node_cases import set_payload  # noqa: E402
 from oracle import Robot  # noqa: E402
-from test_payload import payload  # noqa: E402
 
 
 pytestmark = pytest.mark.pinocchio
-
-
-def set_payload(h, link, mass, com=(0, 0, 0), rot=np.zeros((3, 3))):
-    req = PLANNER_SERVICES["set_payload"].Request(link=link)
-    i = req.inertia
-    i.m = float(mass)
-    i.com.x, i.com.y, i.com.z = (float(x) for x in com)
-    i.ixx, i.ixy, i.ixz, i.iyy, i.iyz, i.izz = (float(rot[r, c]) for r, c in (
-        (0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))
-    return h.call("set_payload", req)
 
 
 def test_set_payload(harness, pin):
@@ -55,7 +45,7 @@ def test_set_payload(harness, pin):
     for got, ref in zip(torques_now(), before):
         assert_close(got, ref, 1e-9, "without payload")
     body = m.nbodies - 1
-    mass, com, rot = payload(2)
+    mass, com, rot = random_payload(2)
     resp = set_payload(h, m.body_names[body], mass, com, rot)
     assert resp.success, resp.message
     assert list(resp.links) == [m.body_names[body]] and resp.masses[0] == pytest.approx(mass)
@@ -91,7 +81,7 @@ def test_bad_payloads(harness):
         assert len(resp.message) < 400
         for word in words:
             assert word in resp.message, resp.message
-    assert h.node._robot.payloads == {}
+    assert h.node.current_robot().payloads == {}
 
 
 def test_payload_on_fixed_joint_link(harness, pin):
@@ -100,7 +90,7 @@ def test_payload_on_fixed_joint_link(harness, pin):
     m = robot.model
     assert "tool" in m.link_frames and "tool" not in m.body_names
     h = harness(dict(robot_description=robot.xml))
-    mass, com, rot = payload(3)
+    mass, com, rot = random_payload(3)
     resp = set_payload(h, "tool", mass, com, rot)
     assert resp.success, resp.message
     assert list(resp.links) == ["tool"]

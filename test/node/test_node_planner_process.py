@@ -27,17 +27,16 @@ from rbd_ros.actuation import joint_parameters as joint_friction  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
 from rbd_ros.node.planner.process import PlannerRobot  # noqa: E402
 from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
-from helpers import ROOT, assert_close  # noqa: E402
+from helpers import ROOT, assert_close, random_payload  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
 from node_helpers import (PLANNER_SERVICES, SERVICES, ParameterServices,  # noqa: E402
                           call_service, probing, wait_for)
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.logging import LoggingSeverity  # noqa: E402
 from oracle import Robot  # noqa: E402
-from node_cases import ARM7, QUADRUPED, _run_node_process, xml  # noqa: E402
-from test_node_payload import set_payload  # noqa: E402
-from test_node_trajectories import pin_each, states, trajectory  # noqa: E402
-from test_payload import payload  # noqa: E402
+from node_cases import (ARM7, QUADRUPED, _run_node_process, pin_each,  # noqa: E402
+                        random_states, set_payload, trajectory, xml)
+from processes import children, gone  # noqa: E402
 
 
 def torques_request(model, q, v, a):
@@ -67,32 +66,10 @@ def single_state_torques(h, model, q, v, a):
     return np.array(out)
 
 
-def gone(pid):
-    """Tell whether process ``pid`` has ended (exited and reaped, or a zombie)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except OSError:
-        return True
-
-
-def children(pid):
-    """Return the pids of the children of process ``pid`` (any of its threads' children)."""
-    found = set()
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                found.update(int(x) for x in f.read().split())
-        except OSError:
-            pass
-    return found
-
-
 def serving(h):
-    planner = h.node._planner_process
-    wait_for(lambda: planner.state.startswith("serving"), timeout=60.0,
+    wait_for(lambda: h.node.planner_status().state.startswith("serving"), timeout=60.0,
              what="the planner process to serve")
-    return planner.pid
+    return h.node.planner_status().pid
 
 
 def test_the_robot_snapshot_pickles_and_answers_alike():
@@ -102,7 +79,7 @@ def test_the_robot_snapshot_pickles_and_answers_alike():
     params = joint_friction.JointParameters(tuple(model.joint_names), {
         "viscous": np.linspace(0.1, 0.5, model.nv), "armature": np.full(model.nv, 0.02)})
     robot = NodeRobot(model, "<robot/>", (), {}, {link: rbd_ros.model.inertia.compact(
-        *payload(1))}, actuation.Actuation(params, 0))
+        *random_payload(1))}, actuation.Actuation(params, 0))
     snapshot = PlannerRobot(robot)
     copy = pickle.loads(pickle.dumps(snapshot, pickle.HIGHEST_PROTOCOL))
     assert copy.joint_names == robot.joint_names and copy.dof_names == robot.dof_names
@@ -133,12 +110,12 @@ def test_payload_gravity_and_description_reach_the_planner_process(harness, pin)
     m = robot.model
     h = harness(dict(robot_description=robot.xml, planner_process=True))
     pid = serving(h)
-    q, v, a = states(robot, 12, 3)
+    q, v, a = random_states(robot, 12, 3)
     assert_close(trajectory_torques(h, m, q, v, a), pin_each(robot, pin.rnea, q, v, a), 1e-9,
                  "no payload")
     # a payload: the very next request sees it (the node waits for nothing)
     body = m.nbodies - 1
-    mass, com, rot = payload(4)
+    mass, com, rot = random_payload(4)
     assert set_payload(h, m.body_names[body], mass, com, rot).success
     jid = robot.body_joint[body]
     robot.pm.inertias[jid] = robot.pm.inertias[jid] + pin.Inertia(mass, com, rot)
@@ -152,12 +129,13 @@ def test_payload_gravity_and_description_reach_the_planner_process(harness, pin)
     # another robot description: against the node's single-state service
     quadruped = rbd_ros.load_model(QUADRUPED)
     assert h.set_parameters(robot_description=xml(QUADRUPED))[0].successful
-    wait_for(lambda: h.node._robot.model.name == quadruped.name, what="the new model")
+    wait_for(lambda: h.node.current_robot().model.name == quadruped.name, what="the new model")
     q2, v2, a2 = (np.array([quadruped.random_configuration(k) for k in range(5)]),
                   *np.random.default_rng(5).normal(size=(2, 5, quadruped.nv)))
     assert_close(trajectory_torques(h, quadruped, q2, v2, a2),
                  single_state_torques(h, quadruped, q2, v2, a2), 1e-12, "new description")
-    assert h.node._planner_process.pid == pid and h.node._planner_process.exits == 0
+    status = h.node.planner_status()
+    assert status.pid == pid and status.exits == 0
     h.close()
     assert gone(pid), "the planner process outlived its node"
 
@@ -235,7 +213,7 @@ def test_no_robot_model_yet_then_the_description_from_the_topic(harness):
     resp = h.call("trajectory_torques", torques_request(model, q, v, a), timeout=30.0)
     assert not resp.success and resp.message == "no robot model yet"
     h.description.publish(String(data=xml(ARM7)))
-    wait_for(lambda: h.node._robot is not None, what="the model from the topic")
+    wait_for(lambda: h.node.current_robot() is not None, what="the model from the topic")
     assert_close(trajectory_torques(h, model, q, v, a),
                  single_state_torques(h, model, q, v, a), 1e-12, "the model from the topic")
 
@@ -401,7 +379,7 @@ def test_the_planner_process_runs_with_the_large_messages_profile(harness):
     from rbd_ros.node.planner import process as planner_process
     h = harness(dict(robot_description=xml(ARM7), planner_process=True))
     serving(h)
-    pid = h.node._planner_process.pid
+    pid = h.node.planner_status().pid
     with open(f"/proc/{pid}/environ", "rb") as f:
         environ = f.read().split(b"\0")
     assert f"FASTRTPS_DEFAULT_PROFILES_FILE={PROFILE}".encode() in environ

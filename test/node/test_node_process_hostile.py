@@ -16,9 +16,9 @@ import pytest  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from node_helpers import RELIABLE, SERVICES, probing, same_stamp, wait_for  # noqa: E402
-from node_cases import (ARM7, QUADRUPED, _run_node_process, assert_matches_core,  # noqa: E402
-                        call_inverse_dynamics, core_model, message, random_state, xml)
-from test_node_hostile import GARBAGE  # noqa: E402
+from node_cases import (ARM7, GARBAGE, QUADRUPED, _run_node_process,  # noqa: E402
+                        assert_matches_core, call_inverse_dynamics, core_model, message,
+                        random_state, xml)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -34,7 +34,7 @@ from builtin_interfaces.msg import Time  # noqa: E402
 from rbd_ros import outputs  # noqa: E402
 from rbd_ros.replay import bag_io, replay  # noqa: E402
 from node_helpers import Harness, wait_for  # noqa: E402
-from test_node_contact import Listener  # noqa: E402
+from node_cases import Listener  # noqa: E402
 from messages import odometry_cdr  # noqa: E402
 from oracle import Robot, assert_close  # noqa: E402
 
@@ -174,13 +174,13 @@ def wait_decision(h, m, expect, skips, count):
     sec, nsec = stamp_of(m)
 
     def decided():
-        return (node._stats["joint_states"] == count and node._skip_counts == skips
+        return (node.stats()["joint_states"] == count and node.skips().counts == skips
                 and (expect is not None or h.find("torques", Time(sec=sec, nanosec=nsec))))
     try:
         wait_for(decided, what=f"message {m}: {expect or 'computed'}")
     except AssertionError as exc:
-        raise AssertionError(f"{exc}; node skips {node._skip_counts}, expected {skips}, "
-                             f"stats {node._stats}") from None
+        raise AssertionError(f"{exc}; node skips {node.skips().counts}, expected {skips}, "
+                             f"stats {node.stats()}") from None
 
 
 def feed(h, steps):
@@ -201,15 +201,15 @@ def feed(h, steps):
             time.sleep(step[1])
             continue
         if step[0] == "odom":
-            raw, before = odom_bytes(step[1], k), node._robot.base_received
+            raw, before = odom_bytes(step[1], k), node.current_robot().base_received
             k += 1
             records.append(("odom", time.monotonic_ns(), raw))
             h.odom.publish(raw)
             if step[2]:
-                wait_for(lambda: node._robot.base_received != before, what="the odometry")
+                wait_for(lambda: node.current_robot().base_received != before, what="the odometry")
             else:
                 skips["invalid odometry"] = skips.get("invalid odometry", 0) + 1
-                wait_for(lambda: node._skip_counts == skips, what="the odometry ignored")
+                wait_for(lambda: node.skips().counts == skips, what="the odometry ignored")
             continue
         m += 1
         raw, expect = js_bytes(step, m), step[-1]
@@ -217,7 +217,7 @@ def feed(h, steps):
             skips[expect] = skips.get(expect, 0) + 1
         if expect != "malformed":
             efforts.update(zip(step[1], step[4] if len(step[4]) else [np.nan] * len(step[1])))
-        if expect is None and not np.isfinite([efforts[n] for n in h.node._robot.model
+        if expect is None and not np.isfinite([efforts[n] for n in h.node.current_robot().model
                                                .joint_names]).all():
             skips["observer without efforts"] = skips.get("observer without efforts", 0) + 1
         records.append(("js", time.monotonic_ns(), raw))
@@ -225,7 +225,7 @@ def feed(h, steps):
         wait_decision(h, m, expect, dict(skips), m + 1)
         time.sleep(GAP)
     time.sleep(0.3)                       # anything late would show in the checks below
-    assert node._skip_counts == skips and node._stats["joint_states"] == m + 1
+    assert node.skips().counts == skips and node.stats()["joint_states"] == m + 1
     return records
 
 
@@ -415,7 +415,7 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
                               for key in outputs.REASON_KEYS
                               if any(s[0] == "js" and s[-1] == key for s in steps)}
     assert rep["odometry_ignored"] == sum(1 for s in steps if s[0] == "odom" and not s[2])
-    known = answered - h.node._skip_counts.get("observer without efforts", 0)
+    known = answered - h.node.skips().counts.get("observer without efforts", 0)
     assert seen["external_torques"] == seen["contact_wrench"] == known >= 4
     assert seen["collision"] >= 1, "no collision message: the rule is not exercised"
     assert len(rep["collisions"]["events"]) >= 1

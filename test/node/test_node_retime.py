@@ -19,7 +19,10 @@ from rbd_ros.node import trajectories  # noqa: E402
 from helpers import get_robot  # noqa: E402
 from mimic_oracle import PAIR, hand_urdf  # noqa: E402
 from node_helpers import PLANNER_SERVICES  # noqa: E402
-from test_retime import pin_effort, spline, waypoints  # noqa: E402
+from node_cases import (JOINT_EPS, random_joint_parameters, set_payload,  # noqa: E402
+                        write_joint_file)
+from pinocchio_oracles import pin_effort  # noqa: E402
+from retime_paths import spline, waypoints  # noqa: E402
 
 
 pytestmark = pytest.mark.pinocchio
@@ -84,13 +87,11 @@ def test_retime_trajectory_against_pinocchio(harness, pin):
 
 def test_retime_trajectory_payload_and_joint_parameters(harness, pin, tmp_path):
     """The node's payload (~/set_payload) and joint parameters are in the answer's τ."""
-    from test_node_joint_parameters import EPS, parameters, write_file
-    from test_node_payload import set_payload
     robot = get_robot("arm7")
     m = robot.model
-    values = parameters(m, 3)
+    values = random_joint_parameters(m, 3)
     h = harness(dict(robot_description=robot.xml, planner_process=True,
-                     joint_parameters_file=write_file(tmp_path / "p.json", m, values)))
+                     joint_parameters_file=write_joint_file(tmp_path / "p.json", m, values)))
     link, mass, com = m.body_names[-1], 1.5, np.array([0.0, 0.02, 0.06])
     assert set_payload(h, link, mass, com).success
     w = waypoints(m, 6, 16)
@@ -103,7 +104,7 @@ def test_retime_trajectory_payload_and_joint_parameters(harness, pin, tmp_path):
     jid = robot.body_joint[m.nbodies - 1]
     pm.inertias[jid] = pm.inertias[jid] + pin.Inertia(mass, com, np.zeros((3, 3)))
     ref = (pin_effort(robot, pm, q, v, a) + values["armature"] * a + values["viscous"] * v
-           + values["coulomb"] * np.tanh(v / EPS) + values["offset"])
+           + values["coulomb"] * np.tanh(v / JOINT_EPS) + values["offset"])
     assert np.max(np.abs(tau - ref)) <= 1e-8 * np.max(np.abs(ref))
     assert np.all(np.abs(ref) <= 0.6 * m.effort_limit * (1 + 1e-6))
     assert "effort" in resp.binding_limit

@@ -4,19 +4,18 @@ The node's trajectory services (issue 16) with real rclpy clients, against Pinoc
 ``~/trajectory_torques``: τ, limits and ∂τ/∂q, ∂τ/∂v at every point against pin.rnea,
 Pinocchio's limits and pin.computeRNEADerivatives; ``~/trajectory_forward``: q̈ and its
 derivatives against pin.aba / pin.computeABADerivatives, rollouts against the schemes
-written out with Pinocchio's aba and integrate (``test_rollout.pin_rollout``), and bad
+written out with Pinocchio's aba and integrate (``pinocchio_oracles.pin_rollout``), and bad
 requests refused with a reason. Served by the node's planner process (its default).
 """
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
-
 from rbd_ros.batch import rollout as rl  # noqa: E402
 from rbd_ros.node import trajectories  # noqa: E402
 from helpers import assert_close, get_robot  # noqa: E402
 from node_helpers import PLANNER_SERVICES  # noqa: E402
-from test_rollout import pin_rollout  # noqa: E402
+from node_cases import pin_each, random_states, trajectory  # noqa: E402
+from pinocchio_oracles import pin_rollout  # noqa: E402
 
 
 pytestmark = pytest.mark.pinocchio
@@ -29,39 +28,10 @@ def start(harness, name):
                         planner_process=True)), robot
 
 
-def trajectory(names, perm, **fields):
-    """Return a JointTrajectory naming ``names``; ``fields``: (N, joints), model order."""
-    msg = JointTrajectory()
-    msg.joint_names = list(names)
-    n = len(next(iter(fields.values())))
-    for k in range(n):
-        p = JointTrajectoryPoint()
-        for attr, x in fields.items():
-            setattr(p, attr, [float(y) for y in x[k][perm]])
-        msg.points.append(p)
-    return msg
-
-
-def states(robot, n, seed):
-    rng = np.random.default_rng(seed)
-    m = robot.model
-    q = np.array([m.random_configuration(rng) for _ in range(n)])
-    return q, rng.normal(scale=0.5, size=(n, m.nv)), rng.normal(size=(n, m.nv))
-
-
 def request_order(robot, seed):
     names = list(robot.model.joint_names)
     perm = np.random.default_rng(seed).permutation(len(names))
     return [names[k] for k in perm], perm
-
-
-def pin_each(robot, function, *arrays):
-    """Stack Pinocchio's ``function(pm, pd, q, x, y)`` over the points, in our v order."""
-    out = []
-    for q, x, y in zip(*arrays):
-        out.append(robot.v_from_pin(function(robot.pm, robot.pd, robot.q_to_pin(q),
-                                             robot.v_to_pin(x), robot.v_to_pin(y))))
-    return np.array(out)
 
 
 def pin_derivatives(robot, function, *arrays):
@@ -91,7 +61,7 @@ def test_trajectory_torques(harness, name, pin):
     m = robot.model
     nb = 6 if robot.floating else 0
     n = 60
-    q, v, a = states(robot, n, 1)
+    q, v, a = random_states(robot, n, 1)
     v[41, nb + 2] = 3.0 * robot.v_from_pin(robot.pm.velocityLimit)[nb + 2]   # a violation
     names, perm = request_order(robot, 2)
     req = PLANNER_SERVICES["trajectory_torques"].Request(derivatives=True)
@@ -134,7 +104,7 @@ def test_trajectory_forward_points(harness, name, pin):
     h, robot = start(harness, name)
     nb = 6 if robot.floating else 0
     n = 30
-    q, v, tau = states(robot, n, 3)
+    q, v, tau = random_states(robot, n, 3)
     names, perm = request_order(robot, 4)
     req = PLANNER_SERVICES["trajectory_forward"].Request(mode="points", derivatives=True)
     req.trajectory = trajectory(names, perm, positions=q[:, 7 if nb else 0:],
@@ -162,7 +132,7 @@ def test_trajectory_forward_rollout(harness, name, method, pin):
     m = robot.model
     nb = 6 if robot.floating else 0
     n, dt = 40, 2e-3
-    q, v, tau = states(robot, n, 5)
+    q, v, tau = random_states(robot, n, 5)
     if nb:
         tau[:, :6] = np.random.default_rng(6).normal(size=(n, 6))
     names, perm = request_order(robot, 7)
@@ -204,7 +174,7 @@ def test_bad_trajectory_requests(harness):
     h, robot = start(harness, "arm7")
     m = robot.model
     names, perm = request_order(robot, 8)
-    q, v, a = states(robot, 4, 9)
+    q, v, a = random_states(robot, 4, 9)
 
     def good(service):
         req = PLANNER_SERVICES[service].Request()

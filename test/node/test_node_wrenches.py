@@ -3,7 +3,7 @@ Measured wrenches (``wrench_topics``) with real rclpy publishers, against Pinocc
 
 ~/torques and ~/accelerations with WrenchStamped inputs in a link's frame (a fixed-joint
 link: arm7's ``tool``) and in the world frame, against pin.rnea / pin.aba with the forces
-moved to their joints by Pinocchio (``test_wrench.pin_fext``); the tick waits for every
+moved to their joints by Pinocchio (``pinocchio_oracles.pin_fext``); the tick waits for every
 input and skips while one is stale; malformed wrenches (NaN, a wrong frame) are refused and
 counted; bad parameters and unknown links are refused with a clear reason.
 """
@@ -20,7 +20,7 @@ from node_helpers import RELIABLE, joint_state, new_stamp, wait_for  # noqa: E40
 from oracle import Robot  # noqa: E402
 from rbd_ros.node.dynamics_node import DynamicsNode  # noqa: E402
 from rbd_ros.node.wrenches import parse_wrench_topics  # noqa: E402
-from test_wrench import pin_fext  # noqa: E402
+from pinocchio_oracles import pin_fext  # noqa: E402
 
 
 INPUTS = ["ft_tool:tool", "contact_world:link4"]
@@ -55,12 +55,11 @@ class Wrenches:
         the node was still taking the previous one is counted too, so the node may count
         up to that many.
         """
-        k = [t for t, _ in self.h.node._wrenches.inputs].index(topic)
-        counts = self.h.node._wrenches.counts[k]
-        before = counts[counter]
+        node = self.h.node
+        before = node.wrench_inputs()[topic].counts[counter]
         deadline = time.monotonic() + 10.0
         published = 0
-        while counts[counter] == before:
+        while node.wrench_inputs()[topic].counts[counter] == before:
             assert time.monotonic() < deadline, f"the node never took the wrench on {topic}"
             self.pubs[topic].publish(msg)
             published += 1
@@ -80,7 +79,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     # no wrench yet: nothing is published, the reason is counted
     stamp = new_stamp()
     h.send_joint_states(joint_state(names, q, v, tau, stamp=stamp))
-    wait_for(lambda: h.node._skip_counts.get("no wrench", 0) > 0, what="a 'no wrench' skip")
+    wait_for(lambda: h.node.skips().counts.get("no wrench", 0) > 0, what="a 'no wrench' skip")
     assert h.no_output(stamp)
     rng = np.random.default_rng(0)
     tool, world = rng.normal(scale=5.0, size=6), rng.normal(scale=5.0, size=6)
@@ -101,18 +100,17 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     without = pin.rnea(robot.pm, robot.pd, qp, vp, np.zeros(m.nv))
     assert not np.allclose(found["torques"].effort, robot.v_from_pin(without))
     # malformed wrenches are refused and counted; the last valid one stays in use
-    refused = h.node._stats["wrenches_refused"]
+    refused = h.node.stats()["wrenches_refused"]
     sent = w.send("ft_tool", wrench_msg("tool", [np.nan, 0, 0, 0, 0, 0]), "refused")
-    k = [t for t, _ in h.node._wrenches.inputs].index("ft_tool")
     other_frame = wrench_msg("some_other_frame", np.ones(6))
     deadline = time.monotonic() + 10.0
-    while "some_other_frame" not in h.node._wrenches.last_refusal[k]:
+    while "some_other_frame" not in h.node.wrench_inputs()["ft_tool"].last_refusal:
         assert time.monotonic() < deadline, "the wrench in another frame was never refused"
         w.pubs["ft_tool"].publish(other_frame)
         sent += 1
         time.sleep(0.02)
     # every copy the node took is counted once (on a loaded machine, more than one of each)
-    assert refused + 2 <= h.node._stats["wrenches_refused"] <= refused + sent
+    assert refused + 2 <= h.node.stats()["wrenches_refused"] <= refused + sent
     stamp = new_stamp()
     msg = joint_state(names, q, v, tau, stamp=stamp)
     found = h.exchange(lambda: h.joint_states.publish(msg), stamp)
@@ -122,7 +120,7 @@ def test_wrenches_enter_torques_and_accelerations(harness, pin):
     # /diagnostics shows each input
 
     def diagnosed():
-        refusals = h.node._wrenches.counts[k]["refused"]  # 2, or more copies (see send)
+        refusals = h.node.wrench_inputs()["ft_tool"].counts["refused"]  # 2 or more (see send)
         for d in reversed(h.messages("diagnostics")):
             for s in d.status:
                 values = {kv.key: kv.value for kv in s.values}
@@ -156,14 +154,13 @@ def test_stale_wrench_skips_the_tick(harness, pin):
     msg = joint_state(names, q, v, tau, stamp=stamp)
     found = h.exchange(lambda: h.joint_states.publish(msg), stamp)     # fresh: published
     assert_close(np.array(found["torques"].effort), torques_with(first), 1e-9, "fresh wrench")
-    wrenches = h.node._wrenches               # the node's clock of its latest wrench
-    wait_for(lambda: time.monotonic() - wrenches.received.max() > 0.3 + 0.05,
-             what="the wrench to go stale")
+    wait_for(lambda: time.monotonic() - max(w.received for w in h.node.wrench_inputs().values())
+             > 0.3 + 0.05, what="the wrench to go stale")    # the node's clock of its latest
     stale = new_stamp()
-    skips = h.node._skip_counts.get("stale wrench", 0)
+    skips = h.node.skips().counts.get("stale wrench", 0)
     h.joint_states.publish(joint_state(names, q, v, tau, stamp=stale))   # once (reliable)
-    wait_for(lambda: h.node._skip_counts.get("stale wrench", 0) > skips, what="a stale skip")
-    assert "ft_tool" in h.node._last_skip
+    wait_for(lambda: h.node.skips().counts.get("stale wrench", 0) > skips, what="a stale skip")
+    assert "ft_tool" in h.node.skips().last
     # a fresh wrench: published again, with its value
     w.send("ft_tool", wrench_msg("tool", second))
     stamp = new_stamp()
@@ -203,8 +200,9 @@ def test_bad_wrench_topics_parameter_stops_the_node_at_start():
 def test_unknown_wrench_link_rejects_the_description(harness):
     robot = Robot("arm7")
     h = harness(dict(robot_description=robot.xml, wrench_topics=["/ft:no_such_link"]))
-    assert h.node._robot is None
-    assert "no_such_link" in h.node._rejected and "wrench_topics" in h.node._rejected
+    assert h.node.current_robot() is None
+    why = h.node.waiting_for_model()          # "the last robot description was rejected: ..."
+    assert "no_such_link" in why and "wrench_topics" in why
 
 
 def test_wrench_cdr_decoder_matches_rclpy():

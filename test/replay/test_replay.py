@@ -26,28 +26,7 @@ from rbd_ros.replay.dynamics import templates  # noqa: E402
 from helpers import ros_domain_id  # noqa: E402
 from messages import odometry_cdr  # noqa: E402
 import make_example_bag as mk  # noqa: E402
-
-STORE = bag_io.typestore()
-T = STORE.types["builtin_interfaces/msg/Time"]
-H = STORE.types["std_msgs/msg/Header"]
-JS = STORE.types[bag_io.JOINT_STATE]
-
-
-def read(path):
-    """{topic: [(log time, message)]} with rosbags' own deserializer."""
-    out = {}
-    with bag_io.Reader(path) as r:
-        for con, stamp, raw in r.messages():
-            out.setdefault(con.topic, []).append(
-                (stamp, STORE.deserialize_cdr(raw, con.msgtype)))
-    return out
-
-
-def js(names, q, v, e, ns):
-    return STORE.serialize_cdr(JS(header=H(stamp=T(sec=ns // 10**9, nanosec=ns % 10**9),
-                                           frame_id="base"), name=list(names),
-                                  position=np.asarray(q, float), velocity=np.asarray(v, float),
-                                  effort=np.asarray(e, float)), bag_io.JOINT_STATE)
+from bag_records import H, STORE, T, js, read  # noqa: E402
 
 
 def write_raw(path, records, urdf=None, extra=()):

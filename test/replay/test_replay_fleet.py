@@ -290,7 +290,7 @@ def test_fleet_identification_noisy_within_tolerance(bags, scheduler, tmp_path):
 
 def test_fleet_weighted_identification_equals_concatenated_fit(bags, scheduler, tmp_path):
     """--weighting per-joint over the cluster = the two-pass weighted fit by hand (1e-9)."""
-    from test_identification_stats import weighted_oracle
+    from identification_oracles import weighted_oracle
     ident = identified(bags, scheduler, str(tmp_path / "fleet"), "least-squares",
                        "--prior-weight", "0", "--weighting", "per-joint")
     res = ident["result"]

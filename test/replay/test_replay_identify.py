@@ -16,7 +16,7 @@ import pytest
 import rbd_ros
 from rbd_ros import identification as idn
 from rbd_ros.replay.identify import write_identified_urdf
-from test_identification import expected_prediction_rms
+from identification_oracles import expected_prediction_rms
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))

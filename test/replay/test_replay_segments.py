@@ -8,7 +8,9 @@ switch to another robot failed the whole bag. Here the bags are written with ``r
 the model of its own half (``--acceleration zero``: τ = RNEA(q, v, 0), nothing estimated).
 """
 import json
+import os
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -18,9 +20,11 @@ pin = pytest.importorskip("pinocchio")
 import rbd_ros  # noqa: E402
 from rbd_ros.replay import ReplayError, bag_io, replay  # noqa: E402
 from rbd_ros.replay.cli import main  # noqa: E402
-from test_replay import js, mk, read  # noqa: E402  (mk: scripts/make_example_bag.py)
+from bag_records import STORE, js, read  # noqa: E402
 
-STORE = bag_io.typestore()
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import make_example_bag as mk  # noqa: E402
 ARM = open(rbd_ros.robots.path("rbd_arm7")).read()
 N = 60                                          # joint_states messages per half
 START = 1_700_000_000 * 10**9                    # ns: stamps and log times

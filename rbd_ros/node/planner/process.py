@@ -58,6 +58,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import namedtuple
 from multiprocessing.connection import Connection
 
 NICE = 10                  # added to the node's niceness for the child
@@ -83,6 +84,10 @@ class PlannerRobot:
 
 class PlannerError(RuntimeError):
     """An exception in the child's services, as the child reported it."""
+
+
+PlannerStatus = namedtuple("PlannerStatus", "state pid exits")
+"""The planner process now (:meth:`PlannerProcess.status`): ``state``, ``pid``, ``exits``."""
 
 
 class PlannerProcess:
@@ -128,6 +133,10 @@ class PlannerProcess:
         for thread in self._threads:
             thread.start()
         node.add_post_set_parameters_callback(self._on_parameters)
+
+    def status(self):
+        """Return a :data:`PlannerStatus` of the child now (a copy: it never changes after)."""
+        return PlannerStatus(self.state, self.pid, self.exits)
 
     # -- the node's side ----------------------------------------------------------------------
     def robot_changed(self, robot):
