@@ -7,21 +7,25 @@ For each public single-state entry and robot, the per-call time of:
     full      the public call from Python (``rbd_ros.crba(model, q)``): the wrapper, its output
               allocation, numba's dispatch (unboxing every array argument) and the kernel
     dispatch  the kernel called from Python through its numba dispatcher, outputs preallocated
+    entry     the kernel called through its compiled overload's ``entry_point`` (what the
+              public call does where ``entries.uses_entry_point``; "-" elsewhere)
     kernel    the kernel alone: called N times from a compiled loop, divided by N
     alloc     the wrapper's output allocation (``np.empty``) alone
     pin       Pinocchio's full call from Python
 
-so that ``full - dispatch - alloc`` is the Python wrapper and ``dispatch - kernel`` numba's
-dispatch. The wrapper column also holds what a fresh output costs beyond ``np.empty`` in a
-tight loop: allocating one per call made the call ~0.2 µs slower than passing the same array
-(crba on arm7), against 0.08 µs for ``np.empty`` alone. crba's wrapper around a kernel that
-returns at once costs ~0.42 µs (arm7, ur5): the floor of a single-state call from Python.
+so that ``wrapper = full - call - alloc``, with ``call`` the entry column where the public
+call uses it and the dispatch column elsewhere, is the Python wrapper's own cost, and
+``numba = call - kernel`` the cost of reaching the kernel from Python. The first robot, the
+1-joint pendulum, gives each library's floor: what a call costs with almost no dynamics in
+it (crba: ours ~0.41 µs, Pinocchio's ~0.23). Where Pinocchio's kernel is as fast as ours,
+that difference is what keeps our call above Pinocchio's (crba on 6-7-dof arms).
 All cycle through the same 20 random states (as test/oracle.py draws them); each time is
 the best of 25 timeit-style loops (gc off) of ~2 ms: short loops, many of them, so that
 some run without preemption on a busy machine. Timings on a shared machine are indicative:
 run it on a quiet one and read /proc/loadavg.
 
-    python bench/bench_breakdown.py [--robots arm7,panda,ur5,hyq,talos] [--entries crba,rnea]
+    python bench/bench_breakdown.py [--robots pendulum,arm7,panda,ur5,hyq,talos]
+                                    [--entries crba,rnea]
 """
 import argparse
 import gc
@@ -37,10 +41,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from oracle import Robot, available  # noqa: E402  (also puts the checkout on sys.path)
 
 import rbd_ros  # noqa: E402
-from rbd_ros.algorithms import (aba, aba_derivatives, crba, minv, regressor,  # noqa: E402
-                                rnea, rnea_derivatives)
+from rbd_ros.algorithms import (aba, aba_derivatives, crba, entries, minv,  # noqa: E402
+                                regressor, rnea, rnea_derivatives)
 
-DEFAULT_ROBOTS = "arm7,panda,ur5,hyq,talos"
+DEFAULT_ROBOTS = "pendulum,arm7,panda,ur5,hyq,talos"
 NSTATES = 20
 REPEATS = 25
 LOOP_S = 0.002
@@ -139,7 +143,7 @@ def python_loop(fn, arglists):
 
 
 def measure(pair, entry, pin):
-    """Return the row's times (full, dispatch, kernel, alloc, pin) in µs."""
+    """Return the row's times (full, dispatch, entry, kernel, alloc, pin) in µs."""
     m, d = pair.model, pair.model.data
     pos, get_kernel, slots, outputs, (pin_name, pin_pos) = ENTRIES[entry]
     kernel = get_kernel()
@@ -167,6 +171,10 @@ def measure(pair, entry, pin):
     arglists = [kernel_args(s) for s in states]
     assert kernel(*arglists[0]) == 0
     dispatch = best_us(*python_loop(kernel, arglists))
+    entry_us = float("nan")
+    if entries.uses_entry_point(entry):
+        entry_point = kernel.overloads[kernel.signatures[0]].entry_point
+        entry_us = best_us(*python_loop(entry_point, arglists))
     state_slots = tuple(k + 1 for k, slot in enumerate(slots) if slot[0] not in "@%")
     stacked = list(arglists[0])
     for k in state_slots:
@@ -187,7 +195,7 @@ def measure(pair, entry, pin):
         pin_us = best_us(*python_loop(pin_fn, [(pair.pm, pair.pd)
                                                + tuple(p[index[k]] for k in pin_pos)
                                                for p in pstates]))
-    return full, dispatch, inner, alloc, pin_us
+    return full, dispatch, entry_us, inner, alloc, pin_us
 
 
 def main():
@@ -204,21 +212,23 @@ def main():
     print(f"rbd_ros {rbd_ros.__version__}, numba {numba.__version__}, "
           f"Pinocchio {getattr(pin, '__version__', '-')}; µs per call, best of {REPEATS}; "
           f"load {open('/proc/loadavg').read().split()[0]}")
-    header = (f"{'entry':<23} {'robot':<6} {'nv':>3} {'full':>7} {'dispatch':>8} "
-              f"{'kernel':>7} {'alloc':>6} {'wrapper':>7} {'numba':>6} {'pin':>7} "
-              f"{'full/pin':>8} {'kern/pin':>8}")
+    header = (f"{'entry':<23} {'robot':<8} {'nv':>3} {'full':>7} {'dispatch':>8} "
+              f"{'entry':>6} {'kernel':>7} {'alloc':>6} {'wrapper':>7} {'numba':>6} "
+              f"{'pin':>7} {'full/pin':>8} {'kern/pin':>8}")
     print(header)
     print("-" * len(header))
     for entry in args.entries.split(","):
         for name in names:
             pair = Robot(name)
-            full, dispatch, inner, alloc, pin_us = measure(pair, entry, pin)
-            print(f"{entry:<23} {name:<6} {pair.model.nv:>3} {full:>7.3f} {dispatch:>8.3f} "
-                  f"{inner:>7.3f} {alloc:>6.3f} {full - dispatch - alloc:>7.3f} "
-                  f"{dispatch - inner:>6.3f} {pin_us:>7.3f} {full / pin_us:>8.2f} "
+            full, dispatch, entry_us, inner, alloc, pin_us = measure(pair, entry, pin)
+            call = dispatch if np.isnan(entry_us) else entry_us
+            shown = "-" if np.isnan(entry_us) else f"{entry_us:.3f}"
+            print(f"{entry:<23} {name:<8} {pair.model.nv:>3} {full:>7.3f} {dispatch:>8.3f} "
+                  f"{shown:>6} {inner:>7.3f} {alloc:>6.3f} {full - call - alloc:>7.3f} "
+                  f"{call - inner:>6.3f} {pin_us:>7.3f} {full / pin_us:>8.2f} "
                   f"{inner / pin_us:>8.2f}", flush=True)
-    print(f"\nwrapper = full - dispatch - alloc; numba = dispatch - kernel; load "
-          f"{open('/proc/loadavg').read().split()[0]}")
+    print(f"\nwrapper = full - call - alloc; numba = call - kernel (call: entry where the public "
+          f"call uses it, else dispatch); load {open('/proc/loadavg').read().split()[0]}")
 
 
 if __name__ == "__main__":
