@@ -87,7 +87,7 @@ STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
          "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
-         "wrenches_refused", PLANNER_EXITS, LOST)
+         "wrenches_refused", "requests_refused", PLANNER_EXITS, LOST)
 
 
 class DynamicsNode(Node):
@@ -289,6 +289,10 @@ class DynamicsNode(Node):
         self._stats["callback_errors"] += 1
         self._skips.skip("callback error", where=where,
                          error=f"{type(exc).__name__}: {one_line(exc, 200)}")
+
+    def request_refused(self, service):
+        """Count a service request answered with a refusal (``service``: its name)."""
+        self._stats["requests_refused"] += 1
 
     # -- inputs -----------------------------------------------------------------------------
     def _on_joint_states(self, raw):

@@ -91,11 +91,13 @@ def create_estimate_payload_service(node, rbd_srv, robots, samples):
         resp.ok, resp.message = False, ""
         robot = robots.current()
         if robot is None:
+            node.request_refused("estimate_payload")
             resp.message = "no robot model yet"
             return resp
         try:
             handler(robot, req, resp)
         except ValueError as exc:
+            node.request_refused("estimate_payload")
             resp.ok, resp.message = False, one_line(f"estimate_payload: {exc}")
         except Exception as exc:
             node.callback_failed("estimate_payload", exc)

@@ -219,18 +219,21 @@ def _guarded(node, name, handler):
     """
     Wrap ``handler`` in a callback that answers success=false instead of failing.
 
-    A ValueError (RequestError, the core's refusal) is the answer's message; any other
-    exception is the node's to count and log (``callback_failed``), and the answer says so.
+    A ValueError (RequestError, the core's refusal) is the answer's message, counted
+    (``request_refused``); any other exception is the node's to count and log
+    (``callback_failed``), and the answer says so.
     """
     def callback(req, resp):
         robot = node.current_robot()
         if robot is None:
+            node.request_refused(name)
             resp.success, resp.message = False, "no robot model yet"
             return resp
         try:
             handler(robot, req, resp)
             resp.success, resp.message = True, ""
         except ValueError as exc:              # RequestError and the core's input errors
+            node.request_refused(name)
             resp.success, resp.message = False, one_line(f"{name}: {exc}")
         except Exception as exc:
             node.callback_failed(name, exc)

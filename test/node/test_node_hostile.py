@@ -17,8 +17,9 @@ from rclpy.serialization import serialize_message  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 import rbd_ros  # noqa: E402
-from node_helpers import (OUTPUTS, SERVICES, Harness, joint_state, odometry,  # noqa: E402
-                          wait_for)
+from rbd_ros_interfaces import srv as rbd_srv  # noqa: E402
+from node_helpers import (OUTPUTS, SERVICES, Harness, call_service, joint_state,  # noqa: E402
+                          odometry, wait_for)
 from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, GARBAGE, QUADRUPED,  # noqa: E402
                         answers, assert_matches_core, core_model, good_exchange, message,
                         random_base, random_state, service_request, shuffled, xml)
@@ -139,6 +140,46 @@ def test_unexpected_exceptions_in_callbacks_are_counted(harness, monkeypatch):
     assert h.node.skips().counts["callback error"] >= 3
     h.wait_log("unexpected exception in the joint_states callback: RuntimeError")
     good_exchange(h, model, 11)
+
+
+@pytest.mark.parametrize("planner_process", [False, True])
+def test_refused_requests_are_counted(harness, planner_process):
+    """
+    Every refused request is counted in /diagnostics (``requests_refused``); answers are not.
+
+    In the node's own services and in the trajectory services, served by the planner child
+    process (which reports its refusals to the node) or by a thread of the node.
+    """
+    h = harness(dict(robot_description=xml(ARM7), diagnostics_period=0.1,
+                     planner_process=planner_process))
+    model = core_model(ARM7)
+    names = list(model.joint_names)
+    good = {f: np.zeros(len(names)) for f in ("q", "v", "a")}
+    refused = h.node.stats()["requests_refused"]
+    assert h.call("inverse_dynamics", service_request("inverse_dynamics", names, good)).success
+    assert h.node.stats()["requests_refused"] == refused
+    bad_names = service_request("inverse_dynamics", ["no_such_joint"] + names[1:], good)
+    nan = service_request("inverse_dynamics", names, dict(good, q=np.full(len(names), np.nan)))
+    for req in (bad_names, nan):
+        resp = h.call("inverse_dynamics", req)
+        assert not resp.success, resp.message
+    wait_for(lambda: h.node.stats()["requests_refused"] >= refused + 2,
+             what="the node's refusals to be counted")
+    refused = h.node.stats()["requests_refused"]
+    req = rbd_srv.TrajectoryTorques.Request()
+    req.trajectory.joint_names = ["no_such_joint"]
+    resp = h.call("trajectory_torques", req, timeout=60.0)
+    assert not resp.success and "no_such_joint" in resp.message, resp.message
+    wait_for(lambda: h.node.stats()["requests_refused"] >= refused + 1,
+             what="the planner's refusal to be counted")
+    client = h.tester.create_client(rbd_srv.EstimatePayload,
+                                    f"{h.namespace}/rbd_dynamics/estimate_payload")
+    resp = call_service(client, rbd_srv.EstimatePayload.Request(link="no_such_link", window=1.0),
+                        "the estimate_payload response")
+    assert not resp.ok and "no link 'no_such_link'" in resp.message, resp.message
+    assert h.node.stats()["requests_refused"] >= refused + 2
+    wait_for(lambda: int(diagnostics_values(h).get("requests_refused", 0)) >= refused + 2,
+             what="/diagnostics to show the refusals")
 
 
 def test_bad_parameter_requests_end_nothing(harness):

@@ -60,6 +60,13 @@ class PlannerNode(Node):
         except OSError:
             pass
 
+    def request_refused(self, service):
+        """Tell the node a request was refused (it counts them in /diagnostics)."""
+        try:
+            self.conn.send(("refused", service))
+        except OSError:
+            pass
+
     def _current(self, name, callback):
         def serve(req, resp):
             try:

@@ -282,6 +282,8 @@ class PlannerProcess:
             elif message[0] == "error":
                 _, where, text = message
                 self._node.callback_failed(f"{where} (planner process)", PlannerError(text))
+            elif message[0] == "refused":
+                self._node.request_refused(message[1])
 
     # -- the sender thread ----------------------------------------------------------------------
     def _send_robots(self):
