@@ -19,11 +19,8 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
                           FD(q, v, measured effort)), ~/inverse_inertia (M⁻¹(q)),
                           ~/rnea_derivatives, ~/aba_derivatives
        /diagnostics       diagnostic_msgs/DiagnosticArray: tick latency, counts
-Services (rbd_ros_interfaces/srv): ~/inverse_dynamics, ~/forward_dynamics, ~/inverse_inertia,
-  ~/inverse_dynamics_derivatives, ~/forward_dynamics_derivatives; for whole trajectories
-  (``trajectories``) ~/trajectory_torques, ~/trajectory_forward, ~/retime_trajectory
-  (``retime_service``), served by a child process (``planner.process``; parameter
-  planner_process false: a thread); ~/set_payload, ~/estimate_payload (same names).
+Services (rbd_ros_interfaces/srv): ``services``, ``trajectories`` (served by a child process,
+``planner.process``, or a thread), ``set_payload``, ``estimate_payload``; doc/node.md lists them.
 
 Every output is stamped with the stamp of the joint_states message it was computed from
 (one that is zero, invalid or far in the future: with the node's clock instead, counted).
