@@ -49,7 +49,9 @@ setup(
                       # rbd_ros.retime: TOPP-RA, time-optimal timing under torque limits
                       "toppra>=0.6.10,<0.7",
                       # the physically consistent identification: pseudo-inertia LMIs
-                      "cvxpy>=1.4", "clarabel>=0.6"],
+                      "cvxpy>=1.4", "clarabel>=0.6",
+                      # one BLAS thread where numba's threads and BLAS calls alternate
+                      "threadpoolctl>=3"],
     extras_require={
         # ROS 2 Jazzy from PyPI (no ROS install needed): the client library and messages the
         # node uses, plus what scripts/build_interfaces.py needs to build rbd_ros_interfaces

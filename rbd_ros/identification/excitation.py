@@ -184,6 +184,7 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
     (the viscous friction of a light distal joint moved slowly).
     """
     from scipy.optimize import minimize
+    from threadpoolctl import threadpool_limits
 
     nv = model.nv
     omega = 2 * np.pi / period
@@ -213,8 +214,12 @@ def design(model, kinds, limits, harmonics=HARMONICS, period=PERIOD, seed=0, max
             spread = np.log(np.mean(rel[target] ** SPREAD_POWER)) / SPREAD_POWER
         return np.log(c) + spread + 100.0 * excess ** 2 if np.isfinite(c + spread) else 1e6
 
-    x0 = min((free_of(s) for s in starts), key=cost)
-    res = minimize(cost, x0, method="L-BFGS-B", options={"maxiter": max_iter})
+    # one BLAS thread: each cost alternates numba's threads (the batch RNEA) with BLAS calls
+    # (the SVD), and OpenBLAS's threads, spinning after each call, took the cores from numba's
+    # (rbd_excite on rbd_arm7, 2 cores, --max-iter 20: 13.1 s with 2 BLAS threads, 3.6 s)
+    with threadpool_limits(limits=1, user_api="blas"):
+        x0 = min((free_of(s) for s in starts), key=cost)
+        res = minimize(cost, x0, method="L-BFGS-B", options={"maxiter": max_iter})
     fine = np.linspace(0, period, 10 * OPTIMIZATION_SAMPLES, endpoint=False)
     best = fit_to_limits(model, from_free(q0, res.x, omega, nv, harmonics), limits, fine)
     return best, condition(model, kinds, *best.evaluate(t), rank)[0], res
