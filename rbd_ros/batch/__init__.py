@@ -155,12 +155,15 @@ _COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "
                     "full_matrices", "reduced_matrices", "reduced_v", "full_regressor")
 _NAMES_RNEA = tuple(ENTRIES["rnea"].inputs)      # the single-state call's, for its messages
 _NAMES_ABA = tuple(ENTRIES["aba"].inputs)
-_VECTOR = "vector"
 
 
-def _shape(model, kind):
-    """Return the kernel's per-state shape of a result: (1, nv) for a vector, else (nv, nv)."""
-    return (1, model.nv) if kind == _VECTOR else (model.nv, model.nv)
+def _vector_shape(model):
+    """Return the kernel's per-state shape of a vector result: (1, nv)."""
+    return (1, model.nv)
+
+
+def _matrix_shape(model):
+    return (model.nv, model.nv)
 
 
 def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
@@ -171,7 +174,7 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     C-contiguous array to write τ into (and return), e.g. one reused from call to call.
     """
     return _run("rnea_batch", _coupled.RNEA, model, _NAMES_RNEA, (q, v, a), fext,
-                _shape(model, _VECTOR), 1, data, out, lambda n: (n, model.nv))[0]
+                _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
 
 
 def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
@@ -182,7 +185,7 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     :func:`rnea_batch`.
     """
     return _run("aba_batch", _coupled.ABA, model, _NAMES_ABA, (q, v, tau), fext,
-                _shape(model, _VECTOR), 1, data, out, lambda n: (n, model.nv))[0]
+                _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
 
 
 def minv_batch(model, q, *, out=None, data=None):
@@ -193,7 +196,7 @@ def minv_batch(model, q, *, out=None, data=None):
     array to write into (and return).
     """
     return _run("minv_batch", _coupled.MINV, model, ("q",), (q,), None,
-                _shape(model, "matrix"), 1, data, out)[0]
+                _matrix_shape(model), 1, data, out)[0]
 
 
 def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
@@ -206,7 +209,7 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     return).
     """
     return _run("rnea_derivatives_batch", _coupled.RNEA_DERIVATIVES, model, _NAMES_RNEA,
-                (q, v, a), fext, _shape(model, "matrix"), 3, data, out)
+                (q, v, a), fext, _matrix_shape(model), 3, data, out)
 
 
 def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
@@ -218,7 +221,7 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     ``out``: as for :func:`rnea_derivatives_batch`.
     """
     return _run("aba_derivatives_batch", _coupled.ABA_DERIVATIVES, model, _NAMES_ABA,
-                (q, v, tau), fext, _shape(model, "matrix"), 3, data, out)
+                (q, v, tau), fext, _matrix_shape(model), 3, data, out)
 
 
 def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
@@ -229,7 +232,7 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
     float64 C-contiguous array to write into (and return).
     """
     return _run("coriolis_matrix_batch", _coupled.CORIOLIS, model, ("q", "v"), (q, v), None,
-                _shape(model, "matrix"), 1, data, out)[0]
+                _matrix_shape(model), 1, data, out)[0]
 
 
 def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
