@@ -55,16 +55,16 @@ class PlannerNode(Node):
 
     def callback_failed(self, where, exc):
         """Report an unexpected exception to the node (which counts and logs it)."""
-        try:
-            self.conn.send(("error", where, one_line(f"{type(exc).__name__}: {exc}", 300)))
-        except OSError:
-            pass
+        self._tell_node("error", where, one_line(f"{type(exc).__name__}: {exc}", 300))
 
     def request_refused(self, service):
         """Tell the node a request was refused (it counts them in /diagnostics)."""
+        self._tell_node("refused", service)
+
+    def _tell_node(self, *message):
         try:
-            self.conn.send(("refused", service))
-        except OSError:
+            self.conn.send(message)
+        except OSError:                   # the node is gone: nobody to tell
             pass
 
     def _current(self, name, callback):
