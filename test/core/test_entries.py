@@ -23,20 +23,20 @@ from rbd_ros.algorithms import entries
 STATE_ARGS = {"q": "q", "v": "v", "a": "a", "tau": "tau", "dv": "v"}
 
 
-def call(name, model, values, fext=None):
-    """Call the public ``name`` with the inputs of its row taken from ``values``."""
+def call(name, model, values, fext=None, **options):
+    """Call the public ``name`` with its row's inputs from ``values``, and ``options``."""
     row = entries.ENTRIES[name]
     function = getattr(rbd_ros, name)
     args = [values[x] for x in row.inputs if x != "fext"]
     if name in ("compute_all", "inverse_and_forward_dynamics"):
         q, v, a, tau = args
         kwargs = {"a": a, "tau": tau} if fext is None else {"a": a, "tau": tau, "fext": fext}
-        return function(model, q, v, **kwargs)
+        return function(model, q, v, **kwargs, **options)
     if name == "frame_jacobian":       # the link is not an array: the row's prepare step
-        return function(model, *args, model.body_names[-1])
+        return function(model, *args, model.body_names[-1], **options)
     if fext is not None:
-        return function(model, *args, fext)
-    return function(model, *args)
+        return function(model, *args, fext, **options)
+    return function(model, *args, **options)
 
 
 def flat(result):
@@ -119,17 +119,13 @@ def test_the_callers_out_is_written_and_checked(name):
         s = clean_state(m)
         fresh = call(name, m, s)
         out = np.full_like(fresh, np.nan)
-        function = getattr(rbd_ros, name)
-        args = [s[x] for x in entries.ENTRIES[name].inputs]
-        if name == "frame_jacobian":
-            args.append(m.body_names[-1])
-        assert function(m, *args, out=out) is out
+        assert call(name, m, s, out=out) is out
         np.testing.assert_array_equal(out, fresh)
         rows, cols = fresh.shape
         for bad in (np.empty((rows, cols), np.float32), np.empty((rows + 1, cols)),
                     np.empty((rows, 2 * cols))[:, ::2], np.empty((rows, cols)).tolist()):
             with pytest.raises(ValueError, match=f"{name}: out"):
-                function(m, *args, out=bad)
+                call(name, m, s, out=bad)
 
 
 class LooksLikeAnArray:

@@ -55,6 +55,15 @@ def random_base(seed):
     return np.concatenate([rng.uniform(-1, 1, 3), quat]), rng.uniform(-1, 1, 6)
 
 
+def diagnostics_values(h):
+    """Return the values of the dynamics node's latest /diagnostics status, or {}."""
+    for arr in reversed(h.messages("diagnostics")):
+        for status in arr.status:
+            if status.name.endswith("rbd_dynamics: dynamics"):
+                return {kv.key: kv.value for kv in status.values}
+    return {}
+
+
 def shuffled(names, seed):
     """Return a permutation of ``names`` that is not the identity, and its index array."""
     rng = np.random.default_rng(seed)

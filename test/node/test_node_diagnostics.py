@@ -13,7 +13,7 @@ from rclpy.event_handler import QoSSubscriptionEventType  # noqa: E402
 from rbd_ros.node.health import ERROR, LOST, OK, WARN  # noqa: E402
 from node_helpers import wait_for  # noqa: E402
 from node_cases import (ARM7, BRANCHED, MALFORMED, QUADRUPED, core_model,  # noqa: E402
-                        good_exchange, message, random_state, xml)
+                        diagnostics_values, good_exchange, message, random_state, xml)
 
 
 def statuses(h):
@@ -52,15 +52,6 @@ def test_diagnostics_follow_the_model_and_its_outputs(harness):
     assert all(level != OK for level, _ in statuses(h)[seen + 1:])
 
 
-def latest_values(h):
-    """Return the values of the node's latest /diagnostics status, or {}."""
-    for arr in reversed(h.messages("diagnostics")):
-        for s in arr.status:
-            if s.name.endswith("rbd_dynamics: dynamics"):
-                return {kv.key: kv.value for kv in s.values}
-    return {}
-
-
 def test_messages_lost_before_the_node_are_counted(harness):
     """
     The best-effort inputs carry rclpy's message-lost event; what it reports shows.
@@ -75,11 +66,11 @@ def test_messages_lost_before_the_node_are_counted(harness):
     hooked = {s.topic_name.rsplit("/", 1)[-1] for s in h.node.subscriptions
               if any(e.event_type == lost_event for e in s.event_handlers)}
     assert hooked == {"joint_states", "odom"}
-    wait_for(lambda: latest_values(h).get(LOST) == "0",
+    wait_for(lambda: diagnostics_values(h).get(LOST) == "0",
              what="a count of 0 lost messages (the RMW supports the event)")
     h.node._on_message_lost("joint_states", 4)
     h.node._on_message_lost("odom", 1)
     h.node._on_message_lost("joint_states", 4)             # the same total again
-    wait_for(lambda: latest_values(h).get(LOST) == "5", what="5 lost messages")
+    wait_for(lambda: diagnostics_values(h).get(LOST) == "5", what="5 lost messages")
     assert any(level == WARN and "5 input messages lost" in m for level, m in statuses(h))
     h.wait_log("4 joint_states messages lost before reaching the node")

@@ -18,27 +18,14 @@ from std_msgs.msg import String  # noqa: E402
 
 import rbd_ros  # noqa: E402
 from rbd_ros_interfaces import srv as rbd_srv  # noqa: E402
-from node_helpers import (OUTPUTS, SERVICES, Harness, call_service, joint_state,  # noqa: E402
-                          odometry, wait_for)
+from node_helpers import (OUTPUTS, SERVICES, call_service, joint_state, odometry,  # noqa: E402
+                          wait_for)
 from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, GARBAGE, QUADRUPED,  # noqa: E402
-                        answers, assert_matches_core, core_model, good_exchange, message,
-                        random_base, random_state, service_request, shuffled, xml)
+                        answers, assert_matches_core, core_model, diagnostics_values,
+                        good_exchange, message, random_base, random_state, service_request,
+                        shuffled, xml)
 
 MAX_LOG_LINE = 1000          # characters: any line the node logs (it quotes excerpts only)
-
-
-@pytest.fixture
-def harness():
-    """Give a maker of started Harnesses (called with the node's parameters), closed at teardown."""
-    made = []
-
-    def make(params, **kwargs):
-        h = Harness({"max_joint_age": 5.0, "diagnostics_period": 0.0, **params}, **kwargs)
-        made.append(h)
-        return h
-    yield make
-    for h in made:
-        h.close()
 
 
 def node_lines(h, text=""):
@@ -52,15 +39,6 @@ def all_published_finite(h):
     fields = ("effort", "data", "d_dq", "d_dv")
     return all(math.isfinite(x) for topic in OUTPUTS for msg in h.messages(topic)
                for f in fields if hasattr(msg, f) for x in getattr(msg, f))
-
-
-def diagnostics_values(h):
-    """Return the values of the node's latest /diagnostics status, or {}."""
-    for arr in reversed(h.messages("diagnostics")):
-        for status in arr.status:
-            if status.name.endswith("rbd_dynamics: dynamics"):
-                return {kv.key: kv.value for kv in status.values}
-    return {}
 
 
 # -- 1: garbage bytes on joint_states and odometry ------------------------------------------
