@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """
-Per-call latency from Python of rnea, crba and aba, ours and Pinocchio's, in one process.
+Per-call latency from Python of the single-state calls, ours and Pinocchio's, in one process.
 
 Both libraries get the same states (cycled through a set of random ones) and the same loop,
-so the per-call times differ only by the call itself. Also measured: the first-call time with
-an empty numba cache (compile) and with a warm one (start), in fresh processes.
+so the per-call times differ only by the call itself. Ours is measured twice: returning fresh
+arrays, and like for like with Pinocchio, whose call writes into its ``Data``: ours with
+``out=`` (the caller's arrays, reused) and ``data=`` (its own workspace). Also measured: the
+first-call time with an empty numba cache (compile) and with a warm one (start), in fresh
+processes.
 
     python bench/bench_core.py [--robots arm7,panda,ur5,hyq,talos] [--calls 20000]
-                               [--json doc/bench/core.json]
+                               [--algorithms rnea,crba,...|all] [--json doc/bench/core.json]
 
 ``--json`` also writes the table as a record (``bench/bench_record.py``: date, machine, load,
 commit, command) that the manual's benchmarks page renders.
@@ -32,18 +35,65 @@ import rbd_ros  # noqa: E402
 DEFAULT_ROBOTS = ["arm7", "panda", "ur5", "hyq", "talos"]
 NSTATES = 50
 
+# call -> (its inputs, Pinocchio's call that writes the same results into its Data, what
+# our result is compared with: "v" a vector in Pinocchio's order, "M" its upper triangle)
+CALLS = {
+    "rnea": ("q, v, a", "rnea", "v"),
+    "crba": ("q", "crba", "M"),
+    "aba": ("q, v, tau", "aba", "v"),
+    "minv": ("q", "computeMinverse", "M"),
+    "gravity_torques": ("q", "computeGeneralizedGravity", "v"),
+    "nonlinear_effects": ("q, v", "nonLinearEffects", "v"),
+    "coriolis_matrix": ("q, v", "computeCoriolisMatrix", None),
+    "rnea_derivatives": ("q, v, a", "computeRNEADerivatives", None),
+    "aba_derivatives": ("q, v, tau", "computeABADerivatives", None),
+}
 
-def per_call_us(fn, args_list, calls, repeats=5):
-    """Best of ``repeats`` runs of ``calls`` calls cycling through ``args_list``, in µs."""
-    rounds = max(1, calls // len(args_list))
+
+def timed_loop(call, inputs):
+    """
+    Return ``loop(states, rounds, fn, m, d, out)``: ``call`` (source) on every state, rounds.
+
+    Each side's call is written out as a user writes it (``rbd_ros.crba(m, q, data=d,
+    out=out)``, ``pin.crba(pm, pd, q)``): no ``*args``/``**kwargs`` unpacking in the loop.
+    """
+    source = (f"def loop(states, rounds, fn, m, d, out):\n"
+              f"    for _ in range(rounds):\n"
+              f"        for {inputs}, in states:\n"
+              f"            {call}\n")
+    namespace = {}
+    exec(source, namespace)
+    return namespace["loop"]
+
+
+def per_call_us(loop, states, calls, fn, m, d=None, out=None, repeats=5):
+    """Best of ``repeats`` runs of ``calls`` calls of ``loop`` cycling through ``states``, µs."""
+    rounds = max(1, calls // len(states))
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
-        for _ in range(rounds):
-            for args in args_list:
-                fn(*args)
-        best = min(best, (time.perf_counter() - t0) / (rounds * len(args_list)))
+        loop(states, rounds, fn, m, d, out)
+        best = min(best, (time.perf_counter() - t0) / (rounds * len(states)))
     return best * 1e6
+
+
+def fresh_outputs(result):
+    """Return ``out=`` for a call whose fresh result is ``result`` (an array or a tuple)."""
+    if isinstance(result, tuple):
+        return tuple(np.empty_like(x) for x in result)
+    return np.empty_like(result)
+
+
+def agreement(pair, kind, mine, theirs):
+    """Max relative difference of our result and Pinocchio's, or None (not compared)."""
+    if kind is None:
+        return None
+    ref = np.array(theirs)
+    if kind == "M":                 # Pinocchio fills the upper triangle
+        ref = pair.matrix_from_pin(np.triu(ref) + np.triu(ref, 1).T)
+    else:
+        ref = pair.v_from_pin(ref)
+    return float(np.max(np.abs(mine - ref)) / max(1.0, np.max(np.abs(ref))))
 
 
 def start_times(robot):
@@ -69,6 +119,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", default=",".join(DEFAULT_ROBOTS))
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--algorithms", default="all",
+                        help=f"comma-separated calls of {', '.join(CALLS)}, or all (default)")
     parser.add_argument("--no-start-times", action="store_true")
     parser.add_argument("--json", help="also write the table as a JSON record there")
     args = parser.parse_args()
@@ -83,40 +135,43 @@ def main():
         sys.exit("Pinocchio (pip install pin) is needed for the comparison")
 
     print(f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy {np.__version__}, "
-          f"python {sys.version.split()[0]}; per-call latency from Python, best of 5, µs")
-    header = f"{'robot':<10} {'nv':>3} {'algorithm':<6} {'ours µs':>9} {'pin µs':>9} " \
-             f"{'ours/pin':>9} {'max rel diff':>13}"
+          f"python {sys.version.split()[0]}; per-call latency from Python, best of 5, µs; "
+          f"ours: a fresh result; out=: ours into the caller's arrays (out=, data=), like "
+          f"Pinocchio's call into its Data; load average {bench_record.load_average()}")
+    header = f"{'robot':<10} {'nv':>3} {'algorithm':<18} {'ours µs':>9} {'out= µs':>9} " \
+             f"{'pin µs':>9} {'ours/pin':>9} {'out=/pin':>9} {'max rel diff':>13}"
     print(header)
     print("-" * len(header))
+    calls = args.algorithms.split(",") if args.algorithms != "all" else list(CALLS)
     for name in names:
         pair = Robot(name)
         m, pm, pd = pair.model, pair.pm, pair.pd
-        states = [pair.random_state(seed)[:4] for seed in range(NSTATES)]
-        ours = {"rnea": (rbd_ros.rnea, [(m, q, v, a) for q, v, a, _ in states]),
-                "crba": (rbd_ros.crba, [(m, q) for q, _, _, _ in states]),
-                "aba": (rbd_ros.aba, [(m, q, v, t) for q, v, _, t in states])}
-        pstates = [(pair.q_to_pin(q), pair.v_to_pin(v), pair.v_to_pin(a), pair.v_to_pin(t))
-                   for q, v, a, t in states]
-        theirs = {"rnea": (pin.rnea, [(pm, pd, q, v, a) for q, v, a, _ in pstates]),
-                  "crba": (pin.crba, [(pm, pd, q) for q, _, _, _ in pstates]),
-                  "aba": (pin.aba, [(pm, pd, q, v, t) for q, v, _, t in pstates])}
-        for algo in ("rnea", "crba", "aba"):
-            fn, arglist = ours[algo]
-            pfn, parglist = theirs[algo]
-            # agreement on the first state (Pinocchio's crba fills the upper triangle)
-            mine = fn(*arglist[0])
-            ref = np.array(pfn(*parglist[0]))
-            if algo == "crba":
-                ref = pair.matrix_from_pin(np.triu(ref) + np.triu(ref, 1).T)
-            else:
-                ref = pair.v_from_pin(ref)
-            diff = np.max(np.abs(mine - ref)) / max(1.0, np.max(np.abs(ref)))
-            t_ours = per_call_us(fn, arglist, args.calls)
-            t_pin = per_call_us(pfn, parglist, args.calls)
-            print(f"{name:<10} {m.nv:>3} {algo:<6} {t_ours:>9.3f} {t_pin:>9.3f} "
-                  f"{t_ours / t_pin:>9.2f} {diff:>13.1e}")
-            rows.append([name, m.nv, algo, round(t_ours, 3), round(t_pin, 3),
-                         round(t_ours / t_pin, 2), f"{diff:.1e}"])
+        d = rbd_ros.Data(m)
+        values = [dict(zip(("q", "v", "a", "tau"), pair.random_state(seed)[:4]))
+                  for seed in range(NSTATES)]
+        pvalues = [dict(q=pair.q_to_pin(x["q"]), v=pair.v_to_pin(x["v"]),
+                        a=pair.v_to_pin(x["a"]), tau=pair.v_to_pin(x["tau"])) for x in values]
+        for algo in calls:
+            inputs, pin_name, kind = CALLS[algo]
+            keys = inputs.split(", ")
+            states = [tuple(x[k] for k in keys) for x in values]
+            pstates = [tuple(x[k] for k in keys) for x in pvalues]
+            fn, pfn = getattr(rbd_ros, algo), getattr(pin, pin_name)
+            mine = fn(m, *states[0])
+            diff = agreement(pair, kind, mine, pfn(pm, pd, *pstates[0]))
+            out = fresh_outputs(mine)
+            t_ours = per_call_us(timed_loop(f"fn(m, {inputs})", inputs), states, args.calls,
+                                 fn, m)
+            t_out = per_call_us(timed_loop(f"fn(m, {inputs}, data=d, out=out)", inputs),
+                                states, args.calls, fn, m, d, out)
+            t_pin = per_call_us(timed_loop(f"fn(m, d, {inputs})", inputs), pstates,
+                                args.calls, pfn, pm, pd)
+            shown = "-" if diff is None else f"{diff:.1e}"
+            print(f"{name:<10} {m.nv:>3} {algo:<18} {t_ours:>9.3f} {t_out:>9.3f} "
+                  f"{t_pin:>9.3f} {t_ours / t_pin:>9.2f} {t_out / t_pin:>9.2f} {shown:>13}",
+                  flush=True)
+            rows.append([name, m.nv, algo, round(t_ours, 3), round(t_out, 3), round(t_pin, 3),
+                         round(t_ours / t_pin, 2), round(t_out / t_pin, 2), shown])
     notes = (f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy "
              f"{np.__version__}; per call from Python, best of 5 loops of {args.calls} calls.")
     if not args.no_start_times:
@@ -127,9 +182,9 @@ def main():
         notes += " " + line[0].upper() + line[1:] + "."
     if args.json:
         bench_record.write(args.json, bench_record.record(
-            begun, "Single calls against Pinocchio", ("robot", "nv", "algorithm", "ours µs",
-                                                      "Pinocchio µs", "ours/Pinocchio",
-                                                      "max rel diff"), rows, notes))
+            begun, "Single calls against Pinocchio", (
+                "robot", "nv", "algorithm", "ours µs", "ours out= µs", "Pinocchio µs",
+                "ours/Pinocchio", "out=/Pinocchio", "max rel diff"), rows, notes))
         print(f"record: {args.json}")
 
 

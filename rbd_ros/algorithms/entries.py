@@ -36,6 +36,7 @@ import collections
 import functools
 import inspect
 import linecache
+import textwrap
 
 import numpy as np
 
@@ -53,7 +54,9 @@ Entry = collections.namedtuple("Entry", (
                     # where the kernel takes the coupling table itself
     "prepare",      # (function, its arguments, what it returns): the kernel's arguments
                     # that are not arrays of the caller's (a link's frame), or None
-), defaults=(None,))
+    "out",          # the outputs the caller's ``out=`` gives, where not all are (the others
+                    # are the call's scratch), or None
+), defaults=(None, None))
 
 
 def _finite_differences_row(name, u, steps):
@@ -65,8 +68,9 @@ def _finite_differences_row(name, u, steps):
         "work",
         {"dq": "(nv, nv)", "dv": "(nv, nv)", f"d{u}": "(nv, nv)", "q_step": "nq",
          "work": "(4, nv)"}, f"dq, dv, d{u}", None,
-        f"finite_differences(dynamics, {name!r}, model, q, v, {u}, fext, eps, central, data)",
-        (steps, "eps, central", "which, dynamics, eps, central"))
+        f"finite_differences(dynamics, {name!r}, model, q, v, {u}, fext, eps, central, data, "
+        f"(dq, dv, d{u}))",
+        (steps, "eps, central", "which, dynamics, eps, central"), f"dq, dv, d{u}")
 
 
 ENTRIES = {
@@ -74,46 +78,46 @@ ENTRIES = {
         "rnea_kernel", {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"},
         {"fext": "no_fext"},
         "model.packed, data.body, q, v, a, fext, tau", {"tau": "nv"}, "tau",
-        ("rnea", "q, v, a, tau"), "rnea(model, q, v, a, fext, data)"),
+        ("rnea", "q, v, a, tau"), "rnea(model, q, v, a, fext, data, tau)"),
     "nonlinear_effects": Entry(
         "nonlinear_effects_kernel", {"q": "vector", "v": "vector"},
         {}, "model.packed, data.body, q, v, tau", {"tau": "nv"}, "tau",
         ("nonlinear_effects", "q, v, tau"),
-        "rnea(model, q, v, model.data.zeros_v, None, data)"),
+        "rnea(model, q, v, model.data.zeros_v, None, data, tau)"),
     "gravity_torques": Entry(
         "gravity_kernel", {"q": "vector"}, {},
         "model.packed, data.body, q, tau", {"tau": "nv"}, "tau", ("gravity_torques", "q, tau"),
-        "rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data)"),
+        "rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data, tau)"),
     "crba": Entry(
         "crba_kernel", {"q": "vector"}, {},
         "model.packed, data.body, q, M", {"M": "(nv, nv)"}, "M", ("crba", "q, M"),
-        "crba(model, q, data)"),
+        "crba(model, q, data, M)"),
     "minv": Entry(
         "minv_kernel", {"q": "vector"}, {},
         "model.packed, data.body, data.force_sets, q, Minv", {"Minv": "(nv, nv)"}, "Minv",
-        ("minv", "q, Minv"), "minv(model, q, data)"),
+        ("minv", "q, Minv"), "minv(model, q, data, Minv)"),
     "minv_cholesky": Entry(
         "minv_cholesky_kernel", {"q": "vector"}, {},
         "model.packed, data.body, q, model.dof_parent, data.matrix, Minv",
-        {"Minv": "(nv, nv)"}, "Minv", None, "minv(model, q, data, 'minv_cholesky')"),
+        {"Minv": "(nv, nv)"}, "Minv", None, "minv(model, q, data, Minv, 'minv_cholesky')"),
     "aba": Entry(
         "aba_kernel", {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"},
         {"fext": "no_fext"},
         "model.packed, data.body, q, v, tau, fext, qdd", {"qdd": "nv"}, "qdd", None,
-        "aba(model, q, v, tau, fext, data)"),
+        "aba(model, q, v, tau, fext, data, qdd)"),
     "rnea_derivatives": Entry(
         "rnea_derivatives_kernel",
         {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"}, {"fext": "no_fext"},
         "model.packed, data.body, data.dof, data.body_matrix, q, v, a, fext, dq, dv, M",
         {"dq": "(nv, nv)", "dv": "(nv, nv)", "M": "(nv, nv)"}, "dq, dv, M", None,
-        "rnea_derivatives(model, q, v, a, fext, data)"),
+        "rnea_derivatives(model, q, v, a, fext, data, (dq, dv, M))"),
     "aba_derivatives": Entry(
         "aba_derivatives_kernel",
         {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"}, {"fext": "no_fext"},
         "model.packed, data.body, data.dof, data.body_matrix, data.force_sets, data.stacked, "
         "q, v, tau, fext, dq, dv, Minv",
         {"dq": "(nv, nv)", "dv": "(nv, nv)", "Minv": "(nv, nv)"}, "dq, dv, Minv", None,
-        "aba_derivatives(model, q, v, tau, fext, data)"),
+        "aba_derivatives(model, q, v, tau, fext, data, (dq, dv, Minv))"),
     "compute_all": Entry(
         "compute_all_kernel",
         {"q": "vector", "v": "vector", "a": "vector", "tau": "vector", "fext": "rows6"},
@@ -123,18 +127,18 @@ ENTRIES = {
         {"out": "(5 * nv + 2, nv)"},
         "_Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv], "
         "out[2 * nv:3 * nv], out[3 * nv:4 * nv], out[4 * nv:5 * nv])", None,
-        "compute_all(model, q, v, a, tau, fext, data)"),
+        "compute_all(model, q, v, a, tau, fext, data, out)"),
     "inverse_and_forward_dynamics": Entry(
         "inverse_and_forward_kernel",
         {"q": "vector", "v": "vector", "a": "vector", "tau": "vector", "fext": "rows6"},
-        {"fext": "no_fext"}, "model.packed, data.body, q, v, a, tau, fext, out[0], out[1]",
-        {"out": "(2, nv)"}, "out[0], out[1]", None,
-        "inverse_and_forward_dynamics(model, q, v, a, tau, fext, data)"),
+        {"fext": "no_fext"}, "model.packed, data.body, q, v, a, tau, fext, tau_id, qdd",
+        {"tau_id": "nv", "qdd": "nv"}, "tau_id, qdd", None,
+        "inverse_and_forward_dynamics(model, q, v, a, tau, fext, data, tau_id, qdd)"),
     "joint_torque_regressor": Entry(
         "joint_torque_regressor_kernel",
         {"q": "vector", "v": "vector", "a": "vector"}, {},
         "model.packed, data.body, data.regressor_block, q, v, a, Y",
-        {"Y": "(nv, 10 * nb)"}, "Y", None, "joint_torque_regressor(model, q, v, a, data)"),
+        {"Y": "(nv, 10 * nb)"}, "Y", None, "joint_torque_regressor(model, q, v, a, data, Y)"),
     "coriolis_matrix": Entry(
         "coriolis_kernel", {"q": "vector", "v": "vector"}, {},
         "model.packed, data.body, data.dof, data.body_matrix, q, v, C", {"C": "(nv, nv)"}, "C",
@@ -149,7 +153,7 @@ ENTRIES = {
                                                   "forward_dynamics_steps"),
     "integrate": Entry(
         "integrate_kernel", {"q": "vector", "dv": "vector"}, {},
-        "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv)"),
+        "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv, out)"),
 }
 
 # The dispatcher's test of a caller's array, by kind (see the module docstring).
@@ -159,7 +163,7 @@ _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}
 
 _TEMPLATE = '''\
 def {name}(model, {parameters}):
-{special}{caller_output}{prepare}{coupled}{sizes}{allocate}\
+{sizes}{outputs}{special}{prepare}{coupled}{scratch}\
     data = model.data if data is None else _workspace(model, data)
 {defaults}    try:
 {call}    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
@@ -173,7 +177,7 @@ def {name}(model, {parameters}):
 _SPECIAL = '''\
     special = model._specialized.{slot}      # rbd_ros.specialize: the model's own kernel
     if special is not None and data is None{no_fext}:
-{sizes}{allocate}        try:
+        try:
             status = special({arguments})
         except (TypeError, ValueError):         # not float64 C arrays: convert once
             {names} = {convert}
@@ -191,15 +195,23 @@ _COUPLED = '''\
         return coupling.{call}
 '''
 
-_CALLER_OUTPUT = '''\
+# The results: fresh, or the caller's ``out=`` checked as a batch call's (the kernel writes
+# into them), made before every route (specialized, coupled, generic): each writes them.
+_OUTPUTS = '''\
     if out is None:
-        {output} = _empty({shape})
-    else:   # the caller's array, checked as a batch output: the kernel writes into it
-        {output} = _checked_output({name!r}, out, ({shape},), {{}})[0]
+{fresh}    else:
+        {targets} = _checked_output({name!r}, out, ({shapes}), {{{inputs}}})
 '''
 
 _ARGUMENTS_PER_TEST = 3     # see uses_entry_point
 _SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
+
+
+def caller_outputs(entry):
+    """Return the outputs the caller's ``out=`` gives (the others are the call's scratch)."""
+    if entry.out is None:
+        return entry.outputs
+    return {x: entry.outputs[x] for x in entry.out.split(", ")}
 
 
 def source(name, parameters, entry):
@@ -208,22 +220,26 @@ def source(name, parameters, entry):
     names = ", ".join(inputs)
     shapes = " ".join(entry.outputs.values())
     sizes = "".join(f"    {line}\n" for size, line in _SIZES.items() if size in shapes)
-    allocate = "".join(f"    {out} = _empty({shape})\n" for out, shape in entry.outputs.items())
-    caller_output = ""
+    given = caller_outputs(entry)
+    scratch = "".join(f"    {x} = _empty({shape})\n" for x, shape in entry.outputs.items()
+                      if x not in given)
     if "out=None" in parameters:
-        # the caller's array or a fresh one, made before the coupled route, which writes it too
-        (output, shape), = entry.outputs.items()
-        caller_output = sizes + _CALLER_OUTPUT.format(name=name, output=output, shape=shape)
-        sizes = allocate = ""
+        outputs = _OUTPUTS.format(
+            fresh="".join(f"        {x} = _empty({shape})\n" for x, shape in given.items()),
+            targets=", ".join(given) + ("," if len(given) == 1 else ""), name=name,
+            shapes="".join(f"{_shape(shape)}, " for shape in given.values()),
+            inputs=", ".join(f"{x!r}: {x}" for x in inputs))
+    else:
+        outputs = "".join(f"    {x} = _empty({shape})\n" for x, shape in given.items())
     special = ""
     if entry.special:
         slot, arguments = entry.special
         plain = [x for x in inputs if x != "fext"]
         special = _SPECIAL.format(
             slot=slot, name=name, arguments=arguments, returns=entry.returns,
-            sizes=_indent(sizes), allocate=_indent(allocate), names=", ".join(plain),
-            convert=_convert(plain, inputs), no_fext=" and fext is None" if "fext" in inputs
-            else "", fext=" model.data.no_fext" if "fext" in inputs else "")
+            names=", ".join(plain), convert=_convert(plain, inputs),
+            no_fext=" and fext is None" if "fext" in inputs else "",
+            fext=" model.data.no_fext" if "fext" in inputs else "")
     if uses_entry_point(name):
         # an input left to its default is the workspace's own array: nothing to test
         defaults = "".join(f"    {x}_default = {x} is None\n    if {x}_default:\n"
@@ -244,13 +260,18 @@ def source(name, parameters, entry):
     else:
         template = _TEMPLATE
     return template.format(
-        name=name, parameters=parameters, special=special, caller_output=caller_output,
+        name=name, parameters=parameters, sizes=sizes, outputs=outputs, special=special,
         coupled=_COUPLED.format(call=entry.coupled) if entry.coupled else "",
         prepare=(f"    {entry.prepare[2]} = _prepare({entry.prepare[1]})\n" if entry.prepare
                  else ""),
-        sizes=sizes, allocate=allocate, defaults=defaults, call=call,
+        scratch=scratch, defaults=defaults, call=call,
         arguments=entry.arguments, names=names, convert=_convert(inputs, inputs),
         returns=entry.returns)
+
+
+def _shape(shape):
+    """Return a row's output shape as a tuple's source: "nv" -> "(nv,)"."""
+    return shape if shape.startswith("(") else f"({shape},)"
 
 
 def uses_entry_point(name):
@@ -268,10 +289,6 @@ def uses_entry_point(name):
     return len(entry.arguments.split(", ")) >= _ARGUMENTS_PER_TEST * tested
 
 
-def _indent(lines):
-    return "".join("    " + line + "\n" for line in lines.splitlines())
-
-
 def _convert(names, inputs):
     parts = [_CONVERT[inputs[x]].format(x=x) for x in names]
     return ", ".join(parts)
@@ -286,9 +303,16 @@ def public(stub):
     """
     name = stub.__name__
     entry = ENTRIES[name]
-    parameters = str(inspect.signature(stub))[1:-1]
+    signature = inspect.signature(stub)
+    parameters = str(signature)[1:-1]
     if not parameters.startswith("model, "):
         raise TypeError(f"{name}: a public call takes the model first")
+    doc = stub.__doc__
+    if "out" not in signature.parameters:     # every call takes out=: the row says its shapes
+        keywords = any(p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
+                       for p in signature.parameters.values())
+        parameters += ", out=None" if keywords else ", *, out=None"
+        doc = inspect.cleandoc(doc) + "\n\n" + out_text(entry)
     namespace = {"_kernel": stub.__globals__[entry.kernel], "_checks": _checks,
                  "_empty": np.empty, "_workspace": _checks.workspace,
                  "_checked_output": _output_arrays.checked,
@@ -303,8 +327,27 @@ def public(stub):
     exec(compile(code, filename, "exec"), namespace)
     function = functools.update_wrapper(namespace[name], stub, updated=())
     del function.__wrapped__               # the stub has no body: nothing to unwrap to
+    function.__doc__ = doc
     function.__source__ = code
     return function
+
+
+def out_text(entry):
+    """Return the paragraph of a call's docstring on its ``out=``, from its row."""
+    given = caller_outputs(entry)
+    shapes = [_shape(shape) for shape in given.values()]
+    if entry.returns.startswith("_Dynamics("):
+        what = f"the {shapes[0]} block the results are views of, to write into"
+    elif len(shapes) == 1:
+        what = f"an array of shape {shapes[0]} to write the result into and return"
+    else:
+        what = (f"a tuple of {len(shapes)} arrays of shapes {', '.join(shapes)} to write the "
+                "results into and return")
+    new = "a new one" if len(shapes) == 1 else "new ones"
+    return textwrap.fill(
+        f"``out``: {what}, instead of {new}: float64, C-contiguous, writeable and sharing no "
+        "memory with an input (checked as a batch call's ``out``); a loop that reuses it "
+        "allocates nothing per call.", 92)
 
 
 def _first_entry(kernel, namespace):

@@ -84,30 +84,27 @@ class Coupling:
         return rows[:, 1] * q[rows[:, 0].astype(np.intp)] + rows[:, 2]
 
     # -- the public calls on the reduced system (rbd_ros.rnea & co. route here) -----------
-    def rnea(self, model, q, v, a, fext, data):
+    # Each writes its results into the arrays the public call made or took (``out=``).
+    def rnea(self, model, q, v, a, fext, data, tau):
         data = _checks.workspace(model, data)
-        tau = np.empty(model.nv)
         _call("rnea", _k.coupled_rnea_kernel, model, _STATE, (q, v, a, _fext(fext, data)),
               _scratch(model, data, "full_q", "full_v"), (tau,))
         return tau
 
-    def crba(self, model, q, data):
+    def crba(self, model, q, data, M):
         data = _checks.workspace(model, data)
-        M = np.empty((model.nv, model.nv))
         _call("crba", _k.coupled_crba_kernel, model, ("q",), (q,),
               _scratch(model, data, "full_q", "full_matrices"), (M,))
         return M
 
-    def aba(self, model, q, v, tau, fext, data):
+    def aba(self, model, q, v, tau, fext, data, qdd):
         data = _checks.workspace(model, data)
-        qdd = np.empty(model.nv)
         _call("aba", _k.coupled_aba_kernel, model, _FORWARD, (q, v, tau, _fext(fext, data)),
               _scratch(model, data, *_FORWARD_SCRATCH), (qdd,))
         return qdd
 
-    def minv(self, model, q, data, function="minv"):
+    def minv(self, model, q, data, Minv, function="minv"):
         data = _checks.workspace(model, data)
-        Minv = np.empty((model.nv, model.nv))
         _call(function, _k.coupled_minv_kernel, model, ("q",), (q,),
               _scratch(model, data, "full_q", "full_matrices", "reduced_matrices"), (Minv,))
         return Minv
@@ -119,18 +116,18 @@ class Coupling:
               (C,))
         return C
 
-    def rnea_derivatives(self, model, q, v, a, fext, data):
+    def rnea_derivatives(self, model, q, v, a, fext, data, out):
         return _derivatives("rnea_derivatives", _k.coupled_rnea_derivatives_kernel, _STATE,
-                            ("full_q", "full_v", "full_matrices"), model, (q, v, a, fext), data)
+                            ("full_q", "full_v", "full_matrices"), model, (q, v, a, fext), data,
+                            out)
 
-    def aba_derivatives(self, model, q, v, tau, fext, data):
+    def aba_derivatives(self, model, q, v, tau, fext, data, out):
         return _derivatives("aba_derivatives", _k.coupled_aba_derivatives_kernel, _FORWARD,
-                            _FORWARD_SCRATCH, model, (q, v, tau, fext), data)
+                            _FORWARD_SCRATCH, model, (q, v, tau, fext), data, out)
 
-    def compute_all(self, model, q, v, a, tau, fext, data):
+    def compute_all(self, model, q, v, a, tau, fext, data, out):
         data = _checks.workspace(model, data)
         nv = model.nv
-        out = np.empty((5 * nv + 2, nv))
         a = data.zeros_v if a is None else a
         _call("compute_all", _k.coupled_compute_all_kernel, model, _BOTH,
               (q, v, a, tau, _fext(fext, data)),
@@ -138,32 +135,31 @@ class Coupling:
         return Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv],
                         out[2 * nv:3 * nv], out[3 * nv:4 * nv], out[4 * nv:5 * nv])
 
-    def inverse_and_forward_dynamics(self, model, q, v, a, tau, fext, data):
+    def inverse_and_forward_dynamics(self, model, q, v, a, tau, fext, data, tau_id, qdd):
         data = _checks.workspace(model, data)
-        out = np.empty((2, model.nv))
         _call("inverse_and_forward_dynamics", _k.coupled_inverse_and_forward_kernel, model,
               _BOTH, (q, v, a, tau, _fext(fext, data)),
               _scratch(model, data, "full_q", "full_v", "full_matrices", "reduced_matrices"),
-              (out[0], out[1]))
-        return out[0], out[1]
+              (tau_id, qdd))
+        return tau_id, qdd
 
-    def joint_torque_regressor(self, model, q, v, a, data):
+    def joint_torque_regressor(self, model, q, v, a, data, Y):
         data = _checks.workspace(model, data)
-        Y = np.empty((model.nv, 10 * model.nbodies))
         _call("joint_torque_regressor", _k.coupled_regressor_kernel, model, _STATE[:3],
               (q, v, a), _scratch(model, data, "regressor_block", "full_q", "full_v",
                                   "full_regressor"), (Y,))
         return Y
 
-    def integrate(self, model, q, dv):
-        out = np.empty(model.nq)
+    def integrate(self, model, q, dv, out=None):
+        out = np.empty(model.nq) if out is None else out
         _call("integrate", _k.coupled_integrate_kernel, model, ("q", "dv"), (q, dv),
               (model.packed, self.table), (out,))
         return out
 
-    def finite_differences(self, function, name, model, q, v, u, fext, eps, central, data):
+    def finite_differences(self, function, name, model, q, v, u, fext, eps, central, data,
+                           out):
         """
-        Return the finite-difference Jacobians of ``function`` (rnea or aba) in q, v and u.
+        Write the finite-difference Jacobians of ``function`` (rnea or aba) in q, v, u into ``out``.
 
         On the reduced system, central (or forward) differences of the coupled calls, steps
         along the model's tangent space (:meth:`integrate`); a test and benchmark baseline.
@@ -174,7 +170,6 @@ class Coupling:
         q, v, u = (_checks.vector(x, n) for x, n in zip((q, v, u), names))
         f0 = f(q, v, u)                               # checks the inputs
         nv = model.nv
-        out = tuple(np.empty((nv, nv)) for _ in range(3))
         lo = -eps if central else 0.0
         for k in range(nv):
             step = np.zeros(nv)
@@ -203,10 +198,9 @@ def _scratch(model, data, *names):
                                                                    for n in names)
 
 
-def _derivatives(function, kernel, names, scratch, model, inputs, data):
-    """Run a derivatives kernel: three nv × nv results."""
+def _derivatives(function, kernel, names, scratch, model, inputs, data, out):
+    """Run a derivatives kernel into ``out``: three nv × nv results."""
     data = _checks.workspace(model, data)
-    out = tuple(np.empty((model.nv, model.nv)) for _ in range(3))
     *state, fext = inputs
     _call(function, kernel, model, names, (*state, _fext(fext, data)),
           _scratch(model, data, "dof", "body_matrix", *scratch), out)

@@ -12,6 +12,7 @@ Pinocchio.
 import inspect
 import os
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -109,23 +110,155 @@ def test_hostile_inputs_give_what_the_dispatcher_path_gives(name, robot_name):
                                           err_msg=f"{name}: {argument} {kind}")
 
 
-@pytest.mark.parametrize("name", sorted(
-    x for x in entries.ENTRIES if "out" in inspect.signature(getattr(rbd_ros, x)).parameters))
-def test_the_callers_out_is_written_and_checked(name):
-    """A row whose call takes ``out=``: that array is filled and returned, on both routes."""
-    coupled = rbd_ros.load_model(robot_path("panda"))       # a mimic finger: the coupled route
-    assert coupled.coupling is not None
-    for m in (get_robot("arm7").model, coupled):
-        s = clean_state(m)
-        fresh = call(name, m, s)
-        out = np.full_like(fresh, np.nan)
-        assert call(name, m, s, out=out) is out
-        np.testing.assert_array_equal(out, fresh)
-        rows, cols = fresh.shape
-        for bad in (np.empty((rows, cols), np.float32), np.empty((rows + 1, cols)),
-                    np.empty((rows, 2 * cols))[:, ::2], np.empty((rows, cols)).tolist()):
-            with pytest.raises(ValueError, match=f"{name}: out"):
-                call(name, m, s, out=bad)
+# out= on every call: panda's mimic fingers take the coupled route, talos is floating
+OUT_ROBOTS = ("arm7", "panda", "talos")
+
+
+def out_model(robot_name):
+    if robot_name == "panda":
+        model = rbd_ros.load_model(robot_path("panda"))     # mimic="coupled", the default
+        assert model.coupling is not None
+        return model
+    return get_robot(robot_name).model
+
+
+def out_shapes(name, model):
+    """Return the shapes of the arrays ``out=`` gives to the call ``name`` (from its row)."""
+    sizes = {"nv": model.nv, "nq": model.nq, "nb": model.nbodies}
+    shapes = [eval(shape, {}, sizes) for shape in
+              entries.caller_outputs(entries.ENTRIES[name]).values()]
+    return tuple(shape if isinstance(shape, tuple) else (shape,) for shape in shapes)
+
+
+def out_argument(arrays):
+    """Return what ``out=`` takes: the array of a call with one result, else the tuple."""
+    return arrays[0] if len(arrays) == 1 else tuple(arrays)
+
+
+def test_every_call_takes_out():
+    for name in entries.ENTRIES:
+        parameter = inspect.signature(getattr(rbd_ros, name)).parameters.get("out")
+        assert parameter is not None and parameter.kind is parameter.KEYWORD_ONLY, name
+        assert parameter.default is None, name
+
+
+@pytest.mark.parametrize("robot_name", OUT_ROBOTS)
+@pytest.mark.parametrize("name", sorted(entries.ENTRIES))
+def test_out_gives_the_fresh_results_bit_for_bit(name, robot_name):
+    """The caller's arrays are written, returned, and hold exactly what a fresh call returns."""
+    m = out_model(robot_name)
+    for seed in (3, 4):                                 # the same arrays, reused
+        s = clean_state(m, seed)
+        fresh = flat(call(name, m, s))
+        if seed == 3:
+            arrays = [np.full(shape, np.nan) for shape in out_shapes(name, m)]
+        for data in (None, rbd_ros.Data(m)):
+            got = call(name, m, s, out=out_argument(arrays), data=data) \
+                if name != "integrate" else call(name, m, s, out=out_argument(arrays))
+            assert np.array_equal(flat(got), fresh), f"{name} on {robot_name}, seed {seed}"
+            if name == "compute_all":           # views of the caller's block
+                assert all(np.shares_memory(x, arrays[0]) for x in got), name
+            elif len(arrays) == 1:
+                assert got is arrays[0], name
+            else:
+                assert len(got) == len(arrays) and all(x is y for x, y in zip(got, arrays))
+
+
+def _normalized(message):
+    """Return a refusal's message without the call's name and the numbers of its shapes."""
+    message = re.sub(r"^\w+: ", "", message)
+    message = re.sub(r"(tuple|list) of \d+", r"\1 of N", message)
+    return re.sub(r"\((\d+, )*\d+,?\)", "(shape)", message)
+
+
+def _refusal(function, *args, **kwargs):
+    with pytest.raises(ValueError) as caught:
+        function(*args, **kwargs)
+    return str(caught.value)
+
+
+def _bad_outs(shapes, inputs):
+    """
+    Yield (kind, the out argument) of each refusal, the bad array at index 1 of several.
+
+    ``inputs``: the call's first input array, which the aliasing out shares memory with.
+    """
+    several = len(shapes) > 1
+    j = 1 if several else 0
+    shape = shapes[j]
+
+    def put(arr):
+        arrays = [np.empty(x) for x in shapes]
+        arrays[j] = arr
+        return out_argument(arrays)
+    read_only = np.empty(shape)
+    read_only.flags.writeable = False
+    yield "float32", put(np.empty(shape, np.float32))
+    yield "shape", put(np.empty((shape[0] + 1,) + shape[1:]))
+    yield "strided", put(np.empty(shape[:-1] + (2 * shape[-1],))[..., ::2])
+    yield "read-only", put(read_only)
+    yield "list", put(np.empty(shape).tolist())
+    yield "aliasing an input", put(inputs[:np.prod(shape)].reshape(shape))
+    if several:
+        shared = np.empty(shapes[0])
+        yield "aliasing an output", (shared,) + tuple(np.empty(x) for x in shapes[1:-1]) + (
+            shared.ravel()[:np.prod(shapes[-1])].reshape(shapes[-1]),)
+        yield "too few", tuple(np.empty(x) for x in shapes[:-1])
+        yield "an array", np.empty(shapes[0])
+
+
+def _aliased_first_input(state, name, size):
+    """Put the first input at the start of a buffer of ``size`` floats; return the buffer."""
+    buffer = np.zeros(max(size, state[name].size))
+    buffer[:state[name].size] = state[name]
+    state[name] = buffer[:state[name].size]
+    return buffer
+
+
+@pytest.mark.parametrize("robot_name", ["arm7", "panda"])
+@pytest.mark.parametrize("name", sorted(entries.ENTRIES))
+def test_a_bad_out_is_refused_as_a_batch_call_refuses_it(name, robot_name):
+    """
+    Each refusal's message is the batch call's for the same bad ``out``, names and shapes aside.
+
+    The batch call of one result is rnea_batch's, of several rnea_derivatives_batch's (its
+    three outputs; a call of two is refused with the same words). Nothing is written.
+    """
+    m = out_model(robot_name)
+    shapes = out_shapes(name, m)
+    first = next(iter(entries.ENTRIES[name].inputs))
+    batch_name = "rnea_derivatives_batch" if len(shapes) > 1 else "rnea_batch"
+    batch_shapes = (((4, m.nv, m.nv),) * 3 if len(shapes) > 1 else ((4, m.nv),))
+    size = max(int(np.prod(x)) for x in shapes + batch_shapes)
+    s = clean_state(m)
+    buffer = _aliased_first_input(s, first, size)
+    batch_state = {k: np.tile(s[k], (4, 1)) for k in ("q", "v", "a")}
+    batch_buffer = np.zeros(max(size, batch_state["q"].size))
+    batch_buffer[:batch_state["q"].size] = batch_state["q"].ravel()
+    batch_state["q"] = batch_buffer[:batch_state["q"].size].reshape(batch_state["q"].shape)
+    before = {k: x.copy() for k, x in s.items()}
+    for (kind, bad), (_, batch_bad) in zip(_bad_outs(shapes, buffer),
+                                           _bad_outs(batch_shapes, batch_buffer)):
+        message = _refusal(call, name, m, s, out=bad)
+        assert message.startswith(f"{name}: out"), (kind, message)
+        expected = _refusal(getattr(rbd_ros, batch_name), m, batch_state["q"],
+                            batch_state["v"], batch_state["a"], out=batch_bad)
+        if kind == "aliasing an input":
+            expected = expected.replace("with q:", f"with {first}:")
+        if kind == "aliasing an output":          # the last output shares the first's
+            expected = expected.replace("out[2]", f"out[{len(shapes) - 1}]")
+        assert _normalized(message) == _normalized(expected), kind
+        for k, x in s.items():
+            assert np.array_equal(x, before[k]), (kind, k)
+
+
+def test_out_beside_an_input_that_is_not_an_array():
+    """An input that is converted (a list) is read from a copy: it cannot overlap ``out``."""
+    m = get_robot("arm7").model
+    s = clean_state(m)
+    out = np.empty(m.nv)
+    assert rbd_ros.rnea(m, list(s["q"]), s["v"], s["a"], out=out) is out
+    np.testing.assert_array_equal(out, rbd_ros.rnea(m, s["q"], s["v"], s["a"]))
 
 
 class LooksLikeAnArray:
