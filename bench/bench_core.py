@@ -119,6 +119,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", default=",".join(DEFAULT_ROBOTS))
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="loops of --calls calls per figure, the best one kept (5); on a "
+                        "busy machine many short loops (--calls 1000 --repeats 60) find "
+                        "unpreempted ones")
     parser.add_argument("--algorithms", default="all",
                         help=f"comma-separated calls of {', '.join(CALLS)}, or all (default)")
     parser.add_argument("--no-start-times", action="store_true")
@@ -135,7 +139,8 @@ def main():
         sys.exit("Pinocchio (pip install pin) is needed for the comparison")
 
     print(f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy {np.__version__}, "
-          f"python {sys.version.split()[0]}; per-call latency from Python, best of 5, µs; "
+          f"python {sys.version.split()[0]}; per-call latency from Python, best of "
+          f"{args.repeats} loops of {args.calls} calls, µs; "
           f"ours: a fresh result; out=: ours into the caller's arrays (out=, data=), like "
           f"Pinocchio's call into its Data; load average {bench_record.load_average()}")
     header = f"{'robot':<10} {'nv':>3} {'algorithm':<18} {'ours µs':>9} {'out= µs':>9} " \
@@ -161,11 +166,11 @@ def main():
             diff = agreement(pair, kind, mine, pfn(pm, pd, *pstates[0]))
             out = fresh_outputs(mine)
             t_ours = per_call_us(timed_loop(f"fn(m, {inputs})", inputs), states, args.calls,
-                                 fn, m)
+                                 fn, m, repeats=args.repeats)
             t_out = per_call_us(timed_loop(f"fn(m, {inputs}, data=d, out=out)", inputs),
-                                states, args.calls, fn, m, d, out)
+                                states, args.calls, fn, m, d, out, args.repeats)
             t_pin = per_call_us(timed_loop(f"fn(m, d, {inputs})", inputs), pstates,
-                                args.calls, pfn, pm, pd)
+                                args.calls, pfn, pm, pd, repeats=args.repeats)
             shown = "-" if diff is None else f"{diff:.1e}"
             print(f"{name:<10} {m.nv:>3} {algo:<18} {t_ours:>9.3f} {t_out:>9.3f} "
                   f"{t_pin:>9.3f} {t_ours / t_pin:>9.2f} {t_out / t_pin:>9.2f} {shown:>13}",
@@ -173,7 +178,8 @@ def main():
             rows.append([name, m.nv, algo, round(t_ours, 3), round(t_out, 3), round(t_pin, 3),
                          round(t_ours / t_pin, 2), round(t_out / t_pin, 2), shown])
     notes = (f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy "
-             f"{np.__version__}; per call from Python, best of 5 loops of {args.calls} calls.")
+             f"{np.__version__}; per call from Python, best of {args.repeats} loops of "
+             f"{args.calls} calls.")
     if not args.no_start_times:
         cold, warm = start_times(names[0])
         line = (f"import + load {names[0]} + first rnea/crba/aba, fresh process: "
