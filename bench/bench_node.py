@@ -49,10 +49,22 @@ gets ``external_torques`` and ``contact_wrench`` added). Goal then: p99 < 1 ms.
 ``--window`` (60 s): resident memory, CPU, outputs missing and latency per window, and the
 fitted drift of memory and latency per hour (``node_soak.py``).
 
+``--floor`` runs, in each round after the node's runs, its messaging floor (``node_floor.py``):
+a bare rclpy node with the node's executor that takes the same joint_states and odometry and
+publishes the same messages (types, sizes, the node's serialization; the input's positions
+copied, no dynamics) to the same receiver; the table then puts each node run beside it: CPU
+per answered message, latency p50/p99, outputs missing (issue 35's goals: CPU <= 1.3x the
+floor's, p99 within 0.2 ms of it, none missing). ``--fixed-base`` runs the robot on a fixed
+base (the independent harness's talos, nv 32):
+
+    python bench/bench_node.py --fixed-base --floor --observer arm_right_7_link \
+        --outputs torques,accelerations,inverse_inertia,rnea_derivatives,aba_derivatives
+
     python bench/bench_node.py [--duration 30] [--rate 1000] [--qos reliable|best_effort]
                                [--executor events|single_threaded] [--before REV --rounds 3]
                                [--hammer 1000] [--soak 3600 --window 60]
                                [--observer arm_right_7_link] [--outputs torques,...]
+                               [--floor] [--fixed-base]
 """
 import argparse
 import collections
@@ -67,7 +79,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 import node_run  # noqa: E402
 import node_soak  # noqa: E402
-from node_run import NODE_NAME, STATES, SourceTree  # noqa: E402
+from node_run import FloorTree, NODE_NAME, STATES, SourceTree  # noqa: E402
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
 from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
@@ -76,6 +88,8 @@ GOAL_P99_MS = 2.0
 GOAL_P99_OBSERVER_MS = 1.0            # issue 23: talos at 1 kHz with the observer's outputs
 OBSERVER_OUTPUTS = ("external_torques", "contact_wrench")
 OBSERVER_GOAL = ("torques",) + OBSERVER_OUTPUTS
+GOAL_FLOOR_CPU = 1.3                  # issue 35: the node's CPU per message against the floor's
+GOAL_FLOOR_P99_MS = 0.2               # ... and its p99 latency
 
 
 def parse_args():
@@ -105,6 +119,10 @@ def parse_args():
     ap.add_argument("--outputs", default=None, type=_outputs,
                     help="comma-separated outputs the node publishes (default: all the "
                     "dynamics outputs; with --observer: " + ",".join(OBSERVER_GOAL) + ")")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run the messaging floor (node_floor.py) in the node's place")
+    ap.add_argument("--fixed-base", action="store_true",
+                    help="run the robot with a fixed base (no odometry used)")
     ap.add_argument("--receiver", metavar="OUT", help=argparse.SUPPRESS)
     ap.add_argument("--receiver-outputs", help=argparse.SUPPRESS)
     ap.add_argument("--soak-receiver", metavar="OUT", help=argparse.SUPPRESS)
@@ -203,6 +221,8 @@ def print_table(args, runs, configs):
               f"{med('cpu_per_answer'):>8.0f} "
               f"{fmt(med('tick_p50'), '.0f') + '/' + fmt(med('tick_p99'), '.0f'):>17} "
               f"{'':>5} {med('steal'):>9.1f}")
+    if args.floor:
+        print_floor(runs)
     goal = GOAL_P99_OBSERVER_MS if args.observer else GOAL_P99_MS
     worst_p99 = max((r["lat_p99"] or 0.0) for _, r in runs)
     drops = sum(r["dropped"] for _, r in runs)
@@ -216,6 +236,30 @@ def print_table(args, runs, configs):
             cost = np.median(ticks["observer"]) - np.median(ticks["no observer"])
             print(f"the observer's cost per tick (median tick p50, observer - no observer): "
                   f"{cost:.0f} µs")
+
+
+def print_floor(runs):
+    """Print each node's medians beside the floor's, and the goals against it."""
+    def med(label, key):
+        xs = [r[key] for lab, r in runs if lab == label and r[key] is not None]
+        return float(np.median(xs)) if xs else None
+    print(f"\nagainst the floor (medians of the runs): CPU per answered message, latency, "
+          f"outputs missing; goals: CPU <= {GOAL_FLOOR_CPU:g}x the floor's, p99 within "
+          f"{GOAL_FLOOR_P99_MS:g} ms of it, 0 missing")
+    print(f"{'run':<20} {'[us/msg]':>9} {'x floor':>8} {'p50 [ms]':>9} {'p99 [ms]':>9} "
+          f"{'p99 - floor':>12} {'missing':>8}")
+    floor = {key: med("floor", key) for key in ("cpu_per_answer", "lat_p50", "lat_p99")}
+    for label in dict.fromkeys(label for label, _ in runs):
+        cpu, p50, p99 = (med(label, key) for key in ("cpu_per_answer", "lat_p50", "lat_p99"))
+        ratio = cpu / floor["cpu_per_answer"] if floor["cpu_per_answer"] else None
+        delta = p99 - floor["lat_p99"] if None not in (p99, floor["lat_p99"]) else None
+        missing = sum(r["dropped"] for lab, r in runs if lab == label)
+        verdict = "" if label == "floor" else (
+            "  goals " + ("met" if ratio is not None and ratio <= GOAL_FLOOR_CPU
+                          and delta is not None and delta <= GOAL_FLOOR_P99_MS
+                          and not missing else "NOT met"))
+        print(f"{label:<20} {cpu:>9.0f} {fmt(ratio, '.2f'):>8} {fmt(p50, '.3f'):>9} "
+              f"{fmt(p99, '.3f'):>9} {fmt(delta, '+.3f'):>12} {missing:>8}{verdict}")
 
 
 def hammer(points, robot):
@@ -281,13 +325,15 @@ def main():
     urdf_path, floating = ROBOTS[args.robot]
     if urdf_path is None:
         raise SystemExit("example-robot-data is not installed (pip install example-robot-data)")
-    if not floating:
-        raise SystemExit(f"{args.robot} is a fixed-base robot; this bench drives a floating base")
+    args.fixed_base = args.fixed_base or not floating
+    args.urdf_path = urdf_path
     with open(urdf_path, encoding="utf-8") as f:
         urdf = f.read()
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
     configs = configurations(args, trees)
+    if args.floor:                       # the floor publishes the most outputs asked for
+        configs.append(("floor", FloorTree(trees[-1]), configs[-1][2]))
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray
@@ -324,7 +370,8 @@ def main():
             executor.spin_once(timeout_sec=0.05)
     spinner = threading.Thread(target=spin, daemon=True)
     spinner.start()
-    print(f"bench_node: {args.robot} ({len(joint_names)} joints, floating base) from "
+    print(f"bench_node: {args.robot} ({len(joint_names)} joints, "
+          f"{'fixed' if args.fixed_base else 'floating'} base) from "
           f"{urdf_path}; inputs {args.qos} at {args.rate:g} Hz; node executor "
           f"{args.executor}; node {NODE_NAME}; ROS_DOMAIN_ID="
           f"{os.environ.get('ROS_DOMAIN_ID', '0')}; {rounds} round(s) of "

@@ -132,6 +132,23 @@ class SourceTree:
         return env
 
 
+class FloorTree:
+    """
+    The messaging floor (``node_floor.py``) run in the node's place: this checkout's code.
+
+    Its process relays joint_states to the node's output topics with no dynamics between.
+    """
+
+    floor = True
+    label = "floor"
+
+    def __init__(self, tree):
+        self.path, self.cache = tree.path, tree.cache
+
+    def env(self):
+        return SourceTree.env(self)
+
+
 def make_states(urdf, n, rate):
     """
     Make n consecutive states of a smooth joint trajectory, and base poses and twists.
@@ -216,9 +233,18 @@ def start_processes(args, tree, outputs):
 def start_node(args, tree, outputs):
     """Start the node of ``tree`` with every output in ``outputs``; return (process, log)."""
     log = tempfile.NamedTemporaryFile("w+", prefix="bench_node_", suffix=".log", delete=False)
+    floating = not getattr(args, "fixed_base", False)
+    if getattr(tree, "floor", False):
+        cmd = [sys.executable, os.path.join(HERE, "node_floor.py"), "--urdf", args.urdf_path,
+               "--executor", args.executor, "--outputs", ",".join(outputs)]
+        cmd += ["--floating-base"] if floating else []
+        node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, env=tree.env(),
+                                cwd=tempfile.gettempdir(), start_new_session=True)
+        return node, log
     # the node module itself, not the console script: an older tree has no rbd_ros_entry
     cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
-           "-r", f"__node:={NODE_NAME}", "-p", "floating_base:=true",
+           "-r", f"__node:={NODE_NAME}", "-p", f"floating_base:={str(floating).lower()}",
            "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
     for k in outputs:                   # the contact wrench is on where a frame is named
         cmd += ["-p", f"contact_frame:={args.contact_frame}" if k == "contact_wrench"

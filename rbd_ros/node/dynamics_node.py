@@ -78,8 +78,10 @@ except ImportError:
 DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              history=HistoryPolicy.KEEP_LAST)
-# best effort receives from reliable and best-effort publishers alike
-STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT,
+# best effort receives from reliable and best-effort publishers alike; depth 50: at 1 kHz a
+# 12 ms stall of the node overflowed a queue of 10 and lost 38 outputs (issue 35), 50 holds a
+# 50 ms stall, and a node that falls behind for good answers at most 50 ms late
+STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
                        history=HistoryPolicy.KEEP_LAST)
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",

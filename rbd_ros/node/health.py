@@ -11,7 +11,7 @@ skips, WARN when at least one was lost in the period, since a lost joint_states 
 tick not computed just as a skipped one is. The count is what the RMW reports: with
 rmw_fastrtps_cpp (Jazzy) a best-effort reader reports a sample as lost when it sees a gap in
 a publisher's sequence numbers (dropped on the way: a full socket or shared-memory buffer, a
-lossy network). A message that the node's own queue (keep last, depth 10) replaced because
+lossy network). A message that the node's own queue (keep last, depth 50) replaced because
 the node fell behind is no loss to DDS and is not counted: the ``joint_states rate [Hz]``
 against the publisher's rate shows that.
 """
