@@ -26,7 +26,7 @@ setup() {
     want=$(cat setup.py | sha256sum | cut -c1-16)
     if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
         "$VENV/bin/python" -m pip install -q --upgrade pip
-        "$VENV/bin/python" -m pip install -q -e ".[test,bench,ros,doc]"
+        "$VENV/bin/python" -m pip install -q -e ".[test,bench,ros,doc,sim]"
         echo "$want" > "$stamp"
     fi
     # the node's messages and services (skipped when up to date)

@@ -63,11 +63,15 @@ setup(
         # urdf-parser-py: the URDF reader's oracle and a load_model input (never imported)
         "test": ["pytest>=7", "pin>=3", "example-robot-data>=4", "flake8", "pydocstyle",
                  "hypothesis>=6", "icub-models>=3", "rtb-data>=2",
-                 "urdf-parser-py>=0.0.4"],
+                 "urdf-parser-py>=0.0.4",
+                 # rbd_sim, the robot of the effort command's tests
+                 "mujoco>=3.2"],
         # the manual (doc/, ./dev.sh docs, test/test_docs.py): Sphinx, MyST for the Markdown
         # pages, the furo theme; matplotlib draws the benchmarks page's chart
         "doc": ["sphinx>=7.2", "myst-parser>=2", "furo>=2024.1", "matplotlib"],
         "bench": ["pin>=3", "example-robot-data>=4", "matplotlib"],
+        # rbd_sim: MuJoCo steps the robot of a URDF (never a dependency of the node)
+        "sim": ["mujoco>=3.2"],
         # the other dynamics libraries of bench/bench_peers.py (large: not in ./dev.sh setup)
         "peers": ["pin>=3", "example-robot-data>=4", "matplotlib", "idyntree", "mujoco>=3.2",
                   "drake", "adam-robotics"],
@@ -85,5 +89,6 @@ setup(
         "rbd_warm_cache = rbd_ros.tools.warm_cache:main",
         "rbd_retime = rbd_ros.tools.retime:main",
         "rbd_excite = rbd_ros.tools.excite:main",
+        "rbd_sim = rbd_ros.tools.sim:main",
     ]},
 )

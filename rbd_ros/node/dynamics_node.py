@@ -63,6 +63,7 @@ from .planner.process import PlannerProcess
 from .planner.worker import PlannerWorker
 from .trajectories import create_trajectory_services
 from .wrenches import WrenchInputs
+from .effort_command import EffortCommand
 
 try:
     from rbd_ros_interfaces import msg as rbd_msg
@@ -156,6 +157,7 @@ class DynamicsNode(Node):
         self._window = self._diagnostics.window
         self._latency = self._diagnostics.latency
         self._last_computed_update = -1
+        self._command = EffortCommand(self, p, self._guarded)   # ~/effort_command
 
     def current_robot(self):
         """Return the robot the node computes with (None before a model)."""
@@ -234,6 +236,7 @@ class DynamicsNode(Node):
             # find the version bumped, so that the child waits for the robot being sent
             self._planner_process.robot_changed(robot)
         self._observer.attach(robot, self._topics.observing)
+        self._command.robot_changed(robot)
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,
@@ -308,6 +311,7 @@ class DynamicsNode(Node):
         except ValueError as exc:
             self._stats["bad_messages"] += 1
             self._skips.skip("malformed", error=one_line(exc, 300))
+            self._command.withhold(f"not finite or malformed joint_states: {one_line(exc, 100)}")
             return
         if unknown:
             self._skips.warn(f"joint_states names joints the model does not have: "
@@ -353,11 +357,13 @@ class DynamicsNode(Node):
         reason = self._rule.reason(state)
         if reason is not None:
             self._skips.tick(robot, reason, now)
+            self._command.withhold(reason)
             return
         robot.joint_q[:] = cache.position
         robot.joint_v[:] = cache.velocity
         if self._rule.zero_unknown_velocity:
             outputs.zero_unknown(robot.joint_v)
+        self._command.tick(robot, now)            # first: the controller waits for it
         effort_known = bool(outputs.effort_known(cache.effort))
         robot.joint_tau[:] = cache.effort if effort_known else 0.0
         if not effort_known and self._topics.forward_enabled:

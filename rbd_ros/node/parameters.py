@@ -14,6 +14,7 @@ change live.
 import math
 
 from ..actuation import joint_parameters as joint_friction
+from ..actuation.command import MODES as COMMAND_MODES
 from .. import outputs
 from ..description.loader import MIMIC_OPTIONS
 from ..description.size_limits import DEFAULT_LIMITS, DescriptionLimits
@@ -113,6 +114,25 @@ READ_ONLY = {
 }
 # string-array parameters (declared with their type: an empty list would be a byte array)
 STRING_ARRAYS = ("wrench_topics",)
+
+# ~/effort_command (node.effort_command, doc/driving.md): off until ~/enable_command
+PARAMETERS.update({
+    "command_joints": ([], "~/effort_command's joints, in the controller's order (every "
+                       "one a joint of the model, once); empty: no command"),
+    "command_mode": ("gravity", "~/effort_command's torque: 'gravity' g(q), "
+                     "'gravity_friction' g(q) + joint friction and offset at the measured v, "
+                     "'inverse_dynamics' ID(q, v, commanded a) with armature and friction"),
+    "command_effort_scale": (1.0, "each command is clamped to this x the joint's effort "
+                             "limit, in (0, 1]"),
+    "command_effort_limits": ([0.0], "N·m (N): effort limits of the command joints, one "
+                              "value or one per joint; 0: the URDF's (a joint without one "
+                              "is refused)"),
+    "command_timeout": (0.1, "s; no command from joint_states older than this (by "
+                        "arrival): withheld, /diagnostics ERROR"),
+})
+STRING_ARRAYS += ("command_joints",)
+RANGES.update({"command_effort_scale": (0.0, 1.0), "command_timeout": (0.0, 60.0)})
+CHOICES["command_mode"] = COMMAND_MODES
 
 
 def problem(name, value):

@@ -46,7 +46,8 @@ def create_trajectory_services(node, rbd_srv, worker):
     for name, srv_type, handler in (
             ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
             ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
-            ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory)):
+            ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory),
+            ("trajectory_feedforward", rbd_srv.TrajectoryFeedforward, trajectory_feedforward)):
         worker.create_service(node, srv_type, "~/" + name, _guarded(node, name, handler))
 
 
@@ -110,6 +111,38 @@ def _forward_points(robot, req, resp):
     if req.derivatives:
         resp.dqdd_dq = traj.matrices(results["dqdd_dq"])
         resp.dqdd_dv = traj.matrices(results["dqdd_dv"])
+
+
+def trajectory_feedforward(robot, req, resp):
+    """
+    ``~/trajectory_feedforward``: the request's timed trajectory with effort at every point.
+
+    τ = ID(q, v, a) with the joint parameters and payloads (as ``trajectory_torques``), in
+    the request's joint order: a JointTrajectoryController's feed-forward.
+    """
+    if robot.model.floating_base:
+        raise RequestError("fixed-base models only: a floating base's state is not part of a "
+                           "JointTrajectory")
+    traj = _Trajectory(robot, req.trajectory, False, 0)
+    times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
+                      for p in traj.points])
+    if len(times) > 1 and not np.all(np.diff(times) > 0):
+        k = int(np.flatnonzero(np.diff(times) <= 0)[0]) + 1
+        raise RequestError(f"time_from_start must increase strictly: point {k} is at "
+                           f"{times[k]:.9g} s, point {k - 1} at {times[k - 1]:.9g} s")
+    n = traj.n
+    q = traj.states("positions", (), 0, n)
+    v = traj.states("velocities", (), 0, n)
+    a = traj.states("accelerations", (), 0, n)
+    tau = rbd_ros.rnea_batch(robot.model, q, v, a, data=rbd_ros.Data(robot.model))
+    tau = _with_joints(robot, {"tau": tau}, q, v, a, None)["tau"]
+    joints, _ = traj.split(tau, follower_scale=0.0)
+    efforts = np.frombuffer(joints, np.float64).reshape(n, len(traj.names)) if n else ()
+    out = resp.trajectory
+    out.header, out.joint_names = req.trajectory.header, traj.names
+    out.points = list(traj.points)
+    for point, effort in zip(out.points, efforts):
+        point.effort = _doubles(effort)
 
 
 def _with_joints(robot, results, q, v, a, tau_in):
