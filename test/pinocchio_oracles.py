@@ -111,3 +111,39 @@ def simulate_payload_arm(pin, model, seconds=20.0, rate=100.0, noise=0.05, seed=
     tau = np.array([pin.rnea(pm, pd, *x) for x in zip(q, v, a)]) + params.torques(v, a)
     rng = np.random.default_rng(seed)
     return q, v, a, tau + rng.normal(0, noise, tau.shape), params
+
+
+def random_payload(rng):
+    """
+    Return (mass, com, rotational inertia about the com) of a random solid box.
+
+    0.3 .. 3 kg, its centre of mass within 8 cm of the link origin, sides 2 .. 20 cm,
+    turned by a random rotation: a rigid body by construction.
+    """
+    mass = rng.uniform(0.3, 3.0)
+    com = rng.uniform(-0.08, 0.08, 3)
+    a, b, c = rng.uniform(0.02, 0.2, 3)
+    box = mass / 12 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+    R, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    return mass, com, R @ box @ R.T
+
+
+def simulate_payload(pin, model, link, payload, t, noise, seed):
+    """
+    Return (q, v, measured τ) of ``model`` carrying ``payload`` on ``link`` at the stamps t.
+
+    ``payload``: (mass, com, inertia about the com) in the link's frame; Pinocchio's model of
+    the URDF with the payload added to the inertia of the link's joint, τ by Pinocchio's
+    RNEA at the trajectory of scripts/make_example_bag.py, plus Gaussian noise ``noise``.
+    """
+    if os.path.join(ROOT, "scripts") not in sys.path:
+        sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import make_example_bag
+    pm = pin.buildModelFromUrdf(rbd_ros.robots.path("rbd_arm7"))
+    frame = pm.frames[pm.getFrameId(link)]
+    pm.inertias[frame.parentJoint] = pm.inertias[frame.parentJoint] + \
+        frame.placement.act(pin.Inertia(*payload))
+    pd = pm.createData()
+    q, v, a = make_example_bag.trajectory(model, t, seed)
+    tau = np.array([pin.rnea(pm, pd, *x) for x in zip(q, v, a)])
+    return q, v, tau + np.random.default_rng(seed).normal(0, noise, tau.shape)

@@ -18,15 +18,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..batch import joint_torque_regressor_batch, rnea_batch
+from . import differentiation
 from .least_squares import _column_scales, is_physically_consistent
 from .statistics import Statistics, _strictly_inside
 
+CHUNK_BYTES = 16 << 20       # the regressor of one chunk of samples: bounds the memory
+CHECK_ORDER = 5              # the degree of the check fit of the accelerations (uncertainty)
 NAMES = ("mass", "com_x", "com_y", "com_z", "ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 
 
 @dataclass
 class PayloadEstimate:
-    """ok, message, values (NAMES order: centroidal inertia), stds, θ (link frame), σ."""
+    """ok, message, values (NAMES order: centroidal inertia), stds, θ (link frame), σ, samples."""
 
     ok: bool
     message: str
@@ -34,6 +37,7 @@ class PayloadEstimate:
     stds: np.ndarray
     theta: np.ndarray
     sigma: float
+    samples: int = 0
 
     def compact(self):
         """Return the 10 compact numbers (``rbd_ros.model.inertia.compact``) in the link frame."""
@@ -90,31 +94,120 @@ def estimate(model, link, q, v, a, tau, joint_torques=None, max_relative_std=0.1
     q, v, a, tau = (np.ascontiguousarray(np.atleast_2d(x), np.float64) for x in (q, v, a, tau))
     if len(tau) == 0 or tau.shape != v.shape:
         raise ValueError(f"tau must have shape (N, {model.nv}) like v, N > 0")
-    body, T = link_map(model, link)
-    nan = np.full(10, np.nan)
-    residual = tau - rnea_batch(model, q, v, a)
     if joint_torques is not None:
-        residual = residual - joint_torques
-    A = joint_torque_regressor_batch(model, q, v, a)[:, 10 * body:10 * body + 10] @ T
-    b = residual.reshape(-1)
-    if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
-        raise ValueError("the samples give NaN or inf")
-    D = _column_scales(A)
-    s = np.linalg.svd(A * D, compute_uv=False)
-    if len(b) <= 10 or s[-1] <= 1e-8 * s[0]:
+        tau = tau - joint_torques
+    body, T = link_map(model, link)
+    step = chunk_samples(model)
+    chunks = ((q[k:k + step], v[k:k + step], a[k:k + step], tau[k:k + step], None)
+              for k in range(0, len(tau), step))
+    return _fit(link, _accumulate(model, body, T, chunks), max_relative_std)
+
+
+def estimate_from_stamps(model, link, t, q, v, tau, joint_torques=None,
+                         max_relative_std=0.10):
+    """
+    Estimate the payload on ``link`` from N samples stamped t (N,), q, v and tau.
+
+    The accelerations are the derivatives of v on the real stamps, with the gap rule of
+    :mod:`.differentiation` (no fit across a hole; runs too short to differentiate are left
+    out, and the message says how many samples and holes). ``joint_torques``: None, or a
+    function (v, a) -> the joint friction / armature torques (n, nv) the robot adds.
+    The regressor is built a chunk of :func:`chunk_samples` samples at a time: the memory
+    does not grow with N.
+    """
+    t = np.asarray(t, np.float64)
+    q, v, tau = (np.ascontiguousarray(np.atleast_2d(x), np.float64) for x in (q, v, tau))
+    if not (len(t) == len(q) == len(v) == len(tau)) or tau.shape != v.shape:
+        raise ValueError(f"t (N,), q (N, {model.nq}), v and tau (N, {model.nv}) must have "
+                         "as many samples")
+    body, T = link_map(model, link)
+    runs, holes = differentiation.runs(t)
+    used = sum(stop - start for start, stop in runs)
+    if used == 0:
+        return PayloadEstimate(False, f"no run of {differentiation.WINDOW} samples without a "
+                               f"hole in the stamps ({holes} holes in {len(t)} samples)",
+                               *_NO_ESTIMATE)
+    step = chunk_samples(model)
+
+    def chunks():
+        for start, stop in runs:
+            for first in range(start, stop, step):
+                last = min(first + step, stop)
+                vs = v[first:last]
+                a, a_check = (differentiation.derivative(t, v, start, stop, first, last,
+                                                         order=order)
+                              for order in (differentiation.ORDER, CHECK_ORDER))
+                known = check = tau[first:last]
+                if joint_torques is not None:
+                    known = known - joint_torques(vs, a)
+                    check = check - joint_torques(vs, a_check)
+                yield q[first:last], vs, a, known, (a_check, check)
+    est = _fit(link, _accumulate(model, body, T, chunks()), max_relative_std)
+    if holes:
+        est.message += (f" ({holes} holes in the stamps: {used} of {len(t)} samples used, "
+                        "no derivative across a hole)")
+    return est
+
+
+_NO_ESTIMATE = (np.full(10, np.nan), np.full(10, np.nan), np.full(10, np.nan), np.nan)
+
+
+def chunk_samples(model):
+    """Return how many samples' regressor (every body's columns) fits in CHUNK_BYTES."""
+    return max(1, CHUNK_BYTES // (8 * model.nv * 10 * model.nbodies))
+
+
+def _accumulate(model, body, T, chunks):
+    """
+    Return the payload's columns' :class:`Statistics` and Σ Aᵀ(b_check - b) over ``chunks``.
+
+    A chunk: (q, v, a, the known torques, check); ``check`` None, or (a_check, its known
+    torques): the other acceleration estimate whose effect on θ is the differentiation's
+    share of the uncertainty (A is kept: the payload's own share of that effect is second
+    order).
+    """
+    stats, shift = Statistics.empty(10, model.nv), np.zeros(10)
+    for q, v, a, known, check in chunks:
+        A = joint_torque_regressor_batch(model, q, v, a)[:, 10 * body:10 * body + 10] @ T
+        b = (known - rnea_batch(model, q, v, a)).reshape(-1)
+        if check is not None:
+            b_check = (check[1] - rnea_batch(model, q, v, check[0])).reshape(-1)
+            shift += A.T @ (b_check - b)
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))
+                and np.all(np.isfinite(shift))):
+            raise ValueError("the samples give NaN or inf")
+        stats = stats.merge(Statistics.from_regressor(A, b, model.nv))
+    return stats, shift
+
+
+def _fit(link, accumulated, max_relative_std):
+    """
+    Return the :class:`PayloadEstimate` of ``_accumulate``'s statistics (θ in the link frame).
+
+    The covariance: σ² (AᵀA)⁻¹ (the residual's variance: the effort noise), plus δθ δθᵀ,
+    δθ = (AᵀA)⁻¹ Σ Aᵀ(b_check - b) the change of the fit with the check acceleration (the
+    acceleration's differentiation error, which the residual does not show as white noise).
+    """
+    stats, shift = accumulated
+    D = _column_scales(stats.R)          # R's column norms are the regressor's
+    RD = stats.R * D
+    s = np.linalg.svd(RD, compute_uv=False)
+    if stats.rows <= 10 or not s[-1] > 1e-8 * s[0]:
         return PayloadEstimate(False, "the samples do not excite the payload: its 10 "
                                "parameters are not separable (rank "
-                               f"{int(np.sum(s > 1e-8 * s[0]))} of 10)", nan, nan, nan, np.nan)
-    theta = D * np.linalg.lstsq(A * D, b, rcond=None)[0]
+                               f"{int(np.sum(s > 1e-8 * s[0]))} of 10)", *_NO_ESTIMATE,
+                               samples=stats.samples)
+    theta = D * np.linalg.solve(RD, stats.c)
     if not is_physically_consistent(theta)[0]:
         from . import convex as identification_convex
-        stats = Statistics.from_regressor(A, b, model.nv)
         theta, _, _ = identification_convex.fit(1, stats, np.zeros(10), np.full(10, -np.inf),
                                                 np.zeros((0, 10)), D, 0.0)
         theta = _strictly_inside(theta[None])[0]
-    r = A @ theta - b
-    sigma = float(np.sqrt(r @ r / (len(b) - 10)))
-    cov = sigma ** 2 * (D[:, None] * np.linalg.inv((A * D).T @ (A * D)) * D[None, :])
+    sigma = float(np.sqrt(stats.sum_of_squares(theta) / (stats.rows - 10)))
+    RDinv = np.linalg.inv(RD)
+    inverse = D[:, None] * (RDinv @ RDinv.T) * D[None, :]          # (AᵀA)⁻¹
+    change = inverse @ shift
+    cov = sigma ** 2 * inverse + np.outer(change, change)
     values = _centroidal(theta)
     G = np.empty((10, 10))                     # ∂values/∂θ, central differences
     for k in range(10):
@@ -127,6 +220,7 @@ def estimate(model, link, q, v, a, tau, joint_torques=None, max_relative_std=0.1
     if not rel <= max_relative_std:
         return PayloadEstimate(False, f"the samples do not excite the payload enough: the "
                                f"mass's relative std {100 * rel:.3g} % is above "
-                               f"{100 * max_relative_std:.3g} %", values, stds, theta, sigma)
+                               f"{100 * max_relative_std:.3g} %", values, stds, theta, sigma,
+                               stats.samples)
     return PayloadEstimate(True, f"payload on {link}: {values[0]:.4g} ± {stds[0]:.2g} kg",
-                           values, stds, theta, sigma)
+                           values, stds, theta, sigma, stats.samples)
