@@ -49,7 +49,7 @@ gets ``external_torques`` and ``contact_wrench`` added). Goal then: p99 < 1 ms.
 ``--window`` (60 s): resident memory, CPU, outputs missing and latency per window, and the
 fitted drift of memory and latency per hour (``node_soak.py``).
 
-``--floor`` runs, in each round after the node's runs, its messaging floor (``node_floor.py``):
+``--floor`` runs, in each round beside the node's runs, its messaging floor (``node_floor.py``):
 a bare rclpy node with the node's executor that takes the same joint_states and odometry and
 publishes the same messages (types, sizes, the node's serialization; the input's positions
 copied, no dynamics) to the same receiver; the table then puts each node run beside it: CPU

@@ -13,6 +13,9 @@ import numpy as np
 
 _F8 = np.dtype(np.float64)
 _NDARRAY = np.ndarray
+# bits of ndarray.flags.num (numpy's C API: NPY_ARRAY_C_CONTIGUOUS, _OWNDATA, _WRITEABLE)
+OWNS = 0x4
+OWNED_TARGET = 0x1 | OWNS | 0x400
 
 
 def fresh(shapes):

@@ -199,9 +199,19 @@ _COUPLED = '''\
 # into them), made before every route (specialized, coupled, generic): each writes them.
 _OUTPUTS = '''\
     if out is None:
-{fresh}    else:
+{fresh}{fast}    else:
         {targets} = _checked_output({name!r}, out, ({shapes}), {{{inputs}}})
 '''
+# One output: the common case tested inline, no more leniently than _checked_output (an
+# ndarray of the float64 dtype itself, C-contiguous, writeable, owning its memory, beside
+# inputs that own theirs and are not it: arrays numpy allocated each for itself do not
+# overlap); anything else goes through _checked_output, which says what is wrong.
+_FAST_OUTPUT = '''\
+    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == {shape}
+          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET{inputs}):
+        {target} = out
+'''
+_OWNED_INPUT = "{x} is not out and {x}.__class__ is _ndarray and {x}.flags.num & _OWNS"
 
 _ARGUMENTS_PER_TEST = 3     # see uses_entry_point
 _SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
@@ -228,7 +238,8 @@ def source(name, parameters, entry):
             fresh="".join(f"        {x} = _empty({shape})\n" for x, shape in given.items()),
             targets=", ".join(given) + ("," if len(given) == 1 else ""), name=name,
             shapes="".join(f"{_shape(shape)}, " for shape in given.values()),
-            inputs=", ".join(f"{x!r}: {x}" for x in inputs))
+            inputs=", ".join(f"{x!r}: {x}" for x in inputs),
+            fast=_fast_output(given, inputs, entry.defaults))
     else:
         outputs = "".join(f"    {x} = _empty({shape})\n" for x, shape in given.items())
     special = ""
@@ -267,6 +278,19 @@ def source(name, parameters, entry):
         scratch=scratch, defaults=defaults, call=call,
         arguments=entry.arguments, names=names, convert=_convert(inputs, inputs),
         returns=entry.returns)
+
+
+def _fast_output(given, inputs, defaults):
+    """Return the inline test of a call's one ``out`` array (none for several outputs)."""
+    if len(given) != 1:
+        return ""
+    (target, shape), = given.items()
+    tests = ""
+    for x in inputs:            # fext and compute_all's a may be None: not read then
+        owned = _OWNED_INPUT.format(x=x)
+        optional = x in defaults or x == "fext"
+        tests += "\n          and " + (f"({x} is None or {owned})" if optional else owned)
+    return _FAST_OUTPUT.format(shape=_shape(shape), inputs=tests, target=target)
 
 
 def _shape(shape):
@@ -315,7 +339,8 @@ def public(stub):
         doc = inspect.cleandoc(doc) + "\n\n" + out_text(entry)
     namespace = {"_kernel": stub.__globals__[entry.kernel], "_checks": _checks,
                  "_empty": np.empty, "_workspace": _checks.workspace,
-                 "_checked_output": _output_arrays.checked,
+                 "_checked_output": _output_arrays.checked, "_ndarray": np.ndarray,
+                 "_OWNED_TARGET": _output_arrays.OWNED_TARGET, "_OWNS": _output_arrays.OWNS,
                  "_NAMES": tuple(entry.inputs), "_f8": np.dtype(np.float64), "_VECTOR": (8,),
                  "_ROWS6": (48, 8), "_Dynamics": stub.__globals__.get("Dynamics")}
     if entry.prepare:

@@ -97,6 +97,20 @@ def test_specialized_matches_pinocchio_and_the_generic_kernel(pair, name, seed):
         np.testing.assert_array_equal(ours, ours.T)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_out_on_the_specialized_path(pair, name):
+    """out= (no data=, no fext: the specialized kernel serves): written, returned, checked."""
+    assert pair.in_use
+    q, v, a, _, _ = pair.robot.random_state(0)
+    fresh = call(name, pair.model, q, v, a)
+    out = np.full_like(fresh, np.nan)
+    args = {"rnea": (q, v, a), "nonlinear_effects": (q, v)}.get(name, (q,))
+    assert getattr(rbd_ros, name)(pair.model, *args, out=out) is out
+    np.testing.assert_array_equal(out, fresh)
+    with pytest.raises(ValueError, match=f"{name}: out must have dtype float64, got float32"):
+        getattr(rbd_ros, name)(pair.model, *args, out=out.astype(np.float32))
+
+
 def test_external_forces_or_another_workspace_take_the_generic_path(pair):
     q, v, a, _, fext = pair.robot.random_state(0)
     m = pair.model
