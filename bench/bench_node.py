@@ -32,7 +32,9 @@ nodes (e.g. ``--before c599144``: the planner services on the executor's thread)
 Goals: no drops at 1 kHz, p99 < 2 ms. A benchmark, not a test: run it on a quiet machine.
 
 ``--outputs A,B,...`` names the outputs the node publishes (default: every dynamics output,
-``all``); the others are turned off (``publish_<name>:=false``). The observer's outputs
+``all``); the others are turned off (``publish_<name>:=false``). ``effort_command`` is the
+node's ~/effort_command (gravity mode, every joint, enabled once the node computes; matched
+to its joint_states by its values: ``node_command``). The observer's outputs
 ``external_torques`` and ``contact_wrench`` (at ``--observer``'s LINK) may be named too.
 
 ``--observer LINK`` runs this tree's node twice per round, without and with the momentum
@@ -78,6 +80,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 import node_run  # noqa: E402
+from node_command import COMMAND, enabler, state_keys  # noqa: E402
 import node_soak  # noqa: E402
 from node_run import FloorTree, NODE_NAME, STATES, SourceTree  # noqa: E402
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
@@ -137,7 +140,7 @@ def _outputs(text):
     if text == "all":
         return OUTPUTS
     names = tuple(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
-    bad = [n for n in names if n not in OUTPUTS + OBSERVER_OUTPUTS]
+    bad = [n for n in names if n not in OUTPUTS + OBSERVER_OUTPUTS + (COMMAND,)]
     if bad or not names:
         raise argparse.ArgumentTypeError(
             f"unknown output(s) {', '.join(bad)[:80]!r}: of {', '.join(OUTPUTS + OBSERVER_OUTPUTS)}"
@@ -359,6 +362,10 @@ def main():
                                 bench.create_publisher(Odometry, "odom", input_qos),
                                 joint_names, states)
     desc_pub.publish(String(data=urdf))
+    args.command_joints = joint_names
+    if any(COMMAND in outputs for _, _, outputs in configs):
+        source.enable_command = enabler(bench, NODE_NAME)
+        source.command_keys = state_keys(urdf, states)
     bench.create_subscription(DiagnosticArray, "/diagnostics", source.on_diagnostics, 10)
     executor = SingleThreadedExecutor()
     executor.add_node(bench)

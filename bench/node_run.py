@@ -192,8 +192,12 @@ def receiver(out_path, outputs):
     node = rclpy.create_node("rbd_bench_receiver")
     qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
                      history=HistoryPolicy.KEEP_LAST)
-    types = {k: message_class({**BY_NAME, **OBSERVER_BY_NAME}.get(k, CONTACT_WRENCH).msgtype)
+    from node_command import COMMAND, command_key
+    types = {k: message_class("std_msgs/msg/Float64MultiArray" if k == COMMAND else
+                              {**BY_NAME, **OBSERVER_BY_NAME}.get(k, CONTACT_WRENCH).msgtype)
              for k in outputs}
+    command = outputs.index(COMMAND) if COMMAND in outputs else -1
+    from rclpy.serialization import deserialize_message
     subs = [(i, types[k], node.create_subscription(types[k], f"/{NODE_NAME}/{k}", lambda m: None,
                                                    qos, raw=True).handle)
             for i, k in enumerate(outputs)]
@@ -213,7 +217,8 @@ def receiver(out_path, outputs):
                 taken = handle.take_message(msg_type, True)
                 if taken is None:
                     break
-                log[n] = i, stamp_ns_of(taken[0]), clock()
+                log[n] = i, (command_key(deserialize_message(taken[0], msg_type).data)
+                             if i == command else stamp_ns_of(taken[0])), clock()
                 n += 1
     np.save(out_path, log[:n])
     node.destroy_node()
@@ -246,7 +251,11 @@ def start_node(args, tree, outputs):
     cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
            "-r", f"__node:={NODE_NAME}", "-p", f"floating_base:={str(floating).lower()}",
            "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
+    from node_command import COMMAND, node_parameters
     for k in outputs:                   # the contact wrench is on where a frame is named
+        if k == COMMAND:
+            cmd += node_parameters(args.command_joints)
+            continue
         cmd += ["-p", f"contact_frame:={args.contact_frame}" if k == "contact_wrench"
                 else f"publish_{k}:=true"]
     from rbd_ros.outputs import NAMES as DYNAMICS_OUTPUTS
@@ -371,6 +380,8 @@ def publish_and_measure(args, source, node, recv, log_name):
                 first = time.monotonic()
                 print(f"  first outputs after {first - t_start:.1f} s; warming up "
                       f"{args.warmup:g} s, then measuring {args.duration:g} s", flush=True)
+                if getattr(source, "enable_command", None) is not None:
+                    source.enable_command()             # bench_node --outputs effort_command
             elif time.monotonic() - t_start > args.startup_timeout:
                 raise RuntimeError("no output from the node: " + open(log_name).read()[-2000:])
         elif not w and time.monotonic() - first >= args.warmup:
@@ -389,6 +400,10 @@ def publish_and_measure(args, source, node, recv, log_name):
 
 def analyse(w, source, received, outputs):
     """Return the figures of one measured window ``w`` (see :func:`publish_and_measure`)."""
+    if getattr(source, "command_keys", None) is not None and "effort_command" in outputs:
+        from node_command import stamps_of_commands
+        stamps_of_commands(received, outputs.index("effort_command"), source.published,
+                           source.command_keys, STATES)
     window = source.published[w["lo"]:w["hi"]]
     sent = {stamp: t for stamp, t in window}
     elapsed = w["wall1"] - w["wall0"]

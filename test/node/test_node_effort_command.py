@@ -32,7 +32,7 @@ class Commands:
                  what="discovery of ~/effort_command")
 
     def enable(self, on=True):
-        return call_service(self.client, SetBool.Request(data=on), "enable_command")
+        return call_service(self.client, SetBool.Request(data=on), "enable_command", 30.0)
 
     def record(self):
         return self.h.node._command.record()

@@ -53,7 +53,8 @@ class SimRun:
         send_state, send_reference = sim.create_ros_side(self.node, self.sim, self.args, xml())
         h.executor.add_node(self.node)
         self.h = h
-        pubs = self.node.publishers
+        pubs = [p for p in self.node.publishers              # not /rosout, /parameter_events
+                if not p.topic_name.startswith(("/rosout", "/parameter_events"))]
         wait_for(lambda: all(p.get_subscription_count() > 0 for p in pubs)
                  and all(s.get_publisher_count() > 0 for s in self.node.subscriptions),
                  what="discovery between rbd_sim and the node")
@@ -71,15 +72,19 @@ class SimRun:
 
 
 def enable(h, on=True):
-    client = h.tester.create_client(SetBool, f"{h.namespace}/rbd_dynamics/enable_command")
-    resp = call_service(client, SetBool.Request(data=on), "enable_command")
+    resp = call_service(h.enable_client, SetBool.Request(data=on), "enable_command", 60.0)
     assert resp.success, resp.message
 
 
 def arm_node(harness, **params):
+    """Start the node on the arm; its ~/enable_command client made (and matched) at once."""
     names = list(rbd_ros.load_model(ARM7).joint_names)
-    return harness({"robot_description": xml(), "command_joints": names,
-                    "command_timeout": 30.0, **params})
+    h = harness({"robot_description": xml(), "command_joints": names,
+                 "command_timeout": 30.0, **params})
+    h.enable_client = h.tester.create_client(SetBool,
+                                             f"{h.namespace}/rbd_dynamics/enable_command")
+    assert h.enable_client.wait_for_service(timeout_sec=30.0)
+    return h
 
 
 def hold_argv(q0, clock):
