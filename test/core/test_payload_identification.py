@@ -84,3 +84,24 @@ def test_replay_identify_payload(arm, pin, tmp_path, capsys):
     rc = main([bag, "-o", str(tmp_path / "out2"), "--no-plots", "--no-progress",
                "--identify-payload", "nope"])
     assert rc == 2 and "no link" in capsys.readouterr().err
+
+
+def test_payload_estimate_in_bounded_memory(arm):
+    """30,000 samples: the regressor is built a chunk at a time (118 MB whole, before)."""
+    import tracemalloc
+
+    rng = np.random.default_rng(7)
+    n = 30_000
+    t = np.arange(n) / 1000.0
+    q, v, a = make_example_bag.trajectory(arm, t, 5)
+    loaded = arm.with_payload("tool", rbd_ros.model.inertia.compact(
+        1.0, np.array([0.01, 0.02, 0.03]), np.diag([2e-3, 3e-3, 4e-3])))
+    tau = rbd_ros.rnea_batch(loaded, q, v, a) + rng.normal(0, 0.01, (n, arm.nv))
+    tracemalloc.start()
+    try:
+        est = pid.estimate(arm, "tool", q, v, a, tau)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert est.ok and est.values[0] == pytest.approx(1.0, rel=1e-2)
+    assert peak < 48 << 20, f"{peak / 2 ** 20:.0f} MB"
