@@ -156,3 +156,19 @@ def test_estimate_payload_off_the_ticks(harness, pin):
     oracle = payload_identification.estimate_from_stamps(arm, "tool", t, q, v, tau)
     np.testing.assert_allclose(resp.parameters, oracle.values, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(resp.stds, oracle.stds, rtol=1e-6, atol=1e-12)
+
+
+def test_sample_ring_keeps_the_last_samples_in_order():
+    """The ring: bounded, oldest overwritten, out-of-order stamps skipped, NaN rows left out."""
+    from rbd_ros.node.estimate_payload import SampleRing
+    ring = SampleRing(2, capacity=5)
+    for k in range(7):
+        ring.add(float(k), [k, k], [k, -k], [np.nan if k == 5 else 1.0, 2.0])
+    ring.add(3.5, [9, 9], [9, 9], [9, 9])          # before the last stamp: not kept
+    t, q, v, effort, clipped = ring.last(1e9)
+    assert clipped                                 # the window reaches past the 5 kept
+    np.testing.assert_array_equal(t, [2.0, 3.0, 4.0, 6.0])      # 5 has an unknown effort
+    np.testing.assert_array_equal(q[:, 0], t)
+    np.testing.assert_array_equal(v[:, 1], -t)
+    t, *_, clipped = ring.last(1.5)
+    assert list(t) == [6.0] and not clipped        # 5.0 and 6.0 in the window; 5 left out
