@@ -217,7 +217,7 @@ def observer_outputs(params, interfaces=True):
 
 def create_reset_service(node):
     """Create ``~/reset_observer`` (std_srvs/Trigger) on ``node``, a ``DynamicsNode``."""
-    from .services import RequestError, _guarded
+    from .services import RequestError, guarded_service
     try:
         from std_srvs.srv import Trigger
     except ImportError:                       # an install from before it was a dependency
@@ -232,4 +232,4 @@ def create_reset_service(node):
                                + (f" ({robot.contact_problem})" if robot.contact_problem
                                   else ""))
         robot.contact.reset()
-    node.create_service(Trigger, "~/reset_observer", _guarded(node, "reset_observer", reset))
+    node.create_service(Trigger, "~/reset_observer", guarded_service(node, "reset_observer", reset))

@@ -196,8 +196,8 @@ class DynamicsNode(Node):
                 self._planner = PlannerWorker(self.get_logger())
                 create_trajectory_services(self, rbd_srv, self._planner)
             create_payload_service(self, rbd_srv, self._robots)
-            create_estimate_payload_service(self, rbd_srv, self._robots,
-                                            self._payload_samples)
+            self._payload_worker = create_estimate_payload_service(
+                self, rbd_srv, self._robots, self._payload_samples)
         create_reset_service(self)
         # the 1 kHz inputs arrive serialized (raw=True) and are decoded by rbd_ros.formats.cdr
         self._joint_state_decoder = JointStateDecoder()
@@ -225,6 +225,8 @@ class DynamicsNode(Node):
         """Stop the planner services' process or worker thread, then destroy the node."""
         if getattr(self, "_planner", None) is not None:
             self._planner.close()
+        if getattr(self, "_payload_worker", None) is not None:
+            self._payload_worker.close()           # ~/estimate_payload's thread
         if getattr(self, "_planner_process", None) is not None:
             self._planner_process.close(wait=not self.process_ending)
         return super().destroy_node()

@@ -11,7 +11,7 @@ way out, their effort 0).
 
 Sizes are bounded as the other trajectory services: at most ``trajectories.MAX_POINTS``
 waypoints and answer points, at most :data:`MAX_GRID` grid points. A bad request gets
-``success: false`` with a short reason (``services._guarded``): fewer than two waypoints,
+``success: false`` with a short reason (``services.guarded_service``): fewer than two waypoints,
 NaN, duplicate or unknown names, a waypoint outside the joint limits, a path where standing
 still breaks an effort limit (the joint named), one TOPP-RA cannot time.
 """

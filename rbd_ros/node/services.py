@@ -45,7 +45,7 @@ def create_services(node, rbd_srv):
              inverse_dynamics_derivatives),
             ("forward_dynamics_derivatives", rbd_srv.ForwardDynamicsDerivatives,
              forward_dynamics_derivatives)):
-        node.create_service(srv_type, "~/" + name, _guarded(node, name, handler))
+        node.create_service(srv_type, "~/" + name, guarded_service(node, name, handler))
 
 
 def inverse_dynamics(robot, req, resp):
@@ -215,11 +215,13 @@ def follower_values(leader, multiplier, scale=1.0):
     return values
 
 
-def _guarded(node, name, handler):
+def guarded_service(node, name, handler):
     """
-    Wrap ``handler`` in a callback that answers success=false instead of failing.
+    Wrap ``handler(robot, req, resp)`` in a service callback that never fails.
 
-    A ValueError (RequestError, the core's refusal) is the answer's message, counted
+    Every service of the node answers through it: no robot yet is a refusal; after the
+    handler, ``success`` true (the message the handler set, if any, is kept); a ValueError
+    (RequestError, the core's refusal) is the answer's message, counted
     (``request_refused``); any other exception is the node's to count and log
     (``callback_failed``), and the answer says so.
     """
@@ -231,7 +233,7 @@ def _guarded(node, name, handler):
             return resp
         try:
             handler(robot, req, resp)
-            resp.success, resp.message = True, ""
+            resp.success = True
         except ValueError as exc:              # RequestError and the core's input errors
             node.request_refused(name)
             resp.success, resp.message = False, one_line(f"{name}: {exc}")

@@ -16,14 +16,15 @@ import functools
 
 import numpy as np
 
+import rbd_ros
 from rbd_ros.model import inertia as _inertia
 from .reporting import excerpt, names_excerpt
-from .services import RequestError, _guarded
+from .services import RequestError, guarded_service
 
 
 def create_payload_service(node, rbd_srv, robots):
     """Create ``~/set_payload`` on ``node`` (a ``DynamicsNode``; ``robots``: its swap)."""
-    node.create_service(rbd_srv.SetPayload, "~/set_payload", _guarded(
+    node.create_service(rbd_srv.SetPayload, "~/set_payload", guarded_service(
         node, "set_payload", functools.partial(set_payload, robots, node.get_logger())))
 
 
@@ -40,8 +41,12 @@ def install(robots, link, payload):
     Swap in the robot with ``payload`` (compact inertia; None clears it) on ``link``.
 
     Return the payloads now held. ``robots``: the node's ``robot.RobotSwap`` (one reference
-    assignment; ``~/set_payload`` and ``~/estimate_payload`` with ``apply``).
+    assignment; ``~/set_payload`` and ``~/estimate_payload`` with ``apply``). RequestError
+    for a payload the dynamics cannot take (:func:`check_payload`).
     """
+    if payload is not None:
+        check_payload(robots.current(), link, payload)
+
     def no_link(current):
         return RequestError(f"no link {excerpt(link)} in the model (its links: "
                             f"{names_excerpt(list(current.model.link_frames))})")
@@ -70,3 +75,35 @@ def payload_inertia(msg):
     if why and "triangle" not in why:       # as the loader: odd principal moments pass
         raise RequestError(f"the payload inertia is not that of a rigid body: {why}")
     return compact
+
+
+def check_payload(robot, link, payload):
+    """
+    Raise RequestError unless ``payload`` on ``link`` of ``robot`` suits the dynamics.
+
+    Refused: a link welded to the world of a fixed base (a payload there moves nothing: the
+    request would change nothing while answering success), and a payload whose merged model
+    has a non-finite inertia or non-finite torques at the neutral configuration, v = a = 1
+    (1e308 kg: every tick would be refused).
+    """
+    frames = robot.model.link_frames
+    if link not in frames:
+        return                                  # the swap says so, with the model's links
+    if frames[link][0] < 0:
+        raise RequestError(f"link {excerpt(link)} is welded to the world (the fixed base): a "
+                           "payload on it moves nothing")
+    model = robot.unloaded
+    for other, inertia in robot.payloads.items():
+        if other != link:
+            model = model.with_payload(other, inertia)
+    with np.errstate(over="ignore", invalid="ignore"):
+        model = model.with_payload(link, payload)
+        ones = np.ones(model.nv)
+        try:
+            finite = np.all(np.isfinite(model.inertia)) and np.all(np.isfinite(
+                rbd_ros.rnea(model, model.neutral(), ones, ones)))
+        except ValueError:                      # the core refuses a result not finite
+            finite = False
+    if not finite:
+        raise RequestError("with this payload the dynamics are not finite (its mass and "
+                           "moments overflow them)")

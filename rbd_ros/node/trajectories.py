@@ -26,7 +26,7 @@ from rbd_ros.actuation import dynamics as actuation
 from rbd_ros.batch import rollout as _rollout
 from . import conversions
 from .reporting import excerpt
-from .services import (RequestError, _guarded, _request_dofs, _request_order,
+from .services import (RequestError, guarded_service, _request_dofs, _request_order,
                        follower_values)
 
 MAX_POINTS = 10_000
@@ -48,7 +48,7 @@ def create_trajectory_services(node, rbd_srv, worker):
             ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
             ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory),
             ("trajectory_feedforward", rbd_srv.TrajectoryFeedforward, trajectory_feedforward)):
-        worker.create_service(node, srv_type, "~/" + name, _guarded(node, name, handler))
+        worker.create_service(node, srv_type, "~/" + name, guarded_service(node, name, handler))
 
 
 def trajectory_torques(robot, req, resp):

@@ -154,7 +154,7 @@ def test_refused_requests_are_counted(harness, planner_process):
                                     f"{h.namespace}/rbd_dynamics/estimate_payload")
     resp = call_service(client, rbd_srv.EstimatePayload.Request(link="no_such_link", window=1.0),
                         "the estimate_payload response")
-    assert not resp.ok and "no link 'no_such_link'" in resp.message, resp.message
+    assert not resp.success and "no link 'no_such_link'" in resp.message, resp.message
     assert h.node.stats()["requests_refused"] >= refused + 2
     wait_for(lambda: int(diagnostics_values(h).get("requests_refused", 0)) >= refused + 2,
              what="/diagnostics to show the refusals")

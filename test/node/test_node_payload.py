@@ -106,3 +106,27 @@ def test_payload_on_fixed_joint_link(harness, pin):
     pd = robot.pm.createData()
     expected = pin.rnea(robot.pm, pd, robot.q_to_pin(q), robot.v_to_pin(v), robot.v_to_pin(a))
     assert_close(np.array(got.tau), robot.v_from_pin(expected), 1e-9, "tool payload")
+
+
+def test_payload_that_overflows_the_dynamics_is_refused(harness):
+    """A finite payload whose dynamics are not (1e308 kg): refused, counted, outputs go on."""
+    robot = Robot("arm7")
+    h = harness(dict(robot_description=robot.xml))
+    m = robot.model
+    names, link = list(m.joint_names), m.body_names[-1]
+    root = "base_link"                      # welded to the world: a payload there moves nothing
+    assert root in m.link_frames and m.link_frames[root][0] < 0
+    for args, word in (((link, 1e308), "finite"),
+                       ((link, 1e200, (1e100, 0.0, 0.0)), "finite"),
+                       ((root, 2.0), "world")):
+        before = h.node.stats()["requests_refused"]
+        resp = set_payload(h, *args)
+        assert not resp.success and word in resp.message and len(resp.message) < 400, \
+            resp.message
+        assert h.node.stats()["requests_refused"] == before + 1
+    assert h.node.current_robot().payloads == {}
+    q, v, _, _, _ = robot.random_state(6)
+    stamp = new_stamp()
+    msg = joint_state(names, q, v, stamp=stamp)
+    out = h.exchange(lambda: h.joint_states.publish(msg), stamp)["torques"]
+    assert np.all(np.isfinite(out.effort))

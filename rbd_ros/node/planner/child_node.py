@@ -14,7 +14,7 @@ from rclpy.parameter import Parameter
 from rbd_ros_interfaces import srv as rbd_srv
 from ..reporting import one_line
 from ..retime_service import retime_trajectory
-from ..services import _guarded
+from ..services import guarded_service
 from ..trajectories import trajectory_feedforward, trajectory_forward, trajectory_torques
 from .process import VERSION
 
@@ -44,7 +44,7 @@ class PlannerNode(Node):
                 ("trajectory_feedforward", rbd_srv.TrajectoryFeedforward,
                  trajectory_feedforward)):
             self.create_service(srv_type, getattr(args, name),
-                                self._current(name, _guarded(self, name, handler)))
+                                self._current(name, guarded_service(self, name, handler)))
 
     def current_robot(self):
         """Return the newest robot received (None before the first)."""

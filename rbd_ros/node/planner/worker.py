@@ -60,7 +60,7 @@ class PlannerWorker:
         """
         Create the service ``name`` on ``node``, computed by ``callback(request, response)``.
 
-        ``callback`` fills the response and never raises (``services._guarded``); it runs
+        ``callback`` fills the response and never raises (``services.guarded_service``); it runs
         on the worker thread.
         """
         def take(request, response):          # the executor's thread: record, return
