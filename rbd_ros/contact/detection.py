@@ -13,13 +13,12 @@ and the discretization). :class:`MomentumObserver` steps it sample by sample (th
 On a floating base (its pose and twist in q, v) r covers every dof: the base rows are the
 external wrench on the base coordinates.
 
-:func:`isolate` flags a collision where |r| exceeds its thresholds and names the link: the
-contact is on the links the most distal such joint moves (the survey's isolation rule), the
-isolated link being that joint's child. :func:`contact_wrench` gives the wrench at a link's
+Collision detection and isolation (:func:`isolate`, :class:`CollisionState`) are in
+``isolation`` (given here too). :func:`contact_wrench` gives the wrench at a link's
 frame that explains r, F̂ = (J_linkᵀ)⁺ r; :class:`MomentumObserver` given a ``frame`` computes
 it in the same compiled call as r (the node's tick: one call).
 """
-from collections import namedtuple
+import math
 
 import numpy as np
 
@@ -31,8 +30,16 @@ from ..algorithms.momentum_observer import momentum_observer_kernel
 from ..actuation.joint_parameters import JointParameters
 from ..model import Data
 from ..model.model import link_table
+from .isolation import (BLIND_AFTER, EFFORTS_UNKNOWN, MIN_THRESHOLD, OVERFLOWED,  # noqa: F401
+                        REFUSED, STAMP_SKIPPED, CollisionState, Isolation, body_depths,
+                        collision_thresholds, dof_bodies, isolate, per_dof)
 
 _NAMES = ("q", "v", "tau", "fext", "t")
+# the statuses of samples that the glue around the kernel skips (the kernel's are > 0)
+STAMP_NOT_AFTER = -1      # a stamp not after the newest one given: skipped, state unchanged
+OVERFLOW = -2             # a sample whose |r| would exceed R_LIMIT: the observer reset
+# N·m: no robot feels it; with it r², and r / threshold (≥ MIN_THRESHOLD), stay finite
+R_LIMIT = 1e150
 _NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
 
 
@@ -50,20 +57,17 @@ def _joint_table(model, joint_parameters):
             float(act.epsilon))
 
 
-def per_dof(model, value, name, low=0.0):
-    """Return ``value`` (one number, or one per dof) as nv floats > ``low``; ValueError else."""
-    try:
-        x = np.array(value, np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number or {model.nv} numbers") from None
-    if x.size == 1:
-        x = np.full(model.nv, x[0])
-    if x.size != model.nv:
-        raise ValueError(f"{name} must be one number or one per dof ({model.nv}), got "
-                         f"{x.size}")
-    if not np.all(np.isfinite(x)) or np.any(x <= low):
-        raise ValueError(f"{name} must be finite and > {low:g}, got {_checks.excerpt(x)}")
-    return x
+class SampleSkipped(ValueError):
+    """
+    A sample the observer did not step: ``status`` says why (STAMP_NOT_AFTER, OVERFLOW).
+
+    STAMP_NOT_AFTER leaves the state as it was; OVERFLOW has reset it (the next sample
+    restarts the observer).
+    """
+
+    def __init__(self, message, status):
+        super().__init__(message)
+        self.status = status
 
 
 class MomentumObserver:
@@ -72,9 +76,17 @@ class MomentumObserver:
 
     ``gain``: K (1/s), one number or one per dof; ``joint_parameters``: an
     :class:`~rbd_ros.actuation.dynamics.Actuation` (or ``JointParameters``) whose armature,
-    friction and offsets the robot has (None: none); ``max_gap`` (s): a sample more than that after
-    the last one restarts it (so does a stamp not after the last one). :meth:`step` returns
-    r; :attr:`restarted` says whether that sample (re)started it (then r = 0). ``frame``: a
+    friction and offsets the robot has (None: none); ``max_gap`` (s): a sample more than that
+    after the last one restarts it. :meth:`step` returns r; :attr:`restarted` says whether
+    that sample (re)started it (then r = 0), :attr:`tracking` whether r is an estimate (not
+    a sample of the restart: the observer needs three to give one).
+
+    Each stamp is used once: a sample whose stamp is not after the newest one given since
+    the start or :meth:`reset` (a repeated, late or quantized stamp) is skipped, status
+    STAMP_NOT_AFTER, the state unchanged, unless it is more than ``max_gap`` before it (a
+    clock set back: it restarts the observer). A sample whose |r| (or contact wrench) would
+    exceed R_LIMIT or not be finite resets the observer instead (status OVERFLOW): the state
+    never keeps a non-finite number. ``frame``: a
     link (``model.link_frames``) whose contact wrench (:func:`contact_wrench`) each step
     computes too, in the same compiled call: :attr:`wrench` and :attr:`wrench_refusal`
     (None when it was had); :meth:`set_frame` changes it.
@@ -104,7 +116,8 @@ class MomentumObserver:
         self._no_fext = np.zeros((1, 0, 6))
         self._inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
                         np.empty((1, model.nv)))
-        self.restarted = False
+        self.restarted = self.tracking = False
+        self.newest = -math.inf       # the newest stamp given (s): a stamp not after it is skipped
         self.origin = None            # the stamp (sec, nanosec) that :meth:`seconds` counts from
         self.wrench, self.wrench_refusal = None, None
         self.set_frame(frame)
@@ -129,6 +142,7 @@ class MomentumObserver:
         """Forget the state: the next sample restarts the observer."""
         self.state[:] = 0.0
         self.origin = None
+        self.newest = -math.inf
 
     def seconds(self, sec, nanosec):
         """
@@ -157,6 +171,8 @@ class MomentumObserver:
         Return r (nv) after the sample at time ``t`` (s); ``fext``: measured wrenches.
 
         A bad sample raises ValueError naming the argument; the state is then unchanged.
+        :class:`SampleSkipped` for a stamp not after the newest (the state unchanged) or a
+        sample that overflows it (then reset).
         """
         r, restarted, status, w, rank = self._one
         fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
@@ -168,19 +184,35 @@ class MomentumObserver:
         else:                        # anything else: converted (and named when it cannot be)
             arrays = (_checks.matrix([t], "t", 1), _row(q, "q"), _row(v, "v"),
                       _row(tau, "tau"))
+        stamp = arrays[0][0]
+        if not self._admitted(stamp):
+            raise SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
+                                f"observer was given ({self.newest:.9g} s): a repeated, late "
+                                "or quantized stamp", STAMP_NOT_AFTER)
         self._run(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
             values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
                                       values)
+        self.newest = stamp               # stepped: its stamp is used (admitted: the newest)
+        if not _bounded(r[0], w[0] if self.frame is not None else None):
+            self.state[:] = 0.0
+            raise SampleSkipped(overflow_text(arrays[3][0]), OVERFLOW)
         self.restarted = bool(restarted[0])
+        self.tracking = self.state[0] == 2.0
         if self.frame is not None:
             self.wrench_refusal = wrench_refusal(self.frame, int(rank[0]))
             self.wrench = None if self.wrench_refusal else w[0].copy()
         return r[0].copy()
 
     def run(self, t, q, v, tau, fext=None):
-        """Step over N samples: return (r (N, nv), restarted (N,) bool, status (N,) int)."""
+        """
+        Step over N samples: return (r (N, nv), restarted (N,) bool, status (N,) int).
+
+        As :meth:`step` one at a time: status STAMP_NOT_AFTER and OVERFLOW for the samples it
+        skips, r then that of the sample before; :attr:`tracking` (N,) where r is an
+        estimate.
+        """
         return self.run_with_wrench(t, q, v, tau, fext)[:3]
 
     def run_with_wrench(self, t, q, v, tau, fext=None):
@@ -204,9 +236,75 @@ class MomentumObserver:
         restarted, status = np.zeros(n, np.int64), np.zeros(n, np.int64)
         w = np.zeros((n if self.frame else 0, 6))
         rank = np.full(len(w), -1, np.int64)
-        if n:
-            self._run(t, q, v, tau, fext, r, restarted, status, w, rank)
+        before = (self.state.copy(), self.newest)
+        refused = np.zeros(n, bool)       # samples whose inputs the kernel refuses: their
+        while True:                       # stamps are not used; found by stepping
+            self._step_admitted(t, q, v, tau, fext, r, restarted, status, w, rank, refused)
+            found = (status > 0) & ~refused
+            if not found.any():
+                break
+            refused |= found              # again from the start, those stamps not used
+            self.state[:], self.newest = before
+        _hold(r, status, before[0][3 + 3 * self.model.nv:3 + 4 * self.model.nv])
+        self.tracking = _tracking(restarted, status, before[0][0])
         return r, restarted.astype(bool), status, w, rank
+
+    def _step_admitted(self, t, q, v, tau, fext, r, restarted, status, w, rank, refused):
+        """Step the samples :meth:`_admit` admits (``refused``: not their stamps), in place."""
+        n = len(t)
+        rows = np.flatnonzero(self._admit(t, refused))
+        status[:], restarted[:], rank[:], w[:] = STAMP_NOT_AFTER, 0, -1, 0.0
+        while len(rows):                  # again after a sample that overflows: reset
+            part = (slice(None) if len(rows) == n else rows)
+            out = (r[part], restarted[part], status[part], w[part] if len(w) else w,
+                   rank[part] if len(w) else rank)
+            self._run(t[part], q[part], v[part], tau[part], fext[part], *out)
+            if not isinstance(part, slice):
+                r[part], restarted[part], status[part] = out[:3]
+                if len(w):
+                    w[part], rank[part] = out[3:]
+            size = np.abs(out[0]).max(axis=1)
+            if len(w):
+                size = np.maximum(size, np.abs(out[3]).max(axis=1))
+            bad = np.flatnonzero((out[2] == 0) & ~(size <= R_LIMIT))
+            if not len(bad):
+                return
+            k = rows[bad[0]]
+            status[k], r[k], restarted[k] = OVERFLOW, 0.0, 0
+            if len(w):
+                rank[k] = -1
+            self.state[:] = 0.0
+            rows = rows[bad[0] + 1:]
+
+    def _admitted(self, t):
+        """Whether a sample at ``t`` is stepped (:meth:`_admit` for one; the newest kept)."""
+        return not math.isfinite(t) or t > self.newest or t < self.newest - self.settings[1]
+
+    def _admit(self, t, refused):
+        """
+        Return which samples at the times ``t`` are stepped; keep the newest stamp used.
+
+        A finite stamp not after the newest before it is not, unless it is more than
+        max_gap before it (a clock set back: it becomes the newest). Non-finite stamps and
+        the ``refused`` samples are (the kernel refuses them), and their stamps are not used.
+        """
+        keep = np.ones(len(t), bool)
+        newest, gap, start = self.newest, self.settings[1], 0
+        while start < len(t):
+            part = t[start:]
+            used = np.isfinite(part) & ~refused[start:]
+            times = np.where(used, part, -np.inf)
+            newest_before = np.maximum.accumulate(np.r_[newest, times[:-1]])
+            with np.errstate(invalid="ignore"):
+                back = np.flatnonzero(used & (part < newest_before - gap))
+                stop = back[0] if len(back) else len(part)
+                keep[start:start + stop] = ~used[:stop] | (part[:stop] > newest_before[:stop])
+            if stop == len(part):
+                newest = max(newest, times.max())
+                break
+            newest, start = part[stop], start + stop + 1
+        self.newest = newest
+        return keep
 
     def _run(self, t, q, v, tau, fext, r, restarted, status, w, rank):
         nq, nv = self.model.nq, self.model.nv
@@ -228,6 +326,46 @@ class MomentumObserver:
                                     self._v, t, q, v, tau, fext, *self._frame,
                                     *self._jacobian, r, w, rank, restarted, status) < 0:
             raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
+
+
+def _bounded(r, wrench):
+    """Whether |r| (and the contact wrench) stay within R_LIMIT (NaN does not)."""
+    if wrench is not None and not np.abs(wrench).max() <= R_LIMIT:
+        return False
+    return np.abs(r).max() <= R_LIMIT
+
+
+def overflow_text(tau):
+    """Say that the observer overflowed and was reset, at the efforts ``tau``."""
+    return (f"the observer's state would overflow (|r| beyond {R_LIMIT:g} N·m; efforts up to "
+            f"{float(np.max(np.abs(tau), initial=0.0)):.3g}): reset, it restarts at the "
+            "next sample")
+
+
+def _hold(r, status, before):
+    """Give the samples skipped for their stamps the r of the sample before (``before``)."""
+    skipped = np.flatnonzero(status == STAMP_NOT_AFTER)
+    if not len(skipped):
+        return
+    last = np.maximum.accumulate(np.where(status != STAMP_NOT_AFTER, np.arange(len(r)), -1))
+    source = last[skipped]
+    r[skipped] = np.where(source[:, None] >= 0, r[np.maximum(source, 0)], before)
+
+
+def _tracking(restarted, status, started):
+    """
+    Return where r is an estimate: from the third sample stepped after a (re)start on.
+
+    ``started``: the kernel's stage before the samples (0: none; 1, 1.5: one, two; 2).
+    """
+    tracking = np.zeros(len(status), bool)
+    rows = np.flatnonzero(status == 0)
+    k = np.arange(len(rows))
+    last = np.maximum.accumulate(np.where(restarted[rows] != 0, k, -1))
+    before = {0.0: 0, 1.0: 1, 1.5: 2}.get(float(started), 3)
+    count = np.where(last >= 0, k - last + 1, before + k + 1)
+    tracking[rows] = count >= 3
+    return tracking
 
 
 def _fits(x, row):
@@ -253,78 +391,6 @@ def observe(model, t, q, v, tau, gain, fext=None, joint_parameters=None, max_gap
     The same numbers as :class:`MomentumObserver` stepped sample by sample.
     """
     return MomentumObserver(model, gain, joint_parameters, max_gap).run(t, q, v, tau, fext)
-
-
-Isolation = namedtuple("Isolation", "in_collision joints link peak_ratio")
-Isolation.__doc__ = """
-A collision check of one r: ``joints`` the dof indices over threshold, ``link`` the isolated
-link (body name; None when none), ``peak_ratio`` max |r| / threshold over every dof.
-"""
-
-
-def dof_bodies(model):
-    """Return the body each dof of the model moves first (base dofs: body 0)."""
-    dofs = np.diff(np.append(model.idx_v, model.nv_full))    # each body's joint's dofs
-    full = np.repeat(np.arange(model.nbodies), dofs)
-    if model.coupling is None:
-        return full
-    base = model.nv_base
-    return np.r_[full[:base], full[base + np.asarray(model.coupling.independent_index,
-                                                     np.intp)]]
-
-
-def body_depths(model):
-    depth = np.zeros(model.nbodies, np.int64)
-    for i in range(model.nbodies):
-        if model.parent[i] >= 0:
-            depth[i] = depth[model.parent[i]] + 1
-    return depth
-
-
-def isolate(model, r, thresholds):
-    """
-    Return the :class:`Isolation` of r against ``thresholds`` (one per dof, or one number).
-
-    Over threshold: |r_j| > threshold_j. The isolated link is the child of the most distal
-    dof over threshold (deepest in the tree; ties: the last in v order): a contact torques
-    only the joints that support the touched link, so the deepest torqued joint moves it.
-    """
-    th = per_dof(model, thresholds, "thresholds")
-    ratio = np.abs(np.asarray(r, np.float64)) / th
-    over = np.flatnonzero(ratio > 1.0)
-    peak = float(ratio.max()) if ratio.size else 0.0
-    if over.size == 0:
-        return Isolation(False, (), None, peak)
-    bodies = dof_bodies(model)[over]
-    depth = body_depths(model)[bodies]
-    distal = bodies[np.flatnonzero(depth == depth.max())[-1]]
-    return Isolation(True, tuple(int(j) for j in over), model.body_names[distal], peak)
-
-
-class CollisionState:
-    """
-    The collision state of a stream of r, changed by :meth:`update`: the rule of ~/collision.
-
-    The state is (in collision, isolated link): as r rises, a joint nearer the base may cross
-    its threshold before the one that isolates the contact, so a new link is a change too.
-    The node's ``ContactMonitor`` and the replay share it, so they publish the same messages.
-    """
-
-    def __init__(self, model, thresholds):
-        self.model = model
-        self.thresholds = per_dof(model, thresholds, "collision_thresholds")
-        self.state = (False, None)
-        self.isolation = None
-
-    def update(self, r):
-        """Check r against the thresholds; return whether the state changed."""
-        if self.state[0] is False and not (np.abs(r) > self.thresholds).any():
-            return False          # the usual sample: ~2 µs, where isolate takes ~30 µs
-        self.isolation = isolate(self.model, r, self.thresholds)
-        state = (self.isolation.in_collision, self.isolation.link)
-        changed = state != self.state
-        self.state = state
-        return changed
 
 
 def frame_problem(model, link):

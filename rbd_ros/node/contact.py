@@ -7,7 +7,11 @@ description or payload (a new Robot) restarts it; so does a gap between joint_st
 longer than ``max_joint_age`` (the observer's ``max_gap``; 0: none) or ``~/reset_observer``.
 Each tick with the measured efforts known steps it once at the input's stamp and gives r
 (``~/external_torques``), the collision state (``~/collision``, on a change only) and, for
-``contact_frame``, the contact wrench (``~/contact_wrench``). :class:`ObserverTicks` is the
+``contact_frame``, the contact wrench (``~/contact_wrench``). A tick whose stamp is not after
+the newest one (repeated, late, quantized), whose efforts are unknown or non-finite, or that
+would overflow the observer (then reset) publishes none of them, counted; after
+``BLIND_AFTER`` such ticks in a row the observer cannot observe: ~/collision says so
+(``observing`` false, ``reason``) and /diagnostics is ERROR. :class:`ObserverTicks` is the
 node's side (a collaborator): attach a monitor to each new Robot, step it at each tick.
 """
 import math
@@ -20,6 +24,10 @@ from . import conversions
 from .reporting import one_line
 
 OBSERVER_PARAMETERS = ("observer_gain", "collision_thresholds", "contact_frame")
+# ~/reset_observer's queue: rclpy's default (10) lost the requests that queued while the ticks
+# ran (1 kHz of requests: 976 of 2,998 answered); 1000 hold a second of them
+RESET_DEPTH = 1000
+WARN, ERROR = 1, 2                # diagnostic_msgs/DiagnosticStatus's levels
 
 
 def enabled(params):
@@ -33,7 +41,10 @@ def settings_problem(model, name, value):
     if name == "contact_frame":
         return contact.frame_problem(model, value)
     try:
-        contact.per_dof(model, value, name)
+        if name == "collision_thresholds":
+            contact.collision_thresholds(model, value)
+        else:
+            contact.per_dof(model, value, name)
     except ValueError as exc:
         return str(exc)
     return None
@@ -69,13 +80,17 @@ class ContactMonitor:
             if params["publish_external_torques"] else None)
         self.messages = {}             # output name -> its message class (built when needed)
         self._wrench_msg = None
+        # samples given, with an estimate, given while it could not observe, that overflowed;
+        # at the last /diagnostics report
+        self.counts = {"samples": 0, "tracked": 0, "blind": 0, "overflows": 0}
+        self._reported = dict(self.counts)
 
     def set(self, name, value):
         """Apply a new (checked) value of the parameter ``name``; the state is kept."""
         if name == "observer_gain":
             self.observer.set_gain(value)
         elif name == "collision_thresholds":
-            self.collision.thresholds = contact.per_dof(self.model, value, name)
+            self.collision.thresholds = contact.collision_thresholds(self.model, value)
         elif name == "contact_frame":
             self.frame = value
             self.observer.set_frame(value)
@@ -91,16 +106,43 @@ class ContactMonitor:
         Step at the input's ``stamp`` (sec, nanosec); return r (nv).
 
         ValueError (the core's) for a sample the observer refuses; its state is unchanged.
+        ``contact.SampleSkipped`` for a stamp not after the newest (unchanged) or an
+        overflow (reset).
         """
+        self.counts["samples"] += 1
         return self.observer.step(self.observer.seconds(*stamp)[()], q, v, tau, fext)
 
     def collision_changed(self, r):
         """Check r against the thresholds; return whether the collision state changed."""
-        return self.collision.update(r)
+        tracking = self.observer.tracking
+        self.counts["tracked"] += bool(tracking)
+        changed = self.collision.update(r, tracking)
+        if not self.collision.observing:
+            self.counts["blind"] += 1
+        return changed
+
+    def unobserved(self, pubs, stamp, reason):
+        """
+        Count a tick the observer gave no r (``reason``); publish ~/collision on a change.
+
+        ``counts["samples"]`` is the step's, or counted here for a tick it did not see.
+        """
+        if reason == contact.EFFORTS_UNKNOWN:
+            self.counts["samples"] += 1
+        changed = self.collision.unobserved(reason)
+        if not self.collision.observing:
+            self.counts["blind"] += 1
+        if changed and "collision" in pubs:
+            pubs["collision"].publish(self.collision_message(self._message("collision"),
+                                                             stamp))
 
     @property
     def in_collision(self):
         return self.collision.state[0]
+
+    @property
+    def observing(self):
+        return self.collision.observing
 
     @property
     def isolation(self):
@@ -118,6 +160,9 @@ class ContactMonitor:
         msg.joints = [self.names[j] for j in iso.joints]
         msg.isolated_link = iso.link or ""
         msg.peak_ratio = float(iso.peak_ratio)
+        if hasattr(msg, "observing"):          # rbd_ros_interfaces built before the field
+            msg.observing = bool(self.collision.observing)
+            msg.reason = "" if msg.observing else self.collision.reason[:200]
         return msg
 
     def wrench_message(self, msg, stamp):
@@ -130,13 +175,35 @@ class ContactMonitor:
         return msg
 
     def diagnostic(self):
-        """Return the /diagnostics text of the collision state ("" out of collision)."""
+        """
+        Return the /diagnostics (level, text) of the period since the last call (0, "": none).
+
+        ERROR while the observer cannot observe, or when it could not at some tick of the
+        period or gave no estimate at any of its ticks; WARN in collision.
+        """
+        counts, before = self.counts, self._reported
+        d = {k: counts[k] - before[k] for k in counts}
+        self._reported = dict(counts)
+        reason = self.collision.reason
+        if not self.observing:
+            return ERROR, (f"the observer cannot observe: its last "
+                           f"{self.collision.unobserved_run} samples gave no estimate, the "
+                           f"last because {reason}")
+        if d["overflows"]:
+            return ERROR, (f"the observer's state would have overflowed at {d['overflows']} "
+                           "samples since the last report (reset each time)")
+        if d["blind"]:
+            return ERROR, (f"the observer could not observe at {d['blind']} of the "
+                           f"{d['samples']} samples since the last report")
+        if d["samples"] and not d["tracked"]:
+            return ERROR, (f"the observer gave no estimate at any of the {d['samples']} "
+                           f"samples since the last report, the last because {reason}")
         if not self.in_collision:
-            return ""
+            return 0, ""
         iso = self.isolation
-        return (f"in collision: {', '.join(self.names[j] for j in iso.joints[:6])} over "
-                f"threshold, isolated link {iso.link!r}, peak |r|/threshold "
-                f"{iso.peak_ratio:.3g}")
+        joints = ", ".join(self.names[j] for j in iso.joints[:6])
+        return WARN, (f"in collision: {joints} over threshold, isolated link {iso.link!r}, "
+                      f"peak |r|/threshold {iso.peak_ratio:.3g}")
 
     def publish(self, pubs, stamp, q, v, tau, fext=None):
         """
@@ -194,14 +261,27 @@ class ObserverTicks:
 
     def observe(self, robot, effort_known, stamp, fext):
         """Step the observer and publish its outputs (``contact``): efforts known only."""
+        monitor = robot.contact
         if not effort_known:
             self.skips.skip("observer without efforts")
+            monitor.unobserved(self.publishers, stamp, contact.EFFORTS_UNKNOWN)
             return
         try:
-            why = robot.contact.publish(self.publishers, stamp, robot.q, robot.v, robot.tau,
-                                        fext)
+            why = monitor.publish(self.publishers, stamp, robot.q, robot.v, robot.tau, fext)
+        except contact.SampleSkipped as exc:
+            if exc.status == contact.OVERFLOW:
+                self.skips.skip("observer overflow", error=one_line(exc, 300))
+                self.skips.log_line("observer overflow error", one_line(exc, 300), 5.0,
+                                    level="error")
+                monitor.counts["overflows"] += 1
+            else:
+                self.skips.skip("observer stamp", error=one_line(exc, 300))
+            monitor.unobserved(self.publishers, stamp, contact.OVERFLOWED
+                               if exc.status == contact.OVERFLOW else contact.STAMP_SKIPPED)
+            return
         except ValueError as exc:
             self.skips.skip("observer refused", error=one_line(exc, 300))
+            monitor.unobserved(self.publishers, stamp, contact.REFUSED)
             return
         if why:
             self.skips.warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,
@@ -217,6 +297,7 @@ def observer_outputs(params, interfaces=True):
 
 def create_reset_service(node):
     """Create ``~/reset_observer`` (std_srvs/Trigger) on ``node``, a ``DynamicsNode``."""
+    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
     from .services import RequestError, guarded_service
     try:
         from std_srvs.srv import Trigger
@@ -232,4 +313,7 @@ def create_reset_service(node):
                                + (f" ({robot.contact_problem})" if robot.contact_problem
                                   else ""))
         robot.contact.reset()
-    node.create_service(Trigger, "~/reset_observer", guarded_service(node, "reset_observer", reset))
+        node.observer_reset()
+    node.create_service(Trigger, "~/reset_observer", guarded_service(node, "reset_observer", reset),
+                        qos_profile=QoSProfile(depth=RESET_DEPTH, history=HistoryPolicy.KEEP_LAST,
+                                               reliability=ReliabilityPolicy.RELIABLE))

@@ -11,7 +11,7 @@ from collections import deque
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
-from .health import LOST, PLANNER_EXITS, WARN, Health
+from .health import LOST, OK, PLANNER_EXITS, Health
 from .reporting import Window, latency_values, one_line
 
 RATES = ("joint_states", "odometry")
@@ -48,9 +48,10 @@ class DiagnosticsReport:
         level, message = self.health.assess(
             s, self.skips.counts, robot.model.name if robot else None, rejected,
             outputs_enabled, planner_process.problem() if planner_process else "")
-        collision = robot.contact.diagnostic() if robot and robot.contact else ""
-        if collision:                             # WARN while in collision
-            level, message = max(level, WARN), f"{collision}; {message}"
+        # the observer: ERROR while it cannot observe, WARN in collision
+        observer, text = robot.contact.diagnostic() if robot and robot.contact else (OK, "")
+        if text:
+            level, message = max(level, observer), f"{text}; {message}"
         status.level, status.message = bytes([level]), one_line(message)
         values = {"model": robot.model.name if robot else "",
                   "nv": robot.model.nv if robot else 0, **s,

@@ -87,7 +87,7 @@ STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
 # the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
          "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
-         "wrenches_refused", "requests_refused", PLANNER_EXITS, LOST)
+         "wrenches_refused", "requests_refused", PLANNER_EXITS, LOST, "observer_resets")
 
 
 class DynamicsNode(Node):
@@ -297,6 +297,10 @@ class DynamicsNode(Node):
     def request_refused(self, service):
         """Count a service request answered with a refusal (``service``: its name)."""
         self._stats["requests_refused"] += 1
+
+    def observer_reset(self):
+        """Count a ~/reset_observer request answered with the reset."""
+        self._stats["observer_resets"] += 1
 
     # -- inputs -----------------------------------------------------------------------------
     def _on_joint_states(self, raw):

@@ -54,7 +54,8 @@ PARAMETERS = {
     "observer_gain": ([outputs.DEFAULT_OBSERVER_GAIN], "1/s; the observer's bandwidth K, "
                       "one value or one per dof: r follows the external torques within ~5/K s"),
     "collision_thresholds": ([outputs.DEFAULT_COLLISION_THRESHOLD], "N·m (N for a prismatic "
-                             "or base dof); |r| above: in collision. One value or one per dof"),
+                             "or base dof); |r| above: in collision. One value or one per dof, "
+                             "each at least 1e-6"),
     "diagnostics_period": (1.0, "s between /diagnostics messages (0: none)"),
     "wrench_topics": ([], "geometry_msgs/WrenchStamped inputs, 'TOPIC:LINK' each: the wrench "
                       "the environment exerts on LINK, in LINK's frame or world_frame"),

@@ -21,6 +21,8 @@ SKIP_TEXTS = {**outputs.REASONS, **outputs.ODOMETRY_REASONS,
                                           "observer's outputs (~/external_torques, "
                                           "~/collision, ~/contact_wrench) are not published",
               "observer refused": "the momentum observer refused the state: {error}",
+              "observer stamp": "the momentum observer skipped a sample: {error}",
+              "observer overflow": "the momentum observer was reset: {error}",
               "callback error": "unexpected exception in the {where} callback: {error} "
                                 "(ignored; the node runs on)"}
 

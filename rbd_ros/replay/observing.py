@@ -28,6 +28,13 @@ from .errors import ReplayError, excerpt, shorten
 
 NAMES = tuple(table.OBSERVER_BY_NAME) + (table.CONTACT_WRENCH.name,)
 TEXT_EVENTS = 20                 # report.txt's table: the first ones (report.json: all)
+_EFFORTS_UNKNOWN = -100          # a tick's status: its efforts unknown (else the observer's)
+# the report's counts of the ticks without r, and what ~/collision says of them: the node's
+_UNOBSERVED = {_EFFORTS_UNKNOWN: "efforts_unknown", contact.STAMP_NOT_AFTER: "stamp_not_after",
+               contact.OVERFLOW: "overflow_resets"}
+_REASONS = {_EFFORTS_UNKNOWN: contact.EFFORTS_UNKNOWN,
+            contact.STAMP_NOT_AFTER: contact.STAMP_SKIPPED,
+            contact.OVERFLOW: contact.OVERFLOWED, None: contact.REFUSED}
 
 
 def split_outputs(names, contact_frame):
@@ -57,11 +64,11 @@ class Observed:
 
     def __init__(self, model, t, joints, settings, names, timing=None):
         gain, thresholds, frame, max_age = settings
-        for name, value in (("--observer-gain", gain), ("--collision-thresholds", thresholds)):
-            try:
-                contact.per_dof(model, value, name)
-            except ValueError as exc:
-                raise ReplayError(shorten(exc, 200)) from None
+        try:
+            contact.per_dof(model, gain, "--observer-gain")
+            contact.collision_thresholds(model, thresholds, "--collision-thresholds")
+        except ValueError as exc:
+            raise ReplayError(shorten(exc, 200)) from None
         if frame:
             why = contact.frame_problem(model, frame)
             if why:
@@ -73,13 +80,15 @@ class Observed:
                                                  max_age if max_age > 0 else math.inf,
                                                  frame=frame if "contact_wrench" in names
                                                  else None)
-        self.thresholds = contact.per_dof(model, thresholds, "collision_thresholds")
+        self.thresholds = contact.collision_thresholds(model, thresholds)
         self.state = contact.CollisionState(model, self.thresholds)
         self.dofs = table.dof_names(model)
         self.fed = 0                          # the ticks before it are stepped (or skipped)
         self.by_message = {}
         self.wrench_refused = [0, ""]
         self.closed, self.open = [], None     # the collision events
+        self.blind, self.blind_open = [], None   # where it could not observe (start, end)
+        self.unobserved = dict.fromkeys((*_UNOBSERVED.values(), "refused"), 0)
         self._rows, self._r = [], []
 
     @property
@@ -105,22 +114,34 @@ class Observed:
         return self.by_message.pop(m, {})
 
     def feed(self, refused, upto):
-        """Step the observer over the ticks from the last fed to ``upto`` (refused: skipped)."""
+        """
+        Step the observer over the ticks from the last fed to ``upto`` (refused: skipped).
+
+        As the node: a tick whose efforts are unknown, or that the observer skips (its stamp)
+        or refuses, gives no r and is counted (``unobserved``); the collision rule sees every
+        tick in order, so ~/collision says so where the observer cannot observe.
+        """
         clock = time.perf_counter()
         t, lo = self.t, self.fed
-        keep = lo + np.flatnonzero(~np.asarray(refused[lo:upto], bool)
-                                   & t.effort_known[lo:upto])
+        ticks = lo + np.flatnonzero(~np.asarray(refused[lo:upto], bool))
         self.fed = upto
+        keep = ticks[t.effort_known[ticks]]
+        status = np.full(len(ticks), _EFFORTS_UNKNOWN, np.int64)
         if len(keep):
             stamps = self.observer.seconds(t.sec[keep], t.nanosec[keep])   # the node's times
-            r, _, status, w, rank = self.observer.run_with_wrench(stamps, t.q[keep], t.v[keep],
-                                                                  t.tau_in[keep])
-            ok = status == 0                                   # refused: nothing published
+            r, _, done, w, rank = self.observer.run_with_wrench(stamps, t.q[keep], t.v[keep],
+                                                                t.tau_in[keep])
+            tracking = self.observer.tracking
+            status[t.effort_known[ticks]] = done
+            ok = done == 0                                     # refused: nothing published
             rows, r = keep[ok], r[ok]
             self._rows.append(rows)
             self._r.append(r)
-            self._collisions(rows, r)
             self._encode(rows, r, w[ok] if len(w) else w, rank[ok] if len(rank) else rank)
+            estimates = dict(zip(rows.tolist(), zip(r, tracking[ok])))
+        else:
+            estimates = {}
+        self._collisions(ticks, status, estimates)
         self.timing["observer"] += time.perf_counter() - clock
 
     def _add(self, row, name, raw):
@@ -158,19 +179,44 @@ class Observed:
                                                      nanosec=int(self.t.nanosec[row]))
         return types["std_msgs/msg/Header"](stamp=stamp, frame_id=frame_id)
 
-    def _collisions(self, rows, r):
-        """Run the collision rule over r: the ~/collision messages and the events."""
+    def _collisions(self, ticks, status, estimates):
+        """
+        Run the collision rule over the ``ticks`` in order: the ~/collision messages, events.
+
+        ``status``: each tick's (0: stepped, its r and whether it is an estimate in
+        ``estimates``; else why it gave none); the unobserved ones counted.
+        """
         store = bag_io.typestore()
         cls = store.types[table.COLLISION]
-        for k, row in enumerate(rows):
-            changed = self.state.update(r[k])
-            iso = self.state.isolation
+        state = self.state
+        for row, code in zip(ticks.tolist(), status.tolist()):
+            if code == 0:
+                r, tracking = estimates[row]
+                changed = state.update(r, bool(tracking))
+            else:
+                self.unobserved[_UNOBSERVED.get(code, "refused")] += 1
+                changed = state.unobserved(_REASONS.get(code, _REASONS[None]))
+            if not state.observing:
+                self._blind(row)
+            elif self.blind_open is not None:
+                self.blind_open["end"] = float(self.t.time[row])
+                self.blind.append(self.blind_open)
+                self.blind_open = None
+            iso = state.isolation
             if changed and "collision" in self.names:
                 msg = cls(header=self._header(row), in_collision=bool(iso.in_collision),
                           joints=[self.dofs[j] for j in iso.joints],
-                          isolated_link=iso.link or "", peak_ratio=float(iso.peak_ratio))
+                          isolated_link=iso.link or "", peak_ratio=float(iso.peak_ratio),
+                          observing=bool(state.observing),
+                          reason="" if state.observing else state.reason[:200])
                 self._add(row, "collision", bytes(store.serialize_cdr(msg, table.COLLISION)))
             self._event(row)
+
+    def _blind(self, row):
+        """Open or extend the interval at whose ticks the observer cannot observe."""
+        if self.blind_open is None:
+            self.blind_open = {"start": float(self.t.time[row]), "end": None,
+                               "reason": self.state.reason}
 
     def _event(self, row):
         """Extend, close or open the collision event at tick ``row``."""
@@ -197,7 +243,9 @@ class Observed:
         return {"events": self.events, "thresholds": self.thresholds.tolist(),
                 "observed_ticks": int(sum(len(x) for x in self._rows)),
                 "contact_wrench_refused": self.wrench_refused[0],
-                "contact_wrench_refusal": self.wrench_refused[1] or None}
+                "contact_wrench_refusal": self.wrench_refused[1] or None,
+                "unobserved_ticks": dict(self.unobserved),
+                "blind": self.blind + ([self.blind_open] if self.blind_open else [])}
 
 
 def observe(parts, o, timing):
@@ -260,6 +308,13 @@ def text(section):
     if section["contact_wrench_refused"]:
         lines.append(f"contact wrench not written at {section['contact_wrench_refused']} "
                      f"ticks: {section['contact_wrench_refusal']}")
+    unobserved = {k: n for k, n in section["unobserved_ticks"].items() if n}
+    if unobserved:
+        lines.append("ticks without r: " + ", ".join(f"{k} {n}" for k, n in unobserved.items()))
+    for b in section["blind"][:TEXT_EVENTS]:
+        end = "(open)" if b["end"] is None else f"{b['end']:.4f}"
+        lines.append(f"the observer could not observe from {b['start']:.4f} to {end}: "
+                     f"{b['reason']}")
     if events:
         lines.append(f"{'start':>10} {'end':>10} {'peak':>8}  {'isolated link':<20} joints")
     for e in events[:TEXT_EVENTS]:

@@ -2,8 +2,21 @@
 import os
 import re
 
+import numpy as np
+
 from ..outputs import dof_names
 from .report import joint_errors
+
+# beyond it a value is not drawn: matplotlib's axis limits overflow on a span near 1.8e308
+# (efforts of ±1.7e308 crashed the replay), and no robot has such torques
+DRAWN = 1e150
+
+
+def drawn(y):
+    """Return ``y`` with the values beyond ±DRAWN (and non-finite) as NaN: gaps in a line."""
+    y = np.asarray(y, np.float64)
+    with np.errstate(invalid="ignore"):
+        return np.where(np.abs(y) <= DRAWN, y, np.nan)
 
 
 def torque_plots(model, t, tau, directory):
@@ -18,12 +31,13 @@ def torque_plots(model, t, tau, directory):
     for j, name in enumerate(model.joint_names):
         fig, (ax, ax_err) = plt.subplots(2, 1, figsize=(8, 4.5), sharex=True,
                                          gridspec_kw={"height_ratios": (3, 1)})
-        ax.plot(time, t.effort[:, j], lw=0.8, label="measured effort")
-        ax.plot(time, tau[:, j], lw=0.8, label="predicted τ (RNEA)")
+        ax.plot(time, drawn(t.effort[:, j]), lw=0.8, label="measured effort")
+        ax.plot(time, drawn(tau[:, j]), lw=0.8, label="predicted τ (RNEA)")
         ax.set_ylabel("torque [N·m or N]")
         ax.set_title(f"{model.name}: {name}")
         ax.legend(loc="upper right", fontsize=8)
-        ax_err.plot(time, tau[:, j] - t.effort[:, j], lw=0.6, color="C3")
+        with np.errstate(over="ignore", invalid="ignore"):
+            ax_err.plot(time, drawn(tau[:, j] - t.effort[:, j]), lw=0.6, color="C3")
         ax_err.set_ylabel("pred − meas")
         ax_err.set_xlabel("time [s]")
         n, rms, largest = joint_errors(tau[:, j:j + 1], t.effort[:, j:j + 1])[0][:3]
@@ -49,7 +63,7 @@ def observer_plots(model, observed, directory):
     paths = []
     for j, name in enumerate(dof_names(model)):
         fig, ax = plt.subplots(figsize=(8, 3))
-        ax.plot(time, observed.r[:, j], lw=0.8, label="r (momentum observer)")
+        ax.plot(time, drawn(observed.r[:, j]), lw=0.8, label="r (momentum observer)")
         for sign in (1, -1):
             ax.axhline(sign * observed.thresholds[j], color="C3", lw=0.6, ls="--")
         for event in observed.events:

@@ -9,6 +9,7 @@ DDS domain).
 """
 import json
 import os
+import time
 
 import numpy as np
 from geometry_msgs.msg import WrenchStamped
@@ -286,3 +287,38 @@ class Listener:
     def by_time(self, name):
         return {m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec: m
                 for m in list(self.received[name])}
+
+    def has(self, name, stamp):
+        """Whether a message on ``name`` stamped ``stamp`` (sec, nanosec) came (the last few)."""
+        return any((m.header.stamp.sec, m.header.stamp.nanosec) == tuple(stamp)
+                   for m in self.received[name][-8:])
+
+
+def send_once(h, msg):
+    """
+    Publish ``msg`` and wait for the node to take it (a copy taken twice counts twice).
+
+    Resent only when the node did not take it within 5 s (best effort may lose it).
+    """
+    before = h.node.stats()["joint_states"]
+    deadline = time.monotonic() + 5.0
+    h.joint_states.publish(msg)
+    while h.node.stats()["joint_states"] == before:
+        if time.monotonic() > deadline:
+            h.joint_states.publish(msg)
+            deadline = time.monotonic() + 5.0
+        time.sleep(0.0002)
+
+
+def send_paced(h, msg, listen, topics):
+    """
+    :func:`send_once`, then wait until ``listen`` has the outputs ``topics`` of ``msg``.
+
+    The node publishes each output once per tick to a reliable reader whose queue is
+    bounded (the node's publishers keep the last 10): a test that needs every message
+    waits for each before sending the next, or a slow test process loses some.
+    """
+    send_once(h, msg)
+    stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+    wait_for(lambda: all(listen.has(name, stamp) for name in topics),
+             what=f"the outputs {topics} stamped {stamp}")

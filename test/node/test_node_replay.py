@@ -224,7 +224,6 @@ def feed(h, steps):
         h.joint_states.publish(raw)
         wait_decision(h, m, expect, dict(skips), m + 1)
         time.sleep(GAP)
-    time.sleep(0.3)                       # anything late would show in the checks below
     assert node.skips().counts == skips and node.stats()["joint_states"] == m + 1
     return records
 
@@ -361,17 +360,25 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
     try:
         listen = Listener(h)
         records = feed(h, steps)
-        node_out = {name: by_stamp(h.messages(name)) for name in outputs.NAMES}
-        node_out.update({k: by_stamp(listen.received[k]) for k in OBSERVER})
+        write_bag(tmp_path / "in", records)
+        rep = replay(tmp_path / "in", tmp_path / "out", urdf=robot.path,
+                     floating_base=robot.floating, outputs=outputs.NAMES + OBSERVER,
+                     max_joint_age=MAX_AGE, unknown_velocity=unknown_velocity,
+                     acceleration="zero", progress=False, plots=False,
+                     collision_thresholds=THRESHOLD, contact_frame=FRAMES[name])
+        replay_out = read_outputs(tmp_path / "out")
+
+        def received():
+            """Return the node's outputs by name once it has as many of each as the replay."""
+            got = {name: h.messages(name) for name in outputs.NAMES}
+            got.update({k: list(listen.received[k]) for k in OBSERVER})
+            return all(len(got[k]) >= len(replay_out[k]) for k in got) and got
+        # feed waited for each message's ~/torques only: the node's other outputs of the
+        # last messages may still be on their way (a fixed sleep here raced them)
+        got = wait_for(received, what="the node's outputs of every message")
+        node_out = {name: by_stamp(msgs) for name, msgs in got.items()}
     finally:
         h.close()
-    write_bag(tmp_path / "in", records)
-    rep = replay(tmp_path / "in", tmp_path / "out", urdf=robot.path,
-                 floating_base=robot.floating, outputs=outputs.NAMES + OBSERVER,
-                 max_joint_age=MAX_AGE, unknown_velocity=unknown_velocity,
-                 acceleration="zero", progress=False, plots=False,
-                 collision_thresholds=THRESHOLD, contact_frame=FRAMES[name])
-    replay_out = read_outputs(tmp_path / "out")
     ticks = rep["ticks"]
     merged = Merged(robot)
     m, answered = -1, 0

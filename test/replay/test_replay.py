@@ -5,6 +5,7 @@ The bags are replayed and checked against the core message by message and agains
 independent computation of the report's numbers.
 """
 import filecmp
+import functools
 import glob
 import os
 import sys
@@ -255,6 +256,10 @@ def test_live_matches_offline(tmp_path, monkeypatch):
     pytest.importorskip("rbd_ros_interfaces.msg")
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     monkeypatch.setenv("ROS_DOMAIN_ID", ros_domain_id())
+    # the player waits for every answer, one message at a time (the node answers each):
+    # its 2 s per message is a user's default, too short a deadline on a loaded machine
+    from rbd_ros.replay import live
+    monkeypatch.setattr(live, "play", functools.partial(live.play, timeout=30.0))
     urdf, model, t, q, v, e, _ = mk.simulate("rbd_arm7", duration=0.4, rate=100.0, seed=4)
     path = tmp_path / "live_in"
     mk.write_bag(path, urdf, model.joint_names, t, q, v, e)
