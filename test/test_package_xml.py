@@ -20,7 +20,7 @@ KEYS = {"numpy": "python3-numpy", "numba": "python3-numba", "scipy": "python3-sc
         "pinocchio": "pinocchio", "example_robot_data": "example-robot-data",
         "hypothesis": "python3-hypothesis", "llvmlite": None, "icub_models": None,
         "rtb_data": None, "dask": None, "distributed": None, "toppra": None,
-        "cvxpy": None, "threadpoolctl": None}
+        "cvxpy": None, "threadpoolctl": None, "mujoco": None}
 # the repository's own modules: the package, its entry, the tests' and scripts' modules
 OURS = {"rbd_ros", "rbd_ros_entry"} | {
     os.path.basename(p)[:-3] for folder in ("test", "scripts", "bench")

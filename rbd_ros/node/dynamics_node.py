@@ -19,6 +19,8 @@ Topics (relative names resolve in the node's namespace; ``~/`` is the node's own
                           FD(q, v, measured effort)), ~/inverse_inertia (M⁻¹(q)),
                           ~/rnea_derivatives, ~/aba_derivatives
        /diagnostics       diagnostic_msgs/DiagnosticArray: tick latency, counts
+       ~/effort_command   std_msgs/Float64MultiArray for an effort controller, off until
+                          ~/enable_command (``effort_command``, doc/driving.md)
 Services (rbd_ros_interfaces/srv): ``services``, ``trajectories`` (served by a child process,
 ``planner.process``, or a thread), ``set_payload``, ``estimate_payload``; doc/node.md lists them.
 

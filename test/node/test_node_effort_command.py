@@ -4,6 +4,8 @@
 Off at start, ~/enable_command, clamping, disabling, stale and non-finite input (withheld,
 /diagnostics ERROR, counted), a description swap and a payload change, the parameter checks.
 """
+import re
+
 import numpy as np
 import pytest
 from std_msgs.msg import Float64MultiArray
@@ -107,8 +109,11 @@ def test_disabling_publishes_nothing_further(harness, pin):
     assert len(c.got) <= published
 
 
-def test_stale_input_withheld_by_the_timer_within_a_tick(harness, pin):
-    timeout, rate = 0.3, 50.0
+@pytest.mark.parametrize("rate", [50.0, 0.0])
+def test_stale_input_withheld_by_the_timer_within_a_tick(harness, pin, rate):
+    timeout = 0.3
+    # the tick period: 1 / rate_hz; on every message (rate 0) the timer's, timeout / 10
+    period = 1.0 / rate if rate else timeout / 10
     robot, names, h, c = arm(harness, command_timeout=timeout, rate_hz=rate)
     model_names = list(robot.model.joint_names)
     q, v = state(robot, 4)
@@ -118,9 +123,9 @@ def test_stale_input_withheld_by_the_timer_within_a_tick(harness, pin):
                               what="/diagnostics ERROR of the effort command")
     assert "stale input" in message
     detected = c.record()["stale_at_age"]
-    # the timer runs every tick period (1 / rate_hz): found within one after the timeout;
-    # the margin is for a timer callback late on a loaded machine
-    assert timeout < detected <= timeout + 1.0 / rate + 0.25, detected
+    # the timer runs every tick period: found within one after the timeout; the margin is
+    # for a timer callback late on a loaded machine
+    assert timeout < detected <= timeout + period + 0.25, detected
     published = c.record()["published"]
     assert c.record()["withheld"] >= 1
     # joint_states again, but one joint never updated: stale by the tick's own check
@@ -269,3 +274,33 @@ def rnea_oracle(robot, q, v, a, names):
 def _string(text):
     from std_msgs.msg import String
     return String(data=text)
+
+
+def test_gravity_friction_with_the_urdf_joint_dynamics(harness, pin, tmp_path):
+    robot = Robot("arm7")
+    xml = robot.xml.replace('<limit lower="-2.8973" upper="2.8973" effort="87"',
+                            '<dynamics damping="0.4" friction="0.3"/><limit lower="-2.8973" '
+                            'upper="2.8973" effort="87"')
+    path = tmp_path / "arm7_friction.urdf"
+    path.write_text(xml)
+    damped = Robot("arm7_friction", path=str(path))
+    names, _ = shuffled(list(damped.model.joint_names), 8)
+    h = harness({"robot_description": xml, "command_joints": names,
+                 "command_mode": "gravity_friction", "urdf_joint_dynamics": True})
+    c = Commands(h)
+    q, v = state(damped, 9)
+    act = h.node.current_robot().joints
+    assert act is not None and np.any(act.viscous)
+    index = {n: k for k, n in enumerate(damped.model.joint_names)}
+    order = [index[n] for n in names]
+    # the URDF's <dynamics>: viscous = damping, Coulomb = friction (smooth sign, its ε)
+    blocks = {m.group(1): m.group(2) for m in re.finditer(
+        r'<joint name="(\w+)" type="revolute">(.*?)</joint>', xml, re.S)}
+    has = np.array(["<dynamics" in blocks[n] for n in damped.model.joint_names])
+    assert 0 < has.sum() < 7
+    friction = has * (0.4 * v + 0.3 * np.tanh(v / act.epsilon))
+    expected = gravity_oracle(damped, q, names) + friction[order]
+    assert c.enable().success
+    got = wait_command(c.got, expected, lambda: h.joint_states.publish(
+        joint_state(list(damped.model.joint_names), q, v)))
+    np.testing.assert_allclose(got, expected, rtol=1e-9, atol=1e-9)
