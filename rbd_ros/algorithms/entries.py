@@ -29,8 +29,11 @@ converts the inputs once and calls again), so what is refused, and the message, 
 of the dispatcher path; read-only inputs, which the dispatcher refused and the call then
 copied, are read as they are (kernels never write their inputs). Alignment is not tested:
 an unaligned float64 array (a view at an odd offset into a byte buffer) is read in place.
-Outputs are the call's own fresh arrays, or the caller's (``out=``, where the call has it:
-checked as a batch call's, :mod:`rbd_ros._output_arrays`).
+Outputs are the call's own fresh arrays, or the caller's: every call takes ``out=`` (added
+to the stub's signature, with a paragraph of its docstring, where the stub does not declare
+it): one array, or a tuple of as many as the row's outputs (its ``out`` field names them
+where some outputs are scratch), checked as a batch call's (:mod:`rbd_ros._output_arrays`),
+with the usual case of one array tested inline first.
 """
 import collections
 import functools
