@@ -272,7 +272,7 @@ class MomentumObserver:
             k = rows[bad[0]]
             status[k], r[k], restarted[k] = OVERFLOW, 0.0, 0
             if len(w):
-                rank[k] = -1
+                rank[k], w[k] = -1, 0.0
             self.state[:] = 0.0
             rows = rows[bad[0] + 1:]
 
@@ -330,9 +330,9 @@ class MomentumObserver:
 
 def _bounded(r, wrench):
     """Whether |r| (and the contact wrench) stay within R_LIMIT (NaN does not)."""
-    if wrench is not None and not np.abs(wrench).max() <= R_LIMIT:
+    if wrench is not None and not (-R_LIMIT <= wrench.min() and wrench.max() <= R_LIMIT):
         return False
-    return np.abs(r).max() <= R_LIMIT
+    return -R_LIMIT <= r.min() and r.max() <= R_LIMIT
 
 
 def overflow_text(tau):

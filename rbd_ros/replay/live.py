@@ -227,6 +227,7 @@ class _Player:
         except ImportError as exc:
             raise ReplayError(f"--live needs rbd_ros_interfaces and nav_msgs: {exc}") from exc
         self.rclpy, self.t, self.outputs = rclpy, t, outputs
+        self.model, self.service = model, f"{ns}/{node_name}/inverse_dynamics"
         self.timeout, self.tolerance = timeout, tolerance
         self.commanded, self.floating_base = commanded, floating_base
         self.node = node = rclpy.create_node("rbd_replay_player", namespace=ns)
@@ -274,7 +275,41 @@ class _Player:
                 raise ReplayError("dynamics_node did not come up within "
                                   f"{startup_timeout:.0f} s; its log ends: {_tail(log_path)}")
             self.rclpy.spin_once(self.node, timeout_sec=0.05)
+        self.wait_for_model(proc, deadline, log_path)
         self.spin_for(0.5)                                # let matching settle
+
+    def wait_for_model(self, proc, deadline, log_path):
+        """
+        Wait until the node has loaded the robot: its ~/inverse_dynamics answers.
+
+        It loads the description on a thread of its own after its topics are up: a first
+        message sent before was skipped ("no robot model yet") and never answered (on a
+        loaded machine, one message in two runs of the live test).
+        """
+        from rbd_ros_interfaces.srv import InverseDynamics
+        model = self.model
+        client = self.node.create_client(InverseDynamics, self.service)
+        q, zeros = model.neutral(), np.zeros(model.nv)
+        nq, nv = model.nq_base, model.nv_base
+        request = InverseDynamics.Request(
+            joint_names=list(model.joint_names), q=q[nq:].tolist(), base_q=q[:nq].tolist(),
+            v=zeros[nv:].tolist(), base_v=zeros[:nv].tolist(), a=zeros[nv:].tolist(),
+            base_a=zeros[:nv].tolist())
+        while True:
+            if client.service_is_ready():
+                future = client.call_async(request)
+                end = min(deadline, time.monotonic() + 1.0)
+                while not future.done() and time.monotonic() < end:
+                    self.rclpy.spin_once(self.node, timeout_sec=0.05)
+                if future.done() and future.result().success:
+                    break
+                if not future.done():
+                    client.remove_pending_request(future)
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise ReplayError("dynamics_node did not load the robot; its log ends: "
+                                  f"{_tail(log_path)}")
+            self.rclpy.spin_once(self.node, timeout_sec=0.05)
+        self.node.destroy_client(client)
 
     def play(self, reader, cons, js_ids, rate):
         """Publish the messages of ``cons`` at the recorded rate times ``rate``."""
