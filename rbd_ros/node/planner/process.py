@@ -68,7 +68,8 @@ CLOSE_TIMEOUT = 3.0        # s: a closed child's time to leave before SIGKILL
 EXIT_WAIT = 0.3            # s: the most a node whose process ends waits for its child
 SETTINGS_POLL = 1.0        # s: between reads of the node's log levels
 VERSION = struct.Struct("<q")
-SERVICES = ("trajectory_torques", "trajectory_forward", "retime_trajectory")
+SERVICES = ("trajectory_torques", "trajectory_forward", "retime_trajectory",
+            "trajectory_effective_mass")
 
 
 class PlannerRobot:
