@@ -2,6 +2,9 @@
 """
 Per-call latency from Python of the single-state calls, ours and Pinocchio's, in one process.
 
+With ``--operational`` also the operational-space and whole-body calls at the robot's last
+link, each beside its Pinocchio equivalent as a user writes it (:func:`operational_pairs`).
+
 Both libraries get the same states (cycled through a set of random ones) and the same loop,
 so the per-call times differ only by the call itself. Ours is measured twice: returning fresh
 arrays, and like for like with Pinocchio, whose call writes into its ``Data``: ours with
@@ -77,6 +80,19 @@ def per_call_us(loop, states, calls, fn, m, d=None, out=None, repeats=5):
     return best * 1e6
 
 
+def arguments_call_us(fn, arglist, calls, repeats):
+    """Best of ``repeats`` runs of ``calls`` calls of ``fn(*arguments)`` over ``arglist``, µs."""
+    rounds = max(1, calls // len(arglist))
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(rounds):
+            for arguments in arglist:
+                fn(*arguments)
+        best = min(best, (time.perf_counter() - t0) / (rounds * len(arglist)))
+    return best * 1e6
+
+
 def fresh_outputs(result):
     """Return ``out=`` for a call whose fresh result is ``result`` (an array or a tuple)."""
     if isinstance(result, tuple):
@@ -115,6 +131,96 @@ def start_times(robot):
     return out
 
 
+def operational_pairs(pair, pin, states):
+    """
+    {call: (ours, our arguments, Pinocchio's, its arguments)} at the last link of ``pair``.
+
+    Pinocchio's as a user writes them: its frame calls after the pass each needs; Λ and the
+    effective mass from computeMinverse (upper half mirrored) and computeFrameJacobian, the
+    product and its inverse in NumPy.
+    """
+    m, pm, pd = pair.model, pair.pm, pair.pd
+    link = [k for k, (body, _, _) in m.link_frames.items() if body >= 0][-1]
+    f = pm.getFrameId(link, pin.BODY)
+    lwa = pin.LOCAL_WORLD_ALIGNED
+    u = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    zero = np.zeros(pm.nv)
+
+    def pin_placement(q):
+        pin.framesForwardKinematics(pm, pd, q)
+        return pd.oMf[f].homogeneous
+
+    def pin_time_variation(q, v):
+        pin.computeJointJacobiansTimeVariation(pm, pd, q, v)
+        pin.updateFramePlacement(pm, pd, f)
+        return pin.getFrameJacobianTimeVariation(pm, pd, f, lwa)
+
+    def pin_bias(q, v):
+        pin.forwardKinematics(pm, pd, q, v, zero)
+        pin.updateFramePlacement(pm, pd, f)
+        return pin.getFrameClassicalAcceleration(pm, pd, f, lwa).vector
+
+    def pin_inverse_lambda(q, rows):
+        Minv = pin.computeMinverse(pm, pd, q)
+        Minv = np.triu(Minv) + np.triu(Minv, 1).T
+        J = pin.computeFrameJacobian(pm, pd, q, f, lwa)[:rows]
+        return J @ Minv @ J.T
+
+    def pin_lambda(q):
+        return np.linalg.inv(pin_inverse_lambda(q, 6 if pm.nv >= 6 else 3))
+
+    def pin_mass(q):
+        return 1.0 / (u @ pin_inverse_lambda(q, 3) @ u)
+
+    def pin_com(q):
+        return pin.centerOfMass(pm, pd, q)
+
+    def pin_momentum(q, v):
+        return pin.computeCentroidalMomentum(pm, pd, q, v).vector
+
+    translational = m.nv < 6
+    ours_q = [(m, q) for q, _, _, _ in states]
+    ours_qv = [(m, q, v) for q, v, _, _ in states]
+    pins_q = [(pair.q_to_pin(q),) for q, _, _, _ in states]
+    pins_qv = [(pair.q_to_pin(q), pair.v_to_pin(v)) for q, v, _, _ in states]
+    return {
+        "oMf": (lambda m, q: rbd_ros.frame_placement(m, q, link), ours_q, pin_placement, pins_q),
+        "J": (lambda m, q: rbd_ros.frame_jacobian(m, q, link, "local_world_aligned"), ours_q,
+              lambda q: pin.computeFrameJacobian(pm, pd, q, f, lwa), pins_q),
+        "dJ": (lambda m, q, v: rbd_ros.frame_jacobian_time_variation(
+            m, q, v, link, "local_world_aligned"), ours_qv, pin_time_variation, pins_qv),
+        "bias": (lambda m, q, v: rbd_ros.frame_acceleration_bias(
+            m, q, v, link, "local_world_aligned"), ours_qv, pin_bias, pins_qv),
+        "Λ": (lambda m, q: rbd_ros.operational_space_inertia(
+            m, q, link, translational=translational), ours_q, pin_lambda, pins_q),
+        "m_u": (lambda m, q: rbd_ros.effective_mass(m, q, link, u), ours_q, pin_mass, pins_q),
+        "com": (rbd_ros.center_of_mass, ours_q, pin_com, pins_q),
+        "Jcom": (rbd_ros.center_of_mass_jacobian, ours_q,
+                 lambda q: pin.jacobianCenterOfMass(pm, pd, q), pins_q),
+        "A_G": (rbd_ros.centroidal_momentum_matrix, ours_q,
+                lambda q: pin.ccrba(pm, pd, q, zero), pins_q),
+        "h_G": (rbd_ros.centroidal_momentum, ours_qv, pin_momentum, pins_qv),
+    }
+
+
+def operational_rows(pair, pin, states, calls, repeats):
+    """Time each of :func:`operational_pairs`, ours and Pinocchio's; print and return rows."""
+    rows = []
+    m = pair.model
+    for algo, (fn, arglist, pfn, parglist) in operational_pairs(pair, pin, states).items():
+        mine, ref = np.asarray(fn(*arglist[0])), np.asarray(pfn(*parglist[0]))
+        if ref.ndim == 2 and ref.shape[1] == pair.pm.nv:
+            ref = ref[:, pair.perm_v]
+        diff = np.max(np.abs(mine - ref)) / max(1.0, np.max(np.abs(ref)))
+        t_ours = arguments_call_us(fn, arglist, calls, repeats)
+        t_pin = arguments_call_us(pfn, parglist, calls, repeats)
+        print(f"{pair.name:<10} {m.nv:>3} {algo:<18} {t_ours:>9.3f} {'-':>9} {t_pin:>9.3f} "
+              f"{t_ours / t_pin:>9.2f} {'-':>9} {diff:>13.1e}")
+        rows.append([pair.name, m.nv, algo, round(t_ours, 3), "-", round(t_pin, 3),
+                     round(t_ours / t_pin, 2), "-", f"{diff:.1e}"])
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robots", default=",".join(DEFAULT_ROBOTS))
@@ -127,6 +233,10 @@ def main():
                         help=f"comma-separated calls of {', '.join(CALLS)}, or all (default)")
     parser.add_argument("--no-start-times", action="store_true")
     parser.add_argument("--json", help="also write the table as a JSON record there")
+    parser.add_argument("--operational", action="store_true",
+                        help="also the frame, Λ, effective mass, CoM and centroidal calls")
+    parser.add_argument("--only-operational", action="store_true",
+                        help="the operational calls only (not rnea, crba, aba)")
     args = parser.parse_args()
     begun = bench_record.start()
     rows = []
@@ -156,7 +266,10 @@ def main():
                   for seed in range(NSTATES)]
         pvalues = [dict(q=pair.q_to_pin(x["q"]), v=pair.v_to_pin(x["v"]),
                         a=pair.v_to_pin(x["a"]), tau=pair.v_to_pin(x["tau"])) for x in values]
-        for algo in calls:
+        if args.operational or args.only_operational:
+            rows += operational_rows(pair, pin, [tuple(x.values()) for x in values],
+                                     args.calls, args.repeats)
+        for algo in (() if args.only_operational else calls):
             inputs, pin_name, kind = CALLS[algo]
             keys = inputs.split(", ")
             states = [tuple(x[k] for k in keys) for x in values]

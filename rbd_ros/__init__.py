@@ -32,6 +32,13 @@ from . import specialized
 from .specialized import specialize
 from .description.loader import URDFError, load_model
 from .description.size_limits import DescriptionLimits, DescriptionTooLarge
+from .algorithms.center_of_mass import center_of_mass, center_of_mass_jacobian
+from .algorithms.centroidal_momentum import centroidal_momentum, centroidal_momentum_matrix
+from .algorithms.effective_mass import effective_mass
+from .algorithms.frame_acceleration_bias import frame_acceleration_bias
+from .algorithms.frame_jacobian_time_variation import frame_jacobian_time_variation
+from .algorithms.frame_placement import frame_placement
+from .algorithms.operational_space_inertia import operational_space_inertia
 
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
            "body_regressor", "compute_all", "coriolis_matrix", "coriolis_matrix_batch", "crba",
@@ -44,4 +51,8 @@ __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_
            "nonlinear_effects", "pseudo_inertia", "Retimed", "retime", "rnea", "rnea_batch",
            "rnea_derivatives", "rnea_derivatives_batch", "rnea_derivatives_fd", "robots",
            "specialize", "specialized", "theta_from_log_cholesky", "URDFError"]
+# operational-space and whole-body quantities (issue 36)
+__all__ += ["center_of_mass", "center_of_mass_jacobian", "centroidal_momentum",
+            "centroidal_momentum_matrix", "effective_mass", "frame_acceleration_bias",
+            "frame_jacobian_time_variation", "frame_placement", "operational_space_inertia"]
 __version__ = "0.1.0"

@@ -9,7 +9,9 @@ once and calls again.
 """
 import numpy as np
 
-from .algorithms.common import NOT_FINITE, RESULT_POSITION, WRONG_SIZE, ZERO_QUATERNION
+from .algorithms.common import (CANNOT_MOVE_ALONG, NO_MASS, NOT_FINITE, RESULT_POSITION,
+                                SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, WRONG_SIZE,
+                                ZERO_DIRECTION, ZERO_QUATERNION)
 from .model import Data
 
 
@@ -46,11 +48,15 @@ def expected_size(model, name):
         return f"model.nq = {model.nq}"
     if name == "fext":
         return f"({model.nbodies}, 6): one spatial force per body"
+    if name == "direction":
+        return "3: a direction in the root frame"
     return f"model.nv = {model.nv}"
 
 
 def input_error(function, status, model, names, values=None):
     """Return the ValueError for a kernel status code (argument position * 4 + kind)."""
+    if int(status) in _REFUSALS:
+        return ValueError(f"{function}: {_REFUSALS[int(status)]}")
     position, kind = divmod(int(status), 4)
     if position == RESULT_POSITION:
         return ValueError(f"{function}: the result is not finite: the inputs are too large "
@@ -72,6 +78,23 @@ def input_error(function, status, model, names, values=None):
     if kind == ZERO_QUATERNION:
         return ValueError(f"{function}: {name} has a zero base quaternion (q[3:7])")
     return ValueError(f"{function}: invalid input (status {status})")
+
+
+# quantities not defined at the inputs given (``algorithms.common``)
+_REFUSALS = {
+    ZERO_DIRECTION: "direction is the zero vector: it names no direction",
+    SINGULAR_OPERATIONAL: (
+        "J M⁻¹ Jᵀ of the frame is singular (the joints supporting it have fewer than 6 "
+        "degrees of freedom, or the configuration is singular): the 6 × 6 Λ is not defined; "
+        "translational=True gives the 3 × 3 Λ of the linear part where that one is"),
+    SINGULAR_TRANSLATIONAL: (
+        "J_v M⁻¹ J_vᵀ of the frame is singular (its origin cannot move in every direction "
+        "at this configuration): the 3 × 3 Λ is not defined"),
+    CANNOT_MOVE_ALONG: (
+        "the joints supporting the frame cannot move its origin along the direction "
+        "(J_vᵀ u = 0): the effective mass along it is not defined"),
+    NO_MASS: "the model's total mass is zero: its centre of mass is not defined",
+}
 
 
 def _magnitudes(names, values):

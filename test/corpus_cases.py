@@ -65,3 +65,11 @@ def coupled_model(floating):
                     m.coupling.joint_names):
                 return m, ind
     raise AssertionError("no corpus robot with movable mimic joints loads coupled")
+
+
+def movable_pinocchio_robots(floating):
+    """Yield (name, oracle.Robot) of every corpus robot both load that has a degree of freedom."""
+    for name in LOADED + MASSLESS + BROKEN_MIMIC:
+        robot = pinocchio_robot(name, floating)
+        if robot.model.nv:
+            yield name, robot

@@ -128,3 +128,22 @@ def test_fleet_dask_example(tmp_path):
     noise = make_example_bag.NOISE["effort"]
     assert after < 0.5 * before and 0.8 * noise < after < 2 * noise
     assert os.path.exists(tmp_path / "fleet" / "identified.urdf")
+
+
+@pytest.mark.pinocchio
+def test_operational_space_example():
+    """Its effective masses equal 1 / (uᵀ Λ_t⁻¹ u) from Pinocchio's M and J (LWA)."""
+    out = run("operational_space.py", ARM7)
+    assert "Λ symmetric positive definite: True" in out and "J_c v == ċ: True" in out
+    import rbd_ros
+    pin, model, data = pinocchio_arm7()
+    q = rbd_ros.load_model(ARM7).random_configuration(0)
+    frame = model.getFrameId(list(rbd_ros.load_model(ARM7).link_frames)[-1], pin.BODY)
+    M = pin.crba(model, data, q)
+    M = np.triu(M) + np.triu(M, 1).T
+    Jv = pin.computeFrameJacobian(model, data, q, frame, pin.LOCAL_WORLD_ALIGNED)[:3]
+    inverse_lambda_t = Jv @ np.linalg.solve(M, Jv.T)
+    lines = [s for s in out.splitlines() if s.startswith("effective mass along")]
+    assert len(lines) == 3
+    for line, u in zip(lines, np.eye(3)):
+        assert abs(numbers(line)[0] - 1.0 / (u @ inverse_lambda_t @ u)) < 1e-3, line

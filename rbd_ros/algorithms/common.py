@@ -24,6 +24,10 @@ ZERO_QUATERNION = 3
 # the model is degenerate): "position" 15 names no argument
 RESULT_POSITION = 15
 NOT_FINITE_RESULT = RESULT_POSITION * 4 + NOT_FINITE
+# a quantity the inputs are fine for but that is not defined there: statuses past those of
+# any argument position (13 * 4 on; ``rbd_ros._checks`` words each)
+(ZERO_DIRECTION, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, CANNOT_MOVE_ALONG,
+ NO_MASS) = (13 * 4 + k for k in range(5))
 
 
 @helper

@@ -148,8 +148,9 @@ ENTRIES = {
         None, "coriolis_matrix(model, q, v, data, C)"),
     "frame_jacobian": Entry(
         "frame_jacobian_kernel", {"q": "vector"}, {},
-        "model.packed, table, data.body, data.full_q, q, body, placement, J", {"J": "(6, nv)"},
-        "J", None, None, ("frame_of_link", "model, link", "body, placement, table")),
+        "model.packed, table, data.body, data.full_q, q, body, placement, frame, J",
+        {"J": "(6, nv)"}, "J", None, None,
+        ("frame_in", "model, link, reference", "body, placement, table, frame")),
     "rnea_derivatives_fd": _finite_differences_row("rnea_derivatives_fd", "a",
                                                    "inverse_dynamics_steps"),
     "aba_derivatives_fd": _finite_differences_row("aba_derivatives_fd", "tau",
@@ -157,6 +158,53 @@ ENTRIES = {
     "integrate": Entry(
         "integrate_kernel", {"q": "vector", "dv": "vector"}, {},
         "model.packed, q, dv, out", {"out": "nq"}, "out", None, "integrate(model, q, dv, out)"),
+    # operational-space and whole-body quantities (a link's frame through the prepare step;
+    # the coupling table, where mimic joints are, taken by the kernels themselves)
+    "frame_placement": Entry(
+        "frame_placement_kernel", {"q": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, q, body, placement, out",
+        {"out": "(4, 4)"}, "out", None, None,
+        ("frame_of_link", "model, link", "body, placement, table")),
+    "frame_jacobian_time_variation": Entry(
+        "frame_jacobian_time_variation_kernel", {"q": "vector", "v": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, data.full_v, q, v, body, placement, "
+        "frame, dJ", {"dJ": "(6, nv)"}, "dJ", None, None,
+        ("frame_in", "model, link, reference", "body, placement, table, frame")),
+    "frame_acceleration_bias": Entry(
+        "frame_acceleration_bias_kernel", {"q": "vector", "v": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, data.full_v, q, v, body, placement, "
+        "frame, bias", {"bias": "6"}, "bias", None, None,
+        ("frame_in", "model, link, reference", "body, placement, table, frame")),
+    "operational_space_inertia": Entry(
+        "operational_space_inertia_kernel", {"q": "vector"}, {},
+        "model.packed, table, data.body, data.force_sets, data.full_q, data.full_matrices, "
+        "data.reduced_matrices, q, body, placement, frame, 1 if translational else 0, "
+        "data.matrix, data.frame_work, Lambda",
+        {"Lambda": "(3, 3) if translational else (6, 6)"}, "Lambda", None, None,
+        ("frame_in", "model, link, reference", "body, placement, table, frame")),
+    "effective_mass": Entry(
+        "effective_mass_kernel", {"q": "vector", "direction": "vector"}, {},
+        "model.packed, table, data.body, data.force_sets, data.full_q, data.full_matrices, "
+        "data.reduced_matrices, q, body, placement, direction, data.matrix, data.frame_work, "
+        "mass", {"mass": "1"}, "float(mass[0])", None, None,
+        ("frame_of_link", "model, link", "body, placement, table")),
+    "center_of_mass": Entry(
+        "center_of_mass_kernel", {"q": "vector", "v": "vector"}, {"v": "zeros_v"},
+        "model.packed, table, data.body, data.full_q, data.full_v, q, v, out",
+        {"out": "(2, 3)"}, "(out[0], out[1]) if velocity else out[0]", None, None,
+        ("velocity_given", "model, v", "velocity, table")),
+    "center_of_mass_jacobian": Entry(
+        "center_of_mass_jacobian_kernel", {"q": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, q, data.frame_work, Jc",
+        {"Jc": "(3, nv)"}, "Jc", None, None, ("coupling_table", "model", "table")),
+    "centroidal_momentum_matrix": Entry(
+        "centroidal_momentum_matrix_kernel", {"q": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, q, A", {"A": "(6, nv)"}, "A", None,
+        None, ("coupling_table", "model", "table")),
+    "centroidal_momentum": Entry(
+        "centroidal_momentum_kernel", {"q": "vector", "v": "vector"}, {},
+        "model.packed, table, data.body, data.full_q, data.full_v, q, v, h", {"h": "6"}, "h",
+        None, None, ("coupling_table", "model", "table")),
 }
 
 # The dispatcher's test of a caller's array, by kind (see the module docstring).

@@ -1,16 +1,20 @@
 """
-The Jacobian of a link's frame: J (6 × nv), [v; ω] of the frame = J q̇, in the frame's axes.
+The Jacobian of a link's frame: J (6 × nv), the frame's velocity [v; ω] = J v.
 
-Pinocchio's ``computeFrameJacobian`` / ``getFrameJacobian`` in its LOCAL reference frame:
-the linear velocity of the frame's origin and the angular velocity, both in the frame's own
-axes. A link frame f is welded to a body b (``model.link_frames``: ^bM_f), so it moves as b:
-with S_j the world motion subspace of each joint j supporting b (the joints on b's path to
-the root) and ^0M_f = ^0M_b ^bM_f,
+Pinocchio's ``computeFrameJacobian`` / ``getFrameJacobian`` in its three reference frames
+(``ReferenceFrame``): LOCAL, the linear velocity of the frame's origin and the angular
+velocity, both in the frame's own axes; LOCAL_WORLD_ALIGNED, the same two vectors in the
+world's (the root frame's) axes; WORLD, the spatial velocity in the world frame (the linear
+part is the velocity of the point of the frame's body at the world's origin). A link frame
+f is welded to a body b (``model.link_frames``: ^bM_f), so it moves as b: with S_j the
+world motion subspace of each joint j supporting b (the joints on b's path to the root),
+^0M_f = ^0M_b ^bM_f and X the reference frame's placement (WORLD: the identity; LOCAL:
+^0M_f; LOCAL_WORLD_ALIGNED: the translation to the frame's origin),
 
-    J[:, j] = Ad(^0M_f)⁻¹ S_j   (j ⪯ b),      J[:, j] = 0 otherwise
+    J[:, j] = Ad(X)⁻¹ S_j   (j ⪯ b),      J[:, j] = 0 otherwise
 
 (a body's Jacobian: the supporting joints' motion subspaces in one frame; Featherstone,
-Rigid Body Dynamics Algorithms, 2008, ch. 4). Its transpose maps a wrench [f; n] on the
+Rigid Body Dynamics Algorithms, 2008, ch. 4). The LOCAL Jᵀ maps a wrench [f; n] on the
 frame (at its origin, in its axes) to the generalized force τ = Jᵀ [f; n], what the
 measured-wrench path (``wrench.fext`` then RNEA) gives. A coupled model (mimic joints):
 J_r = J G, column by column through the coupling table. A link welded to the world of a
@@ -23,7 +27,7 @@ import numpy as np
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.model import link_table
-from ..model.layout import P_IV, P_PARENT, W_OM, W_OS
+from ..model.layout import FREE_FLYER, P_IQ, P_IV, P_PARENT, P_TYPE, W_OM, W_OS
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import se3_load, se3_mul, se3_store, store6
 from .common import check_configuration, model_sizes, placement_step
@@ -32,43 +36,98 @@ from .entries import public
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
 
 BAD_FRAME = -1          # status: the body or the placement does not fit the model
+# the reference frames, numbered as Pinocchio's ReferenceFrame
+WORLD, LOCAL, LOCAL_WORLD_ALIGNED = range(3)
+REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
 _NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
 
 
 @helper
-def frame_jacobian_pass(packed, table, ws, q, body, fM, J):
-    """
-    Set J (6 × nv, all entries) of the frame ^bM_f = ``fM`` (12-tuple) on ``body``.
-
-    q: the full tree's configuration (checked); ``table``: the coupling table ((0, 3): none),
-    whose G the columns go through. Writes the placements of bodies 0..body into ``ws``.
-    """
-    for r in range(6):
-        for c in range(J.shape[1]):
-            J[r, c] = 0.0
-    if body < 0:
-        return
+def store_placements(packed, ws, q, body):
+    """Store the placements and 1-dof subspaces of bodies 0..body (``body``'s ancestors)."""
     for i in range(body + 1):           # DFS order: body's ancestors come before it
         oM, oS = placement_step(packed, ws, q, i)
         se3_store(ws, i, W_OM, oM)
         store6(ws, i, W_OS, oS)
-    oMf = se3_mul(se3_load(ws, body, W_OM), fM)
-    nqf = q.shape[0]
+
+
+@helper
+def world_origin(packed, q):
+    """
+    Return the world's origin where the world-frame passes place it: −b or 0.
+
+    ``jcalc`` leaves a free-flyer base's position b out (those passes run in the world
+    translated to the base), so a placement they store is the true one moved by −b.
+    """
+    if packed.shape[0] > 1 and int(packed[0, P_TYPE]) == FREE_FLYER:
+        iq = int(packed[0, P_IQ])
+        return -q[iq], -q[iq + 1], -q[iq + 2]
+    return 0.0, 0.0, 0.0
+
+
+@helper
+def reference_placement(packed, q, oMf, reference):
+    """X, the reference frame's placement: the world's, ^0M_f, or the translation to f."""
+    if reference == LOCAL:
+        return oMf
+    if reference == WORLD:
+        ox, oy, oz = world_origin(packed, q)
+        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, ox, oy, oz)
+    return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, oMf[9], oMf[10], oMf[11])
+
+
+@helper
+def add_column(table, nqf, J, iv, column):
+    """J[:, iv] = column, or J_r = J G: the column added to its independent dof's."""
+    if table.shape[0] == 0:
+        for r in range(6):
+            J[r, iv] = column[r]
+    else:
+        row = 1 + nqf + iv
+        s, m = int(table[row, T_SOURCE]), table[row, T_MULTIPLIER]
+        for r in range(6):
+            J[r, s] += m * column[r]
+
+
+@helper
+def jacobian_columns(packed, table, ws, nqf, body, X, J):
+    """Set J (all entries): Ad(X)⁻¹ S_j for the joints supporting body (stored placements)."""
+    for r in range(6):
+        for c in range(J.shape[1]):
+            J[r, c] = 0.0
     j = body
     while j >= 0:
         oM, oS = se3_load(ws, j, W_OM), load6(ws, j, W_OS)
         iv = int(packed[j, P_IV])
         for k in range(joint_nv(packed, j)):
-            column = act_inv_motion(oMf, subspace_column(packed, j, k, oM, oS))
-            if table.shape[0] == 0:
-                for r in range(6):
-                    J[r, iv + k] = column[r]
-            else:                       # J_r = J G: the column goes to its independent dof
-                row = 1 + nqf + iv + k
-                s, m = int(table[row, T_SOURCE]), table[row, T_MULTIPLIER]
-                for r in range(6):
-                    J[r, s] += m * column[r]
+            add_column(table, nqf, J, iv + k,
+                       act_inv_motion(X, subspace_column(packed, j, k, oM, oS)))
         j = int(packed[j, P_PARENT])
+
+
+@helper
+def frame_jacobian_pass(packed, table, ws, q, body, fM, J):
+    """
+    Set J (6 × nv, all entries, LOCAL) of the frame ^bM_f = ``fM`` (12-tuple) on ``body``.
+
+    q: the full tree's configuration (checked); ``table``: the coupling table ((0, 3): none),
+    whose G the columns go through. Writes the placements of bodies 0..body into ``ws``.
+    """
+    frame_jacobian_in(packed, table, ws, q, body, fM, LOCAL, J)
+
+
+@helper
+def frame_jacobian_in(packed, table, ws, q, body, fM, reference, J):
+    """``frame_jacobian_pass`` in the ``reference`` frame (WORLD, LOCAL, LOCAL_WORLD_ALIGNED)."""
+    if body < 0:
+        for r in range(6):
+            for c in range(J.shape[1]):
+                J[r, c] = 0.0
+        return
+    store_placements(packed, ws, q, body)
+    oMf = se3_mul(se3_load(ws, body, W_OM), fM)
+    jacobian_columns(packed, table, ws, q.shape[0], body,
+                     reference_placement(packed, q, oMf, reference), J)
 
 
 @helper
@@ -87,11 +146,12 @@ def placement_tuple(placement):
     return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11])
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, int64, f64_1d, f64_2d))
-def frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, J):
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, int64, f64_1d, int64, f64_2d))
+def frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, reference, J):
     """
     J (6 × nv) of the frame ``placement`` (^bM_f: R row-major, then p) on ``body`` at q.
 
+    ``reference``: WORLD, LOCAL or LOCAL_WORLD_ALIGNED.
     q: the model's configuration; with a coupling ``table`` (not (0, 3)) its independent
     joints, expanded into ``qf`` (the full tree's). Returns a status: BAD_FRAME, or q's.
     """
@@ -104,10 +164,11 @@ def frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, J):
     if status:
         return status
     if table.shape[0] == 0:
-        frame_jacobian_pass(packed, table, ws, q, body, placement_tuple(placement), J)
+        frame_jacobian_in(packed, table, ws, q, body, placement_tuple(placement), reference, J)
     else:
         expand_configuration(table, q, qf)
-        frame_jacobian_pass(packed, table, ws, qf, body, placement_tuple(placement), J)
+        frame_jacobian_in(packed, table, ws, qf, body, placement_tuple(placement), reference,
+                          J)
     return 0
 
 
@@ -134,16 +195,33 @@ def frame_of_link(model, link):
         body, placement = frames[link]
     except (KeyError, TypeError):           # TypeError: a link that is not even hashable
         raise ValueError(f"no link {_checks.excerpt(link)} in the model") from None
-    return body, placement, _NO_COUPLING if model.coupling is None else model.coupling.table
+    return body, placement, coupling_table(model)
+
+
+def coupling_table(model):
+    """Return the model's coupling table: the empty (0, 3) one without mimic joints."""
+    return _NO_COUPLING if model.coupling is None else model.coupling.table
+
+
+def frame_in(model, link, reference):
+    """Return ``frame_of_link``'s (body, placement, table) and the ``reference`` frame's number."""
+    if not isinstance(reference, str) or reference not in REFERENCES:
+        raise ValueError(f"reference must be one of {', '.join(map(repr, REFERENCES))}, got "
+                         f"{_checks.excerpt(repr(reference))}")
+    return (*frame_of_link(model, link), REFERENCES[reference])
 
 
 @public
-def frame_jacobian(model, q, link, *, data=None, out=None):
+def frame_jacobian(model, q, link, reference="local", *, data=None, out=None):
     """
-    Return J (6 × nv) of ``link``'s frame at q: [v; ω] of the frame = J v, in its axes.
+    Return J (6 × nv) of ``link``'s frame at q: [v; ω] of the frame = J v.
 
-    Pinocchio's ``getFrameJacobian(..., LOCAL)`` after ``computeFrameJacobian``; ``link``
-    any link of ``model.link_frames`` (one welded to the world: zeros). ``out``: a (6, nv)
-    float64 C-contiguous array to write into (and return). A model with mimic joints:
-    J_r = J G. Jᵀ maps a wrench at the frame's origin in its axes to joint torques.
+    Pinocchio's ``getFrameJacobian(..., reference)`` after ``computeFrameJacobian``:
+    ``reference`` "local" (LOCAL: the linear velocity of the frame's origin and the angular
+    velocity, in the frame's axes), "local_world_aligned" (LOCAL_WORLD_ALIGNED: the same in
+    the root frame's axes) or "world" (WORLD: the spatial velocity in the root frame, its
+    linear part that of the point at the root's origin). ``link``: any link of
+    ``model.link_frames`` (one welded to the world: zeros). ``out``: a (6, nv) float64
+    C-contiguous array to write into (and return). A model with mimic joints: J_r = J G.
+    The LOCAL Jᵀ maps a wrench at the frame's origin in its axes to joint torques.
     """

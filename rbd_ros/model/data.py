@@ -62,6 +62,8 @@ class Data(_Frozen):
             all_body=np.zeros((nb + 1, X_COLS)),     # compute_all: forces at a and at q̈
             all_dof=np.zeros((nv, 6)),               # compute_all: dA columns at q̈
             all_stacked=np.zeros((nv, nv)),          # compute_all: ∂ID/∂q at q̈
+            # operational space: J, J M⁻¹ and a 6 × 6 factor (at least 6 columns)
+            frame_work=np.zeros((3, 6, max(nv, 6))),
             lock=threading.Lock(), _batch=[None])
         # mimic joints (algorithms/coupled.py): the full state, matrices and regressor, and
         # the reduced matrices and vectors; empty without mimic joints

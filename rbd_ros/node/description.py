@@ -153,6 +153,8 @@ class DescriptionLoader:
                 robot.keep_base_state(self.robots.current())
             self.robots.install(robot)            # the swap: one reference assignment
             self.rejected = ""
+        if robot.frame_problem:
+            self.logger.warning(f"~/end_effector is off: {robot.frame_problem}")
         slow = robot.slow_encoders()
         if slow:
             self.logger.warning(f"outputs {sorted(slow)} are published as messages, "

@@ -57,6 +57,7 @@ from .output_topics import OutputTopics, missing_interfaces_text
 from .parameter_updates import OUTPUT_PARAMETERS, ParameterUpdates, Timers
 from .reporting import guard_services, guarded, names_excerpt, one_line
 from .robot import RobotSwap, publish
+from ..outputs import whole_body
 from .skips import SKIP_TEXTS, Skips
 from .services import create_services
 from .set_payload import create_payload_service
@@ -385,6 +386,9 @@ class DynamicsNode(Node):
             fext = wrenches.fext(robot.model, robot.q) if wrenches else None
             results = actuation.compute(robot.joints, call, robot.model, robot.q, robot.v,
                                         robot.a, robot.tau, fext)
+            if robot.whole_body:                  # ~/end_effector, ~/center_of_mass, ...
+                results.update(whole_body.compute(robot.whole_body, robot.model, robot.q,
+                                                  robot.v, robot.frame))
         except ValueError as exc:
             self._skips.skip("refused", error=one_line(exc, 300))
             return

@@ -40,6 +40,7 @@ class OutputTopics:
                     conversions.message_class(o.msgtype), o.topic, 10)
         self.enabled = enabled
         self.observing = observing
+        self.frame = params.get("end_effector_frame", "")    # ~/end_effector's link
         self.switches = {name: name in enabled for name in outputs.NAMES}
         self.forward_enabled = any(outputs.BY_NAME[k].needs_effort for k in enabled)
 

@@ -223,4 +223,5 @@ def available_outputs(interfaces=True):
 
 def enabled_outputs(params, interfaces=True):
     """Return the names of the available outputs the parameters ``params`` turn on."""
-    return tuple(n for n in available_outputs(interfaces) if params[outputs.BY_NAME[n].parameter])
+    return tuple(n for n in available_outputs(interfaces) if params[outputs.BY_NAME[n].parameter]
+                 and (n != "centroidal_momentum" or params["floating_base"]))

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..actuation import dynamics as actuation
 from .. import outputs
+from ..outputs import whole_body
 from . import conversions
 from .joint_cache import JointCache
 
@@ -26,7 +27,7 @@ class Robot:
     ``joints``: the joint parameters (``rbd_ros.actuation.dynamics.load``) every output includes.
     """
 
-    def __init__(self, model, xml, enabled, publishers, payloads=None, joints=None):
+    def __init__(self, model, xml, enabled, publishers, payloads=None, joints=None, frame=""):
         self.unloaded = model
         self.joints = joints                      # rbd_ros.actuation.dynamics.Actuation, or None
         self.payloads = dict(payloads or {})
@@ -53,9 +54,16 @@ class Robot:
         self.contact_problem = ""                 # why it is off although asked for
         # what the tick rule reads: views of the cache's arrays, ages set per tick
         self.state = outputs.TickState(self.cache.position, self.cache.velocity)
+        # ~/end_effector's link (off, and why, where the model has no such link)
+        self.frame = frame
+        self.frame_problem = (whole_body.frame_problem(model, frame) if "end_effector" in enabled
+                              else None)
+        if self.frame_problem:
+            enabled = tuple(n for n in enabled if n != "end_effector")
+        self.whole_body = tuple(n for n in enabled if n in whole_body.NAMES)
         # output messages, serialized once: a tick patches in the stamp and the numbers
         # (converting the name lists each time would cost more than the dynamics)
-        self.encoders = {name: conversions.output_encoder(outputs.BY_NAME[name], model)
+        self.encoders = {name: conversions.output_encoder(outputs.BY_NAME[name], model, frame)
                          for name in enabled}
         self.plans = {known: self._plan(enabled, publishers, known) for known in (True, False)}
 
@@ -63,12 +71,11 @@ class Robot:
         """
         Return (core call, publish steps) of a tick, effort known or not.
 
-        A step per published output: (publish, encode, result, second result or None).
+        A step per published output: (publish, encode, its results' names).
         """
         work = actuation.computation(self.joints, enabled, effort_known)
-        steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode,
-                       o.results[0], o.results[1] if len(o.results) > 1 else None)
-                      for o in work.outputs)
+        steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode, o.results)
+                      for o in work.outputs if o.name in self.encoders)
         return work.call, steps
 
     def slow_encoders(self):
@@ -102,11 +109,8 @@ def publish(steps, results, stamp):
     ``steps``: of a :class:`Robot` plan; ``results``: of ``rbd_ros.outputs.compute``;
     ``stamp``: (sec, nanosec) of the joint_states message.
     """
-    for send, encode, first, second in steps:
-        if second is None:
-            send(encode(stamp, results[first]))
-        else:
-            send(encode(stamp, results[first], results[second]))
+    for send, encode, names in steps:
+        send(encode(stamp, *(results[name] for name in names)))
 
 
 class RobotSwap:
@@ -130,7 +134,8 @@ class RobotSwap:
 
     def build(self, model, xml, payloads=None, joints=None):
         """Return a :class:`Robot` of ``model`` publishing the enabled outputs."""
-        return Robot(model, xml, self.topics.enabled, self.topics.publishers, payloads, joints)
+        return Robot(model, xml, self.topics.enabled, self.topics.publishers, payloads, joints,
+                     self.topics.frame)
 
     def rebuild(self):
         """Replace the robot by one with the current gravity and outputs, same inputs."""

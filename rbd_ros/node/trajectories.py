@@ -1,7 +1,8 @@
 """
 The dynamics node's trajectory services: a whole trajectory in one call, for planners.
 
-``~/trajectory_torques`` (τ, limits, optional ∂τ/∂q, ∂τ/∂v at every point) and
+``~/trajectory_torques`` (τ, limits, optional ∂τ/∂q, ∂τ/∂v at every point),
+``~/trajectory_effective_mass`` (a link's effective mass along the path's direction) and
 ``~/trajectory_forward`` (q̈ at every point, or a rollout with optional step derivatives)
 take a ``trajectory_msgs/JointTrajectory`` and answer with flat row-major arrays (point after
 point); the maths is the core's (the batch entries, ``rbd_ros.batch.rollout``). Joint names, the
@@ -23,7 +24,7 @@ import numpy as np
 
 import rbd_ros
 from rbd_ros.actuation import dynamics as actuation
-from rbd_ros.batch import rollout as _rollout
+from rbd_ros.batch import operational as _operational, rollout as _rollout
 from . import conversions
 from .reporting import excerpt
 from .services import (RequestError, guarded_service, _request_dofs, _request_order,
@@ -47,7 +48,9 @@ def create_trajectory_services(node, rbd_srv, worker):
             ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
             ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
             ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory),
-            ("trajectory_feedforward", rbd_srv.TrajectoryFeedforward, trajectory_feedforward)):
+            ("trajectory_feedforward", rbd_srv.TrajectoryFeedforward, trajectory_feedforward),
+            ("trajectory_effective_mass", rbd_srv.TrajectoryEffectiveMass,
+             trajectory_effective_mass)):
         worker.create_service(node, srv_type, "~/" + name, guarded_service(node, name, handler))
 
 
@@ -78,6 +81,33 @@ def trajectory_torques(robot, req, resp):
     if req.derivatives:
         resp.dtau_dq = traj.matrices(results["dtau_dq"])
         resp.dtau_dv = traj.matrices(results["dtau_dv"])
+
+
+def trajectory_effective_mass(robot, req, resp):
+    """
+    Answer ~/trajectory_effective_mass: the effective mass along the direction of motion.
+
+    ``rbd_ros.batch.operational.effective_mass_along_path`` at every point of the request's
+    path, for its link: velocities where the points give them (every point, or none).
+    """
+    model = robot.model
+    if not isinstance(req.link, str) or req.link not in model.link_frames:
+        raise RequestError(f"link {excerpt(req.link, 80)} is not a link of the model")
+    traj = _Trajectory(robot, req.trajectory, False, 0)
+    n = traj.n
+    q = traj.states("positions", req.base_q, 7, n)
+    moving = any(len(p.velocities) for p in traj.points) or len(req.base_v)
+    v = traj.states("velocities", req.base_v, 6, n) if moving else None
+    try:
+        path = _operational.effective_mass_along_path(model, q, req.link, v,
+                                                      data=rbd_ros.Data(model))
+    except ValueError as exc:
+        raise RequestError(excerpt(exc, 300)) from None
+    resp.points = n
+    resp.effective_mass = _doubles(path.mass)
+    resp.defined = path.defined.tolist()
+    resp.direction = _doubles(path.direction)
+    resp.speed = _doubles(path.speed)
 
 
 def trajectory_forward(robot, req, resp):

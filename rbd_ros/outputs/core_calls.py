@@ -11,7 +11,7 @@ import numpy as np
 from .. import batch
 from ..algorithms.compute_all import compute_all, inverse_and_forward_dynamics
 from ..algorithms.rnea import rnea
-from .table import CALLS, OUTPUTS
+from .table import CALLS, OUTPUTS, WHOLE_BODY_RESULTS
 
 
 class Computation(NamedTuple):
@@ -31,7 +31,7 @@ def computation(enabled, effort_known):
     """
     published = tuple(o for o in OUTPUTS if o.name in enabled
                       and (effort_known or not o.needs_effort))
-    needed = {r for o in published for r in o.results}
+    needed = {r for o in published for r in o.results} - set(WHOLE_BODY_RESULTS)
     call = next(name for name, results in CALLS if needed <= set(results))
     return Computation(call, published)
 
@@ -90,8 +90,8 @@ def compute_batch(model, enabled, q, v, a, tau, effort_known):
     inputs = {"a": a, "tau": tau}
     done, out = {}, {}
     for o in OUTPUTS:
-        if o.name not in enabled:
-            continue
+        if o.name not in enabled or set(o.results) <= set(WHOLE_BODY_RESULTS):
+            continue                # the whole-body outputs: whole_body.compute_batch
         s = select[o.needs_effort]
         arrays = []
         for result in o.results:

@@ -12,6 +12,13 @@ JOINT_STATE = "sensor_msgs/msg/JointState"
 JOINT_VECTOR = "rbd_ros_interfaces/msg/JointVector"
 JOINT_MATRIX = "rbd_ros_interfaces/msg/JointMatrix"
 DERIVATIVES = "rbd_ros_interfaces/msg/DynamicsDerivatives"
+END_EFFECTOR = "rbd_ros_interfaces/msg/EndEffector"
+POINT_STAMPED = "geometry_msgs/msg/PointStamped"
+CENTROIDAL_MOMENTUM = "rbd_ros_interfaces/msg/CentroidalMomentum"
+# outputs switched by another parameter than publish_<name>: the end effector by the frame it
+# names, the centroidal momentum with the centre of mass (floating bases only)
+SWITCHES = {"end_effector": "end_effector_frame",
+            "centroidal_momentum": "publish_center_of_mass"}
 
 
 def dof_names(model):
@@ -33,7 +40,7 @@ class Output(NamedTuple):
 
     @property
     def parameter(self):
-        return "publish_" + self.name
+        return SWITCHES.get(self.name, "publish_" + self.name)
 
     @property
     def topic(self):
@@ -51,6 +58,19 @@ OUTPUTS = (
            False, "∂τ", "~/rnea_derivatives: ∂τ/∂q, ∂τ/∂v"),
     Output("aba_derivatives", DERIVATIVES, ("d_dq", "d_dv"), ("dqdd_dq", "dqdd_dv"), True,
            False, "∂q̈", "~/aba_derivatives: ∂q̈/∂q, ∂q̈/∂v"),
+    # operational-space and whole-body outputs (``whole_body``): messages built whole
+    Output("end_effector", END_EFFECTOR, ("pose", "twist", "translational_inertia", "inertia",
+                                          "effective_mass", "defined"),
+           ("ee_pose", "ee_twist", "ee_inertia_t", "ee_inertia", "ee_mass", "ee_defined"),
+           False, "", "Λ", "a link: ~/end_effector, its frame's pose, twist, operational-space "
+           "inertia Λ and effective masses along the root frame's x, y, z; empty: off"),
+    Output("center_of_mass", POINT_STAMPED, ("point",), ("com",), False, False, "c",
+           "~/center_of_mass (frame_id: the root link), and for a floating base "
+           "~/centroidal_momentum"),
+    Output("centroidal_momentum", CENTROIDAL_MOMENTUM, ("center_of_mass", "momentum"),
+           ("momentum",), False, False, "h_G",
+           "~/center_of_mass (frame_id: the root link), and for a floating base "
+           "~/centroidal_momentum"),
 )
 BY_NAME = {o.name: o for o in OUTPUTS}
 NAMES = tuple(BY_NAME)
@@ -86,6 +106,9 @@ RESULTS = {
     "dtau_dq": "∂ID/∂q at (q, v, a)", "dtau_dv": "∂ID/∂v at (q, v, a)",
     "dqdd_dq": "∂FD/∂q at (q, v, τ_measured)", "dqdd_dv": "∂FD/∂v at (q, v, τ_measured)",
 }
+# ... and those of the whole-body outputs (``whole_body.compute``, from q and v alone): size
+WHOLE_BODY_RESULTS = {"ee_pose": 7, "ee_twist": 6, "ee_inertia_t": 9, "ee_inertia": 36,
+                      "ee_mass": 3, "ee_defined": 5, "com": 3, "momentum": 9}
 # one tick's core call, the cheapest that gives the results needed: (name, its results)
 CALLS = (("rnea", ("tau", "joint_tau")),
          ("inverse_and_forward_dynamics", ("tau", "joint_tau", "qdd")),
@@ -116,5 +139,5 @@ def message_fields(output, model):
 def array_sizes(output, model):
     """Return the number of values of each of ``output.fields`` for ``model``."""
     nv, nj = model.nv, len(model.joint_names)
-    sizes = {"tau": nv, "joint_tau": nj, "external_tau": nj, "qdd": nv}
+    sizes = {"tau": nv, "joint_tau": nj, "external_tau": nj, "qdd": nv, **WHOLE_BODY_RESULTS}
     return tuple(sizes.get(r, nv * nv) for r in output.results)

@@ -26,10 +26,12 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from ..formats import cdr
 from .. import outputs
+from ..outputs import whole_body
 from .errors import ReplayError, excerpt, shorten  # noqa: F401 (ReplayError: re-exported)
 
 MSG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msg")
 INTERFACES = ("JointVector", "JointMatrix", "DynamicsDerivatives", "Collision")
+INTERFACES += ("EndEffector", "CentroidalMomentum")      # the whole-body outputs
 JOINT_STATE = outputs.JOINT_STATE
 ODOMETRY = "nav_msgs/msg/Odometry"
 STRING = "std_msgs/msg/String"
@@ -151,6 +153,54 @@ def output_template(output, model):
         kwargs.update(position=np.empty(0), velocity=np.empty(0))
     kwargs.update(zip(output.fields, marks))
     return cdr.Template(store.serialize_cdr(cls(**kwargs), output.msgtype), marks)
+
+
+class MessageTemplate:
+    """
+    A whole-body output's messages (``rbd_ros.outputs.whole_body``), each built by rosbags.
+
+    Their flags vary from message to message, which a :class:`cdr.Template` cannot patch;
+    ``encode`` has the template's signature. ``frame``: ~/end_effector's link.
+    """
+
+    def __init__(self, output, model, frame):
+        self.output, self.model, self.frame = output, model, frame
+        self.store = typestore()
+
+    def encode(self, sec, nanosec, *arrays):
+        """Return many messages' bytes: one per entry of ``sec``, ``nanosec``, ``arrays[k]``."""
+        encoded = []
+        for k in range(len(sec)):
+            values = whole_body.message_values(self.output.name, self.model, self.frame,
+                                               [x[k] for x in arrays])
+            values["header"]["stamp"] = {"sec": int(sec[k]), "nanosec": int(nanosec[k])}
+            msg = _build(self.store, self.output.msgtype, values)
+            encoded.append(self.store.serialize_cdr(msg, self.output.msgtype))
+        return encoded
+
+
+# the message type of each nested field of the whole-body messages, by field name
+_NESTED = {"header": "std_msgs/msg/Header", "stamp": "builtin_interfaces/msg/Time",
+           "point": "geometry_msgs/msg/Point", "position": "geometry_msgs/msg/Point",
+           "center_of_mass": "geometry_msgs/msg/Point",
+           "orientation": "geometry_msgs/msg/Quaternion", "linear": "geometry_msgs/msg/Vector3",
+           "angular": "geometry_msgs/msg/Vector3", "pose": "geometry_msgs/msg/Pose",
+           "twist": "geometry_msgs/msg/Twist"}
+
+
+def _build(store, msgtype, values):
+    """Return the rosbags message ``msgtype`` of nested plain ``values``."""
+    fields = {}
+    for name, value in values.items():
+        if isinstance(value, dict):
+            fields[name] = _build(store, _NESTED[name], value)
+        elif isinstance(value, list):
+            fields[name] = np.array(value, bool)
+        elif isinstance(value, np.ndarray):
+            fields[name] = np.asarray(value, np.float64)
+        else:
+            fields[name] = value
+    return store.types[msgtype](**fields)
 
 
 def open_writer(path, storage):

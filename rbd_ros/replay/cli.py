@@ -66,6 +66,8 @@ def parser():
     p.add_argument("--outputs", default=",".join(table.DEFAULTS),
                    help=f"comma-separated, of {','.join(table.NAMES + observing.NAMES)}")
     p.add_argument("--all", action="store_true", help="every output")
+    p.add_argument("--end-effector-frame", default="", metavar="LINK",
+                   help="the end_effector output's link (the node's end_effector_frame)")
     p.add_argument("--acceleration", choices=recorded_ticks.ACCELERATIONS, default="estimate",
                    help="estimate: Savitzky-Golay derivative of the velocity (the node's "
                    "commanded acceleration in --live); zero: a = 0, as the node without an "
@@ -173,7 +175,8 @@ def _main(argv):
                      identify=args.identify, prior_weight=args.prior_weight,
                      max_relative_std=args.max_relative_std,
                      identify_payload=args.identify_payload, model_params=params_text,
-                     urdf_dynamics=args.urdf_dynamics, **observing.arguments(args))
+                     urdf_dynamics=args.urdf_dynamics, **observing.arguments(args),
+                     end_effector_frame=args.end_effector_frame)
     except ReplayError as exc:
         print(f"rbd_replay: {shorten(exc, 600)}", file=sys.stderr)
         return 2

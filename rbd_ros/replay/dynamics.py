@@ -17,6 +17,7 @@ import numpy as np
 
 from ..actuation import dynamics as actuation
 from .. import outputs as table
+from ..outputs import whole_body
 from . import bag_io
 from .errors import ReplayError, shorten
 
@@ -24,9 +25,14 @@ REFUSED = "refused"
 NOT_FINITE = "a result is not finite (NaN or inf): the inputs are too large"
 
 
-def templates(model, outputs):
-    """{name: cdr.Template} of the outputs ``outputs`` (names) for ``model``."""
-    return {k: bag_io.output_template(table.BY_NAME[k], model) for k in outputs}
+def templates(model, outputs, frame=""):
+    """
+    {name: cdr.Template} of the outputs ``outputs`` (names) for ``model``.
+
+    A whole-body output's is a ``bag_io.MessageTemplate`` (``frame``: ~/end_effector's link).
+    """
+    return {k: bag_io.MessageTemplate(table.BY_NAME[k], model, frame) if k in whole_body.NAMES
+            else bag_io.output_template(table.BY_NAME[k], model) for k in outputs}
 
 
 def joint_model(model, urdf_text, params_text=None, urdf_dynamics=False):
@@ -104,10 +110,12 @@ class Batches:
     (joint_states index, reason) of the first refused message, or None.
     """
 
-    def __init__(self, model, t, outputs, batch_size, timing, encode, joints=None):
+    def __init__(self, model, t, outputs, batch_size, timing, encode, joints=None, frame=""):
         self.model, self.t, self.outputs, self.joints = model, t, outputs, joints
         self.batch_size, self.timing, self.encode = batch_size, timing, encode
-        self.templates = templates(model, outputs) if encode else None
+        self.frame = frame
+        self.whole_body = tuple(n for n in outputs if n in whole_body.NAMES)
+        self.templates = templates(model, outputs, frame) if encode else None
         self.tick_of = np.full(t.messages, -1)
         self.tick_of[t.index] = np.arange(len(t.index))
         self.tau = np.full((len(t.index), len(model.joint_names)), np.nan)
@@ -134,6 +142,36 @@ class Batches:
             self._compute(self.hi)
         self.chunk = {}
 
+    def _whole_body(self, span, arrays, refused):
+        """
+        Add the whole-body outputs' arrays of the states not ``refused`` (updated) in ``span``.
+
+        ``whole_body.compute`` state by state, as the node's ticks; return the first
+        refusal's reason (None: none).
+        """
+        t, error, rows, results = self.t, None, [], []
+        for k in np.flatnonzero(~refused):
+            s = span.start + k
+            try:
+                results.append(whole_body.compute(self.whole_body, self.model, t.q[s], t.v[s],
+                                                  self.frame))
+                rows.append(k)
+            except ValueError as exc:
+                refused[k] = True
+                error = error or str(exc)
+        if error is not None:                    # a refused state publishes none of its outputs
+            keep = ~refused
+            for name, (r, values) in list(arrays.items()):
+                arrays[name] = (r[keep[r]], tuple(x[keep[r]] for x in values))
+        rows = np.asarray(rows, np.int64)
+        for name in self.whole_body:
+            names = table.BY_NAME[name].results
+            values = tuple(np.array([result[key] for result in results]).reshape(len(rows), -1)
+                           for key in names)
+            keep = ~refused[rows] if len(rows) else np.zeros(0, bool)
+            arrays[name] = (rows[keep], tuple(x[keep] for x in values))
+        return error
+
     def _compute(self, lo):
         t = self.t
         self.lo, self.hi = lo, min(lo + self.batch_size, len(t.index))
@@ -142,6 +180,8 @@ class Batches:
         arrays, refused, error = compute_finite(self.model, self.outputs, t.q[span], t.v[span],
                                                 t.a[span], t.tau_in[span],
                                                 t.effort_known[span], self.joints)
+        if self.whole_body:
+            error = self._whole_body(span, arrays, refused) or error
         c1 = time.perf_counter()
         if error is not None:
             self.refused[span] = refused

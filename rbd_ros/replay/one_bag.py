@@ -24,6 +24,7 @@ from types import SimpleNamespace
 import rbd_ros
 from .. import outputs as table
 from ..formats.text_files import read_text
+from ..outputs import whole_body
 from ..description.size_limits import DEFAULT_LIMITS
 from . import (bag_io, dynamics, observing, recorded_ticks, report, segments, staging,
                writing)
@@ -89,7 +90,8 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
            identify=None, prior_weight=None, model_params=None, urdf_dynamics=False,
            max_relative_std=10.0, identify_payload=None,
            observer_gain=table.DEFAULT_OBSERVER_GAIN,
-           collision_thresholds=table.DEFAULT_COLLISION_THRESHOLD, contact_frame=""):
+           collision_thresholds=table.DEFAULT_COLLISION_THRESHOLD, contact_frame="",
+           end_effector_frame=""):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -113,9 +115,11 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     payload on it estimated from the same samples (``payload``). ``observer_gain``,
     ``collision_thresholds``, ``contact_frame``: the node's parameters of the observer's
     outputs (external_torques, collision, contact_wrench: ``observing``); the report gets
-    their ``collisions`` events.
+    their ``collisions`` events. ``end_effector_frame``: the node's parameter of the same name,
+    the link of the ``end_effector`` output (which needs it).
     """
     outputs, observed = observing.split_outputs(outputs, contact_frame)
+    outputs = _whole_body_outputs(outputs, end_effector_frame, floating_base, live)
     if live and observed:
         raise ReplayError("--live records the node's dynamics outputs only: not with "
                           f"{', '.join(observed)}")
@@ -129,6 +133,7 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
                                  order=order, batch_size=batch_size, rate=rate,
                                  max_joint_age=max_joint_age, prior_weight=prior_weight),
         window=window, order=order, acceleration=acceleration, node_name=node_name,
+        frame=end_effector_frame,
         rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
         storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
         rate=rate, live_options=live_options or {}, identify=identify,
@@ -221,7 +226,7 @@ def _write(o, reader, parts, js_ids, live_result, staged, timing):
             o.observed = observing.observe(parts, o, timing)
         batches = writing.write(reader, writer, parts, o.outputs, js_ids, live_result, timing,
                                 node_name=o.node_name, batch_size=o.batch_size,
-                                progress=o.progress, observed=o.observed)
+                                progress=o.progress, observed=o.observed, frame=o.frame)
     except BaseException:
         with contextlib.suppress(Exception):        # it is discarded: the first error counts
             writer.close()
@@ -258,6 +263,24 @@ def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):
         return table.check_outputs(set(outputs) | {"torques"})
     except ValueError as exc:
         raise ReplayError(shorten(exc)) from None
+
+
+def _whole_body_outputs(outputs, frame, floating_base, live):
+    """Return ``outputs`` checked for the whole-body ones' needs (``--all``: those that can)."""
+    outputs = tuple(outputs)
+    every = set(outputs) >= set(table.NAMES)       # --all: what this bag can give
+    needs = {"end_effector": (bool(frame), "--end-effector-frame LINK"),
+             "centroidal_momentum": (floating_base, "--floating-base")}
+    for name, (met, what) in needs.items():
+        if name in outputs and not met:
+            if every:
+                outputs = tuple(n for n in outputs if n != name)
+            else:
+                raise ReplayError(f"--outputs {name} needs {what}")
+    if live and set(outputs) & set(whole_body.NAMES):
+        raise ReplayError("--live records the node's dynamics outputs only: not with "
+                          f"{', '.join(sorted(set(outputs) & set(whole_body.NAMES)))}")
+    return outputs
 
 
 def _bad_number(name, value):

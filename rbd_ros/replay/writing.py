@@ -32,7 +32,7 @@ class Progress:
 
 
 def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, node_name,
-          batch_size, progress, observed=None):
+          batch_size, progress, observed=None, frame=""):
     """
     Write the output bag: the input messages and the outputs of each.
 
@@ -42,6 +42,7 @@ def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, nod
     order (``segments``: the description in force over each); returns their
     :class:`dynamics.Batches` (torques, refused messages). ``observed``: per segment, its
     ``observing.Observed`` (the observer's outputs, after the others as the node publishes).
+    ``frame``: the end_effector output's link.
     """
     copies = {}
     for con in reader.connections:
@@ -55,7 +56,7 @@ def write(reader, writer, segments, outputs, js_ids, live_result, timing, *, nod
     out_cons.update({k: bag_io.add_connection(writer, f"/{node_name}/{k}",
                                               observing.msgtype(k)) for k in names})
     batches = [dynamics.Batches(model, t, outputs, batch_size, timing,
-                                encode=live_result is None, joints=joints)
+                                encode=live_result is None, joints=joints, frame=frame)
                for _, model, t, joints in segments]
     starts = [first for first, *_ in segments] + [None]
     k = 0

@@ -45,7 +45,7 @@ def parse_args(argv=None):
                     help="a bundled robot (rbd_arm7, rbd_quadruped) or a URDF file path")
     ap.add_argument("--all-outputs", action="store_true",
                     help="also publish " + ", ".join(o.topic for o in table.OUTPUTS
-                                                     if not o.default))
+                                                     if o.default is False))
     ap.add_argument("--startup-timeout", type=float, default=600.0,
                     help="seconds to wait for the node's first output (default 600: a first "
                          "run compiles the kernels)")
@@ -220,7 +220,9 @@ def run(args):
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     urdf_path = resolve_robot(args.robot)
     outputs = table.NAMES if args.all_outputs else table.DEFAULTS
-    params = {o.parameter: "true" if o.name in outputs else "false" for o in table.OUTPUTS}
+    # the publish_<name> switches (end_effector_frame names a link: the demo leaves it off)
+    params = {o.parameter: "true" if o.name in outputs else "false" for o in table.OUTPUTS
+              if o.parameter == "publish_" + o.name}
     params.update(robot_description_topic="robot_description", floating_base="false",
                   mimic_joints="independent")
 

@@ -35,6 +35,11 @@ def call(name, model, values, fext=None, **options):
         return function(model, q, v, **kwargs, **options)
     if name == "frame_jacobian":       # the link is not an array: the row's prepare step
         return function(model, *args, model.body_names[-1], **options)
+    if "link" in inspect.signature(function).parameters:      # the frame calls (issue 36)
+        states = [x for x in row.inputs if x != "direction"]
+        after = [values["direction"]] if "direction" in row.inputs else []
+        return function(model, *(values[x] for x in states), model.body_names[-1], *after,
+                        **options)
     if fext is not None:
         return function(model, *args, fext, **options)
     return function(model, *args, **options)
@@ -50,7 +55,7 @@ def clean_state(model, seed=3):
     rng = np.random.default_rng(seed)
     return {"q": model.random_configuration(rng), "v": rng.normal(size=model.nv),
             "a": rng.normal(size=model.nv), "tau": rng.normal(size=model.nv),
-            "dv": rng.normal(size=model.nv)}
+            "dv": rng.normal(size=model.nv), "direction": rng.normal(size=3)}
 
 
 def test_every_row_is_built_and_exported():

@@ -20,6 +20,7 @@ import time
 import rclpy
 from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import Log
 from rclpy.context import Context
@@ -47,7 +48,9 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 OUTPUTS = {"torques": JointState, "accelerations": rbd_msg.JointVector,
            "inverse_inertia": rbd_msg.JointMatrix,
            "rnea_derivatives": rbd_msg.DynamicsDerivatives,
-           "aba_derivatives": rbd_msg.DynamicsDerivatives}
+           "aba_derivatives": rbd_msg.DynamicsDerivatives,
+           "end_effector": rbd_msg.EndEffector, "center_of_mass": PointStamped,
+           "centroidal_momentum": rbd_msg.CentroidalMomentum}
 SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
             "forward_dynamics": rbd_srv.ForwardDynamics,
             "inverse_inertia": rbd_srv.InverseInertia,
@@ -57,7 +60,8 @@ SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
 PLANNER_SERVICES = {"trajectory_torques": rbd_srv.TrajectoryTorques,
                     "trajectory_forward": rbd_srv.TrajectoryForward,
                     "set_payload": rbd_srv.SetPayload,
-                    "retime_trajectory": rbd_srv.RetimeTrajectory}
+                    "retime_trajectory": rbd_srv.RetimeTrajectory,
+                    "trajectory_effective_mass": rbd_srv.TrajectoryEffectiveMass}
 
 _namespaces = itertools.count()
 _stamps = itertools.count(1)

@@ -32,6 +32,7 @@ pytest.importorskip("rosbags")
 from builtin_interfaces.msg import Time  # noqa: E402
 
 from rbd_ros import outputs  # noqa: E402
+from rbd_ros.outputs import whole_body  # noqa: E402
 from rbd_ros.replay import bag_io, replay  # noqa: E402
 from node_helpers import Harness, wait_for  # noqa: E402
 from node_cases import Listener  # noqa: E402
@@ -317,6 +318,38 @@ def check_with_pinocchio(robot, found, q, v, tau):
                      "dqdd_dv")
 
 
+def check_whole_body_with_pinocchio(robot, found, q, v, link):
+    """Check ~/end_effector, ~/center_of_mass (and ~/centroidal_momentum) against Pinocchio."""
+    pin, pm, pd = robot.pin, robot.pm, robot.pd
+    qp, vp = robot.q_to_pin(q), robot.v_to_pin(v)
+    pin.centerOfMass(pm, pd, qp, vp)
+    point = found["center_of_mass"].point
+    assert_close([point.x, point.y, point.z], pd.com[0], 1e-9, "center_of_mass")
+    if robot.floating:
+        pin.computeCentroidalMomentum(pm, pd, qp, vp)
+        h = found["centroidal_momentum"]
+        assert_close([h.linear.x, h.linear.y, h.linear.z, h.angular.x, h.angular.y,
+                      h.angular.z], pd.hg.vector, 1e-9, "centroidal_momentum")
+    e = found["end_effector"]
+    assert e.link == link
+    frame = pm.getFrameId(link, pin.BODY)
+    pin.framesForwardKinematics(pm, pd, qp)
+    p = e.pose.position
+    assert_close([p.x, p.y, p.z], pd.oMf[frame].translation, 1e-9, "end_effector position")
+    J = np.asarray(pin.computeFrameJacobian(pm, pd, qp, frame, pin.LOCAL_WORLD_ALIGNED))
+    Minv = np.asarray(pin.computeMinverse(pm, pd, qp))
+    Minv = np.triu(Minv) + np.triu(Minv, 1).T
+    t = e.twist
+    assert_close([t.linear.x, t.linear.y, t.linear.z, t.angular.x, t.angular.y, t.angular.z],
+                 J @ vp, 1e-9, "end_effector twist")
+    inverse_t = J[:3] @ Minv @ J[:3].T
+    assert e.translational_inertia_defined
+    assert_close(np.reshape(e.translational_inertia, (3, 3)), np.linalg.inv(inverse_t), 1e-8,
+                 "Λ_t")
+    assert list(e.effective_mass_defined) == [True] * 3
+    assert_close(e.effective_mass, 1.0 / np.diag(inverse_t), 1e-8, "effective masses")
+
+
 # -- the test ----------------------------------------------------------------------------------
 def assert_same(a, b, what):
     """Assert the same message: every field equal, floats bit for bit (NaN equal to NaN)."""
@@ -353,7 +386,9 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
         list(model.joint_names), rng)
     params = {"robot_description": robot.xml, "floating_base": robot.floating,
               "max_joint_age": MAX_AGE, "unknown_velocity": unknown_velocity,
-              "diagnostics_period": 0.0, **{o.parameter: True for o in outputs.OUTPUTS},
+              "diagnostics_period": 0.0, **{o.parameter: True for o in outputs.OUTPUTS
+                                            if o.name not in whole_body.NAMES},
+              "end_effector_frame": FRAMES[name], "publish_center_of_mass": True,
               "publish_external_torques": True, "publish_collision": True,
               "contact_frame": FRAMES[name], "collision_thresholds": [THRESHOLD]}
     h = Harness(params)
@@ -365,7 +400,8 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
                      floating_base=robot.floating, outputs=outputs.NAMES + OBSERVER,
                      max_joint_age=MAX_AGE, unknown_velocity=unknown_velocity,
                      acceleration="zero", progress=False, plots=False,
-                     collision_thresholds=THRESHOLD, contact_frame=FRAMES[name])
+                     collision_thresholds=THRESHOLD, contact_frame=FRAMES[name],
+                     end_effector_frame=FRAMES[name])
         replay_out = read_outputs(tmp_path / "out")
 
         def received():
@@ -401,6 +437,8 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
         if expect is None:
             q, v, tau, effort_known = merged.state()
             want = {o.name for o in outputs.computation(outputs.NAMES, effort_known).outputs}
+            if not robot.floating:                # ~/centroidal_momentum: floating bases only
+                want.discard("centroidal_momentum")
         assert set(node_found) - set(OBSERVER) == set(replay_found) - set(OBSERVER) == want, \
             f"message {m} ({expect})"
         observed = sorted(k for k in OBSERVER if k in node_found)
@@ -408,7 +446,9 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
         for k in observed:
             assert_same(node_found[k], replay_found[k], f"message {m} {k}")
             seen[k] += 1
-        for k in want:
+        for k in want & set(whole_body.NAMES):   # the same calls, state by state
+            assert_same(node_found[k], replay_found[k], f"message {m} {k}")
+        for k in want - set(whole_body.NAMES):
             a, b = node_found[k], replay_found[k]
             assert names_of(a) == names_of(b) == list(
                 model.joint_names if k == "torques" else outputs.dof_names(model))
@@ -416,6 +456,7 @@ def test_node_and_replay_agree(tmp_path, name, unknown_velocity):
                 np.testing.assert_allclose(x, y, rtol=1e-9, atol=1e-9, err_msg=f"{m} {k}")
         if expect is None:
             check_with_pinocchio(robot, node_found, q, v, tau)
+            check_whole_body_with_pinocchio(robot, node_found, q, v, FRAMES[name])
             answered += 1
     assert m + 1 == rep["messages"] and answered == rep["answered"] >= 6
     assert rep["skipped"] == {key: sum(1 for s in steps if s[0] == "js" and s[-1] == key)

@@ -233,3 +233,39 @@ def test_bad_trajectory_requests(harness):
     req.mode, req.dt = "rollout", 1e-3
     req.trajectory.points[2].effort = [1e300] * m.nv
     refused(forward, req, "finite")
+
+
+@pytest.mark.parametrize("name", ["arm7", "quadruped"])
+def test_trajectory_effective_mass(harness, name, pin):
+    """~/trajectory_effective_mass: 1 / (uᵀ J_v M⁻¹ J_vᵀ u), u along J_v v, from Pinocchio."""
+    h, robot = start(harness, name)
+    nb = 6 if robot.floating else 0
+    n = 12
+    q, v, _ = random_states(robot, n, 3)
+    link = list(robot.model.link_frames)[-1]
+    names, perm = request_order(robot, 4)
+    req = PLANNER_SERVICES["trajectory_effective_mass"].Request(link=link)
+    req.trajectory = trajectory(names, perm, positions=q[:, 7 if nb else 0:],
+                                velocities=v[:, nb:])
+    if nb:
+        req.base_q, req.base_v = q[:, :7].ravel().tolist(), v[:, :6].ravel().tolist()
+    resp = h.call("trajectory_effective_mass", req)
+    assert resp.success, resp.message
+    assert resp.points == n and all(resp.defined)
+    frame = robot.pm.getFrameId(link, pin.BODY)
+    for k in range(n):
+        qp = robot.q_to_pin(q[k])
+        Jv = np.asarray(pin.computeFrameJacobian(robot.pm, robot.pd, qp, frame,
+                                                 pin.LOCAL_WORLD_ALIGNED))[:3]
+        M = np.asarray(pin.crba(robot.pm, robot.pd, qp))
+        M = np.triu(M) + np.triu(M, 1).T
+        velocity = Jv @ robot.v_to_pin(v[k])
+        u = velocity / np.linalg.norm(velocity)
+        w = Jv.T @ u
+        assert_close(resp.direction[3 * k:3 * k + 3], u, 1e-9, f"u {k}")
+        assert_close(resp.speed[k], np.linalg.norm(velocity), 1e-9, f"speed {k}")
+        assert_close(resp.effective_mass[k], 1.0 / (w @ np.linalg.solve(M, w)), 1e-8,
+                     f"effective mass {k}")
+    req.link = "no_such_link"
+    resp = h.call("trajectory_effective_mass", req)
+    assert not resp.success and "not a link" in resp.message

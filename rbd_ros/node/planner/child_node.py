@@ -15,7 +15,8 @@ from rbd_ros_interfaces import srv as rbd_srv
 from ..reporting import one_line
 from ..retime_service import retime_trajectory
 from ..services import guarded_service
-from ..trajectories import trajectory_feedforward, trajectory_forward, trajectory_torques
+from ..trajectories import (trajectory_effective_mass, trajectory_feedforward, trajectory_forward,
+                            trajectory_torques)
 from .process import VERSION
 
 CATCH_UP_TIMEOUT = 5.0     # s: the longest a request waits for the robot the node swapped in
@@ -42,7 +43,9 @@ class PlannerNode(Node):
                 ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
                 ("retime_trajectory", rbd_srv.RetimeTrajectory, retime_trajectory),
                 ("trajectory_feedforward", rbd_srv.TrajectoryFeedforward,
-                 trajectory_feedforward)):
+                 trajectory_feedforward),
+                ("trajectory_effective_mass", rbd_srv.TrajectoryEffectiveMass,
+                 trajectory_effective_mass)):
             self.create_service(srv_type, getattr(args, name),
                                 self._current(name, guarded_service(self, name, handler)))
 

@@ -69,7 +69,7 @@ EXIT_WAIT = 0.3            # s: the most a node whose process ends waits for its
 SETTINGS_POLL = 1.0        # s: between reads of the node's log levels
 VERSION = struct.Struct("<q")
 SERVICES = ("trajectory_torques", "trajectory_forward", "retime_trajectory",
-            "trajectory_feedforward")
+            "trajectory_feedforward", "trajectory_effective_mass")
 
 
 class PlannerRobot:

@@ -1,0 +1,140 @@
+"""
+The centroidal momentum h_G = A_G v and its matrix A_G (6 × nv), linear rows first.
+
+Orin, Goswami and Lee, "Centroidal dynamics of a humanoid robot", Autonomous Robots 35,
+2013; Pinocchio's ``ccrba`` (A_G: ``data.Ag``) and ``computeCentroidalMomentum``
+(``data.hg``): the robot's linear momentum and its angular momentum about the centre of
+mass c, both in the root frame's axes. In the world frame, as the world-frame CRBA: each
+body's inertia is moved to the world once (``inertia_act``), the composite inertias I^C_i
+of the subtrees add up leaves to root without changes of frame (``composite_pass``), and
+column j of the momentum matrix at the world's origin is I^C_i S_j (j a dof of body i:
+the momentum of everything j moves, when only j moves). A_G moves it to c:
+
+    A_G[:, j] = [f_j; n_j − c × f_j],   [f_j; n_j] = I^C_i S_j,   c = h / m (of I^C_root).
+
+h_G sums I_i v_i over the bodies (``total_momentum``) and moves it to c the same way. A
+coupled model (mimic joints): A_G,r = A_G G at f(q); h_G at f(q), G v.
+"""
+from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
+from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
+from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load10
+from ..model.se3 import cross3, se3_load, se3_store, store6, store10
+from .common import (NO_MASS, matrix_status, placement_step, store_motion, vector_status,
+                     velocity_step)
+from .entries import public
+from .frame_jacobian import add_column, coupling_table  # noqa: F401
+from .frame_jacobian_time_variation import tree_motion
+from .frame_placement import tree_configuration
+from .joints import joint_nv, subspace_column
+
+ZERO10 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+@helper
+def composite_pass(packed, ws, q):
+    """Store placements and the subtrees' world inertias I^C (W_OI); return the robot's."""
+    nb = packed.shape[0] - 1
+    for i in range(nb):
+        oM, oS = placement_step(packed, ws, q, i)
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
+        store10(ws, i, W_OI, inertia_act(oM, load10(packed, i, P_THETA)))
+    total = ZERO10
+    for i in range(nb - 1, -1, -1):     # leaves to root: a child after its parent in DFS
+        Ic = load10(ws, i, W_OI)
+        parent = int(packed[i, P_PARENT])
+        if parent >= 0:
+            store10(ws, parent, W_OI, add10(load10(ws, parent, W_OI), Ic))
+        else:
+            total = add10(total, Ic)
+    return total
+
+
+@helper
+def about_com(f, c):
+    """Return the momentum [f; n] at the world's origin taken at c instead: [f; n − c × f]."""
+    cx, cy, cz = cross3(c[0], c[1], c[2], f[0], f[1], f[2])
+    return f[0], f[1], f[2], f[3] - cx, f[4] - cy, f[5] - cz
+
+
+@helper
+def centroidal_matrix_columns(packed, table, ws, q, A):
+    """Set A = A_G (6 × nv, all entries) at the tree's q; return the status (no mass)."""
+    for r in range(6):
+        for c in range(A.shape[1]):
+            A[r, c] = 0.0
+    total = composite_pass(packed, ws, q)
+    if not total[0] > 0.0:
+        return NO_MASS
+    c = (total[1] / total[0], total[2] / total[0], total[3] / total[0])
+    for i in range(packed.shape[0] - 1):
+        oM, oS = se3_load(ws, i, W_OM), load6(ws, i, W_OS)
+        Ic = load10(ws, i, W_OI)
+        iv = int(packed[i, P_IV])
+        for k in range(joint_nv(packed, i)):
+            f = inertia_apply(Ic, subspace_column(packed, i, k, oM, oS))
+            add_column(table, q.shape[0], A, iv + k, about_com(f, c))
+    return 0
+
+
+@helper
+def total_momentum(packed, ws, q, v):
+    """Return (the robot's world inertia θ, its momentum Σ I_i v_i at the world's origin)."""
+    total = ZERO10
+    momentum = ZERO6
+    for i in range(packed.shape[0] - 1):
+        oM, oS = placement_step(packed, ws, q, i)
+        ov = velocity_step(packed, ws, v, i, oM, oS)[2]
+        store_motion(ws, i, oM, oS, ov)
+        oI = inertia_act(oM, load10(packed, i, P_THETA))
+        total = add10(total, oI)
+        momentum = add6(momentum, inertia_apply(oI, ov))
+    return total, momentum
+
+
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_2d))
+def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
+    """Set A (6 × nv) to A_G at q."""
+    status, qt = tree_configuration(packed, table, qf, q)
+    status = status or centroidal_matrix_columns(packed, table, ws, qt, A)
+    return status or matrix_status(A)
+
+
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_1d))
+def centroidal_momentum_kernel(packed, table, ws, qf, VF, q, v, out):
+    """Set out (6) to h_G at (q, v): linear momentum, angular momentum about the centre of mass."""
+    status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
+    if status:
+        return status
+    total, momentum = total_momentum(packed, ws, qt, vt)
+    if not total[0] > 0.0:
+        return NO_MASS
+    c = (total[1] / total[0], total[2] / total[0], total[3] / total[0])
+    h = about_com(momentum, c)
+    for k in range(6):
+        out[k] = h[k]
+    return vector_status(out)
+
+
+@public
+def centroidal_momentum_matrix(model, q, *, data=None, out=None):
+    """
+    Return the centroidal momentum matrix A_G (6 × nv) at q: h_G = A_G v.
+
+    Pinocchio's ``ccrba(model, data, q, v)`` → ``data.Ag``: rows 0-2 the linear momentum,
+    rows 3-5 the angular momentum about the centre of mass, both in the root frame's axes.
+    ``out``: a (6, nv) float64 C-contiguous array to write into (and return). Raises
+    ValueError for a model without mass. A model with mimic joints: A_G G.
+    """
+
+
+@public
+def centroidal_momentum(model, q, v, *, data=None):
+    """
+    Return the centroidal momentum h_G (6) at (q, v): [linear; angular about the CoM].
+
+    Pinocchio's ``computeCentroidalMomentum(model, data, q, v)`` → ``data.hg``, in the
+    root frame's axes; equal to ``centroidal_momentum_matrix(model, q) @ v``. Raises
+    ValueError for a model without mass. A model with mimic joints: at (f(q), G v).
+    """
