@@ -15,9 +15,12 @@ import os
 import re
 import shutil
 import sys
+import threading
 import time
+import typing
 
 STALE_DAYS = 30
+WORKER_START_S = 60      # how long a worker waits for the others to start
 # what the cache held before it was keyed by content: <folder>_<sha1 of its path>, warm-<hash>
 _OLD_LAYOUT = re.compile(r"^(\w+_[0-9a-f]{40}|warm-[0-9a-f]{16})$")
 
@@ -29,14 +32,68 @@ def _define_kernels():
     import rbd_ros.contact.measured_wrenches  # noqa: F401
 
 
+class Compiled(typing.NamedTuple):
+    """One kernel compiled (or loaded) by a worker: when, how long, on which process."""
+
+    name: str
+    seconds: float          # wall time of the compile
+    cpu_seconds: float      # the worker's CPU time during it (the load does not change it)
+    started: float          # time.time() at its start and end: intervals comparable across
+    ended: float            # the workers
+    pid: int
+
+
+def _start_worker(ready):
+    """Import the kernels, then wait for the other workers: every one starts compiling at once."""
+    _define_kernels()
+    try:
+        ready.wait(WORKER_START_S)
+    except threading.BrokenBarrierError:    # a worker late or gone: compile without it
+        pass
+
+
 def _compile(index):
-    """Compile kernel ``index`` of ``rbd_ros._jit.KERNELS`` in this worker; (name, seconds)."""
+    """Compile kernel ``index`` of ``rbd_ros._jit.KERNELS`` in this worker; a ``Compiled``."""
     _define_kernels()
     from rbd_ros import _jit
     kernel = _jit.KERNELS[index]
-    started = time.perf_counter()
+    started, cpu, wall = time.perf_counter(), time.process_time(), time.time()
     kernel.compile_declared()
-    return kernel.py_func.__name__, time.perf_counter() - started
+    return Compiled(kernel.py_func.__name__, time.perf_counter() - started,
+                    time.process_time() - cpu, wall, time.time(), os.getpid())
+
+
+def compile_kernels(names=None, jobs=None, out=sys.stdout):
+    """
+    Compile the kernels ``names`` (default: every one) in ``jobs`` worker processes.
+
+    Return their ``Compiled`` records in the order they finished. Processes, not threads:
+    numba compiles under one lock per process. Workers are spawned, not forked (a fork of a
+    process that has initialised LLVM is not safe), and share the disk cache: a kernel that
+    calls another loads it from there once a worker has written it.
+    """
+    _define_kernels()
+    from rbd_ros import _jit
+    indices = [k for k, kernel in enumerate(_jit.KERNELS)
+               if names is None or kernel.py_func.__name__ in names]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(indices)))
+    print(f"rbd_ros: compiling {len(indices)} dynamics kernels into "
+          f"{_jit.version_cache_dir()} with {jobs} processes (cached ones load at once)",
+          file=out, flush=True)
+    started, done = time.perf_counter(), []
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(jobs)
+    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context,
+                                                initializer=_start_worker,
+                                                initargs=(ready,)) as pool:
+        futures = [pool.submit(_compile, k) for k in indices]
+        for future in concurrent.futures.as_completed(futures):
+            done.append(future.result())
+            r = done[-1]
+            print(f"  [{len(done):>2}/{len(indices)}] {r.name:<40} {r.seconds:6.1f} s "
+                  f"{r.cpu_seconds:6.1f} s CPU   ({time.perf_counter() - started:5.0f} s)",
+                  file=out, flush=True)
+    return done
 
 
 def _marker():
@@ -91,19 +148,8 @@ def warm(jobs=None, out=sys.stdout):
         print(f"rbd_ros: every dynamics kernel is in the cache ({_jit.version_cache_dir()})",
               file=out)
         return 0.0
-    count = len(_jit.KERNELS)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, count))
-    print(f"rbd_ros: compiling {count} dynamics kernels into {_jit.version_cache_dir()} "
-          f"with {jobs} processes (cached ones load at once)", file=out, flush=True)
     started = time.perf_counter()
-    # spawned, not forked: a fork of a process that has initialised LLVM is not safe
-    context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        futures = [pool.submit(_compile, k) for k in range(count)]
-        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-            name, seconds = future.result()
-            print(f"  [{done:>2}/{count}] {name:<40} {seconds:6.1f} s   "
-                  f"({time.perf_counter() - started:5.0f} s)", file=out, flush=True)
+    compile_kernels(jobs=jobs, out=out)
     os.makedirs(os.path.dirname(_marker()), exist_ok=True)
     with open(_marker(), "w", encoding="utf-8") as f:     # empty: written whole or not at all
         f.write("")

@@ -184,3 +184,38 @@ def test_warm_cache_defines_every_kernel_of_the_core():
     assert done.returncode == 0, done.stderr[-2000:]
     count, missing = done.stdout.split(" ", 1)
     assert int(count) > 30 and missing.strip() == "[]", done.stdout
+
+
+WARM_TWO_KERNELS = """
+import json, os
+from rbd_ros import _jit
+from rbd_ros.tools import warm_cache
+if __name__ == "__main__":
+    done = warm_cache.compile_kernels({names!r}, jobs=2, out=open(os.devnull, "w"))
+    files = [f for _, _, fs in os.walk(_jit.version_cache_dir()) for f in fs]
+    print(json.dumps({{"done": [r._asdict() for r in done], "files": files}}))
+"""
+
+
+def test_warm_cache_compiles_in_parallel_processes(tmp_path):
+    # issue 35: rbd_warm_cache must compile kernels side by side, one per process (numba
+    # compiles one function at a time per process). Two small kernels, two workers, a fresh
+    # process on an empty cache: both compiled there, written to the cache, and their
+    # compile intervals overlap.
+    names = ["integrate_kernel", "gravity_kernel"]
+    script = tmp_path / "warm_two.py"
+    script.write_text(WARM_TWO_KERNELS.format(names=names))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    compiled = {r["name"]: r for r in report["done"]}
+    assert sorted(compiled) == sorted(names)
+    for name in names:       # numba's index of each kernel: <module>.<name>-<line>.py3x.nbi
+        assert any(f".{name}-" in f and f.endswith(".nbi") for f in report["files"]), report
+    first, second = compiled.values()
+    assert first["pid"] != second["pid"], report
+    overlap = min(first["ended"], second["ended"]) - max(first["started"], second["started"])
+    assert overlap > 0, report
