@@ -178,7 +178,44 @@ def parse_xml(text, source):
     if root.tag != "robot":
         raise URDFError(f"malformed URDF ({source}): the root element is "
                         f"<{excerpt(root.tag).strip(chr(39))}>, not <robot>")
+    refuse_xacro(root, source)
     return root
+
+
+XACRO_DECLARATIONS = ("property", "arg")      # expand to nothing by themselves
+
+
+def refuse_xacro(root, source):
+    """
+    Refuse (URDFError) a xacro file: a document xacro has yet to expand into a URDF.
+
+    Its ``<xacro:...>`` elements (macros, includes, calls, conditionals; the prefix bound to
+    the xacro namespace, whatever its name) or ``${...}`` and ``$(...)`` substitutions in
+    attributes where xacro is declared: read as a URDF it would lose whatever they define (a
+    zero-joint model). Tolerated, as leftovers that expand to nothing: the ``xmlns:xacro``
+    declaration (xacro keeps it in the URDFs it writes) and ``<xacro:property>`` and
+    ``<xacro:arg>`` declarations in a document that has links and no substitution.
+    """
+    prefixes = {"xacro"}
+    for element in root.iter():
+        prefixes.update(key[6:] for key, value in element.attrib.items()
+                        if key.startswith("xmlns:") and "xacro" in value)
+    tags = [e.tag for e in root.iter() if ":" in e.tag and e.tag.partition(":")[0] in prefixes]
+    declared = bool(tags) or len(prefixes) > 1 or "xmlns:xacro" in root.attrib
+    found = next((f"<{excerpt(t).strip(chr(39))}> elements" for t in tags
+                  if t.partition(":")[2] not in XACRO_DECLARATIONS), None)
+    if not found and declared and any("${" in v or "$(" in v for e in root.iter()
+                                      for v in e.attrib.values()):
+        found = "${...} substitutions"
+    if not found and tags and root.find("link") is None:
+        found = f"<{excerpt(tags[0]).strip(chr(39))}> and no <link>"
+    if found:
+        name = os.path.basename(source) if not source.startswith("<") else "robot.urdf.xacro"
+        stem = name[:-len(".xacro")] if name.endswith(".xacro") else name
+        stem = stem if stem.endswith(".urdf") else stem + ".urdf"
+        raise URDFError(f"URDF ({source}) is a xacro file ({found}), not yet a URDF: expand "
+                        f"it first, `xacro {name} > {stem}` (or `ros2 run xacro xacro {name} "
+                        f"-o {stem}`), and load {stem}")
 
 
 def read_robot(root, source):

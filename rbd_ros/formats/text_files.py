@@ -9,9 +9,16 @@ forever), a device (``/dev/zero`` never ends), a directory, a socket; and so is 
 larger than the limit, by its size. The file is opened non-blocking and checked again on
 the open descriptor (``fstat``), so a path swapped for a FIFO between the checks cannot
 block either.
+
+Files a tool writes (``rbd_retime -o``, ``rbd_excite -o``): :func:`check_output` refuses,
+before the work, a path where a new regular file cannot be put (something there that is not
+a regular file: a FIFO, a device, a directory; a missing directory; one that takes no new
+file); :func:`write_atomic` writes through a temporary file renamed into place, with the mode
+``open()`` gives (not ``mkstemp``'s 0600).
 """
 import os
 import stat
+import tempfile
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
           (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
@@ -89,3 +96,111 @@ def read_text(path, limit):
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+
+
+def check_output(path, what="output"):
+    """
+    Refuse (ValueError, one line) a path a new regular file cannot be written at.
+
+    Checked before a tool does its work, so that a bad ``-o`` costs nothing: the path must
+    name a file (not end with a separator), anything already there must be a regular file
+    (a FIFO, a device such as ``/dev/null``, a directory or a socket is refused: replacing
+    it would remove it), and its directory must exist, be a directory and take a new file
+    (tried: a temporary file created and removed at once). Returns the absolute path.
+    """
+    shown = excerpt(path)
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise ValueError(f"{what} {shown}: not a file name") from None
+    if not path or path.endswith(os.sep) or os.path.basename(path) in (".", ".."):
+        raise ValueError(f"{what} {shown}: names a directory, not a file")
+    final = os.path.abspath(path)
+    _refuse_replacing(final, what, shown)
+    folder = os.path.dirname(final)
+    if not os.path.isdir(folder):
+        why = "is not a directory" if os.path.lexists(folder) else "does not exist"
+        raise ValueError(f"{what} {shown}: its directory {excerpt(folder)} {why}")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.probe-", dir=folder)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"{what} {shown}: cannot write in {excerpt(folder)} "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    return final
+
+
+def _refuse_replacing(final, what, shown):
+    """Refuse (ValueError) anything but a regular file at ``final`` (links followed)."""
+    try:
+        mode = os.stat(final).st_mode
+    except (FileNotFoundError, NotADirectoryError):    # nothing there (a dangling link)
+        return
+    except OSError as exc:
+        raise ValueError(f"{what} {shown}: {exc.strerror or type(exc).__name__}") from None
+    why = _not_regular(mode)
+    if why:
+        raise ValueError(f"{what} {shown}: {why}; refusing to replace it")
+
+
+def write_atomic(path, data, what="output"):
+    """
+    Write ``data`` (str: UTF-8, or bytes) to ``path``: a temporary file beside it, renamed.
+
+    The file gets the mode ``open()`` would give a new file (0o666 less the umask: 0644
+    under the usual umask 022), not ``mkstemp``'s 0600. The path is checked again just
+    before the rename (:func:`check_output`'s rule); ValueError saying why it cannot be
+    written; nothing is left under the final name unless complete.
+    """
+    final = check_output(path, what)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    folder, name = os.path.split(final)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{name}.partial-", dir=folder)
+    except OSError as exc:
+        raise ValueError(f"{what} {excerpt(path)}: cannot write it "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o666 & ~_umask())
+            f.write(data)
+        _refuse_replacing(final, what, excerpt(path))
+        os.replace(tmp, final)
+    except OSError as exc:
+        _remove(tmp)
+        raise ValueError(f"{what} {excerpt(path)}: cannot write it "
+                         f"({exc.strerror or type(exc).__name__})") from None
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _umask():
+    """Return the process's umask, read without changing it where Linux says it."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)               # elsewhere: set and restore (not thread-safe)
+    os.umask(mask)
+    return mask
+
+
+def excerpt(value, limit=80):
+    """Quote a path in an error: escaped (repr), cut to about ``limit`` characters."""
+    text = os.fsdecode(value) if isinstance(value, bytes) else str(value)
+    if len(text) > limit:
+        text = text[:limit - 20] + "..." + text[-17:]
+    return repr(text)

@@ -16,23 +16,37 @@ The layout is the message's as ROS writes messages to YAML (``ros2 topic echo``,
       time_from_start: {sec: 0, nanosec: 0}     # optional (absent: 0)
 
 :func:`read` returns a :class:`Trajectory` (numpy arrays, NaN-free: a file with NaN, inf,
-a non-number, a duplicate or empty joint name, a point of the wrong length or more than
-:data:`MAX_POINTS` points is refused with a short ValueError saying where); :func:`write`
-writes one through a temporary file renamed into place. ``rbd_excite`` writes this layout.
+a non-number, a duplicate or empty joint name or a point of the wrong length is refused with
+a short ValueError saying where); :func:`write` writes one through a temporary file renamed
+into place (``text_files.write_atomic``). ``rbd_excite`` writes this layout.
+
+A file comes from outside, so :func:`read` bounds the work before doing it: a regular file
+of at most :data:`MAX_BYTES` (8 MiB: about 12,000 points of 7 joints with every field, or
+50,000 with positions only), checked on libyaml's event stream before any object is built
+(nested at most :data:`MAX_DEPTH` levels: the layout needs 4, a deeper document would
+recurse in the loader; at most :data:`MAX_NODES` values and collections: a million empty
+points took 25 s and 843 MB to load), loaded with libyaml's ``CSafeLoader`` where PyYAML
+has it (its pure-Python loader took 65 s and 981 MB for 10.8 MB), and at most
+:data:`MAX_JOINTS` names, :data:`MAX_POINTS` points and :data:`MAX_VALUES` numbers per field
+(names × points), checked before an array is allocated.
 """
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 
 import numpy as np
 import yaml
 
-from .text_files import read_text
+from .text_files import read_text, write_atomic
 
 FIELDS = ("positions", "velocities", "accelerations", "effort")
-MAX_POINTS = 1_000_000
-MAX_BYTES = 256 << 20
+MAX_BYTES = 8 << 20
+MAX_DEPTH = 16
+MAX_NODES = 600_000
+MAX_JOINTS = 1_000
+MAX_POINTS = 100_000
+MAX_VALUES = 2_000_000
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml's, where PyYAML has it
+DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 @dataclass
@@ -47,13 +61,57 @@ class Trajectory:
 
 def read(path):
     """Return the :class:`Trajectory` of the YAML file ``path``; ValueError saying why not."""
+    text = read_text(path, MAX_BYTES)
     try:
-        doc = yaml.safe_load(read_text(path, MAX_BYTES))
+        _check_events(text)
+        doc = yaml.load(text, Loader=LOADER)
+    except (ValueError, TypeError, IndexError, OverflowError) as exc:
+        if isinstance(exc, _Refused):
+            raise
+        # PyYAML's constructors on what its resolver took for a number or a date ("2001-13-
+        # 99", an integer of 5,000 digits) raise these rather than a YAMLError
+        raise ValueError(f"a value YAML cannot construct ({_short(exc, 60)})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise ValueError(f"not YAML{where}") from None
+        problem = getattr(exc, "problem", None)          # libyaml's nesting limit, say
+        where = [f"line {mark.line + 1}"] if mark is not None else []
+        where += [_short(problem, 60)] if problem else []
+        raise ValueError(f"not YAML ({': '.join(where)})" if where else "not YAML") from None
     return parse(doc)
+
+
+def _check_events(text):
+    """
+    Refuse a document too deep, too large or tagged, from libyaml's events: nothing built.
+
+    _Refused (a ValueError): nested deeper than :data:`MAX_DEPTH`, more than
+    :data:`MAX_NODES` values and collections, an explicit tag (``!!float``: PyYAML's
+    constructors fail on some with an IndexError; the layout has none).
+    """
+    depth = nodes = 0
+    for event in yaml.parse(text, Loader=LOADER):
+        if getattr(event, "tag", None) not in (None, "!"):
+            raise _Refused(f"an explicit YAML tag ({_short(event.tag)}): not part of a "
+                           "JointTrajectory")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                line = event.start_mark.line + 1 if event.start_mark else "?"
+                raise _Refused(f"nested deeper than {MAX_DEPTH} levels (line {line}): not "
+                               "a JointTrajectory")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            continue
+        elif not isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+            continue
+        nodes += 1
+        if nodes > MAX_NODES:
+            raise _Refused(f"more than {MAX_NODES} values and collections: too large for a "
+                           "JointTrajectory file")
+
+
+class _Refused(ValueError):
+    """A document refused by :func:`_check_events` (not an error of PyYAML's constructors)."""
 
 
 def parse(doc):
@@ -67,15 +125,14 @@ def parse(doc):
         raise ValueError("joint_names has duplicates")
     if not isinstance(points, list):
         raise ValueError("points must be a list")
-    if len(points) > MAX_POINTS:
-        raise ValueError(f"{len(points)} points: at most {MAX_POINTS}")
+    _check_sizes(len(names), len(points))
     frame = ((doc.get("header") or {}).get("frame_id", "")
              if isinstance(doc.get("header") or {}, dict) else None)
     if not isinstance(frame, str):
         raise ValueError("header must be a mapping with a frame_id string")
     n, nj = len(points), len(names)
-    out = {f: np.empty((n, nj)) for f in FIELDS}
     present = {f: None for f in FIELDS}
+    out = {}
     t = np.zeros(n)
     for k, p in enumerate(points):
         if not isinstance(p, dict):
@@ -86,16 +143,31 @@ def parse(doc):
                 raise ValueError(f"point {k}: {f} must have {nj} numbers (or none)")
             if present[f] is None:
                 present[f] = bool(values)
+                if values:
+                    out[f] = np.empty((n, nj))
             elif present[f] != bool(values):
                 raise ValueError(f"point {k}: {f} given for some points only")
             for j, x in enumerate(values):
                 out[f][k, j] = _number(x, f"point {k}: {f} of {_short(names[j])}")
         t[k] = _time(p.get("time_from_start"), k)
-    return Trajectory(list(names), t, {f: out[f] for f in FIELDS if present[f]}, frame)
+    return Trajectory(list(names), t, out, frame)
+
+
+def _check_sizes(joints, points):
+    """Refuse (ValueError) more names, points or numbers per field than the limits."""
+    for count, limit, what in ((joints, MAX_JOINTS, "joint_names"),
+                               (points, MAX_POINTS, "points"),
+                               (joints * points, MAX_VALUES, "numbers per field (names x points)")):
+        if count > limit:
+            raise ValueError(f"{count} {what}: at most {limit}")
 
 
 def _number(x, where):
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+    try:
+        ok = not isinstance(x, bool) and isinstance(x, (int, float)) and math.isfinite(x)
+    except OverflowError:                 # an integer beyond float's range
+        ok = False
+    if not ok:
         raise ValueError(f"{where} is not a finite number ({_short(x)})")
     return float(x)
 
@@ -115,7 +187,10 @@ def _time(value, k):
 
 
 def _short(value, limit=40):
-    text = str(value)
+    try:
+        text = str(value)
+    except ValueError:                    # an integer of more than 4,300 digits
+        text = f"a {type(value).__name__} too long to show"
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -131,19 +206,9 @@ def dump(traj):
         points.append(p)
     doc = {"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": traj.frame_id},
            "joint_names": list(traj.joint_names), "points": points}
-    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None)
+    return yaml.dump(doc, Dumper=DUMPER, sort_keys=False, default_flow_style=None)
 
 
 def write(path, traj):
     """Write ``traj`` to ``path`` through a temporary file beside it, renamed into place."""
-    text = dump(traj)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.partial-", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    write_atomic(path, dump(traj))

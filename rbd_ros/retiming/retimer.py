@@ -35,6 +35,7 @@ Between grid points the constraints are not imposed by TOPP-RA: every sample is 
 by the factor k that brings it back (v/k, a/k², the rigid dynamic torque /k²; recorded in
 ``time_scale``), so every answered sample is within the limits.
 """
+import operator
 import time
 from collections import namedtuple
 
@@ -46,6 +47,12 @@ from ..actuation.joint_parameters import JointParameters
 
 DEFAULT_GRID = 500
 MAX_GRID = 100_000
+# below these TOPP-RA's tolerances (toppra.constants SMALL, TINY) swallow the limit itself:
+# an acceleration limit of 1e-10 gave "no timing"; 1e-300, a velocity scale of 1e-300 too
+MIN_SCALE = 1e-6               # velocity_scale, effort_scale: a millionth of the URDF's
+MIN_ACCELERATION = 1e-3        # rad/s² (m/s²)
+MAX_VELOCITY_SUBSTEPS = 32
+MAX_VELOCITY_ROWS = 1_000_000  # grid points x velocity_substeps
 BINDS = 0.99           # a limit "binds" at a sample where |x| reaches this fraction of it
 KINDS = ("none", "velocity", "acceleration", "effort")
 _MARGIN = 1e-9         # a sample at (1 + _MARGIN) x its limit counts as within it
@@ -78,17 +85,23 @@ def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effor
     ``sample_period``: seconds between samples (None: the grid points); ``max_samples``: the
     most samples that may answer (default :data:`MAX_SAMPLES`).
     ``velocity_substeps``: where the velocity limits bind TOPP-RA in each grid interval (1:
-    at its start, as toppra's own constraint; ``toppra_problem.velocity_rows``).
+    at its start, as toppra's own constraint; ``toppra_problem.velocity_rows``): an integer
+    1 to ``MAX_VELOCITY_SUBSTEPS``, at most ``MAX_VELOCITY_ROWS`` grid points × it.
 
     ValueError saying why for: fewer than two waypoints, NaN, two equal consecutive
     waypoints, a waypoint (or the spline between them) outside the joint limits, a floating
     base, a path where standing still breaks an effort limit (which joint, where), and one
-    TOPP-RA cannot time.
+    TOPP-RA cannot time; a scale outside [``MIN_SCALE``, 1], an acceleration limit
+    below ``MIN_ACCELERATION``, ``velocity_substeps`` outside its range.
     """
     clock = [time.perf_counter()]
+    substeps = check_substeps(velocity_substeps)
     act = _actuation(model, joint_parameters)
-    path, grid_s = _path(model, waypoints, grid)
     limits = _limits(model, velocity_scale, effort_scale, acceleration_limits)
+    path, grid_s = _path(model, waypoints, grid)
+    if len(grid_s) * substeps > MAX_VELOCITY_ROWS:
+        raise ValueError(f"{len(grid_s)} grid points x {substeps} velocity_substeps: at most "
+                         f"{MAX_VELOCITY_ROWS}")
     p, ps, pss = path(grid_s), path(grid_s, 1), path(grid_s, 2)
     _check_joint_limits(model, p, grid_s, path)
     a_coef, b_coef, c_coef = path_dynamics(model, p, ps, pss, act)
@@ -98,7 +111,7 @@ def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effor
     friction = toppra_problem.friction_bound(act, ps, limits.velocity)
     try:
         sd = toppra_problem.solve(path, grid_s, ps, pss, a_coef, b_coef, c_coef, friction,
-                                  limits, int(velocity_substeps))
+                                  limits, substeps)
     except toppra_problem.NoTiming as exc:
         raise ValueError(f"{exc} (stuck {_where(path, grid_s[exc.stage])})") from None
     clock.append(time.perf_counter())
@@ -117,22 +130,54 @@ def _limits(model, velocity_scale, effort_scale, acceleration_limits):
     out = []
     for name, scale, base in (("velocity_scale", velocity_scale, model.velocity_limit),
                               ("effort_scale", effort_scale, model.effort_limit)):
-        scale = float(scale)
-        if not (np.isfinite(scale) and 0.0 < scale <= 1.0):
-            raise ValueError(f"{name} must be in (0, 1], got {scale!r}")
+        scale = check_scale(name, scale)
         base = np.asarray(base, np.float64)
         out.append(np.where(np.isfinite(base) & (base > 0), base * scale, np.inf))
     if acceleration_limits is None:
         acc = np.full(model.nv, np.inf)
     else:
-        acc = np.asarray(acceleration_limits, np.float64).reshape(-1)
-        if acc.shape != (model.nv,) or np.isnan(acc).any() or (acc <= 0).any():
-            raise ValueError(f"acceleration_limits must be {model.nv} positive numbers (inf: "
-                             "none)")
+        acc = check_accelerations(acceleration_limits, model.nv)
     if not (np.isfinite(out[0]).any() or np.isfinite(out[1]).any() or np.isfinite(acc).any()):
         raise ValueError("no velocity, effort or acceleration limit: the time-optimal timing "
                          "is instantaneous")
     return Limits(out[0], out[1], acc)
+
+
+def check_scale(name, scale):
+    """Return ``scale`` as a float; ValueError unless it is in [``MIN_SCALE``, 1]."""
+    try:
+        scale = float(scale)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {type(scale).__name__}") from None
+    if not MIN_SCALE <= scale <= 1.0:         # NaN too
+        raise ValueError(f"{name} must be in [{MIN_SCALE:g}, 1] (a fraction of the URDF's "
+                         f"limits), got {scale!r}")
+    return scale
+
+
+def check_accelerations(limits, nv):
+    """Return ``limits`` (nv,) floats; ValueError unless each is >= ``MIN_ACCELERATION``."""
+    try:
+        acc = np.asarray(limits, np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"acceleration_limits must be {nv} numbers") from None
+    if acc.shape != (nv,) or not (acc >= MIN_ACCELERATION).all():     # NaN too
+        raise ValueError(f"acceleration_limits must be {nv} numbers >= {MIN_ACCELERATION:g} "
+                         "(rad/s² or m/s²; inf: none)")
+    return acc
+
+
+def check_substeps(substeps):
+    """Return ``substeps`` as an int; ValueError unless an integer 1 to the maximum."""
+    try:
+        if isinstance(substeps, bool):
+            raise TypeError
+        n = operator.index(substeps)
+    except TypeError:
+        raise ValueError(f"velocity_substeps must be an integer, got {substeps!r}") from None
+    if not 1 <= n <= MAX_VELOCITY_SUBSTEPS:
+        raise ValueError(f"velocity_substeps must be 1 to {MAX_VELOCITY_SUBSTEPS}, got {n}")
+    return n
 
 
 def _actuation(model, joint_parameters):

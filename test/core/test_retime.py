@@ -200,6 +200,38 @@ def test_refusals():
         rbd_ros.retime(floating, np.tile(floating.neutral(), (2, 1)))
 
 
+def test_substeps_and_tiny_limits_refused_with_their_reason():
+    """
+    Out-of-range substeps and limits are refused naming their range (issue 33, C5).
+
+    velocity_substeps 0 dropped the velocity limits (a slower, effort-bound answer), -3 gave
+    "negative dimensions", 10**6 a MemoryError; a scale or acceleration limit of 1e-300 was
+    refused as "friction or gravity leaves no torque".
+    """
+    from rbd_ros.retiming import retimer
+    m = get_robot("arm7").model
+    w = waypoints(m, 3, 15)
+    for substeps, words in ((0, ("1 to 32",)), (-3, ("1 to 32",)), (10 ** 6, ("1 to 32",)),
+                            (2.5, ("integer",)), (True, ("integer",))):
+        with pytest.raises(ValueError, match="velocity_substeps") as err:
+            rbd_ros.retime(m, w, grid=100, velocity_substeps=substeps)
+        assert all(word in str(err.value) for word in words), str(err.value)
+    with pytest.raises(ValueError, match="velocity_substeps"):
+        rbd_ros.retime(m, w, grid=retimer.MAX_GRID, velocity_substeps=32)   # rows x grid
+    tiny = {"velocity_scale": (1e-300, "velocity_scale", "1e-06"),
+            "effort_scale": (1e-300, "effort_scale", "1e-06"),
+            "acceleration_limits": (np.full(m.nv, 1e-300), "acceleration_limits", "0.001")}
+    for name, (value, *words) in tiny.items():
+        with pytest.raises(ValueError) as err:
+            rbd_ros.retime(m, w, grid=100, **{name: value})
+        assert all(word in str(err.value) for word in words), str(err.value)
+    # at the stated minima a timing exists (the limits themselves, not TOPP-RA's tolerances)
+    slow = rbd_ros.retime(m, w, grid=100, velocity_scale=retimer.MIN_SCALE,
+                          acceleration_limits=np.full(m.nv, retimer.MIN_ACCELERATION))
+    assert np.isfinite(slow.duration) and slow.duration > 100.0
+    assert (np.abs(slow.a) <= retimer.MIN_ACCELERATION * (1 + 1e-6)).all()
+
+
 def test_velocity_between_grid_points():
     """velocity_substeps: ṡ² linear on an interval kept below the velocity bound inside it."""
     robot = get_robot("arm7")

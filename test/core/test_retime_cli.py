@@ -133,7 +133,7 @@ def test_hostile_arguments(tmp_path, capsys):
     out = str(tmp_path / "out.yaml")
     urdf = get_robot("arm7").path
     for args, word in (([str(tmp_path / "none.urdf"), src], "none.urdf"),
-                       ([urdf, src, "--effort-scale", "0"], "effort_scale"),
+                       ([urdf, src, "--effort-scale", "0"], "--effort-scale"),
                        ([urdf, src, "--effort-scale", "0.01"], "infeasible"),
                        ([urdf, src, "--acceleration-limit", "1", "2"], "acceleration"),
                        ([urdf, src, "--sample-period", "1e-9"], "at most"),
