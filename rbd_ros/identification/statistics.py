@@ -265,6 +265,10 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
     (w = ``prior_weight``) acts on the null space V_n of the column-scaled regressor Y D
     only (what the data do not determine), ε = :data:`REGULARIZATION` keeps bodies whose
     optimum lies on the boundary J ⪰ 0 at a finite φ. The residual is R x - c.
+    The convex formulation (the default, ``convex``) first looks for another null-space
+    part that makes the least-squares estimate physical (``convex.complete``: then the fit
+    has least squares' identifiable combinations exactly, ``least_squares_realizable``), and
+    only where there is none fits on the pseudo-inertia LMIs.
     """
     from scipy.optimize import least_squares as solve
 
@@ -280,20 +284,26 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
     if lsq.consistent and np.all(x_ls[p:] >= lower[p:]):
         return _result(model, stats, kinds, eps, x_ls, x0,
                        {"phi": log_cholesky_from_theta(lsq.theta), "optimizer": None,
-                        "least_squares_consistent": True})
+                        "least_squares_consistent": True, "least_squares_realizable": True})
     R, c = stats.R, stats.c
     D = _column_scales(R)
     _, s, Vt = np.linalg.svd(R * D)
     r = int(np.sum(s > _rtol(stats) * s[0])) if s.size and s[0] > 0 else 0
     if formulation == "convex":
         from . import convex as identification_convex
+        x = identification_convex.complete(nb, x_ls, Vt[r:], D, lower, x0)
+        if x is not None:                   # least squares is realizable: keep its β̂
+            return _result(model, stats, kinds, eps, x, x0,
+                           {"optimizer": None, "least_squares_consistent": False,
+                            "least_squares_realizable": True})
         x, solver, status = identification_convex.fit(nb, stats, x0, lower, Vt[r:], D,
                                                       prior_weight)
         x[p:] = np.maximum(x[p:], lower[p:])            # the solver's tolerance
         x[:p] = _strictly_inside(x[:p].reshape(nb, 10)).ravel()
         return _result(model, stats, kinds, eps, x, x0,
                        {"optimizer": None, "solver": solver, "status": status,
-                        "least_squares_consistent": False})
+                        "least_squares_consistent": False,
+                        "least_squares_realizable": False})
     if formulation != "log-cholesky":
         raise ValueError(f"unknown formulation {formulation!r}: convex or log-cholesky")
     theta0 = x0[:p].reshape(nb, 10)

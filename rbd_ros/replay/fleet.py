@@ -161,6 +161,18 @@ class Reduction:
         self.windows, self.partials, self.unsplit = {}, {}, set()
         self.stats, self.stats_bags, self.digest, self.excluded = None, 0, None, {}
         self.bags_done = self.failed = self.messages_done = 0
+        self.held_parts = {}
+
+    def merge_validation(self):
+        """Merge the held-out bags of the fitted bags' robot (per-joint statistics to validate)."""
+        for i, part in sorted(self.held_parts.items()):
+            if part.urdf_digest != self.digest:
+                self.excluded[i] = "another robot description than the fitted bags'"
+                continue
+            self.validation = _merge_all([s for s in (self.validation, part.stats) if s])
+            self.validation_bags += 1
+            part.stats = None
+        self.held_parts = {}
 
     def done(self, fut, i, k, n, spec, reasons):
         """Take one finished task; return the spec to run again unsplit, or None."""
@@ -199,15 +211,13 @@ class Reduction:
         self.bags_done += 1
         if part.stats is None:
             return
+        if i in self.held:                    # not in the fit: compared with the fitted
+            self.held_parts[i] = part         # bags' robot once every bag is done
+            return
         if self.digest is None:
             self.digest = part.urdf_digest
         if part.urdf_digest != self.digest:
             self.excluded[i] = "another robot description than the first bag's"
-            return
-        if i in self.held:                    # not in the fit: per-joint statistics to validate
-            self.validation = _merge_all([s for s in (self.validation, part.stats) if s])
-            self.validation_bags += 1
-            part.stats = None
             return
         self.stats = part.stats if self.stats is None else self.stats.merge(part.stats)
         self.stats_bags += 1
@@ -223,6 +233,7 @@ def _merge_all(parts):
 
 def _identify(args, base, run, rows, bags, paths, dask_client):
     """Fit on the reduced statistics; write identified.urdf (+ joint_parameters.json)."""
+    run.merge_validation()
     for i, why in run.excluded.items():
         rows[i]["identification"] = f"excluded: {why}"
     if run.stats is None or run.stats.rows == 0:
@@ -247,6 +258,11 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
                                     kinds, w, args.max_relative_std / 100, pure=False).result()
     except ValueError as exc:
         raise ReplayError(f"--identify: {shorten(exc, 300)}") from exc
+    u = result.extra["uncertainty"]
+    why = identification_uncertainty.unsupported(u)
+    if why:                                  # the fleet's convention: the report says why
+        return {"error": f"{run.stats.samples} samples of {run.stats_bags} bags: {why}"}
+    _check_validation(run, rows, bags)
     result.model = model.with_inertial_parameters(result.theta)
     params = result.extra["joint_parameters"]
     params.epsilon = base["epsilon"]
@@ -261,7 +277,6 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
            "consistent": bool(result.consistent), "reason": result.reason,
            "rms_before": float(result.rms_before), "rms_after": float(result.rms_after),
            "urdf": str(final / "identified.urdf")}
-    u = result.extra["uncertainty"]
     sec["uncertainty"] = identification_uncertainty.section(u)
     if kinds:
         stds = identification_uncertainty.joint_stds(u, model.joint_names, kinds)
@@ -278,6 +293,24 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
                                                              result.extra["joint_sigma"])))
     sec["result"] = result
     return sec
+
+
+def _check_validation(run, rows, bags):
+    """
+    Refuse (ReplayError) a validation that cannot be done: a held-out bag of another robot.
+
+    ``--validate`` / ``--holdout`` ask for the fit's error on bags not in it; a held-out bag
+    of another robot description (or one that failed, or gave no effort) cannot say it.
+    """
+    for i in sorted(run.held):
+        if i in run.excluded:
+            raise ReplayError(f"--validate {shorten(str(bags[i]), 200)}: {run.excluded[i]}: "
+                              "it cannot validate this robot's fit")
+    if run.held and run.validation is None:
+        failed = [rows[i]["reason"] for i in sorted(run.held) if rows[i]["reason"]]
+        raise ReplayError("--validate / --holdout: no held-out bag gave samples with a "
+                          "complete effort" + (f" ({shorten(failed[0], 200)})" if failed
+                                               else ""))
 
 
 def validation_section(model, run, result, kinds):

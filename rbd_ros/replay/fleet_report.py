@@ -131,6 +131,8 @@ def summary(rows, identification=None):
 
 def identification_lines(sec):
     """Return the identification's lines of summary.txt."""
+    if "error" in sec:
+        return [f"identification REFUSED: {sec['error']}"]
     kinds = ", ".join(sec["kinds"]) or "inertias only"
     lines = [f"identification ({sec['method']}, prior weight {sec['prior_weight']:g}; "
              f"{kinds}) on {sec['samples']} samples of {sec['bags']} bags: "

@@ -306,10 +306,10 @@ def write_bag(spec):
 def fit(text, mimic, method, stats, kinds, prior_weight,
         max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
     """
-    Fit the reduced statistics (``identification_stats.METHODS[method]``) on a worker.
+    Fit the reduced statistics on a worker, as one bag's ``--identify`` does.
 
-    Per-joint statistics (``--weighting per-joint``) are fitted weighted
-    (``identification_stats.weighted``).
+    ``identification_uncertainty.fit``: per-joint statistics (``--weighting per-joint``) are
+    fitted weighted.
 
     On a worker because Dask starts its workers with one BLAS thread: the fit's many small
     SVDs run several times slower with a BLAS thread per core on a busy machine. The result
@@ -317,14 +317,7 @@ def fit(text, mimic, method, stats, kinds, prior_weight,
     ``identification_uncertainty.analyse`` of the fit (on the weighted rows when weighted).
     """
     model = _model(text, False, mimic)
-    if isinstance(stats, identification_stats.PerJoint):     # --weighting per-joint
-        result = identification_stats.weighted(model, stats, method, kinds,
-                                               prior_weight=prior_weight)
-    else:
-        result = identification_stats.METHODS[method](model, stats, kinds,
-                                                      prior_weight=prior_weight)
-    x = np.r_[result.theta.ravel(), result.extra["joint_parameters"].vector(kinds)]
-    result.extra["uncertainty"] = identification_uncertainty.analyse(
-        model, result.extra["statistics"], kinds, x, max_relative_std)
+    result = identification_uncertainty.fit(model, stats, method, kinds, prior_weight,
+                                            max_relative_std)
     result.model = None
     return result

@@ -5,10 +5,13 @@ Identify the robot's inertial parameters from a replay (``rbd_replay --identify`
 samples, written back into the URDF, and the report's section about it.
 
 The samples are the replay's answered messages with a known effort: the measured q and v,
-the Savitzky-Golay acceleration and the measured effort. ``least-squares`` fits the
-identifiable combinations (``rbd_ros.identification.identify_least_squares``; the result
-need not be a physical body), ``consistent`` fits physically consistent bodies
-(``identify_physically_consistent``, log-Cholesky parameters with a prior toward the URDF).
+the Savitzky-Golay acceleration and the measured effort, reduced to their least-squares
+statistics and fitted by ``identification_uncertainty.fit``, as a fleet's are:
+``least-squares`` fits the identifiable combinations (the result need not be a physical
+body), ``consistent`` fits physically consistent bodies (the least-squares combinations
+themselves where some body realizes them, with a prior toward the URDF on the rest). Where
+the data determine none of the quantities, no ``identified.urdf`` is written
+(``identification_uncertainty.unsupported``).
 
 :func:`write_identified_urdf` puts θ into the URDF: each movable body's identified inertia
 goes on the body's own link (``model.body_names[i]``; θ is expressed in that link's frame),
@@ -20,10 +23,10 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from ..identification import statistics as identification_stats
 from ..identification import uncertainty as identification_uncertainty
-from ..identification import identify_least_squares, identify_physically_consistent
 
-METHODS = {"least-squares": identify_least_squares, "consistent": identify_physically_consistent}
+METHODS = identification_stats.METHODS
 DEFAULT_PRIOR_WEIGHT = {"least-squares": 0.0, "consistent": 1e-4}
 
 
@@ -158,11 +161,13 @@ def write_identified_urdf(urdf_xml, model, theta):
     return '<?xml version="1.0"?>\n' + text + "\n"
 
 
-def identify(model, t, method="consistent", prior_weight=None):
+def identify(model, t, method="consistent", prior_weight=None,
+             max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
     """
     Run the identification on the replay's ticks ``t`` (messages with a known effort).
 
-    Returns (result, rows): the IdentificationResult and the tick indices used.
+    Returns (result, rows): the IdentificationResult (``extra["uncertainty"]``: its
+    analysis) and the tick indices used.
     """
     if model.floating_base:
         raise ValueError("--identify needs a fixed base (the base wrench is not measured)")
@@ -173,29 +178,26 @@ def identify(model, t, method="consistent", prior_weight=None):
     rows = np.flatnonzero(t.effort_known)
     if len(rows) == 0:
         raise ValueError("--identify: no answered message carries a complete effort")
-    res = METHODS[method](model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows],
-                          prior_weight=w)
+    stats = identification_stats.statistics(model, t.q[rows], t.v[rows], t.a[rows],
+                                            t.effort[rows])
+    res = identification_uncertainty.fit(model, stats, method, (), w, max_relative_std)
     res.extra["prior_weight"] = w
     return res, rows
 
 
-def section(model, t, result, rows, method, urdf_path=None,
-            max_relative_std=identification_uncertainty.DEFAULT_MAX_RELATIVE_STD):
+def section(model, t, result, rows, method, urdf_path=None):
     """
     Return the report's ``identification`` entry.
 
     The report's ``identification`` entry: per joint and overall RMS torque error
     (predicted - measured effort) over the identification samples, before (the URDF) and
     after (the identified inertias), and the uncertainty of every identified number
-    (``identification_uncertainty``: each body's mass, centre of mass and inertia with its
+    (``result.extra["uncertainty"]``: each body's mass, centre of mass and inertia with its
     std, and the list of what the data do not determine).
     """
     from ..batch import rnea_batch
-    from ..identification.statistics import statistics
 
     q, v, a, e = t.q[rows], t.v[rows], t.a[rows], t.effort[rows]
-    u = identification_uncertainty.analyse(model, statistics(model, q, v, a, e), (),
-                                           result.theta.ravel(), max_relative_std)
     before = rnea_batch(model, q, v, a) - e
     after = rnea_batch(result.model, q, v, a) - e
 
@@ -211,7 +213,8 @@ def section(model, t, result, rows, method, urdf_path=None,
         "rms_before": float(rms(before)), "rms_after": float(rms(after)),
         "joints": [{"name": n, "rms_before": float(x), "rms_after": float(y)}
                    for n, x, y in zip(model.joint_names, rb, ra)],
-        "urdf": urdf_path, "uncertainty": identification_uncertainty.section(u),
+        "urdf": urdf_path,
+        "uncertainty": identification_uncertainty.section(result.extra["uncertainty"]),
     }
 
 
@@ -240,17 +243,21 @@ def run(model, t, urdf_text, method="consistent", prior_weight=None, report_dir=
     Identify, write ``identified.urdf`` and return the report section.
 
     Identify, write ``identified.urdf`` into ``report_dir`` (when given) and return the
-    report section.
+    report section. A ValueError, and nothing written, where the data determine none of
+    the quantities.
     """
     import os
 
-    result, rows = identify(model, t, method, prior_weight)
+    result, rows = identify(model, t, method, prior_weight, max_relative_std)
+    why = identification_uncertainty.unsupported(result.extra["uncertainty"])
+    if why:
+        raise ValueError(f"--identify on {len(rows)} samples: {why}")
     path = None
     if report_dir:
         os.makedirs(report_dir, exist_ok=True)
         path = os.path.join(report_dir, "identified.urdf")
         with open(path, "w") as f:
             f.write(write_identified_urdf(urdf_text, model, result.theta))
-    sec = section(model, t, result, rows, method, path, max_relative_std)
+    sec = section(model, t, result, rows, method, path)
     sec["result"] = result
     return sec

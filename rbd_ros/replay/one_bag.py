@@ -150,7 +150,8 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
         bag, topic=topic, urdf=urdf, description_topic=description_topic,
         floating_base=floating_base, odom_topic=odom_topic, mimic=mimic)
     try:
-        segments.check_options(descriptions, description_topic, live, identify)
+        segments.check_options(descriptions, description_topic, live, identify,
+                               identify_payload)
         staged = staging.stage(targets)
         try:
             rep = _run(o, reader, (descriptions, models), (js_cons, odom_cons), staged,

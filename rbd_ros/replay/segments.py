@@ -9,8 +9,8 @@ section per segment. The messages before the first description are evaluated wit
 latched description is recorded when the recorder subscribes, often after the first joint
 states). ``--urdf`` gives one model for the whole bag, as before.
 
-``--live`` (one node, one description) and ``--identify`` (one model's parameters) are
-refused for such a bag, with the reason.
+``--live`` (one node, one description), ``--identify`` (one model's parameters) and
+``--identify-payload`` (a payload on one model) are refused for such a bag, with the reason.
 """
 import os
 from types import SimpleNamespace
@@ -22,12 +22,14 @@ from .dynamics import REFUSED
 from .errors import ReplayError, excerpt
 
 
-def check_options(descriptions, topic, live, identify):
+def check_options(descriptions, topic, live, identify, identify_payload=None):
     """Refuse (ReplayError) the options that need one description for a bag of several."""
     if len(descriptions) < 2:
         return
-    why = ("--live plays the bag into one node with one description"
-           if live else "--identify fits the parameters of one model" if identify else None)
+    why = ("--live plays the bag into one node with one description" if live
+           else "--identify fits the parameters of one model" if identify
+           else "--identify-payload estimates the payload of one model"
+           if identify_payload is not None else None)
     if why:
         raise ReplayError(f"the bag's {excerpt(topic)} changes {len(descriptions) - 1} times: "
                           f"{why}; pass --urdf to use one description for the whole bag")

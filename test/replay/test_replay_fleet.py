@@ -441,3 +441,29 @@ def test_bad_validation_arguments(bags, tmp_path, capsys, args, message):
     extra = ["--identify"] if "add --identify" not in message else []
     assert run(bags[:2] + ["-o", str(tmp_path / "o")] + extra + args) == 2
     assert message in capsys.readouterr().err
+
+
+def test_validate_on_another_robots_bag_is_refused(bags, scheduler, tmp_path, capsys):
+    """
+    --validate with a bag of another robot description: refused with the reason (issue 33).
+
+    On 59296e2 the fleet printed "ok" and its summary had no validation section: the bag was
+    excluded from the validation silently.
+    """
+    import re
+    from rbd_ros.replay import bag_io
+
+    other = tmp_path / "other"
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    urdf = re.sub(r'<joint name="(joint\d)"', r'<joint name="b_\1"',
+                  open(rbd_ros.robots.path("rbd_arm7")).read())
+    t = np.arange(200) / 100.0
+    q, v, a = make_fleet_bags.example.trajectory(model, t, 9)
+    bag_io.write_joint_states(str(other), urdf, [f"b_{n}" for n in model.joint_names], t, q,
+                              v, rbd_ros.rnea_batch(model, q, v, a))
+    out = tmp_path / "fleet"
+    assert run(bags[:2] + ["-o", str(out), "--no-bag", "--scheduler", scheduler, "--no-plots",
+                           "--identify", "--validate", str(other)]) == 2
+    err = capsys.readouterr().err
+    assert f"--validate {other}: another robot description than the fitted bags'" in err
+    assert not out.exists()

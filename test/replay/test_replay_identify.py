@@ -221,3 +221,42 @@ def test_identify_refuses_a_floating_base(tmp_path):
     from rbd_ros.replay import ReplayError, replay
     with pytest.raises(ReplayError, match="fixed base"):
         replay(EXAMPLE, tmp_path / "out", floating_base=True, identify="consistent")
+
+
+@pytest.mark.parametrize("case", ["10 messages", "zero efforts"])
+@pytest.mark.parametrize("extra", [[], ["--friction", "--armature"]])
+def test_identify_writes_no_model_the_data_do_not_support(tmp_path, capsys, case, extra):
+    """
+    10 messages, or efforts all zero: the data support no model, so no identified.urdf.
+
+    On 59296e2 both wrote an identified.urdf (link masses of 12,173 kg or 6e-8 kg) and exited
+    0 (issue 33). 10 messages: 70 torque rows for more identifiable combinations than the
+    residual's degrees of freedom; zero efforts: no combination above the noise. One bag
+    refuses (exit 2, nothing written, the reason on stderr); a fleet (``--friction``) keeps
+    its report and says why.
+    """
+    from rbd_ros.replay import bag_io
+    from rbd_ros.replay.cli import main
+
+    model = rbd_ros.load_model(ROBOTS["rbd_arm7"])
+    urdf = open(ROBOTS["rbd_arm7"]).read()
+    n = 10 if case == "10 messages" else 300
+    t = np.arange(n) / 100.0
+    q, v, a = mk.trajectory(model, t, seed=4)
+    effort = rbd_ros.rnea_batch(mk.true_model(model), q, v, a) if n == 10 else np.zeros_like(q)
+    why = "too few samples" if n == 10 else "efforts zero or noise alone"
+    bag = tmp_path / "bag"
+    bag_io.write_joint_states(str(bag), urdf, model.joint_names, t, q, v, effort)
+    out, rep_dir = tmp_path / "out", tmp_path / "report"
+    args = [str(bag), "-o", str(out), "--no-plots", "--no-progress", "--identify"] + extra
+    if not extra:
+        assert main(args + ["--report-dir", str(rep_dir)]) == 2
+        assert why in capsys.readouterr().err
+        assert not out.exists() and not rep_dir.exists()
+        return
+    assert main(args + ["--no-bag"]) == 0
+    assert "identification REFUSED" in capsys.readouterr().out
+    assert not (out / "identified.urdf").exists()
+    assert not (out / "joint_parameters.json").exists()
+    ident = json.loads((out / "fleet_report" / "fleet.json").read_text())["identification"]
+    assert why in ident["error"] and "no identified model written" in ident["error"]

@@ -182,3 +182,18 @@ def test_the_observer_restarts_with_each_description(tmp_path):
         assert not np.any(msgs[0].effort)                 # r = 0: (re)started
     assert [s["collisions"]["events"] for s in rep["segments"]] == [[], []]
     assert "/rbd_dynamics/collision" not in read(tmp_path / "out")
+
+
+def test_identify_payload_on_a_changing_description_is_refused(tmp_path, capsys):
+    """--identify-payload needs one model, as --identify: refused (59296e2: exit 0, no entry)."""
+    arm = rbd_ros.load_model(ARM)
+    bag = tmp_path / "bag"
+    write(bag, [(ARM, arm, *states(arm, 5)), (heavier(ARM), arm, *states(arm, 6))])
+    with pytest.raises(ReplayError, match="changes 1 times: --identify-payload estimates the "
+                       "payload of one model"):
+        replay(bag, tmp_path / "out", progress=False, identify_payload="link7")
+    assert not (tmp_path / "out").exists()
+    assert main([str(bag), "-o", str(tmp_path / "out"), "--no-progress",
+                 "--identify-payload", "link7"]) == 2
+    assert "--identify-payload estimates the payload of one model" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
