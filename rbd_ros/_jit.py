@@ -217,12 +217,15 @@ def batch_kernel(signature):
     return _first_call(signature, dict(_KERNEL_OPTIONS, parallel=True, nogil=True))
 
 
-# Helpers called from kernels: each compiled once per argument types, as a function of its
-# own, cached on disk, and inlined by LLVM into its callers (a helper returning a tuple then
-# costs nothing beyond its arithmetic). Not inlined at numba's IR level (inline="always"):
-# that deep-copies the callee's IR, its own inlined helpers included, at every call site, and
-# types and lowers the copy again each time; the observer's kernel took 45 s of CPU to
-# compile, 70 % of it inlining (issue 35). Compiled without numba's runtime, as the kernels
-# (``kernel``'s docstring).
-helper = numba.njit(cache=True, error_model="numpy", boundscheck=False, fastmath=_FASTMATH,
-                    _nrt=False)
+# Helpers called from kernels: inlined into their callers at numba's IR level, so a helper
+# returning a tuple costs nothing beyond its arithmetic.
+helper = numba.njit(cache=True, inline="always", error_model="numpy", fastmath=_FASTMATH)
+
+# Whole passes of the largest kernels: compiled once as functions of their own (LLVM may
+# still inline them), not at numba's IR level. IR inlining deep-copies the callee's IR, its
+# own inlined helpers included, at every call site: 70 % of compute_all's 35 s compile
+# (cProfile). As stages its two passes compile in 18.5 s (arm7, empty cache) for a call
+# 2-6 % slower (bench_revisions: arm7 4.25 -> 4.49 µs, talos 22.5 -> 22.8 µs), which puts
+# the node's first output with every output on within the 30 s of a cold start.
+stage = numba.njit(cache=True, error_model="numpy", boundscheck=False, fastmath=_FASTMATH,
+                   _nrt=False)
