@@ -258,7 +258,7 @@ _OUTPUTS = '''\
 # inputs that own theirs and are not it: arrays numpy allocated each for itself do not
 # overlap); anything else goes through _checked_output, which says what is wrong.
 _FAST_OUTPUT = '''\
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == {shape}
+    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == ({shape})
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET{inputs}):
         {target} = out
 '''

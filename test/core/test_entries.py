@@ -129,7 +129,8 @@ def out_model(robot_name):
 
 def out_shapes(name, model):
     """Return the shapes of the arrays ``out=`` gives to the call ``name`` (from its row)."""
-    sizes = {"nv": model.nv, "nq": model.nq, "nb": model.nbodies}
+    # operational_space_inertia's shape depends on translational (False: the call's default)
+    sizes = {"nv": model.nv, "nq": model.nq, "nb": model.nbodies, "translational": False}
     shapes = [eval(shape, {}, sizes) for shape in
               entries.caller_outputs(entries.ENTRIES[name]).values()]
     return tuple(shape if isinstance(shape, tuple) else (shape,) for shape in shapes)
@@ -172,8 +173,11 @@ def test_out_gives_the_fresh_results_bit_for_bit(name, robot_name):
             got = call(name, m, s, out=out_argument(arrays), data=data) \
                 if name != "integrate" else call(name, m, s, out=out_argument(arrays))
             assert np.array_equal(flat(got), fresh), f"{name} on {robot_name}, seed {seed}"
-            if name == "compute_all":           # views of the caller's block
+            if len(arrays) == 1 and isinstance(got, tuple):
+                # compute_all, center_of_mass with v: views of the caller's block
                 assert all(np.shares_memory(x, arrays[0]) for x in got), name
+            elif len(arrays) == 1 and isinstance(got, float):     # effective_mass: a number
+                assert arrays[0].shape == (1,) and arrays[0][0] == got, name
             elif len(arrays) == 1:
                 assert got is arrays[0], name
             else:
@@ -255,6 +259,8 @@ def test_a_bad_out_is_refused_as_a_batch_call_refuses_it(name, robot_name):
     before = {k: x.copy() for k, x in s.items()}
     for (kind, bad), (_, batch_bad) in zip(_bad_outs(shapes, buffer),
                                            _bad_outs(batch_shapes, batch_buffer)):
+        if kind == "strided" and np.prod(shapes[0]) == 1:
+            continue        # an array of one number is contiguous whatever its stride
         message = _refusal(call, name, m, s, out=bad)
         assert message.startswith(f"{name}: out"), (kind, message)
         expected = _refusal(getattr(rbd_ros, batch_name), m, batch_state["q"],
