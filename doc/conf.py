@@ -47,3 +47,6 @@ nitpick_ignore += [("py:func", name) for name in (
     "pseudo_inertia", "theta_from_pseudo_inertia", "is_physically_consistent",
     "theta_from_log_cholesky", "log_cholesky_from_theta", "theta_jacobian",
     "identify_least_squares", "identify_physically_consistent")]
+# numpy-style "Parameters" types (napoleon) that name outside classes: plain words here
+nitpick_ignore += [("py:class", name) for name in (
+    "callable", "os.PathLike", "urdf_parser_py.urdf.Robot")]

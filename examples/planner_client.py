@@ -1,5 +1,5 @@
 """
-A planner client: the torques of a whole trajectory, then a retimed path, in one call each.
+A planner client: a trajectory's torques, a rollout, then a retimed path, one call each.
 
     ROS_DOMAIN_ID=42 python examples/planner_client.py            # starts a dynamics_node
     python examples/planner_client.py --no-node                   # one already runs
@@ -15,7 +15,7 @@ import tempfile
 
 import rbd_ros
 import rclpy
-from rbd_ros_interfaces.srv import RetimeTrajectory, TrajectoryTorques
+from rbd_ros_interfaces.srv import RetimeTrajectory, TrajectoryForward, TrajectoryTorques
 from trajectory_msgs.msg import JointTrajectoryPoint
 
 NODE = "/rbd_dynamics"
@@ -50,7 +50,7 @@ def call(node, client, request, timeout=60.0):
 
 
 def main():
-    """Ask the node for a trajectory's torques and a retimed path."""
+    """Ask the node for a trajectory's torques, a rollout and a retimed path."""
     node_process = None if "--no-node" in sys.argv else start_node()
     rclpy.init()
     node = rclpy.create_node("planner_client_example")
@@ -67,6 +67,21 @@ def main():
         print("trajectory_torques:", answer.success, answer.message or "")
         print("  tau at point 0 [N m]:", [round(x, 3) for x in answer.tau[:7]])
         print("  feasible:", answer.feasible)
+
+        # a rollout of 1 s from rest at point 0 under its own torques, held: g(q0) (v = a =
+        # 0), so the arm must stay where it is
+        rollout = TrajectoryForward.Request(mode="rollout", integrator="rk4", dt=0.01)
+        rollout.trajectory.joint_names = JOINTS
+        start = request.trajectory.points[0]
+        rollout.trajectory.points = [JointTrajectoryPoint(
+            positions=start.positions, velocities=[0.0] * 7, effort=answer.tau[:7])]
+        rollout.trajectory.points += [JointTrajectoryPoint(effort=answer.tau[:7])
+                                      for _ in range(99)]
+        client = node.create_client(TrajectoryForward, NODE + "/trajectory_forward")
+        answer = call(node, client, rollout)
+        print("trajectory_forward:", answer.success, answer.message or "")
+        drift = max(abs(x - x0) for x, x0 in zip(answer.positions[-7:], start.positions))
+        print(f"  rollout: {answer.points} steps of 0.01 s, max |q(1 s) - q(0)| = {drift:.1e} rad")
 
         retime = RetimeTrajectory.Request()
         retime.trajectory.joint_names = JOINTS

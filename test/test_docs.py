@@ -85,7 +85,8 @@ def test_every_parameter_output_and_launch_argument_has_a_description():
     # the tables cover the code's own tables, row for row
     from rbd_ros import outputs
     from rbd_ros.node import parameters
-    assert [row[0] for row in tables.output_rows()] == [o.topic for o in outputs.OUTPUTS]
+    every_output = outputs.OUTPUTS + outputs.OBSERVER_OUTPUTS + (outputs.CONTACT_WRENCH,)
+    assert [row[0] for row in tables.output_rows()] == [o.topic for o in every_output]
     assert [row[0] for row in tables.parameter_rows()] == list(parameters.PARAMETERS)
     assert "urdf_file" in [row[0] for row in tables.launch_rows()]
     assert len(tables.interface_files()) >= 12

@@ -78,6 +78,9 @@ def test_planner_client_example():
     require_module("rbd_ros_interfaces", "rbd_ros_interfaces (./dev.sh setup builds it)")
     out = run("planner_client.py", timeout=300)
     assert "trajectory_torques: True" in out and "retime_trajectory: True" in out
+    # held at g(q0) from rest (the first answer's torques), the rollout stays put: FD(ID) = id
+    assert "trajectory_forward: True" in out, out
+    assert float(re.search(r"max \|q\(1 s\) - q\(0\)\| = (\S+) rad", out).group(1)) < 1e-6
     pin, model, data = pinocchio_arm7()
     line = next(s for s in out.splitlines() if "tau at point 0" in s)
     q0 = np.array([0, 0.3, 0, -1.5, 0, 1.8, 0.0])

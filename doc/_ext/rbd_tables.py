@@ -65,11 +65,20 @@ def _table(header, rows, literal_columns=(0,)):
 
 
 def output_rows():
-    """Rows of the outputs table: topic, message type, parameter, default, description."""
+    """
+    Rows of the outputs table: topic, message type, parameter, default, description.
+
+    The per-state outputs, then the momentum observer's (switched by their ``publish_``
+    parameters too) and the contact wrench (on for a non-empty ``contact_frame``).
+    """
     from rbd_ros import outputs
-    return [(o.topic, o.msgtype, o.parameter, str(o.default).lower(),
+    rows = [(o.topic, o.msgtype, o.parameter, str(o.default).lower(),
              ("needs the measured effort; " if o.needs_effort else "") + o.description)
-            for o in outputs.OUTPUTS]
+            for o in outputs.OUTPUTS + outputs.OBSERVER_OUTPUTS]
+    wrench = outputs.CONTACT_WRENCH
+    rows.append((wrench.topic, wrench.msgtype, "contact_frame", '"" (off)',
+                 "needs the measured effort; " + wrench.description))
+    return rows
 
 
 def parameter_rows():

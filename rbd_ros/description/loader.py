@@ -80,32 +80,56 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     """
     Build a :class:`Model` from a URDF file path, XML string or urdf-parser-py ``Robot``.
 
-    A ``urdf_parser_py.urdf.Robot`` (what ``URDF.from_xml_string`` returns; any object with
-    ``to_xml_string()``) is read through its XML: the same checks and numbers as its document.
-
-    ``floating_base=True`` gives the root link a free-flyer joint (q: position + quaternion
-    (x, y, z, w); v: linear and angular velocity in the base frame).
-
-    Mimic joints (q_m = multiplier · q_leader + offset): ``mimic="coupled"`` (default) couples each
-    to its leader, so the model's degrees of freedom are the independent joints and every algorithm
-    works on that reduced system (``rbd_ros.description.mimic_coupling``); a follower of a follower
-    is resolved to the independent joint at the end of the chain. ``"independent"`` makes each an
-    ordinary joint with its own entry in q (what Pinocchio does by default), e.g. to study a
-    gripper's fingers separately; ``"error"`` refuses them. A mimic tag on a fixed joint couples
-    nothing and is ignored.
-
     Only links, inertials and joints are read: visual, collision, material, transmission and
-    gazebo content never makes a robot unloadable. Refused (URDFError): duplicate or empty
-    names, NaN or inf in an origin, axis or inertial, a negative mass, a rotational inertia
-    that is not positive semi-definite, and a movable joint that drives no mass or inertia
-    (M singular) unless ``allow_massless``. Principal moments that violate the triangle
-    inequality are kept with one warning, or refused with ``strict_inertia=True``. The warning
-    goes to Python's ``warnings``, or is given (its text) to ``on_warning`` when that is a
-    callable (the node gives it to its ROS logger).
+    gazebo content never makes a robot unloadable. xacro is not expanded: run ``xacro``
+    first. Units are the URDF's: m, kg, kg·m², rad.
 
-    ``limits``: a :class:`rbd_ros.description.size_limits.DescriptionLimits` (default: its
-    defaults): a description larger (bytes), or with more links or degrees of freedom, is refused
-    with the numbers (``DescriptionTooLarge``, a URDFError) before its model is built.
+    Parameters
+    ----------
+    urdf : str, os.PathLike or urdf_parser_py.urdf.Robot
+        A path to a URDF file, the URDF's XML itself, or a ``Robot`` (any object with
+        ``to_xml_string()``, read through its XML: the same checks and numbers).
+    floating_base : bool
+        True: the root link gets a free-flyer joint; q then starts with the base position and
+        quaternion (x, y, z, w) in the world (7 numbers), v with its linear and angular
+        velocity in the base frame (6 numbers). Default False: the root is fixed to the world.
+    mimic : str
+        ``"coupled"``, ``"independent"`` or ``"error"``: mimic joints (q_m = multiplier ·
+        q_leader + offset). ``"coupled"`` (default): each follows its leader, the model's
+        degrees of freedom are the independent joints and every algorithm works on that
+        reduced system (``rbd_ros.description.mimic_coupling``;
+        a follower of a follower resolves to the end of the chain). ``"independent"``: each is
+        an ordinary joint with its own entry in q (Pinocchio's default). ``"error"``: refused.
+        A mimic tag on a fixed joint couples nothing and is ignored.
+    strict_inertia : bool
+        True: principal moments that violate the triangle inequality are refused; default
+        False: kept, with one warning.
+    allow_massless : bool
+        True: accept a movable joint that drives no mass or inertia (M then singular).
+    on_warning : callable or None
+        Given each warning's text (the node gives it to its ROS logger); None: Python's
+        ``warnings``.
+    limits : rbd_ros.description.size_limits.DescriptionLimits or None
+        Size limits (bytes, links, degrees of freedom); None: its defaults.
+
+    Returns
+    -------
+    Model
+        The immutable model: ``nq``, ``nv`` (= nq, or nq - 1 with a floating base),
+        ``joint_names`` (the order of every array the algorithms take and return),
+        ``link_frames``.
+
+    Raises
+    ------
+    URDFError
+        Duplicate or empty names, NaN or inf in an origin, axis or inertial, a negative mass,
+        a rotational inertia that is not positive semi-definite, a massless movable joint
+        (unless ``allow_massless``); ``DescriptionTooLarge`` (a
+        URDFError) for a description over ``limits``, with the numbers, before its model is
+        built.
+    ValueError
+        ``mimic`` not one of its choices.
+
     """
     limits = DEFAULT_LIMITS if limits is None else DescriptionLimits(*limits).check()
     if mimic not in MIMIC_OPTIONS:

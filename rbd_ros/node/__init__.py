@@ -86,6 +86,27 @@ def make_executor(kind, logger=None):
     return SingleThreadedExecutor()
 
 
+FAST_DDS_MAX_DOMAIN_ID = 232   # its default ports, 7400 + 250 × domain + offsets, pass 65535 above
+
+
+def domain_id_problem(environ):
+    """
+    Return why ``ROS_DOMAIN_ID`` cannot work with Fast DDS's default ports, or None.
+
+    Fast DDS alone says "Calculated port number is too high" and never names the variable;
+    another middleware (``RMW_IMPLEMENTATION``) or a value rcl refuses itself is left be.
+    """
+    rmw = environ.get("RMW_IMPLEMENTATION", "").strip()
+    value = environ.get("ROS_DOMAIN_ID", "").strip()
+    if (rmw and not rmw.startswith("rmw_fastrtps")) or not value.isdigit():
+        return None
+    if int(value) <= FAST_DDS_MAX_DOMAIN_ID:
+        return None
+    return (f"ROS_DOMAIN_ID={value} is above {FAST_DDS_MAX_DOMAIN_ID}, the highest domain "
+            f"Fast DDS's default ports allow (7400 + 250 x domain must stay below 65536): "
+            f"choose 0-101 or 215-232, e.g. export ROS_DOMAIN_ID=42")
+
+
 def spin_node(factory, label, args=None, stop=None):
     """
     Run one node until Ctrl-C or SIGTERM: the console scripts' main().
@@ -111,6 +132,8 @@ def spin_node(factory, label, args=None, stop=None):
         from rclpy.executors import ExternalShutdownException as shutdown
         from rclpy.exceptions import ParameterException   # a value out of range, a type
         refused += (ParameterException,)
+        if domain_id_problem(os.environ):
+            raise ValueError(domain_id_problem(os.environ))
         rclpy.init(args=args)
         node = factory()
         kind = node.get_parameter("executor").value if node.has_parameter("executor") \

@@ -5,6 +5,7 @@
 """
 import argparse
 import math
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -54,7 +55,8 @@ def parser():
     p.add_argument("bag", nargs="+", help="input rosbag2 (directory, .mcap or .db3); "
                    "several bags, directories searched for bags, @LIST files: a fleet run")
     p.add_argument("-o", "--output", help="output bag directory, must not exist (default: "
-                   "BAG_replay)")
+                   "NAME_replay in the working directory, NAME the bag's name; NAME_replay_2, "
+                   "... when that or its report directory exists)")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
     p.add_argument("--topic", default="/joint_states", help="sensor_msgs/JointState topic")
     p.add_argument("--urdf", help="URDF file (default: the bag's --description-topic)")
@@ -122,6 +124,21 @@ def _percent(text):
     return value
 
 
+def default_output(bag, directory):
+    """
+    Return the output bag of a run without ``-o``: a fresh ``NAME_replay`` in ``directory``.
+
+    Never beside the bag (a source tree, a read-only disk); ``NAME_replay_2``, ``_3``, ...
+    when that name or its ``_report`` directory exists, so that runs never collide.
+    """
+    base = os.path.join(directory, Path(bag.rstrip("/")).with_suffix("").name + "_replay")
+    candidate, number = base, 1
+    while os.path.lexists(candidate) or os.path.lexists(candidate + "_report"):
+        number += 1
+        candidate = f"{base}_{number}"
+    return candidate
+
+
 def main(argv=None):
     """
     ``rbd_replay``: return the exit status (see ``EPILOG``).
@@ -160,7 +177,7 @@ def _main(argv):
             return 2
     outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
-    output = args.output or str(Path(args.bag.rstrip("/")).with_suffix("")) + "_replay"
+    output = args.output or default_output(args.bag, os.getcwd())
     try:
         rep = replay(args.bag, output, topic=args.topic, urdf=args.urdf,
                      description_topic=args.description_topic,
