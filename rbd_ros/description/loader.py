@@ -12,7 +12,7 @@ import numpy as np
 
 from ..model import inertia as _inertia
 from .mimic_coupling import Coupling
-from ..model.layout import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..model.joints import BY_URDF_TYPE, FREE_FLYER
 from ..model import Model
 from .physical_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
                               undriven_joints)
@@ -20,7 +20,9 @@ from .size_limits import DEFAULT_LIMITS, DescriptionLimits, check_counts, check_
 from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_robot,
                           read_source)
 
-SUPPORTED = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+# URDF joint type -> the code of its joint kind (the registry rbd_ros.model.joints); "fixed"
+# joints are merged away
+SUPPORTED = {name: kind.code for name, kind in BY_URDF_TYPE.items() if not kind.root_only}
 
 
 def rpy_to_matrix(roll, pitch, yaw):
@@ -179,7 +181,7 @@ def _tree(robot, links, source, mimic):
                 raise URDFError(f"joint {joint.name!r} ({source}) refers to unknown link {end!r}")
         if joint.type not in SUPPORTED and joint.type != "fixed":
             raise URDFError(f"joint {joint.name!r} ({source}): type {joint.type!r} is not "
-                            "supported yet (revolute, continuous, prismatic and fixed are)")
+                            f"supported yet ({', '.join(SUPPORTED)} and fixed are)")
         if joint.mimic is not None and joint.type != "fixed" and mimic == "error":
             raise URDFError(f"joint {joint.name!r} ({source}) mimics {joint.mimic.joint!r}: "
                             "mimic joints are refused with mimic='error' (load_model(..., "
