@@ -28,7 +28,7 @@ def _module_name(module):
 
 
 def _dispatching_functions():
-    """{function name: (kinds compared with, (module, piece) called)} of the dispatch module."""
+    """Return {function: (kinds compared with, (module, piece) called)} of the dispatch."""
     tree = ast.parse(inspect.getsource(dispatch))
     found = {}
     for node in tree.body:
@@ -73,8 +73,42 @@ def test_every_dispatch_chain_names_every_kind():
 
 def test_the_loader_and_the_size_limits_read_the_registry():
     urdf_types = set(registry.BY_URDF_TYPE)
-    assert set(loader.SUPPORTED) == {n for n in urdf_types
-                                     if not registry.BY_URDF_TYPE[n].root_only}
+    assert set(loader.SUPPORTED) == urdf_types
+    assert set(loader.ROOT_TYPES) == {n for n in urdf_types if registry.BY_URDF_TYPE[n].root_only}
     assert all(name in registry.KINDS[code].urdf_types for name, code in loader.SUPPORTED.items())
     assert size_limits.MOVABLE == {name: registry.BY_URDF_TYPE[name].nv for name in urdf_types}
 
+
+def _one_joint_urdf(urdf_type):
+    """Return a world link and one body moved by a joint of ``urdf_type`` (limits -0.5, 0.7)."""
+    details = ("" if registry.BY_URDF_TYPE[urdf_type].root_only else
+               '<axis xyz="0.6 0 0.8"/><limit lower="-0.5" upper="0.7" effort="1" velocity="1"/>')
+    return f"""<robot name="one_{urdf_type}">
+  <link name="world"/>
+  <joint name="j" type="{urdf_type}"><parent link="world"/><child link="body"/>{details}</joint>
+  <link name="body"><inertial><origin xyz="0.1 0.2 0.3"/><mass value="2"/>
+    <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.2" iyz="0" izz="0.3"/></inertial></link>
+</robot>"""
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("kind", registry.KINDS, ids=KIND_NAMES)
+def test_each_kind_loads_as_pinocchio_with_its_neutral_and_random_configurations(kind, tmp_path):
+    from oracle import Robot
+    urdf_type = kind.urdf_types[0]
+    path = tmp_path / f"{urdf_type}.urdf"
+    path.write_text(_one_joint_urdf(urdf_type))
+    robot = Robot(urdf_type, str(path), floating=False)
+    model, pin, pm = robot.model, robot.pin, robot.pm
+    assert list(model.joint_type) == [kind.code]
+    assert (pm.joints[1].nq, pm.joints[1].nv) == (kind.nq, kind.nv) == (model.nq, model.nv)
+    np.testing.assert_array_equal(model.neutral(), kind.neutral())
+    np.testing.assert_allclose(robot.q_to_pin(kind.neutral()), pin.neutral(pm), atol=1e-15)
+    lower, upper = np.asarray(pm.lowerPositionLimit), np.asarray(pm.upperPositionLimit)
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        q = kind.random(rng, lower, upper)
+        assert q.shape == (kind.nq,) and np.all(np.isfinite(q))
+        assert np.all((q >= lower) | ~np.isfinite(lower))
+        assert np.all((q <= upper) | ~np.isfinite(upper))
+        assert pin.isNormalized(pm, q), q
