@@ -54,7 +54,8 @@ def _package_source_hash():
     for entry in KERNEL_SOURCES:
         path = os.path.join(PACKAGE_DIR, entry)
         if os.path.isdir(path):
-            paths += [os.path.join(path, f) for f in os.listdir(path) if f.endswith(".py")]
+            paths += [os.path.join(folder, f) for folder, _, files in os.walk(path)   # subpackages
+                      for f in files if f.endswith(".py")]                           # too
         else:
             paths.append(path)
     for path in sorted(paths):

@@ -18,7 +18,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import rbd_ros  # noqa: E402
-from rbd_ros.model.layout import FREE_FLYER  # noqa: E402
+from rbd_ros.model.joints import FREE_FLYER  # noqa: E402
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 URDF_DIR = os.path.join(TEST_DIR, "urdf")
@@ -123,19 +123,20 @@ class Robot:
             path, floating = ROBOTS[name]
         self.name = name
         self.path = path
-        self.floating = bool(floating)
+        self.add_free_flyer = bool(floating)      # load_model's floating_base
         with open(path, encoding="utf-8-sig") as f:
             self.xml = f.read()
         # panda and talos have mimic joints (gripper fingers): rbd_ros rejects them unless
         # asked to treat them as independent joints, which is what Pinocchio does by default
         self.mimic = "independent" if has_mimic(self.xml) else "error"
         self.model = load_quietly(path, floating, **{"mimic": self.mimic, **options})
+        self.floating = self.model.floating_base  # also by a URDF "floating" root joint
         self._pin = None
 
     # -- Pinocchio side (built lazily so that tests without Pinocchio still run) -----------
     def _build_pin(self):
         import pinocchio as pin
-        if self.floating:
+        if self.add_free_flyer:
             pm = pin.buildModelFromUrdf(self.path, pin.JointModelFreeFlyer())
         else:
             pm = pin.buildModelFromUrdf(self.path)

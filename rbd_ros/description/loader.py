@@ -12,7 +12,7 @@ import numpy as np
 
 from ..model import inertia as _inertia
 from .mimic_coupling import Coupling
-from ..model.layout import FREE_FLYER, PRISMATIC, REVOLUTE
+from ..model.joints import BY_URDF_TYPE, FREE_FLYER, KINDS
 from ..model import Model
 from .physical_checks import (check_link_inertia, odd_inertia_warning, rotational_inertia,
                               undriven_joints)
@@ -20,7 +20,11 @@ from .size_limits import DEFAULT_LIMITS, DescriptionLimits, check_counts, check_
 from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_robot,
                           read_source)
 
-SUPPORTED = {"revolute": REVOLUTE, "continuous": REVOLUTE, "prismatic": PRISMATIC}
+# URDF joint type -> the code of its joint kind (the registry rbd_ros.model.joints); "fixed"
+# joints are merged away
+SUPPORTED = {name: kind.code for name, kind in BY_URDF_TYPE.items()}
+# the types of the kinds that may only be the tree's root ("floating": the free flyer)
+ROOT_TYPES = tuple(name for name, kind in BY_URDF_TYPE.items() if kind.root_only)
 
 
 def rpy_to_matrix(roll, pitch, yaw):
@@ -93,6 +97,9 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
         True: the root link gets a free-flyer joint; q then starts with the base position and
         quaternion (x, y, z, w) in the world (7 numbers), v with its linear and angular
         velocity in the base frame (6 numbers). Default False: the root is fixed to the world.
+        A URDF ``floating`` joint is that same free flyer, read where the model can have it:
+        as the only joint of the root link (a massless "world", as Pinocchio loads it), at an
+        identity origin, with ``floating_base=False``; anywhere else it is refused.
     mimic : str
         ``"coupled"``, ``"independent"`` or ``"error"``: mimic joints (q_m = multiplier ·
         q_leader + offset). ``"coupled"`` (default): each follows its leader, the model's
@@ -142,6 +149,8 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     if not links:
         raise URDFError(f"URDF ({source}) has no <link>")
     children, root = _tree(robot, links, source, mimic)
+    root_joint = _root_joint(children, root, source, floating_base)
+    floats = floating_base or root_joint is not None
     followers = _mimic_followers(robot, source) if mimic == "coupled" else {}
     bodies = _Bodies(links, source, strict_inertia)
     # body -1 is the world when the base is fixed: what is welded to it has no effect
@@ -161,7 +170,7 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     coupling = None
     if followers:
         try:
-            coupling = Coupling(bodies.joint_names, floating_base, followers)
+            coupling = Coupling(bodies.joint_names, floats, followers)
         except ValueError as exc:          # a cycle of mimic joints
             raise URDFError(f"URDF ({source}): {exc}") from None
     return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
@@ -203,7 +212,7 @@ def _tree(robot, links, source, mimic):
                 raise URDFError(f"joint {joint.name!r} ({source}) refers to unknown link {end!r}")
         if joint.type not in SUPPORTED and joint.type != "fixed":
             raise URDFError(f"joint {joint.name!r} ({source}): type {joint.type!r} is not "
-                            "supported yet (revolute, continuous, prismatic and fixed are)")
+                            f"supported yet ({', '.join(SUPPORTED)} and fixed are)")
         if joint.mimic is not None and joint.type != "fixed" and mimic == "error":
             raise URDFError(f"joint {joint.name!r} ({source}) mimics {joint.mimic.joint!r}: "
                             "mimic joints are refused with mimic='error' (load_model(..., "
@@ -220,6 +229,35 @@ def _tree(robot, links, source, mimic):
     if len(roots) > 1:
         raise URDFError(f"URDF ({source}) has several root links {roots}: it must be one tree")
     return children, roots[0]
+
+
+def _root_joint(children, root, source, floating_base):
+    """
+    Return the root link's joint of a root-only kind ("floating"), or None; refuse it elsewhere.
+
+    The model has such a joint as its first body only (``rbd_ros.model.joints``): the only
+    joint of the root link, at an identity origin (the free flyer's q is the base's placement
+    in the world), and not with ``floating_base=True`` (a second free flyer).
+    """
+    found = None
+    for link, joints in children.items():
+        for joint in joints:
+            if joint.type not in ROOT_TYPES:
+                continue
+            where = f"{joint.type} joint {joint.name!r} ({source})"
+            if link != root or len(joints) != 1:
+                raise URDFError(f"{where}: only the root link's only joint may be "
+                                f"{joint.type} (the root link here is {root!r})")
+            if floating_base:
+                raise URDFError(f"{where}: with floating_base=True the root already floats")
+            R, p = _pose(joint.origin)
+            if not (np.array_equal(R, np.eye(3)) and not p.any()):
+                raise URDFError(f"{where}: its origin must be the identity (the base's "
+                                "placement is its q)")
+            if joint.mimic is not None:
+                raise URDFError(f"{where}: it cannot mimic another joint")
+            found = joint
+    return found
 
 
 def _mimic_followers(robot, source):
@@ -239,9 +277,9 @@ def _mimic_followers(robot, source):
         where = f"mimic joint {joint.name!r} ({source})"
         if leader is None:
             raise URDFError(f"{where} mimics {tag.joint!r}, which is not a joint of the URDF")
-        if leader.type == "fixed":
-            raise URDFError(f"{where} mimics the fixed joint {tag.joint!r}: a fixed joint has "
-                            "no motion to follow")
+        if leader.type == "fixed" or leader.type in ROOT_TYPES:
+            raise URDFError(f"{where} mimics the {leader.type} joint {tag.joint!r}: it has "
+                            "no single motion to follow")
         multiplier = 1.0 if tag.multiplier is None else float(tag.multiplier)
         offset = 0.0 if tag.offset is None else float(tag.offset)
         if not (math.isfinite(multiplier) and math.isfinite(offset)):
@@ -303,7 +341,10 @@ class _Bodies:
         stack = [(None, root, root_body, _IDENTITY)]
         while stack:
             joint, link_name, body, pose = stack.pop()
-            if joint is not None and joint.type != "fixed":
+            if joint is not None and KINDS[SUPPORTED.get(joint.type, 0)].root_only:
+                body = self.add(body, SUPPORTED[joint.type], pose, np.zeros(3), joint.child)
+                pose = _IDENTITY
+            elif joint is not None and joint.type != "fixed":
                 body = self.add_movable(joint, body, pose)
                 pose = _IDENTITY                      # the link frame is the joint frame
             visited.add(link_name)

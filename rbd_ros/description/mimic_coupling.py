@@ -17,7 +17,7 @@ from .. import _checks
 from ..algorithms import coupled as _k
 from ..algorithms.coriolis import coupled_coriolis_kernel
 from ..algorithms.compute_all import Dynamics
-from ..model.layout import base_sizes
+from ..model.joints import base_sizes
 
 # rad or m: how far a follower's published position may be from its leader's coupling before
 # the node and the replay say so. joint_state_publisher computes followers from their leaders

@@ -16,10 +16,11 @@ The defaults leave a wide margin over the largest real robots of the test corpus
 """
 from typing import NamedTuple
 
-from ..model.layout import base_sizes
+from ..model.joints import BY_URDF_TYPE, base_sizes
 from .urdf_reader import URDFError
 
-MOVABLE = ("revolute", "continuous", "prismatic")
+# the URDF joint types that move, with the degrees of freedom each adds (the joint kinds')
+MOVABLE = {name: kind.nv for name, kind in BY_URDF_TYPE.items()}
 
 
 class DescriptionLimits(NamedTuple):
@@ -66,7 +67,7 @@ def check_counts(root, limits, source, floating_base=False):
     Refuse (DescriptionTooLarge) a parsed robot above ``limits.max_links`` or ``max_dofs``.
 
     ``root``: the ``<robot>`` element (``urdf_reader.parse_xml``), counted before it is
-    checked or read; the degrees of freedom counted are its movable joints (mimic ones
+    checked or read; the degrees of freedom counted are its movable joints' (mimic ones
     included: each is a body of the tree) plus 6 for a floating base.
     """
     links = len(root.findall("link"))
@@ -74,7 +75,7 @@ def check_counts(root, limits, source, floating_base=False):
         raise DescriptionTooLarge(
             f"robot description too large ({source}): {links} links, the limit is "
             f"{limits.max_links} (max_description_links)")
-    dofs = sum(j.get("type") in MOVABLE for j in root.iterfind("joint")) \
+    dofs = sum(MOVABLE.get(j.get("type"), 0) for j in root.iterfind("joint")) \
         + base_sizes(floating_base)[1]
     if dofs > limits.max_dofs:
         raise DescriptionTooLarge(

@@ -16,15 +16,8 @@ its first three numbers are gravity. Workspaces follow the same rule: their last
 the world's placement (identity), velocity (zero) and acceleration (-gravity).
 """
 
-# joint types
-REVOLUTE = 0      # also URDF "continuous": one angle in q
-PRISMATIC = 1
-FREE_FLYER = 2    # only as the root: q = [x, y, z, qx, qy, qz, qw], v = [v_lin, ω] (local frame)
-
-
-def base_sizes(floating_base):
-    """Return (nq_base, nv_base): the entries of q and v before the joints' (``Model``)."""
-    return (7, 6) if floating_base else (0, 0)
+# The joint types (the numbers in the P_TYPE column) are the codes of the joint kinds'
+# registry, rbd_ros.model.joints.
 
 
 # columns of ``packed``

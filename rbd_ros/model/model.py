@@ -10,8 +10,10 @@ import numpy as np
 
 from . import inertia as _inertia
 from .data import Data, _Frozen
-from .layout import (FREE_FLYER, P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT,
-                     P_THETA, P_TYPE, P_VEND, base_sizes)
+from .joints import KINDS, NQ, NV, ROOT_ONLY
+from .joints.axis_joint import random_in_limits
+from .layout import (P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA,
+                     P_TYPE, P_VEND)
 
 
 def _read_only(values, dtype=np.float64):
@@ -64,9 +66,7 @@ class Model(_Frozen):
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
         _check_tree(parent, joint_type)
-        nq_free, nv_free = base_sizes(True)
-        nq_body = np.where(joint_type == FREE_FLYER, nq_free, 1)
-        nv_body = np.where(joint_type == FREE_FLYER, nv_free, 1)
+        nq_body, nv_body = NQ[joint_type], NV[joint_type]
         idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
         idx_v = np.concatenate([[0], np.cumsum(nv_body)[:-1]]).astype(np.int64)
 
@@ -100,8 +100,8 @@ class Model(_Frozen):
 
         nv = int(nv_body.sum())
         nq = int(nq_body.sum())
-        floating_base = bool(nb and joint_type[0] == FREE_FLYER)
-        nq_base, nv_base = base_sizes(floating_base)
+        floating_base = bool(nb and ROOT_ONLY[joint_type[0]])
+        nq_base, nv_base = (int(nq_body[0]), int(nv_body[0])) if floating_base else (0, 0)
         joint_names = tuple(joint_names)
         njoints = len(joint_names)
         if njoints != nv - nv_base:
@@ -167,22 +167,22 @@ class Model(_Frozen):
         return _unpickle, (state,)
 
     def neutral(self):
-        """Return the zero configuration (identity quaternion for a floating base)."""
+        """Return the zero configuration (the root kind's neutral, e.g. identity quaternion)."""
         q = np.zeros(self.nq)
         if self.floating_base:
-            q[6] = 1.0
+            q[:self.nq_base] = KINDS[self.joint_type[0]].neutral()
         return q
 
     def random_configuration(self, rng=None):
         """Return a configuration within the joint limits (±π where a joint is unlimited)."""
         rng = np.random.default_rng(rng)
-        lo = np.where(np.isfinite(self.lower), self.lower, -np.pi)
-        hi = np.where(np.isfinite(self.upper), self.upper, np.pi)
-        joints = rng.uniform(lo, hi)
+        # the joints (all of 1-dof kinds below the root) first, then the root's own draw
+        joints = random_in_limits(rng, self.lower, self.upper, np.pi)
         if not self.floating_base:
             return joints
-        quat = rng.normal(size=4)
-        return np.concatenate([rng.uniform(-1, 1, 3), quat / np.linalg.norm(quat), joints])
+        unbounded = np.full(self.nq_base, np.inf)
+        return np.concatenate([KINDS[self.joint_type[0]].random(rng, -unbounded, unbounded),
+                               joints])
 
     def inertial_parameters(self):
         """
@@ -294,9 +294,13 @@ def _check_tree(parent, joint_type):
             j = parent[j]
         if j != parent[i]:
             raise ValueError(f"bodies must be in depth-first order (body {i})")
-    root_is_free = nb and joint_type[0] == FREE_FLYER
-    if np.any(joint_type[1:] == FREE_FLYER) or (root_is_free and parent[0] != -1):
-        raise ValueError("a free-flyer joint can only be the root")
+    if np.any((joint_type < 0) | (joint_type >= len(KINDS))):
+        raise ValueError(f"joint types must be codes of rbd_ros.model.joints.KINDS "
+                         f"(0 .. {len(KINDS) - 1})")
+    root_only = ROOT_ONLY[joint_type]
+    if np.any(root_only[1:]) or (nb and root_only[0] and parent[0] != -1):
+        names = sorted({KINDS[k].name for k in joint_type[root_only]})
+        raise ValueError(f"a {' or '.join(names)} joint can only be the root")
 
 
 def _link_frames(body_names, frames):

@@ -15,7 +15,8 @@ qualify (:func:`refusal`): floating-base robots are not where the call floor dom
 M⁻¹ is generated in ``generate_minv``; ``kernels`` lists every kernel and its signature.
 """
 from ..algorithms.common import NOT_FINITE, NOT_FINITE_RESULT, WRONG_SIZE
-from ..algorithms.joints import ONE_DOF_KINDS, joint_rotates, local_subspace_1dof
+from ..algorithms.joints import joint_rotates, local_subspace_1dof
+from ..model.joints import KINDS
 from ..model.layout import P_AXIS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA, P_TYPE
 from .expressions import (Source, act_force, act_inv_motion, add_vectors, cross_force,
                           cross_motion, inertia_act, inertia_apply, joint_rotation, rotate,
@@ -23,6 +24,8 @@ from .expressions import (Source, act_force, act_inv_motion, add_vectors, cross_
 
 # Bump when the generated code changes for the same model: it is part of the cache key.
 GENERATOR_VERSION = 1
+# the kinds written out: those moving along or about their axis (the registry's axis_motion)
+ONE_DOF_URDF_TYPES = tuple(name for kind in KINDS if kind.axis_motion for name in kind.urdf_types)
 
 
 def refusal(model):
@@ -33,9 +36,8 @@ def refusal(model):
         return "mimic joints: the coupled (reduced) system is served by the generic kernels"
     if model.nbodies == 0:
         return "the model has no moving body"
-    kinds = {int(k) for k in model.joint_type}
-    if not kinds <= set(ONE_DOF_KINDS):
-        return "only revolute, continuous and prismatic joints are specialized"
+    if any(KINDS[k].axis_motion is None for k in model.joint_type):
+        return f"only {', '.join(ONE_DOF_URDF_TYPES)} joints are specialized"
     return None
 
 

@@ -219,3 +219,26 @@ def test_warm_cache_compiles_in_parallel_processes(tmp_path):
     assert first["pid"] != second["pid"], report
     overlap = min(first["ended"], second["ended"]) - max(first["started"], second["started"])
     assert overlap > 0, report
+
+
+def _source_hash_of_copy(tmp_path, edit=None):
+    """Return SOURCE_HASH of a copy of rbd_ros/_jit.py and the kernel sources, after ``edit``."""
+    import importlib.util
+    import shutil
+    copy = tmp_path / ("edited" if edit else "plain") / "rbd_ros"
+    shutil.copytree(os.path.dirname(_jit.__file__), copy,
+                    ignore=shutil.ignore_patterns("__pycache__", "robots"))
+    if edit:
+        edit(copy)
+    spec = importlib.util.spec_from_file_location("jit_copy", copy / "_jit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.SOURCE_HASH
+
+
+def test_editing_a_joint_kind_module_invalidates_the_cached_kernels(tmp_path):
+    """The kernels inline model/joints/*.py: a subpackage of a kernel source is hashed too."""
+    def edit(copy):
+        path = copy / "model" / "joints" / "revolute.py"
+        path.write_text(path.read_text() + "\n# edited\n")
+    assert _source_hash_of_copy(tmp_path) != _source_hash_of_copy(tmp_path, edit)

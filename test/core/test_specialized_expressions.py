@@ -15,7 +15,7 @@ import pytest
 
 from rbd_ros.model import se3 as placements, spatial
 from rbd_ros.algorithms import joints
-from rbd_ros.model.layout import PRISMATIC, REVOLUTE
+from rbd_ros.model.joints import PRISMATIC, REVOLUTE
 from rbd_ros.specialized import expressions as ex
 
 TOL = 8 * np.finfo(float).eps     # relative to the inputs' scale (all of order 1)

@@ -1,0 +1,37 @@
+"""
+The joint kinds: one module each (its record and its kernel pieces), listed here once.
+
+Everything that depends on a joint's kind reads this registry: the model (nq, nv, which
+kinds only the root may be), the loader (the URDF types read), the size limits (the degrees
+of freedom a URDF type adds), the specialized generator (the 1-dof kinds it writes out) and
+the kernels' one dispatch over kinds (``rbd_ros.algorithms.joints``). doc/contributing.md
+says how to add a kind.
+"""
+import numpy as np
+
+from . import free_flyer, prismatic, revolute
+from .kind import JointKind
+
+# in the order of their codes: KINDS[code] is that kind's record
+MODULES = (revolute, prismatic, free_flyer)
+KINDS = tuple(module.KIND for module in MODULES)
+REVOLUTE, PRISMATIC, FREE_FLYER = revolute.CODE, prismatic.CODE, free_flyer.CODE
+BY_URDF_TYPE = {name: kind for kind in KINDS for name in kind.urdf_types}
+
+# per code, as arrays the kernels index (numba freezes module-level arrays as constants)
+NQ = np.array([kind.nq for kind in KINDS], np.int64)
+NV = np.array([kind.nv for kind in KINDS], np.int64)
+ROOT_ONLY = np.array([kind.root_only for kind in KINDS], np.bool_)
+AXIS_ROTATES = np.array([kind.axis_motion == "rotate" for kind in KINDS], np.bool_)
+
+
+def base_sizes(floating_base):
+    """Return (nq_base, nv_base): the entries of q and v before the joints' (``Model``)."""
+    return (free_flyer.KIND.nq, free_flyer.KIND.nv) if floating_base else (0, 0)
+
+
+assert all(kind.code == code for code, kind in enumerate(KINDS)), "codes are the indices"
+assert len(BY_URDF_TYPE) == sum(len(kind.urdf_types) for kind in KINDS), "a URDF type twice"
+
+__all__ = ["AXIS_ROTATES", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS", "MODULES", "NQ",
+           "NV", "PRISMATIC", "REVOLUTE", "ROOT_ONLY", "base_sizes"]

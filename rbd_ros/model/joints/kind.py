@@ -1,0 +1,29 @@
+"""The record every joint kind gives the registry (``rbd_ros.model.joints``)."""
+from typing import Callable, NamedTuple
+
+
+class JointKind(NamedTuple):
+    """
+    What the model, the loader, the size limits and the generators know of one joint kind.
+
+    ``code``: its number in ``Model.joint_type`` and the kernels' table (0, 1, ... in the
+    registry's order); ``urdf_types``: the URDF ``<joint type>`` names read as this kind;
+    ``nq``, ``nv``: its entries of q and v; ``root_only``: only the tree's root may be of this
+    kind (the free flyer: the algorithms solve its six accelerations in the world frame);
+    ``axis_motion``: a 1-dof motion along or about the joint axis ("rotate", "slide") that the
+    generated kernels (``rbd_ros.specialized``) write out, or None; ``neutral()``: its q at
+    rest, Pinocchio's ``neutral``; ``random(rng, lower, upper)``: a q drawn within the limits
+    (each an array of nq), unbounded entries from a unit box or a uniform rotation.
+    The kernels' pieces (jcalc and the others) are the functions of the kind's own module,
+    dispatched by ``rbd_ros.algorithms.joints``.
+    """
+
+    code: int
+    name: str
+    urdf_types: tuple
+    nq: int
+    nv: int
+    root_only: bool
+    axis_motion: object
+    neutral: Callable
+    random: Callable

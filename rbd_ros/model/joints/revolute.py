@@ -1,0 +1,103 @@
+"""
+Revolute joint (URDF "revolute" and "continuous"): one angle about the unit axis.
+
+q = [θ], v = [θ̇]; S = the axis as an angular motion. A continuous joint is this kind with
+no position limits (Pinocchio keeps it as [cos θ, sin θ]; here it is the angle itself).
+"""
+import numpy as np
+
+from ..._jit import helper
+from . import axis_joint
+from .kind import JointKind
+from ..layout import W_OS
+from ..spatial import load6
+
+CODE = 0
+ROTATES = True
+
+
+def neutral():
+    """Return q at rest: zero."""
+    return np.zeros(1)
+
+
+def random(rng, lower, upper):
+    """Draw q uniformly within the limits (an unbounded side at ±π)."""
+    return axis_joint.random_in_limits(rng, lower, upper, np.pi)
+
+
+def subspace(axis):
+    """S (6 × 1) in the joint frame, as a numpy array (Python code outside the kernels)."""
+    return np.array(axis_joint.local_subspace.py_func(ROTATES, *axis)).reshape(6, 1)
+
+
+KIND = JointKind(code=CODE, name="revolute", urdf_types=("revolute", "continuous"),
+                 nq=1, nv=1, root_only=False, axis_motion="rotate",
+                 neutral=neutral, random=random)
+
+
+@helper
+def jcalc(packed, q, i, oM_parent):
+    """(oMi, oS): world placement of body i and its world-frame subspace."""
+    return axis_joint.jcalc(ROTATES, packed, q, i, oM_parent)
+
+
+@helper
+def placement_local(packed, q, i):
+    """^λX_i = X_T X_J(q_i)."""
+    return axis_joint.placement_local(ROTATES, packed, q, i)
+
+
+@helper
+def jcalc_local(packed, q, v, a, i):
+    """(X, v_J, S q̈) in the joint's own frame."""
+    return axis_joint.jcalc_local(ROTATES, packed, q, v, a, i)
+
+
+@helper
+def motion(packed, i, oM, oS, x):
+    """S x[idx_v(i)] in the world frame."""
+    return axis_joint.motion(packed, i, oS, x)
+
+
+@helper
+def tangent(packed, i, x):
+    """x[idx_v(i)], first entry of a 6-tuple."""
+    return axis_joint.tangent(packed, i, x)
+
+
+@helper
+def subspace_column(packed, i, k, oM, oS):
+    """Return the world-frame subspace: oS itself (one column)."""
+    return oS
+
+
+@helper
+def world_from_local(packed, i, oM_parent, X):
+    """(oMi, oS) from ^λX_i."""
+    return axis_joint.world_from_local(ROTATES, packed, i, oM_parent, X)
+
+
+@helper
+def world_subspace(packed, ws, j):
+    """(1, identity, oS): Sᵀ f is oS · f, oS from the workspace's W_OS."""
+    return 1, axis_joint.IDENTITY_SE3, load6(ws, j, W_OS)
+
+
+@helper
+def local_subspace_column(packed, i, k):
+    """S in the joint's own frame."""
+    ax, ay, az = axis_joint.axis(packed, i)
+    return axis_joint.local_subspace(ROTATES, ax, ay, az)
+
+
+@helper
+def force_local(packed, i, f):
+    """Sᵀ f, f in the joint's own frame."""
+    return axis_joint.force_local(ROTATES, packed, i, f)
+
+
+@helper
+def integrate(packed, q, i, d, out):
+    """Set q ⊕ d: the angle or displacement plus d[0]."""
+    axis_joint.integrate(packed, q, i, d, out)
