@@ -68,7 +68,7 @@ def effective_mass(model, q, link, direction, *, data=None):
     """
     Return the effective mass (kg) of ``link``'s frame origin along ``direction`` at q.
 
-    1 / (uᵀ J_v M⁻¹ J_vᵀ u): u = direction / |direction|, a 3-vector in the root frame;
+    1 / (uᵀ J_v M⁻¹ J_vᵀ u): u = direction / ‖direction‖, a 3-vector in the root frame;
     J_v the linear rows of ``frame_jacobian(model, q, link, "local_world_aligned")``
     (Pinocchio's ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)[:3]``), M⁻¹ ``minv``. The mass
     an impact along u at that point meets (ISO/TS 15066). Raises ValueError, saying why,

@@ -278,6 +278,8 @@ def _whole_body_outputs(outputs, frame, floating_base, live):
                 outputs = tuple(n for n in outputs if n != name)
             else:
                 raise ReplayError(f"--outputs {name} needs {what}")
+    if live and every:                             # --all --live: the dynamics outputs
+        outputs = tuple(n for n in outputs if n not in whole_body.NAMES)
     if live and set(outputs) & set(whole_body.NAMES):
         raise ReplayError("--live records the node's dynamics outputs only: not with "
                           f"{', '.join(sorted(set(outputs) & set(whole_body.NAMES)))}")
