@@ -45,14 +45,6 @@ LAYERS = (
 )
 LAYER_OF = {entry: k for k, (_, entries) in enumerate(LAYERS) for entry in entries}
 
-# Circles inside rbd_ros/node/ that issue 26 item 3 (the node by composition) takes apart.
-# Exact: a circle that is gone leaves this list, a new one fails.
-KNOWN_NODE_CIRCLES = {
-    frozenset({"rbd_ros.node.description", "rbd_ros.node.parameters"}),
-    frozenset({"rbd_ros.node.retime_service", "rbd_ros.node.trajectories"}),
-}
-
-
 def modules():
     """Return {dotted name: path} of every module of the package."""
     found = {}
@@ -168,11 +160,9 @@ def test_no_import_from_a_higher_layer(graph):
 
 
 def test_no_import_circle(graph):
-    found = circles(graph)
-    assert found == KNOWN_NODE_CIRCLES, (
-        f"new circles: {[sorted(c) for c in found - KNOWN_NODE_CIRCLES]}; "
-        f"gone (remove them from KNOWN_NODE_CIRCLES): "
-        f"{[sorted(c) for c in KNOWN_NODE_CIRCLES - found]}")
+    found = sorted(sorted(c) for c in circles(graph))
+    assert found == [], \
+        f"move what both need into the lower module or a small one of its own: {found}"
 
 
 def readme_layout():
