@@ -38,10 +38,15 @@ import numpy as np
 from .. import _output_arrays as _batch_outputs, _checks
 from ..algorithms import coupled as _coupled
 from ..algorithms.entries import ENTRIES
-from .kernels import CLAIM_STRIDE, _chunks, algorithm_batch_kernel, coupled_batch_kernel
+from .kernels import CLAIM_STRIDE, algorithm_batch_kernel, coupled_batch_kernel
 
 
 # -- Python wrappers --------------------------------------------------------------------------
+
+def _chunks(n):
+    """Return the number of chunks for n states: one per thread, at most one per state."""
+    return min(numba.get_num_threads(), n)
+
 
 def _array(x, name, ndim):
     """

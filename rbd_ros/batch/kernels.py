@@ -23,11 +23,6 @@ from ..algorithms.rnea_derivatives import rnea_derivatives_kernel
 from ..model.data import BATCH_SLOT_STRIDE as SLOT
 
 
-def _chunks(n):
-    """Return the number of chunks for n states: one per thread, at most one per state."""
-    return min(numba.get_num_threads(), n)
-
-
 # -- scheduling: each thread owns a chunk, then helps the others ------------------------------
 
 CLAIM_STRIDE = 8        # int64s between two chunks' counters: one cache line each

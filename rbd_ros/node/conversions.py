@@ -34,6 +34,11 @@ def doubles(x):
     return out
 
 
+def flat_doubles(x):
+    """Return a float64[] field of ``x`` (any shape, flattened row-major; empty too)."""
+    return doubles(x) if np.size(x) else array.array("d")
+
+
 def vector(values):
     """View a float64[] field (array.array) as a numpy array, without copying."""
     if getattr(values, "typecode", None) == "d":

@@ -20,8 +20,9 @@ from ..actuation import dynamics as actuation
 from .. import outputs
 from ..contact import measured_wrenches as wrench
 from . import compile_notice
+from .description_text import not_xml, xml_text
 from .parameters import description_limits
-from .reporting import excerpt, one_line
+from .reporting import one_line
 
 
 class DescriptionLoader:
@@ -189,25 +190,6 @@ def parameter_hint(exc, params):
         return (" (parameter mimic_joints: 'coupled', the default, or 'independent' loads "
                 "mimic joints)")
     return ""
-
-
-def xml_text(description):
-    """Return the description without what may precede its first ``<``: a BOM, white space."""
-    return description.lstrip("\ufeff \t\r\n")
-
-
-def not_xml(description):
-    """
-    Say why ``description`` is not URDF XML, or return None.
-
-    Only XML is taken: a text that does not start with ``<`` is refused, never opened as a
-    path. The reason quotes a short excerpt of the text and says nothing about files.
-    """
-    if xml_text(description).startswith("<"):
-        return None
-    return (f"not URDF XML ({len(description)} characters, starting "
-            f"{excerpt(description, 40)}); robot_description takes the XML itself, never a "
-            "file path (the launch file's urdf_file argument reads a file)")
 
 
 def tick_calls(enabled, joints=None):

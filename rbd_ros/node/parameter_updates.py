@@ -21,7 +21,7 @@ from rclpy.parameter import Parameter
 from ..actuation import dynamics as actuation
 from .. import outputs
 from . import contact, parameters
-from .description import xml_text
+from .description_text import xml_text
 from .reporting import one_line
 
 _TYPES = {bool: Parameter.Type.BOOL, float: Parameter.Type.DOUBLE, str: Parameter.Type.STRING,

@@ -19,6 +19,7 @@ from .. import outputs
 from ..description.loader import MIMIC_OPTIONS
 from ..description.size_limits import DEFAULT_LIMITS, DescriptionLimits
 from . import EXECUTORS, check_executor
+from .description_text import not_xml
 
 # parameters of one value or one per dof (double arrays, a single double accepted)
 PER_DOF = ("observer_gain", "collision_thresholds")
@@ -165,7 +166,6 @@ def problem(name, value):
         except ValueError as exc:
             return str(exc)
     if name == "robot_description" and value:
-        from .description import not_xml
         return not_xml(value)
     return None
 

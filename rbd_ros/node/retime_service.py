@@ -9,7 +9,7 @@ worker thread, never the ticks); joint names and mimic followers as there (every
 any order, followers optional and ignored on the way in, filled from their leaders on the
 way out, their effort 0).
 
-Sizes are bounded as the other trajectory services: at most ``trajectories.MAX_POINTS``
+Sizes are bounded as the other trajectory services: at most ``trajectory_request.MAX_POINTS``
 waypoints and answer points, at most :data:`MAX_GRID` grid points. A bad request gets
 ``success: false`` with a short reason (``services.guarded_service``): fewer than two waypoints,
 NaN, duplicate or unknown names, a waypoint outside the joint limits, a path where standing
@@ -23,9 +23,10 @@ from trajectory_msgs.msg import JointTrajectoryPoint
 
 import rbd_ros
 from rbd_ros.retiming import retimer as retiming
+from . import conversions
 from .reporting import excerpt
 from .services import RequestError
-from .trajectories import MAX_POINTS, _doubles, _Trajectory
+from .trajectory_request import MAX_POINTS, TrajectoryRequest
 
 MAX_GRID = 10_000
 DEFAULT_GRID = retiming.DEFAULT_GRID
@@ -43,7 +44,7 @@ def retime_trajectory(robot, req, resp, timings=None):
     started = time.perf_counter()
     if robot.model.floating_base:
         raise RequestError("a floating-base model has no joint path to retime")
-    traj = _Trajectory(robot, req.trajectory, False, 0)
+    traj = TrajectoryRequest(robot, req.trajectory, False, 0)
     if traj.n < 2:
         raise RequestError(f"at least two waypoints are needed, got {traj.n}")
     waypoints = traj.states("positions", (), 0, traj.n)
@@ -99,7 +100,7 @@ def _answer(robot, traj, req, resp, r):
     names = robot.joint_names
     resp.binding_limit = [LIMIT_NAMES[k] for k in r.binding]
     resp.binding_joint = [names[j] if j >= 0 else "" for j in r.binding_joint]
-    resp.binding_ratio = _doubles(r.binding_ratio)
+    resp.binding_ratio = conversions.flat_doubles(r.binding_ratio)
 
 
 _SLOTS = {JointTrajectoryPoint: {"_positions", "_velocities", "_accelerations", "_effort",

@@ -72,7 +72,7 @@ def inverse_inertia(robot, req, resp):
         Minv = rbd_ros.minv(robot.model, q)
     else:
         Minv = with_joints(robot, ("Minv",), q, np.zeros(robot.model.nv))[0]
-    names, idx = _request_dofs(robot, req, order)
+    names, idx = request_dofs(robot, req, order)
     conversions.fill_joint_matrix(resp.minv, resp.minv.header, names, Minv[np.ix_(idx, idx)])
 
 
@@ -93,7 +93,7 @@ def _derivatives(robot, req, resp, function, third):
         dq, dv = with_joints(robot, ("dtau_dq", "dtau_dv"), q, v, a=u)
     else:
         dq, dv = with_joints(robot, ("dqdd_dq", "dqdd_dv"), q, v, tau=u)
-    names, idx = _request_dofs(robot, req, order)
+    names, idx = request_dofs(robot, req, order)
     conversions.fill_derivatives(resp.derivatives, resp.derivatives.header, names,
                                  dq[np.ix_(idx, idx)], dv[np.ix_(idx, idx)])
 
@@ -114,7 +114,7 @@ def with_joints(robot, keys, q, v, a=None, tau=None):
     return [results[k] for k in keys]
 
 
-class _Order:
+class RequestOrder:
     """Where a request's joints are: ``model`` (model joint -> request index) and followers."""
 
     def __init__(self, model, followers):
@@ -125,9 +125,9 @@ class _Order:
         self.follower_multiplier = np.array([m for _, _, m in followers], np.float64)
 
 
-def _request_order(robot, names):
+def request_order(robot, names):
     """
-    Return the request's :class:`_Order`.
+    Return the request's :class:`RequestOrder`.
 
     RequestError unless ``names`` names each joint of the model once (followers may be
     named too).
@@ -143,13 +143,13 @@ def _request_order(robot, names):
     joint = {n: k for k, n in enumerate(robot.joint_names)}
     followers = [(index[n], joint[leader], multiplier)
                  for n, (leader, multiplier, _) in robot.followers.items() if n in index]
-    return _Order(np.array([index[n] for n in robot.joint_names], np.intp), followers)
+    return RequestOrder(np.array([index[n] for n in robot.joint_names], np.intp), followers)
 
 
 def _request_state(robot, req, fields):
     """(q, *fields, order) in model order from a service request, or RequestError."""
     names = list(req.joint_names)
-    order = _request_order(robot, names)
+    order = request_order(robot, names)
     nj = len(names)
     floating = robot.model.floating_base
     out = []
@@ -176,7 +176,7 @@ def _request_state(robot, req, fields):
     return (*out, order)
 
 
-def _request_dofs(robot, req, order):
+def request_dofs(robot, req, order):
     """(names, indices) of the v entries in the request's joint order (base first)."""
     nbase = robot.model.nv_base
     inverse = np.argsort(order.model)                  # the model joints in request order

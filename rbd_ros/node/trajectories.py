@@ -10,16 +10,15 @@ floating base and mimic followers follow the other services (``services`` module
 every joint named once in any order, followers optional (their positions and velocities are
 ignored, their effort acts through the coupling), answers in the request's joint order.
 
-Request sizes are bounded (README: request sizes): at most :data:`MAX_POINTS` points, and
-at most :data:`MAX_DERIVATIVE_NUMBERS` numbers of derivatives in one answer; a bad request
-gets ``success: false`` with a short reason, and so does one whose result is not finite.
+Request sizes are bounded (README: request sizes): at most ``trajectory_request.MAX_POINTS``
+points, and at most ``trajectory_request.MAX_DERIVATIVE_NUMBERS`` numbers of derivatives in
+one answer; a bad request gets ``success: false`` with a short reason, and so does one whose
+result is not finite.
 
 With joint parameters (``rbd_ros.actuation``) τ, q̈ and their derivatives include them, and
 the limits are checked on that τ (the motor's); a rollout is refused (it integrates the
 rigid-body dynamics).
 """
-import array
-
 import numpy as np
 
 import rbd_ros
@@ -27,11 +26,10 @@ from rbd_ros.actuation import dynamics as actuation
 from rbd_ros.batch import operational as _operational, rollout as _rollout
 from . import conversions
 from .reporting import excerpt
-from .services import (RequestError, guarded_service, _request_dofs, _request_order,
-                       follower_values)
+from .retime_service import retime_trajectory
+from .services import RequestError, guarded_service
+from .trajectory_request import TrajectoryRequest
 
-MAX_POINTS = 10_000
-MAX_DERIVATIVE_NUMBERS = 10_000_000      # 80 MB of float64 in one answer
 MAX_DT = 1.0                             # s: a rollout step longer than this is a mistake
 MODES = ("points", "rollout")
 
@@ -43,7 +41,6 @@ def create_trajectory_services(node, rbd_srv, worker):
     Computed and answered on ``worker`` (a ``planner.worker.PlannerWorker``): off the
     executor's thread, so a long request does not hold the ticks.
     """
-    from .retime_service import retime_trajectory
     for name, srv_type, handler in (
             ("trajectory_torques", rbd_srv.TrajectoryTorques, trajectory_torques),
             ("trajectory_forward", rbd_srv.TrajectoryForward, trajectory_forward),
@@ -55,7 +52,7 @@ def create_trajectory_services(node, rbd_srv, worker):
 
 
 def trajectory_torques(robot, req, resp):
-    traj = _Trajectory(robot, req.trajectory, req.derivatives, 2)
+    traj = TrajectoryRequest(robot, req.trajectory, req.derivatives, 2)
     n = traj.n
     q = traj.states("positions", req.base_q, 7, n)
     v = traj.states("velocities", req.base_v, 6, n)
@@ -93,7 +90,7 @@ def trajectory_effective_mass(robot, req, resp):
     model = robot.model
     if not isinstance(req.link, str) or req.link not in model.link_frames:
         raise RequestError(f"link {excerpt(req.link, 80)} is not a link of the model")
-    traj = _Trajectory(robot, req.trajectory, False, 0)
+    traj = TrajectoryRequest(robot, req.trajectory, False, 0)
     n = traj.n
     q = traj.states("positions", req.base_q, 7, n)
     moving = any(len(p.velocities) for p in traj.points) or len(req.base_v)
@@ -104,10 +101,10 @@ def trajectory_effective_mass(robot, req, resp):
     except ValueError as exc:
         raise RequestError(excerpt(exc, 300)) from None
     resp.points = n
-    resp.effective_mass = _doubles(path.mass)
+    resp.effective_mass = conversions.flat_doubles(path.mass)
     resp.defined = path.defined.tolist()
-    resp.direction = _doubles(path.direction)
-    resp.speed = _doubles(path.speed)
+    resp.direction = conversions.flat_doubles(path.direction)
+    resp.speed = conversions.flat_doubles(path.speed)
 
 
 def trajectory_forward(robot, req, resp):
@@ -122,7 +119,7 @@ def trajectory_forward(robot, req, resp):
 
 
 def _forward_points(robot, req, resp):
-    traj = _Trajectory(robot, req.trajectory, req.derivatives, 2)
+    traj = TrajectoryRequest(robot, req.trajectory, req.derivatives, 2)
     n = traj.n
     q = traj.states("positions", req.base_q, 7, n)
     v = traj.states("velocities", req.base_v, 6, n)
@@ -153,7 +150,7 @@ def trajectory_feedforward(robot, req, resp):
     if robot.model.floating_base:
         raise RequestError("fixed-base models only: a floating base's state is not part of a "
                            "JointTrajectory")
-    traj = _Trajectory(robot, req.trajectory, False, 0)
+    traj = TrajectoryRequest(robot, req.trajectory, False, 0)
     times = np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec
                       for p in traj.points])
     if len(times) > 1 and not np.all(np.diff(times) > 0):
@@ -172,7 +169,7 @@ def trajectory_feedforward(robot, req, resp):
     out.header, out.joint_names = req.trajectory.header, traj.names
     out.points = list(traj.points)
     for point, effort in zip(out.points, efforts):
-        point.effort = _doubles(effort)
+        point.effort = conversions.flat_doubles(effort)
 
 
 def _with_joints(robot, results, q, v, a, tau_in):
@@ -204,7 +201,7 @@ def _forward_rollout(robot, req, resp):
     dt = float(req.dt)
     if not (np.isfinite(dt) and 0.0 < dt <= MAX_DT):
         raise RequestError(f"rollout needs a step dt with 0 < dt <= {MAX_DT:g} s, got {dt!r}")
-    traj = _Trajectory(robot, req.trajectory, req.derivatives, 6)
+    traj = TrajectoryRequest(robot, req.trajectory, req.derivatives, 6)
     if traj.n == 0:
         raise RequestError("rollout needs at least one point (the initial state)")
     q0 = traj.states("positions", req.base_q[:7], 7, 1)[0]
@@ -218,123 +215,3 @@ def _forward_rollout(robot, req, resp):
     resp.dof_names = traj.dof_names
     if req.derivatives:
         resp.dx_dx, resp.dx_du = traj.matrices(r.dx_dx, 2, 2), traj.matrices(r.dx_du, 2, 1)
-
-
-class _Trajectory:
-    """
-    A request's trajectory: its joint order, points, and the model-order arrays made from them.
-
-    ``matrices_per_point``: how many nv × nv blocks a point's derivatives take in the answer
-    (for the size limit), when ``derivatives`` is asked.
-    """
-
-    def __init__(self, robot, trajectory, derivatives, matrices_per_point):
-        self.robot = robot
-        self.names = list(trajectory.joint_names)
-        self.order = _request_order(robot, self.names)
-        self.points = trajectory.points
-        self.n = len(self.points)
-        if self.n > MAX_POINTS:
-            raise RequestError(f"{self.n} points: at most {MAX_POINTS} per request (README: "
-                               "request sizes)")
-        nv = robot.model.nv
-        numbers = self.n * matrices_per_point * nv * nv
-        if derivatives and numbers > MAX_DERIVATIVE_NUMBERS:
-            raise RequestError(f"derivatives of {self.n} points would be {numbers} numbers: "
-                               f"at most {MAX_DERIVATIVE_NUMBERS} per answer (fewer points "
-                               "per request)")
-        self.nbase = robot.model.nv_base
-        self.dof_names, self.dof_index = _request_dofs(robot, None, self.order)
-
-    def states(self, attr, base, width, rows, optional_base=False):
-        """Return the (rows, ·) model-order array of the first ``rows`` points' ``attr``, base."""
-        raw = self._joint_rows(attr, rows)
-        joints = raw[:, self.order.model]
-        if attr == "effort":     # a follower's force acts through the coupling: τ_r = Gᵀ τ
-            for k, leader, multiplier in zip(self.order.follower_index,
-                                             self.order.follower_leader,
-                                             self.order.follower_multiplier):
-                joints[:, leader] += multiplier * raw[:, k]
-        if not self.nbase:
-            if len(base):
-                raise RequestError(f"{_BASE[attr]} must be empty for this fixed-base model")
-            return joints
-        base = conversions.vector(base)
-        if optional_base and len(base) == 0:
-            base = np.zeros(width * rows)
-        if len(base) != width * rows:
-            raise RequestError(f"{_BASE[attr]} must have {width} values per point "
-                               f"({width * rows}), got {len(base)}")
-        if not np.all(np.isfinite(base)):
-            raise RequestError(f"{_BASE[attr]} contains NaN or inf")
-        return np.hstack([base.reshape(rows, width), joints])
-
-    def _joint_rows(self, attr, rows):
-        """(rows, joints) array of the points' ``attr`` in request order; RequestError."""
-        nj = len(self.names)
-        if rows == 0:
-            return np.zeros((0, nj))
-        # one pass over the points (rclpy gives each field as an array.array: joined as is);
-        # the lengths are checked each, a short point and a long one must not make up a row
-        fields = [getattr(p, attr) for p in self.points[:rows]]
-        sizes = np.fromiter(map(len, fields), np.int64, rows)
-        wrong = np.flatnonzero(sizes != nj)
-        if len(wrong):
-            k = wrong[0]
-            raise RequestError(f"point {k} has {sizes[k]} {attr} for {nj} joint_names")
-        try:
-            joined = b"".join(fields)
-        except TypeError:                         # lists (a request made in this process)
-            joined = b"".join(map(_buffer, fields))
-        x = np.frombuffer(joined, np.float64).reshape(rows, nj)
-        if not np.isfinite(x).all():
-            k, j = np.argwhere(~np.isfinite(x))[0]
-            raise RequestError(f"{attr} of point {k}, joint {excerpt(self.names[j])} is NaN or "
-                               f"inf ({x[k, j]})")
-        return x
-
-    def split(self, x, follower_scale=1.0, positions=False):
-        """
-        (joints, base) float64[] fields of an (N, ·) model-order result, point after point.
-
-        A follower gets its leader's value times its multiplier (times ``follower_scale``;
-        plus its offset for ``positions``).
-        """
-        nbase = (7 if positions else 6) if self.nbase else 0
-        joints = np.empty((len(x), len(self.names)))
-        joints[:, self.order.model] = x[:, nbase:]
-        joints[:, self.order.follower_index] = follower_values(
-            x[:, nbase:][:, self.order.follower_leader], self.order.follower_multiplier,
-            follower_scale)
-        if positions:
-            for k in self.order.follower_index:
-                joints[:, k] += self.robot.followers[self.names[k]][2]
-        return _doubles(joints), _doubles(x[:, :nbase])
-
-    def per_joint(self, values):
-        """Return per-model-joint ``values`` in the request's joint order (followers 0)."""
-        out = np.zeros(len(self.names))
-        out[self.order.model] = values
-        return _doubles(out)
-
-    def matrices(self, m, row_blocks=1, col_blocks=1):
-        """(N, r·nv, c·nv) matrices restricted to the request's dofs, as one float64[]."""
-        nv = self.robot.model.nv
-        idx = self.dof_index
-        rows = np.concatenate([idx + b * nv for b in range(row_blocks)])
-        cols = np.concatenate([idx + b * nv for b in range(col_blocks)])
-        return _doubles(m[:, rows[:, None], cols[None, :]])
-
-
-_BASE = {"positions": "base_q", "velocities": "base_v", "accelerations": "base_a",
-         "effort": "base_tau"}
-
-
-def _doubles(x):
-    """Return a float64[] field of ``x`` (any shape, flattened row-major; empty too)."""
-    return conversions.doubles(x) if np.size(x) else array.array("d")
-
-
-def _buffer(values):
-    """Return the float64 bytes of a float64[] field (array.array; a list is converted)."""
-    return values if getattr(values, "typecode", None) == "d" else array.array("d", values)

@@ -77,19 +77,19 @@ def run(args, bags, progress=None):
     bags, validation = split(args, bags)
     urdf_text = None
     if args.urdf is not None:
-        from .one_bag import _read_urdf
-        urdf_text = _read_urdf(str(args.urdf))
-    from .one_bag import _check_arguments
+        from .one_bag import read_urdf_argument
+        urdf_text = read_urdf_argument(str(args.urdf))
+    from .one_bag import check_arguments
     from .. import outputs as table
     wanted_outputs = table.NAMES if args.all \
         else tuple(s.strip() for s in args.outputs.split(",") if s)
     from .observing import refuse_in_fleet
     refuse_in_fleet(args, wanted_outputs)
-    outputs = _check_arguments(wanted_outputs, args.identify, args.floating_base,
-                               args.acceleration, window=args.window, order=args.order,
-                               batch_size=args.batch_size, rate=1.0,
-                               max_joint_age=args.max_joint_age,
-                               prior_weight=args.prior_weight)
+    outputs = check_arguments(wanted_outputs, args.identify, args.floating_base,
+                              args.acceleration, window=args.window, order=args.order,
+                              batch_size=args.batch_size, rate=1.0,
+                              max_joint_age=args.max_joint_age,
+                              prior_weight=args.prior_weight)
     staged = staging.stage([(Path(args.output), "fleet output directory", "-o")])
     try:
         root = staged[0].path
@@ -245,11 +245,11 @@ def _identify(args, base, run, rows, bags, paths, dask_client):
                      if p.urdf_digest == run.digest and i not in run.excluded)
         reader = bag_io.open_reader(bags[first])
         try:
-            text = fleet_tasks._urdf(reader, base)
+            text = fleet_tasks.task_urdf(reader, base)
         finally:
             reader.close()
     root, final = paths
-    model = fleet_tasks._model(text, False, args.mimic)
+    model = fleet_tasks.cached_model(text, False, args.mimic)
     method, kinds = args.identify, base["kinds"]
     w = identification.DEFAULT_PRIOR_WEIGHT[method] if args.prior_weight is None \
         else float(args.prior_weight)

@@ -18,7 +18,7 @@ import os
 import numpy as np
 
 from ..identification import uncertainty as identification_uncertainty
-from .report import _finite
+from .report import json_finite
 
 WORST = 10
 
@@ -59,7 +59,7 @@ def write(directory, rows, identification=None, plots=True):
     lines = summary(rows, identification)
     with open(os.path.join(directory, "fleet.json"), "w") as f:
         ident = {k: v for k, v in (identification or {}).items() if k != "result"} or None
-        json.dump(_finite({"bags": rows, "identification": ident}), f, indent=1,
+        json.dump(json_finite({"bags": rows, "identification": ident}), f, indent=1,
                   allow_nan=False)
     with open(os.path.join(directory, "summary.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")

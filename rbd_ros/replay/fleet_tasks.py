@@ -120,7 +120,7 @@ def _merge(a, b):
 
 
 @functools.lru_cache(maxsize=8)
-def _model(text, floating_base, mimic):
+def cached_model(text, floating_base, mimic):
     """Load the model of a URDF text: once per worker and robot, not once per task."""
     try:
         return rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic)
@@ -128,7 +128,8 @@ def _model(text, floating_base, mimic):
         raise ReplayError(f"cannot load the URDF: {shorten(exc, 240)}") from exc
 
 
-def _urdf(reader, spec):
+def task_urdf(reader, spec):
+    """Return the URDF text of a task: ``--urdf``'s, else the bag's description; ReplayError."""
     if spec["urdf"] is not None:
         return spec["urdf"]
     text = bag_io.single_description(reader, spec["description_topic"])
@@ -166,8 +167,8 @@ def _evaluate(spec):
     reader = bag_io.open_reader(spec["bag"])
     try:
         js = bag_io.connection(reader, spec["topic"], bag_io.JOINT_STATE)
-        text = _urdf(reader, spec)
-        model = _model(text, spec["floating_base"], spec["mimic"])
+        text = task_urdf(reader, spec)
+        model = cached_model(text, spec["floating_base"], spec["mimic"])
         odom = []
         if spec["floating_base"]:
             odom = bag_io.connection(reader, spec["odom_topic"], bag_io.ODOMETRY,
@@ -281,7 +282,7 @@ def write_bag(spec):
     from . import one_bag
     reader = bag_io.open_reader(spec["bag"])
     try:
-        text = _urdf(reader, spec)
+        text = task_urdf(reader, spec)
     finally:
         reader.close()
     with _threads(spec.get("threads", 1)):
@@ -295,7 +296,7 @@ def write_bag(spec):
                   outputs={"bag": spec["output"], "report": spec["report_dir"]})
     out.errors = ErrorStats.of(tau, t.effort)
     if spec.get("identify"):
-        model = _model(text, spec["floating_base"], spec["mimic"])
+        model = cached_model(text, spec["floating_base"], spec["mimic"])
         rows = t.effort_known
         out.stats = identification_stats.statistics(
             model, t.q[rows], t.v[rows], t.a[rows], t.effort[rows], spec["kinds"],
@@ -316,7 +317,7 @@ def fit(text, mimic, method, stats, kinds, prior_weight,
     comes back without its model (the client rebuilds it from θ). ``extra["uncertainty"]``:
     ``identification_uncertainty.analyse`` of the fit (on the weighted rows when weighted).
     """
-    model = _model(text, False, mimic)
+    model = cached_model(text, False, mimic)
     result = identification_uncertainty.fit(model, stats, method, kinds, prior_weight,
                                             max_relative_std)
     result.model = None

@@ -44,7 +44,7 @@ def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimi
     reader = bag_io.open_reader(bag)
     js_cons = bag_io.connection(reader, topic, bag_io.JOINT_STATE)
     if urdf is not None:
-        descriptions = [(None, _read_urdf(str(urdf)))]
+        descriptions = [(None, read_urdf_argument(str(urdf)))]
     else:
         descriptions = bag_io.read_descriptions(reader, description_topic)
         if not descriptions:
@@ -67,7 +67,7 @@ def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimi
     return reader, descriptions, models, js_cons, odom_cons
 
 
-def _read_urdf(urdf):
+def read_urdf_argument(urdf):
     """Return the URDF text of ``--urdf``: a file's content, or the argument when it is XML."""
     if urdf.lstrip().startswith("<"):
         return urdf
@@ -128,10 +128,10 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
                           "with --model-params / --urdf-dynamics")
     o = SimpleNamespace(
         bag=bag, topic=topic, floating_base=floating_base, odom_topic=odom_topic, mimic=mimic,
-        outputs=_check_arguments(outputs, identify, floating_base, acceleration,
-                                 identify_payload=identify_payload, window=window,
-                                 order=order, batch_size=batch_size, rate=rate,
-                                 max_joint_age=max_joint_age, prior_weight=prior_weight),
+        outputs=check_arguments(outputs, identify, floating_base, acceleration,
+                                identify_payload=identify_payload, window=window,
+                                order=order, batch_size=batch_size, rate=rate,
+                                max_joint_age=max_joint_age, prior_weight=prior_weight),
         window=window, order=order, acceleration=acceleration, node_name=node_name,
         frame=end_effector_frame,
         rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
@@ -245,7 +245,7 @@ def _run_segments(o, reader, parts, js_ids, staged, timing):
     return segments.finish(o, parts, batches, staged, timing)
 
 
-def _check_arguments(outputs, identify, floating_base, acceleration, **numbers):
+def check_arguments(outputs, identify, floating_base, acceleration, **numbers):
     """Return the outputs to compute (torques always, table order); ReplayError if bad."""
     if numbers.pop("identify_payload", None) is not None:
         identify = identify or "payload"

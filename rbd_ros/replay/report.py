@@ -215,15 +215,15 @@ def write(rep, directory):
         data["identification"] = {k: v for k, v in data["identification"].items()
                                   if k != "result"}
     with open(os.path.join(directory, "report.json"), "w") as f:
-        json.dump(_finite(data), f, indent=1, allow_nan=False)
+        json.dump(json_finite(data), f, indent=1, allow_nan=False)
 
 
-def _finite(x):
+def json_finite(x):
     """``x`` (dicts, lists, numbers, numpy values) for JSON: non-finite numbers as None."""
     if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
+        return {k: json_finite(v) for k, v in x.items()}
     if isinstance(x, (list, tuple, np.ndarray)):
-        return [_finite(v) for v in x]
+        return [json_finite(v) for v in x]
     if isinstance(x, (bool, np.bool_)):
         return bool(x)
     if isinstance(x, (int, np.integer)):

@@ -320,7 +320,7 @@ def test_a_follower_answer_that_overflows_is_refused():
     from types import SimpleNamespace
     from rbd_ros.node import services
     robot = SimpleNamespace(model=SimpleNamespace(floating_base=False, nq_base=0, nv_base=0))
-    order = services._Order(np.array([0, 1]), [(2, 1, 1e300)])     # follower of joint 1
+    order = services.RequestOrder(np.array([0, 1]), [(2, 1, 1e300)])     # follower of joint 1
     joints, base = services._split(robot, np.array([1.0, 2.0]), order)
     assert list(joints) == [1.0, 2.0, 2e300] and list(base) == []
     with pytest.raises(services.RequestError, match="mimic joint is not finite"):

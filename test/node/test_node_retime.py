@@ -15,7 +15,7 @@ pytest.importorskip("toppra")
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 import rbd_ros  # noqa: E402
-from rbd_ros.node import trajectories  # noqa: E402
+from rbd_ros.node import trajectory_request  # noqa: E402
 from helpers import get_robot  # noqa: E402
 from mimic_oracle import PAIR, hand_urdf  # noqa: E402
 from node_helpers import PLANNER_SERVICES  # noqa: E402
@@ -186,7 +186,7 @@ def test_bad_retime_requests(harness):
         refused(req, word)
     req = good()
     req.trajectory.points = [req.trajectory.points[k % 4]
-                             for k in range(trajectories.MAX_POINTS + 1)]
+                             for k in range(trajectory_request.MAX_POINTS + 1)]
     refused(req, "at most")
 
 

@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from rbd_ros.batch import rollout as rl  # noqa: E402
-from rbd_ros.node import trajectories  # noqa: E402
+from rbd_ros.node import trajectory_request  # noqa: E402
 from helpers import assert_close, get_robot  # noqa: E402
 from node_helpers import PLANNER_SERVICES  # noqa: E402
 from node_cases import pin_each, random_states, trajectory  # noqa: E402
@@ -209,7 +209,7 @@ def test_bad_trajectory_requests(harness):
         req.base_q = [0.0] * 7
         refused(service, req, "base_q", "fixed-base")
         req = good(service)
-        req.trajectory.points = [req.trajectory.points[0]] * (trajectories.MAX_POINTS + 1)
+        req.trajectory.points = [req.trajectory.points[0]] * (trajectory_request.MAX_POINTS + 1)
         refused(service, req, "at most")
         req = good(service)
         req.derivatives = True

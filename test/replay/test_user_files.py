@@ -131,12 +131,12 @@ def test_a_urdf_path_that_is_not_a_file_is_refused(which, kind, fifo, tmp_path):
     path = case_path(which, fifo, tmp_path)
     error = outcome(rbd_ros.load_model, path)
     assert isinstance(error, rbd_ros.URDFError) and not_regular(kind) in str(error)
-    error = outcome(one_bag._read_urdf, path)
+    error = outcome(one_bag.read_urdf_argument, path)
     assert isinstance(error, ReplayError) and not_regular(kind) in str(error)
 
 
 def test_a_huge_urdf_file_is_refused_by_its_size(huge):
     error = outcome(rbd_ros.load_model, huge)
     assert isinstance(error, rbd_ros.URDFError) and "larger than 4 MiB" in str(error)
-    error = outcome(one_bag._read_urdf, huge)
+    error = outcome(one_bag.read_urdf_argument, huge)
     assert isinstance(error, ReplayError) and "larger than 4 MiB" in str(error)
