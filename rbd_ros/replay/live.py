@@ -116,7 +116,8 @@ def _params(urdf, outputs, *, floating_base, mimic, max_joint_age, unknown_veloc
          else "", "max_joint_age": float(max_joint_age), "unknown_velocity": unknown_velocity,
          "diagnostics_period": 0.0}
     for o in table.OUTPUTS:
-        p[o.parameter] = o.name in outputs
+        if o.parameter == "publish_" + o.name:    # not end_effector_frame (a link): off
+            p[o.parameter] = o.name in outputs
     return yaml.safe_dump({"/**": {"ros__parameters": p}})
 
 
