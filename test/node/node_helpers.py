@@ -48,9 +48,12 @@ LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 OUTPUTS = {"torques": JointState, "accelerations": rbd_msg.JointVector,
            "inverse_inertia": rbd_msg.JointMatrix,
            "rnea_derivatives": rbd_msg.DynamicsDerivatives,
-           "aba_derivatives": rbd_msg.DynamicsDerivatives,
-           "end_effector": rbd_msg.EndEffector, "center_of_mass": PointStamped,
-           "centroidal_momentum": rbd_msg.CentroidalMomentum}
+           "aba_derivatives": rbd_msg.DynamicsDerivatives}
+# the whole-body outputs: switched by a link (end_effector_frame) or publish_center_of_mass,
+# centroidal_momentum only for a floating base; the harness listens to them too
+WHOLE_BODY_OUTPUTS = {"end_effector": rbd_msg.EndEffector, "center_of_mass": PointStamped,
+                      "centroidal_momentum": rbd_msg.CentroidalMomentum}
+LISTENED = {**OUTPUTS, **WHOLE_BODY_OUTPUTS}
 SERVICES = {"inverse_dynamics": rbd_srv.InverseDynamics,
             "forward_dynamics": rbd_srv.ForwardDynamics,
             "inverse_inertia": rbd_srv.InverseInertia,
@@ -242,10 +245,10 @@ class Harness:
         self.params = self.node.params
         self.tester = t = Node("rbd_node_tester", namespace=ns, context=ctx)
         self._lock = threading.Lock()
-        self.received = {k: [] for k in list(OUTPUTS) + ["diagnostics", "rosout"]}
+        self.received = {k: [] for k in list(LISTENED) + ["diagnostics", "rosout"]}
         base = f"{ns}/rbd_dynamics/"
         self.subs = {}
-        for name, msg_type in OUTPUTS.items():
+        for name, msg_type in LISTENED.items():
             self.subs[name] = t.create_subscription(msg_type, base + name,
                                                     self._collector(name), RELIABLE)
         self.subs["diagnostics"] = t.create_subscription(
@@ -270,7 +273,7 @@ class Harness:
         self.spinner = SpinThread(self.executor)
         # every enabled output must be matched both ways before anything is published:
         # the node's publishers are volatile, a sample sent before the match is lost
-        for name in OUTPUTS:
+        for name in LISTENED:
             if self.node.outputs[name]:
                 wait_for(lambda n=name: self.node._pub[n].get_subscription_count() > 0
                          and self.subs[n].get_publisher_count() > 0,
@@ -353,7 +356,7 @@ class Harness:
 
     def no_output(self, stamp):
         """Tell whether no output topic carries ``stamp``."""
-        return all(self.find(t, stamp) is None for t in OUTPUTS)
+        return all(self.find(t, stamp) is None for t in LISTENED)
 
     def wait_log(self, text, timeout=TIMEOUT):
         """Wait for a /rosout line of the dynamics node containing ``text``."""
