@@ -33,7 +33,7 @@ ATTRIBUTES = st.dictionaries(NAME, st.text(st.characters(blacklist_categories=("
 def ignored_element(draw, depth=2):
     """Draw an element the dynamics never reads: random attributes, children and text."""
     tag = draw(st.sampled_from(["visual", "collision", "material", "gazebo", "transmission",
-                                "sensor", "texture", "geometry", "plugin", "xacro:macro"]))
+                                "sensor", "texture", "geometry", "plugin", "ros2_control"]))
     attributes = "".join(f' {k}="{_escape(v)}"' for k, v in draw(ATTRIBUTES).items())
     children = "".join(draw(st.lists(ignored_element(depth - 1), max_size=2))) if depth else ""
     text = _escape(draw(st.text(max_size=5).filter(lambda t: "\x00" not in t)))
