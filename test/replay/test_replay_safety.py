@@ -28,6 +28,9 @@ from scipy.signal import savgol_filter
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+# node_helpers (test/node) is on sys.path only once a test of that folder is collected:
+# this module also runs alone (pytest test/replay)
+sys.path.insert(0, os.path.join(ROOT, "test", "node"))
 
 import rbd_ros  # noqa: E402
 from helpers import ros_domain_id  # noqa: E402
