@@ -36,6 +36,9 @@ from rbd_ros_interfaces import msg as rbd_msg
 from rbd_ros_interfaces import srv as rbd_srv
 
 TIMEOUT = 10.0          # s: the longest any single condition is waited for
+# s: a process's start (Python, rclpy, the kernels from the cache) before its services are
+# up; on a loaded machine (both cores busy, CI neighbours) 10 s was not always enough
+STARTUP = 120.0
 
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE,
                       history=HistoryPolicy.KEEP_LAST)
@@ -133,6 +136,13 @@ class ParameterServices:
                         for name, srv_type in (("get_parameters", GetParameters),
                                                ("set_parameters", SetParameters),
                                                ("describe_parameters", DescribeParameters))}
+
+    def wait_up(self, timeout=STARTUP):
+        """Wait until the node's parameter services are up (its process has started)."""
+        for client in self.clients.values():
+            assert client.wait_for_service(timeout_sec=timeout), \
+                f"service {client.srv_name} not up within {timeout:g} s"
+        return self
 
     def _call(self, name, **fields):
         client = self.clients[name]

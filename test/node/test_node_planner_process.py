@@ -222,8 +222,8 @@ ANSWERED = "points answered in"           # the child's debug line for each answ
 
 
 def child_parameters(tester, ns):
-    """Return the parameter services of the child's node."""
-    return ParameterServices(tester, f"{ns}/rbd_dynamics_planner")
+    """Return the parameter services of the child's node, once it has started."""
+    return ParameterServices(tester, f"{ns}/rbd_dynamics_planner").wait_up()
 
 
 def child_use_sim_time(child):

@@ -11,6 +11,7 @@ rbd_replay under hostile and careless use (issue 12): interrupts, huge values, b
   the first bad sample of a batch instead of returning NaN.
 * Bad paths and arguments: exit status 2 and one short line naming the problem.
 """
+import contextlib
 import glob
 import json
 import math
@@ -78,6 +79,25 @@ def wait_for_file(directory, pattern, size, proc, timeout=180):
     pytest.fail(f"no {pattern} of {size} bytes within {timeout} s")
 
 
+@contextlib.contextmanager
+def sigint_not_ignored():
+    """
+    Start processes with SIGINT at its default, even where this one was started ignoring it.
+
+    A shell's background job (``cmd &``, ``nohup``) ignores SIGINT, and an ignored signal stays
+    ignored across exec: rbd_replay then rightly keeps ignoring it (as under nohup) and runs
+    to the end, which is not the Ctrl-C at a terminal these tests are about.
+    """
+    ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def assert_stopped(proc, status, timeout=60):
     out, err = proc.communicate(timeout=timeout)
     assert proc.returncode == status, err[-2000:]
@@ -100,8 +120,9 @@ def test_interrupt_leaves_nothing_and_a_rerun_completes(big_bag, tmp_path, signu
     bag, n = big_bag
     out = tmp_path / "out"
     args = command(bag, "-o", out, "--all", "--no-plots")
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=ENV)
+    with sigint_not_ignored():
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, env=ENV)
     wait_for_file(str(tmp_path), "*.mcap", 2_000_000, proc)     # the output bag, half written
     proc.send_signal(signum)
     assert_stopped(proc, status)
@@ -127,9 +148,10 @@ def test_live_interrupt_stops_the_node(tmp_path):
     urdf, model, t, q, v, e, _ = mk.simulate("rbd_arm7", duration=30.0, rate=100.0, seed=6)
     bag = tmp_path / "in"
     mk.write_bag(bag, urdf, model.joint_names, t, q, v, e)
-    proc = subprocess.Popen(command(bag, "-o", tmp_path / "out", "--live", "--no-plots"),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                            start_new_session=True)
+    with sigint_not_ignored():
+        proc = subprocess.Popen(command(bag, "-o", tmp_path / "out", "--live", "--no-plots"),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env=env, start_new_session=True)
     probe = Probe(f"/rbd_replay_{proc.pid}")           # rbd_replay's namespace
     try:
         # playing: the node answers the joint_states rbd_replay plays into it
