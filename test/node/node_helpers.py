@@ -347,19 +347,21 @@ class Harness:
 
     def send_joint_states(self, msg, publisher=None):
         """
-        Publish ``msg`` (again every 0.3 s) until the node has taken it in.
+        Publish ``msg`` (again every 0.3 s) until the node has taken it in; return the copies sent.
 
         That is: its callback ran (whether it then computed, skipped or rejected the
-        message).
+        message). On a loaded machine a copy sent again may reach the node later still.
         """
         publisher = publisher or self.joint_states
         before = self.node.stats()["joint_states"]
         deadline = time.monotonic() + TIMEOUT
+        sent = 0
         while time.monotonic() < deadline:
             publisher.publish(msg)
+            sent += 1
             try:
                 wait_for(lambda: self.node.stats()["joint_states"] > before, timeout=0.3)
-                return
+                return sent
             except AssertionError:
                 pass
         raise AssertionError("the node never received the joint_states message")
