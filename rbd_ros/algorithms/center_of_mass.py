@@ -3,25 +3,45 @@ The centre of mass c, its velocity ċ and its Jacobian J_c (3 × nv), in the roo
 
 Pinocchio's ``centerOfMass(model, data, q[, v])`` (``data.com[0]``, ``data.vcom[0]``) and
 ``jacobianCenterOfMass``: c = Σ m_i c_i / m, ċ = Σ m_i ċ_i / m (c_i, ċ_i: each body's centre
-of mass and its velocity, world frame). Each body's inertia moved to the world gives m_i c_i
-(its first moment) and its linear momentum m_i ċ_i (``inertia_apply`` of its velocity):
-``total_momentum`` of ``centroidal_momentum.py`` sums both. The Jacobian is the linear rows
-of the centroidal momentum matrix over the mass (the linear momentum is m ċ = A_G[0:3] v),
-from the same composite pass. A coupled model (mimic joints): at f(q), G v; J_c G.
+of mass and its velocity, world frame). Only the mass m_i and the first moment h_i = m_i c_i
+of each body enter (not its rotational inertia): h_i moved to the world is R_i h_i + m_i p_i,
+and the linear momentum of a body moving with the world twist [v; ω] is m_i v − h_i × ω
+(the linear rows of ``inertia_apply``). The Jacobian's column of dof j of body i is that
+linear momentum of i's subtree (its mass m^C and first moment h^C, summed leaves to root)
+moved by S_j, over the robot's mass: the linear rows of the centroidal momentum matrix over
+m, without its angular rows. A coupled model (mimic joints): at f(q), G v; J_c G.
 """
-from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, int64, kernel
-from ..model.layout import P_THETA
-from .common import NO_MASS, matrix_status
-from .centroidal_momentum import centroidal_matrix_columns, total_momentum
+from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
+from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
+from ..model.se3 import cross3, rot3, se3_load, se3_store, store6
+from ..model.spatial import load6
+from .common import NO_MASS, matrix_status, placement_step, store_motion, velocity_step
 from .entries import public
-from .frame_jacobian import coupling_table, world_origin
+from .frame_jacobian import add_column, coupling_table, world_origin
 from .frame_jacobian_time_variation import tree_motion
 from .frame_placement import tree_configuration
+from .joints import joint_nv, subspace_column
 
 
 def velocity_given(model, v):
     """Return (whether the caller gave v: the call then returns ċ too, the coupling table)."""
     return v is not None, coupling_table(model)
+
+
+@helper
+def world_first_moment(packed, i, oM):
+    """Return (m_i, h_i): body i's mass and first moment m_i c_i about the world's origin."""
+    mass = packed[i, P_THETA]
+    hx, hy, hz = rot3(oM, packed[i, P_THETA + 1], packed[i, P_THETA + 2],
+                      packed[i, P_THETA + 3])
+    return mass, (hx + mass * oM[9], hy + mass * oM[10], hz + mass * oM[11])
+
+
+@helper
+def linear_momentum(mass, h, twist):
+    """Return m v − h × ω: the linear momentum of (m, h) moving with the world ``twist``."""
+    cx, cy, cz = cross3(h[0], h[1], h[2], twist[3], twist[4], twist[5])
+    return mass * twist[0] - cx, mass * twist[1] - cy, mass * twist[2] - cz
 
 
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_2d))
@@ -30,31 +50,70 @@ def center_of_mass_kernel(packed, table, ws, qf, VF, q, v, out):
     status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
     if status:
         return status
-    total, momentum = total_momentum(packed, ws, qt, vt)
-    mass = total[0]
+    mass = hx = hy = hz = px = py = pz = 0.0
+    for i in range(packed.shape[0] - 1):
+        oM, oS = placement_step(packed, ws, qt, i)
+        ov = velocity_step(packed, ws, vt, i, oM, oS)[2]
+        store_motion(ws, i, oM, oS, ov)
+        m, h = world_first_moment(packed, i, oM)
+        p = linear_momentum(m, h, ov)
+        mass += m
+        hx, hy, hz = hx + h[0], hy + h[1], hz + h[2]
+        px, py, pz = px + p[0], py + p[1], pz + p[2]
     if not mass > 0.0:
         return NO_MASS
     origin = world_origin(packed, qt)
-    for k in range(3):
-        out[0, k] = total[1 + k] / mass - origin[k]
-        out[1, k] = momentum[k] / mass
+    out[0, 0], out[0, 1], out[0, 2] = hx / mass - origin[0], hy / mass - origin[1], \
+        hz / mass - origin[2]
+    out[1, 0], out[1, 1], out[1, 2] = px / mass, py / mass, pz / mass
     return matrix_status(out)
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_3d, f64_2d))
-def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, work, Jc):
-    """Jc (3 × nv) = A_G[0:3] / m at q (A_G in ``work[0]``)."""
+@helper
+def subtree_first_moments(packed, ws, q):
+    """
+    Store placements, 1-dof subspaces and each subtree's (m^C, h^C) (W_OI[0:4], world).
+
+    Return the robot's mass.
+    """
+    nb = packed.shape[0] - 1
+    for i in range(nb):
+        oM, oS = placement_step(packed, ws, q, i)
+        se3_store(ws, i, W_OM, oM)
+        store6(ws, i, W_OS, oS)
+        m, h = world_first_moment(packed, i, oM)
+        ws[i, W_OI], ws[i, W_OI + 1], ws[i, W_OI + 2], ws[i, W_OI + 3] = m, h[0], h[1], h[2]
+    mass = 0.0
+    for i in range(nb - 1, -1, -1):     # leaves to root: a child after its parent in DFS
+        parent = int(packed[i, P_PARENT])
+        if parent < 0:
+            mass += ws[i, W_OI]
+            continue
+        for k in range(4):
+            ws[parent, W_OI + k] += ws[i, W_OI + k]
+    return mass
+
+
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_2d))
+def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
+    """Jc (3 × nv) at q: column j the subtree's linear momentum under S_j, over the mass."""
     status, qt = tree_configuration(packed, table, qf, q)
-    A = work[0, :, :Jc.shape[1]]
-    status = status or centroidal_matrix_columns(packed, table, ws, qt, A)
     if status:
         return status
-    mass = 0.0
-    for i in range(packed.shape[0] - 1):
-        mass += packed[i, P_THETA]
+    mass = subtree_first_moments(packed, ws, qt)
+    if not mass > 0.0:
+        return NO_MASS
     for r in range(3):
         for c in range(Jc.shape[1]):
-            Jc[r, c] = A[r, c] / mass
+            Jc[r, c] = 0.0
+    for i in range(packed.shape[0] - 1):
+        oM, oS = se3_load(ws, i, W_OM), load6(ws, i, W_OS)
+        h = (ws[i, W_OI + 1], ws[i, W_OI + 2], ws[i, W_OI + 3])
+        iv = int(packed[i, P_IV])
+        for k in range(joint_nv(packed, i)):
+            f = linear_momentum(ws[i, W_OI], h, subspace_column(packed, i, k, oM, oS))
+            add_column(table, qt.shape[0], Jc, iv + k,
+                       (f[0] / mass, f[1] / mass, f[2] / mass, 0.0, 0.0, 0.0))
     return matrix_status(Jc)
 
 

@@ -195,7 +195,7 @@ ENTRIES = {
         ("velocity_given", "model, v", "velocity, table")),
     "center_of_mass_jacobian": Entry(
         "center_of_mass_jacobian_kernel", {"q": "vector"}, {},
-        "model.packed, table, data.body, data.full_q, q, data.frame_work, Jc",
+        "model.packed, table, data.body, data.full_q, q, Jc",
         {"Jc": "(3, nv)"}, "Jc", None, None, ("coupling_table", "model", "table")),
     "centroidal_momentum_matrix": Entry(
         "centroidal_momentum_matrix_kernel", {"q": "vector"}, {},

@@ -20,8 +20,6 @@ measured-wrench path (``wrench.fext`` then RNEA) gives. A coupled model (mimic j
 J_r = J G, column by column through the coupling table. A link welded to the world of a
 fixed base (body -1) has J = 0.
 """
-import weakref
-
 import numpy as np
 
 from .. import _checks
@@ -30,7 +28,7 @@ from ..model.model import link_table
 from ..model.layout import P_IQ, P_IV, P_PARENT, W_OM, W_OS
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import se3_load, se3_mul, se3_store, store6
-from .common import check_configuration, model_sizes, placement_step
+from .common import check_configuration, model_sizes, placement_step, supports
 from .joints import base_sizes, joint_nv, subspace_column
 from .entries import public
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
@@ -39,13 +37,18 @@ BAD_FRAME = -1          # status: the body or the placement does not fit the mod
 # the reference frames, numbered as Pinocchio's ReferenceFrame
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = range(3)
 REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
+# the key of a link's own entry in ``model.frame_lookups`` beside frame_in's (link, reference):
+# no argument a caller passes is this object
+_LINK_ONLY = object()
 _NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
 
 
 @helper
 def store_placements(packed, ws, q, body):
-    """Store the placements and 1-dof subspaces of bodies 0..body (``body``'s ancestors)."""
+    """Store the placements and 1-dof subspaces of ``body`` and its ancestors (its support)."""
     for i in range(body + 1):           # DFS order: body's ancestors come before it
+        if not supports(packed, i, body):
+            continue
         oM, oS = placement_step(packed, ws, q, i)
         se3_store(ws, i, W_OM, oM)
         store6(ws, i, W_OS, oS)
@@ -78,14 +81,18 @@ def reference_placement(packed, q, oMf, reference):
 
 @helper
 def add_column(table, nqf, J, iv, column):
-    """J[:, iv] = column, or J_r = J G: the column added to its independent dof's."""
+    """
+    J[:, iv] = column, or J_r = J G: the column added to its independent dof's.
+
+    ``column``: 6 numbers, of which J's rows take the first J.shape[0] (6, or 3: linear).
+    """
     if table.shape[0] == 0:
-        for r in range(6):
+        for r in range(J.shape[0]):
             J[r, iv] = column[r]
     else:
         row = 1 + nqf + iv
         s, m = int(table[row, T_SOURCE]), table[row, T_MULTIPLIER]
-        for r in range(6):
+        for r in range(J.shape[0]):
             J[r, s] += m * column[r]
 
 
@@ -172,30 +179,25 @@ def frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, reference, 
     return 0
 
 
-# model -> {link: (body, placement)}, every link of the model at once, made on first use: a
-# call then looks its link up instead of building its frame's arrays (2.5 µs a call on arm7)
-_LINK_FRAMES = weakref.WeakKeyDictionary()
-
-
 def frame_of_link(model, link):
     """
     Return the kernel's (body, placement, table) for ``link``: ValueError if the model has none.
 
     body: the body the link moves with; placement: its frame in that body's (R row-major,
-    then p); table: the model's coupling table (empty without mimic joints).
+    then p); table: the model's coupling table (empty without mimic joints). Kept in
+    ``model.frame_lookups`` (a call looks its link up instead of building its frame's
+    arrays: 2.5 µs a call on arm7); only the model's own links enter it.
     """
-    frames = _LINK_FRAMES.get(model)
-    if frames is None:
-        names = list(model.link_frames)
-        bodies, placements = link_table(model, names)
-        frames = {name: (int(body), placement)
-                  for name, body, placement in zip(names, bodies, placements)}
-        _LINK_FRAMES[model] = frames
     try:
-        body, placement = frames[link]
+        return model.frame_lookups[link, _LINK_ONLY]
     except (KeyError, TypeError):           # TypeError: a link that is not even hashable
-        raise ValueError(f"no link {_checks.excerpt(link)} in the model") from None
-    return body, placement, coupling_table(model)
+        pass
+    if not isinstance(link, str) or link not in model.link_frames:
+        raise ValueError(f"no link {_checks.excerpt(link)} in the model")
+    bodies, placements = link_table(model, [link])
+    found = model.frame_lookups[link, _LINK_ONLY] = (int(bodies[0]), placements[0],
+                                                     coupling_table(model))
+    return found
 
 
 def coupling_table(model):
@@ -205,10 +207,16 @@ def coupling_table(model):
 
 def frame_in(model, link, reference):
     """Return ``frame_of_link``'s (body, placement, table) and the ``reference`` frame's number."""
+    try:
+        return model.frame_lookups[link, reference]
+    except (KeyError, TypeError):
+        pass
     if not isinstance(reference, str) or reference not in REFERENCES:
         raise ValueError(f"reference must be one of {', '.join(map(repr, REFERENCES))}, got "
                          f"{_checks.excerpt(repr(reference))}")
-    return (*frame_of_link(model, link), REFERENCES[reference])
+    found = model.frame_lookups[link, reference] = (*frame_of_link(model, link),
+                                                    REFERENCES[reference])
+    return found
 
 
 @public

@@ -18,7 +18,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
 from ..model.spatial import act_inv_motion, add6, cross_motion, load6, sub6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .common import check_vector, model_sizes, placement_step, store_motion, velocity_step
+from .common import (check_vector, model_sizes, placement_step, store_motion, supports,
+                     velocity_step)
 from .entries import public
 from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, placement_tuple,  # noqa: F401
                              reference_placement)
@@ -51,12 +52,14 @@ def tree_state(packed, table, qf, vf, q, v, body, placement):
 @helper
 def store_motions(packed, ws, q, v, body):
     """
-    Store placements, velocities and q̈ = 0 accelerations (world) of bodies 0..body.
+    Store placements, velocities and q̈ = 0 accelerations (world) of ``body``'s support.
 
     a_i = a_λ + v_λ × S_i q̇_i (v_i × v_J = v_λ × v_J): the acceleration at zero joint
     accelerations and no gravity, what ``forwardKinematics(q, v, 0)`` gives.
     """
     for i in range(body + 1):           # DFS order: body's ancestors come before it
+        if not supports(packed, i, body):
+            continue
         oM, oS = placement_step(packed, ws, q, i)
         v_parent, vJ, ov = velocity_step(packed, ws, v, i, oM, oS)
         store_motion(ws, i, oM, oS, ov)

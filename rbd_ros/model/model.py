@@ -48,7 +48,8 @@ class Model(_Frozen):
     to the world of a fixed base) and its frame in the body's, x_body = R x_link + p) and
     ``data``, the model's own workspace, used when a function is called without ``data=``: it
     serves one call at a time, so threads that compute on one model concurrently each pass their
-    own ``Data(model)``.
+    own ``Data(model)``; ``frame_lookups``, the frame calls' cache of what a link and a reference
+    frame mean to their kernels, filled on first use (at most three entries per link).
 
     Mimic joints, coupled (``coupling``, an :class:`rbd_ros.description.mimic_coupling.Coupling`,
     else None):
@@ -130,7 +131,7 @@ class Model(_Frozen):
                   velocity_limit=limits(velocity_limit, np.inf),
                   effort_limit=limits(effort_limit, np.inf),
                   link_frames=_link_frames(body_names, link_frames))
-        self._set(data=Data(self), _specialized=SpecializedKernels())
+        self._set(data=Data(self), _specialized=SpecializedKernels(), frame_lookups={})
 
     @property
     def gravity(self):
@@ -246,7 +247,7 @@ class Model(_Frozen):
 
 
 # what a Model remakes rather than pickles: the views of ``packed`` and the workspace
-_REMADE = ("placement", "axis", "theta", "data", "_specialized")
+_REMADE = ("placement", "axis", "theta", "data", "_specialized", "frame_lookups")
 
 
 def _assemble(attributes, packed):
@@ -255,7 +256,7 @@ def _assemble(attributes, packed):
     model._set(**attributes)
     model._set(packed=packed, placement=packed[:-1, P_PLACEMENT:P_PLACEMENT + 12],
                axis=packed[:-1, P_AXIS:P_AXIS + 3], theta=packed[:-1, P_THETA:P_THETA + 10])
-    model._set(data=Data(model), _specialized=SpecializedKernels())
+    model._set(data=Data(model), _specialized=SpecializedKernels(), frame_lookups={})
     return model
 
 

@@ -401,6 +401,18 @@ def test_refusals_say_why():
         rbd_ros.frame_acceleration_bias(m, q, np.zeros(m.nv), link, ["local"])
     with pytest.raises(ValueError, match="no link"):
         rbd_ros.frame_placement(m, q, "no_such_link")
+    # after a call has cached the link's lookups (model.frame_lookups), neither a reference
+    # nor a link that looks like one of its keys gets through
+    rbd_ros.frame_placement(m, q, link)
+    rbd_ros.frame_jacobian(m, q, link, "world")
+    for reference in (None, "", ("world",)):
+        with pytest.raises(ValueError, match="reference must be one of"):
+            rbd_ros.frame_jacobian(m, q, link, reference)
+    for bad in ((link, "world"), (link, None), [link], None, 5):
+        with pytest.raises(ValueError, match="no link"):
+            rbd_ros.frame_jacobian(m, q, bad)
+        with pytest.raises(ValueError, match="no link"):
+            rbd_ros.frame_placement(m, q, bad)
     with pytest.raises(ValueError, match="v has the wrong size"):
         rbd_ros.center_of_mass(m, q, np.zeros(m.nv + 1))
     # a pendulum's point moves along one line (or not at all, on the axis): not across it
