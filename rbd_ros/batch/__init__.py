@@ -188,8 +188,9 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     a : array_like, shape ``(N, nv)``
         Joint accelerations (rad/s², m/s²), one state per row.
     fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext`` of :func:`rbd_ros.rnea` (N, N·m, in each body's frame); None
-        (default): no external force.
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
     out : numpy.ndarray, shape ``(N, nv)``, or None
         An array to write τ into and return, e.g. one reused from call to call (float64,
         C-contiguous, writeable, sharing no memory with an input); None (default): a new one.
@@ -231,8 +232,9 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     tau : array_like, shape ``(N, nv)``
         Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s ``tau``.
     fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext`` of :func:`rbd_ros.rnea` (N, N·m, in each body's frame); None
-        (default): no external force.
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
     out : numpy.ndarray, shape ``(N, nv)``, or None
         An array to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input); None (default): a new one.
@@ -309,8 +311,9 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     a : array_like, shape ``(N, nv)``
         Joint accelerations (rad/s², m/s²), one state per row.
     fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext`` of :func:`rbd_ros.rnea` (N, N·m, in each body's frame); None
-        (default): no external force.
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
     out : tuple of 3 numpy.ndarray, shapes ``(N, nv, nv)``, or None
         Arrays to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input or another); None (default): new ones.
@@ -357,8 +360,9 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     tau : array_like, shape ``(N, nv)``
         Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s ``tau``.
     fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext`` of :func:`rbd_ros.rnea` (N, N·m, in each body's frame); None
-        (default): no external force.
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
     out : tuple of 3 numpy.ndarray, shapes ``(N, nv, nv)``, or None
         Arrays to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input or another); None (default): new ones.
