@@ -96,6 +96,53 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).
 
-    ∂q̈/∂q is taken in the tangent space (see :func:`rnea_derivatives`); ``fext`` as for
-    :func:`rbd_ros.aba`.
+    Pinocchio's ``computeABADerivatives(model, data, q, v, tau[, fext])`` (``data.ddq_dq``,
+    ``data.ddq_dv``, ``data.Minv``). ∂q̈/∂q is taken in the tangent space (see
+    :func:`rnea_derivatives`).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    tau : array_like, shape ``(nv,)``
+        Joint torques (N·m) and forces (N); with a floating base, the first 6 are the spatial
+        force [f; n] (N, N·m) on the base in the base frame (zeros: an unactuated base).
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. None (default): no
+        external force.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    dqdd_dq : numpy.ndarray, shape ``(nv, nv)``
+        ∂q̈/∂q in the tangent space (1/s² per rad or m of each tangent coordinate).
+    dqdd_dv : numpy.ndarray, shape ``(nv, nv)``
+        ∂q̈/∂q̇ (1/s).
+    Minv : numpy.ndarray, shape ``(nv, nv)``
+        ∂q̈/∂τ = M(q)⁻¹, as :func:`rbd_ros.minv` returns it.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    With mimic joints (coupled), the derivatives of the reduced system's q̈_r, solved exactly as
+    :func:`rbd_ros.aba` solves it.
+
     """

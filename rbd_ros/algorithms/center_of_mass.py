@@ -122,19 +122,81 @@ def center_of_mass(model, q, v=None, *, data=None):
     """
     Return the centre of mass c (3) at q, or with ``v`` the tuple (c, ċ), in the root frame.
 
-    Pinocchio's ``centerOfMass(model, data, q[, v])`` → ``data.com[0]`` (``data.vcom[0]``):
-    the mass-weighted mean of the bodies' centres of mass and of their velocities, in the
-    model's world (a fixed base's root link, a floating base's odometry frame). Raises
-    ValueError for a model without mass. A model with mimic joints: at (f(q), G v).
+    Pinocchio's ``centerOfMass(model, data, q[, v])`` → ``data.com[0]`` (``data.vcom[0]``): the
+    mass-weighted mean of the bodies' centres of mass and of their velocities, in the model's
+    world (a fixed base's root link, a floating base's odometry frame).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``, or None
+        Joint velocities (rad/s, m/s), laid out as in :func:`rbd_ros.rnea`; None (default): c
+        alone.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    c : numpy.ndarray, shape ``(3,)``
+        The centre of mass (m) in the root frame.
+    c_dot : numpy.ndarray, shape ``(3,)``
+        Only with ``v``: its velocity (m/s) in the root frame's axes.
+
+    Raises
+    ------
+    ValueError
+        A model without mass; an input of the wrong size, not real numbers, with NaN or inf, or
+        a zero base quaternion (the message names it); a result that is not finite (inputs too
+        large for float64, or a degenerate model); ``data`` made for a model of another size; an
+        ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: at (f(q), G v).
+
     """
 
 
 @public
-def center_of_mass_jacobian(model, q, *, data=None, out=None):
+def center_of_mass_jacobian(model, q, *, data=None):
     """
     Return J_c (3 × nv) at q: ċ = J_c v, in the root frame's axes.
 
-    Pinocchio's ``jacobianCenterOfMass(model, data, q)`` (``data.Jcom``). ``out``: a
-    (3, nv) float64 C-contiguous array to write into (and return). Raises ValueError for a
-    model without mass. A model with mimic joints: J_c G.
+    Pinocchio's ``jacobianCenterOfMass(model, data, q)`` (``data.Jcom``).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    Jc : numpy.ndarray, shape ``(3, nv)``
+        J_c: J_c v is ċ (m/s) in the root frame's axes.
+
+    Raises
+    ------
+    ValueError
+        A model without mass; an input of the wrong size, not real numbers, with NaN or inf, or
+        a zero base quaternion (the message names it); a result that is not finite (inputs too
+        large for float64, or a degenerate model); ``data`` made for a model of another size; an
+        ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: J_c G.
+
     """

@@ -118,14 +118,42 @@ def centroidal_momentum_kernel(packed, table, ws, qf, VF, q, v, out):
 
 
 @public
-def centroidal_momentum_matrix(model, q, *, data=None, out=None):
+def centroidal_momentum_matrix(model, q, *, data=None):
     """
     Return the centroidal momentum matrix A_G (6 × nv) at q: h_G = A_G v.
 
-    Pinocchio's ``ccrba(model, data, q, v)`` → ``data.Ag``: rows 0-2 the linear momentum,
-    rows 3-5 the angular momentum about the centre of mass, both in the root frame's axes.
-    ``out``: a (6, nv) float64 C-contiguous array to write into (and return). Raises
-    ValueError for a model without mass. A model with mimic joints: A_G G.
+    Pinocchio's ``ccrba(model, data, q, v)`` → ``data.Ag``: rows 0-2 the linear momentum, rows
+    3-5 the angular momentum about the centre of mass, both in the root frame's axes.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    A : numpy.ndarray, shape ``(6, nv)``
+        A_G: A_G v is h_G (kg·m/s, kg·m²/s), linear rows first, in the root frame's axes.
+
+    Raises
+    ------
+    ValueError
+        A model without mass; an input of the wrong size, not real numbers, with NaN or inf, or
+        a zero base quaternion (the message names it); a result that is not finite (inputs too
+        large for float64, or a degenerate model); ``data`` made for a model of another size; an
+        ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: A_G G.
+
     """
 
 
@@ -134,7 +162,40 @@ def centroidal_momentum(model, q, v, *, data=None):
     """
     Return the centroidal momentum h_G (6) at (q, v): [linear; angular about the CoM].
 
-    Pinocchio's ``computeCentroidalMomentum(model, data, q, v)`` → ``data.hg``, in the
-    root frame's axes; equal to ``centroidal_momentum_matrix(model, q) @ v``. Raises
-    ValueError for a model without mass. A model with mimic joints: at (f(q), G v).
+    Pinocchio's ``computeCentroidalMomentum(model, data, q, v)`` → ``data.hg``, in the root
+    frame's axes; equal to ``centroidal_momentum_matrix(model, q) @ v``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    h : numpy.ndarray, shape ``(6,)``
+        h_G: the linear momentum (kg·m/s) and the angular momentum about the centre of mass
+        (kg·m²/s), in the root frame's axes.
+
+    Raises
+    ------
+    ValueError
+        A model without mass; an input of the wrong size, not real numbers, with NaN or inf, or
+        a zero base quaternion (the message names it); a result that is not finite (inputs too
+        large for float64, or a degenerate model); ``data`` made for a model of another size; an
+        ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: at (f(q), G v).
+
     """

@@ -144,17 +144,55 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     """
     Compute τ, q̈, M⁻¹ and the derivatives of inverse and forward dynamics at one state.
 
-    Returns ``Dynamics(tau, qdd, Minv, dtau_dq, dtau_dv, dqdd_dq, dqdd_dv)`` where
-    ``tau`` = ID(q, v, a) (a = 0 when None: gravity and Coriolis compensation),
-    ``qdd`` = FD(q, v, tau) for the given ``tau``, ``Minv`` = M(q)⁻¹, ``dtau_dq``,
-    ``dtau_dv`` = ∂ID/∂q, ∂ID/∂q̇ at (q, v, a) and ``dqdd_dq``, ``dqdd_dv`` = ∂FD/∂q, ∂FD/∂q̇
-    at (q, v, tau). Each equals the separate function's result (:func:`rbd_ros.rnea`,
-    :func:`rbd_ros.aba`, :func:`rbd_ros.minv`, :func:`rbd_ros.rnea_derivatives`,
-    :func:`rbd_ros.aba_derivatives`) up to rounding, for 10-25 % more than
-    ``aba_derivatives`` alone (whose kernel shares the same passes). ``fext`` (nbodies, 6)
-    applies to both ID and FD, as for :func:`rbd_ros.rnea`. ∂/∂q is taken in the tangent
-    space (see ``rnea_derivatives``). The arrays are views of one block, valid until the
-    caller drops them (not reused).
+    Each result equals the separate function's (:func:`rbd_ros.rnea`, :func:`rbd_ros.aba`,
+    :func:`rbd_ros.minv`, :func:`rbd_ros.rnea_derivatives`, :func:`rbd_ros.aba_derivatives`) up
+    to rounding, for 10-25 % more than ``aba_derivatives`` alone (whose kernel shares the same
+    passes). ∂/∂q is taken in the tangent space (see ``rnea_derivatives``).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    a : array_like, shape ``(nv,)``, or None
+        Keyword only: the joint accelerations (rad/s², m/s²) of the inverse dynamics, laid out
+        as ``v``. None (default): zeros (gravity and Coriolis compensation).
+    tau : array_like, shape ``(nv,)``
+        Keyword only: the joint torques (N·m) and forces (N) of the forward dynamics; with a
+        floating base, the first 6 are the spatial force [f; n] (N, N·m) on the base in the base
+        frame.
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. Applies to both ID
+        and FD, as for :func:`rbd_ros.rnea`. None (default): no external force.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    Dynamics
+        ``Dynamics(tau, qdd, Minv, dtau_dq, dtau_dv, dqdd_dq, dqdd_dv)``: ``tau`` = ID(q, v, a)
+        (nv,), ``qdd`` = FD(q, v, tau) (nv,) for the given ``tau``, ``Minv`` = M(q)⁻¹,
+        ``dtau_dq``, ``dtau_dv`` = ∂ID/∂q, ∂ID/∂q̇ at (q, v, a) and ``dqdd_dq``, ``dqdd_dv`` =
+        ∂FD/∂q, ∂FD/∂q̇ at (q, v, tau), each (nv, nv). The arrays are views of one block, valid
+        until the caller drops them (not reused).
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
     """
 
 
@@ -179,5 +217,49 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     Return (ID(q, v, a), FD(q, v, tau)) in one call.
 
     That is what a node needs when it publishes torques and accelerations but no matrices
-    (cheaper than :func:`compute_all`).
+    (cheaper than :func:`compute_all`): the results of :func:`rbd_ros.rnea` and
+    :func:`rbd_ros.aba`.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    a : array_like, shape ``(nv,)``
+        Keyword only: the joint accelerations (rad/s², m/s²) of the inverse dynamics, laid out
+        as ``v``.
+    tau : array_like, shape ``(nv,)``
+        Keyword only: the joint torques (N·m) and forces (N) of the forward dynamics; with a
+        floating base, the first 6 are the spatial force [f; n] (N, N·m) on the base in the base
+        frame.
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. Applies to both ID
+        and FD. None (default): no external force.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    tau_id : numpy.ndarray, shape ``(nv,)``
+        ID(q, v, a) (N·m, N), as :func:`rbd_ros.rnea` returns it.
+    qdd : numpy.ndarray, shape ``(nv,)``
+        FD(q, v, tau) (rad/s², m/s²), as :func:`rbd_ros.aba` returns it.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
     """

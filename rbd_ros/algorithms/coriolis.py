@@ -106,11 +106,43 @@ def coupled_coriolis_kernel(packed, table, ws, dws, bws, qf, VF, MF, q, v, C):
 
 
 @public
-def coriolis_matrix(model, q, v, *, data=None, out=None):
+def coriolis_matrix(model, q, v, *, data=None):
     """
     Return the Coriolis matrix C(q, v) (nv × nv): Ṁ = C + Cᵀ, C v = velocity-product torques.
 
     C v = ``nonlinear_effects(q, v) - gravity_torques(q)``; the factorization is Pinocchio's
-    ``computeCoriolisMatrix``'s. ``out``: an (nv, nv) float64 C-contiguous array to write
-    into (and return). A model with mimic joints gives C_r = Gᵀ C G.
+    ``computeCoriolisMatrix``'s.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    C : numpy.ndarray, shape ``(nv, nv)``
+        C(q, v), in the units of M(q) per second (C v in N·m, N).
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    A model with mimic joints gives C_r = Gᵀ C G.
+
     """

@@ -60,4 +60,39 @@ def crba_kernel(packed, ws, q, M):
 
 @public
 def crba(model, q, *, data=None):
-    """Return the joint-space inertia matrix M(q), full and symmetric (nv × nv)."""
+    """
+    Return the joint-space inertia matrix M(q), full and symmetric (nv × nv), by the CRBA.
+
+    Pinocchio's ``crba(model, data, q)``, symmetrized.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    M : numpy.ndarray, shape ``(nv, nv)``
+        The inertia matrix (kg·m² between rotations, kg between translations, kg·m mixed): the
+        kinetic energy is vᵀ M v / 2.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    With mimic joints (coupled), M_r = Gᵀ M G.
+
+    """

@@ -68,10 +68,47 @@ def effective_mass(model, q, link, direction, *, data=None):
     """
     Return the effective mass (kg) of ``link``'s frame origin along ``direction`` at q.
 
-    1 / (uᵀ J_v M⁻¹ J_vᵀ u): u = direction / ‖direction‖, a 3-vector in the root frame;
-    J_v the linear rows of ``frame_jacobian(model, q, link, "local_world_aligned")``
-    (Pinocchio's ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)[:3]``), M⁻¹ ``minv``. The mass
-    an impact along u at that point meets (ISO/TS 15066). Raises ValueError, saying why,
-    where the joints cannot move the point along u or direction is zero. A model with mimic
-    joints: the reduced system's.
+    1 / (uᵀ J_v M⁻¹ J_vᵀ u): u = direction / ‖direction‖, a 3-vector in the root frame; J_v the
+    linear rows of ``frame_jacobian(model, q, link, "local_world_aligned")`` (Pinocchio's
+    ``getFrameJacobian(..., LOCAL_WORLD_ALIGNED)[:3]``), M⁻¹ ``minv``. The mass an impact along
+    u at that point meets (ISO/TS 15066).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    link : str
+        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
+        frame is the link's URDF frame.
+    direction : array_like, shape ``(3,)``
+        The direction u, in the root frame's axes; any nonzero length (it is normalized).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+    out : numpy.ndarray, shape ``(1,)``, or None
+        An array to write the mass into (its one entry); None (default): a new one. Float64,
+        C-contiguous, writeable and sharing no memory with an input (checked as a batch call's
+        ``out``); the call still returns a float.
+
+    Returns
+    -------
+    float
+        The effective mass (kg).
+
+    Raises
+    ------
+    ValueError
+        Saying why, where the joints cannot move the point along u or ``direction`` is zero;
+        ``link`` not a link of the model; an input of the wrong size, not real numbers, with NaN
+        or inf, or a zero base quaternion; ``data`` made for a model of another size; an ``out``
+        that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: the reduced system's.
+
     """

@@ -30,15 +30,17 @@ of the dispatcher path; read-only inputs, which the dispatcher refused and the c
 copied, are read as they are (kernels never write their inputs). Alignment is not tested:
 an unaligned float64 array (a view at an odd offset into a byte buffer) is read in place.
 Outputs are the call's own fresh arrays, or the caller's: every call takes ``out=`` (added
-to the stub's signature, with a paragraph of its docstring, where the stub does not declare
-it): one array, or a tuple of as many as the row's outputs (its ``out`` field names them
-where some outputs are scratch), checked as a batch call's (:mod:`rbd_ros._output_arrays`),
+to the stub's signature where the stub does not declare it, and to the Parameters section
+of its docstring where that does not document it: :func:`with_out_parameter`): one array,
+or a tuple of as many as the row's outputs (its ``out`` field names them where some outputs
+are scratch), checked as a batch call's (:mod:`rbd_ros._output_arrays`),
 with the usual case of one array tested inline first.
 """
 import collections
 import functools
 import inspect
 import linecache
+import re
 import textwrap
 
 import numpy as np
@@ -382,12 +384,11 @@ def public(stub):
     parameters = str(signature)[1:-1]
     if not parameters.startswith("model, "):
         raise TypeError(f"{name}: a public call takes the model first")
-    doc = stub.__doc__
     if "out" not in signature.parameters:     # every call takes out=: the row says its shapes
         keywords = any(p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
                        for p in signature.parameters.values())
         parameters += ", out=None" if keywords else ", *, out=None"
-        doc = inspect.cleandoc(doc) + "\n\n" + out_text(entry)
+    doc = with_out_parameter(name, inspect.cleandoc(stub.__doc__), out_text(entry))
     namespace = {"_kernel": stub.__globals__[entry.kernel], "_checks": _checks,
                  "_empty": np.empty, "_workspace": _checks.workspace,
                  "_checked_output": _output_arrays.checked, "_ndarray": np.ndarray,
@@ -409,21 +410,47 @@ def public(stub):
 
 
 def out_text(entry):
-    """Return the paragraph of a call's docstring on its ``out=``, from its row."""
+    """Return the numpy-style entry of a call's ``out`` parameter, from its row."""
     given = caller_outputs(entry)
-    shapes = [_shape(shape) for shape in given.values()]
-    if entry.returns.startswith("_Dynamics("):
-        what = f"the {shapes[0]} block the results are views of, to write into"
-    elif len(shapes) == 1:
-        what = f"an array of shape {shapes[0]} to write the result into and return"
-    else:
-        what = (f"a tuple of {len(shapes)} arrays of shapes {', '.join(shapes)} to write the "
-                "results into and return")
-    new = "a new one" if len(shapes) == 1 else "new ones"
-    return textwrap.fill(
-        f"``out``: {what}, instead of {new}: float64, C-contiguous, writeable and sharing no "
-        "memory with an input (checked as a batch call's ``out``); a loop that reuses it "
-        "allocates nothing per call.", 92)
+    shapes = [f"``{_shape(shape)}``" for shape in given.values()]
+    if len(shapes) > 1:
+        kind = f"tuple of {len(shapes)} numpy.ndarray, shapes {', '.join(shapes)}, or None"
+        what = "The arrays to write the results into and return; None (default): new ones"
+    elif entry.returns == next(iter(given)):
+        kind = f"numpy.ndarray, shape {shapes[0]}, or None"
+        what = "The array to write the result into and return; None (default): a new one"
+    else:                               # compute_all, center_of_mass: views of one block
+        kind = f"numpy.ndarray, shape {shapes[0]}, or None"
+        what = ("The block to write the results into, of which the call returns views; None "
+                "(default): a new one")
+    return f"out : {kind}\n" + textwrap.indent(textwrap.fill(
+        f"{what}. Float64, C-contiguous, writeable and sharing no memory with an input or "
+        "another output (checked as a batch call's ``out``); a loop that reuses it allocates "
+        "nothing per call.", 88), "    ")
+
+
+# a numpy-style section title and its underline
+_SECTION = re.compile(r"^\w[\w ]*\n-{3,}$", flags=re.M)
+_PARAMETERS = "Parameters\n----------\n"
+
+
+def with_out_parameter(name, doc, entry):
+    """
+    Return the docstring ``doc`` with the parameter ``entry`` ending its Parameters section.
+
+    Unless ``doc`` documents ``out`` itself. A stub without a Parameters section is refused:
+    every public call documents its parameters (numpy style, rendered by napoleon).
+    """
+    start = doc.find(_PARAMETERS)
+    if start < 0:
+        raise TypeError(f"{name}: a public call's docstring has a numpy-style Parameters "
+                        "section")
+    start += len(_PARAMETERS)
+    following = _SECTION.search(doc, start)
+    end = len(doc) if following is None else following.start()
+    if re.search(r"^out :", doc[start:end], flags=re.M):
+        return doc
+    return (doc[:end].rstrip("\n") + "\n" + entry + "\n\n" + doc[end:]).rstrip("\n")
 
 
 def _first_entry(kernel, namespace):

@@ -40,6 +40,31 @@ def integrate(model, q, dv):
 
     1-dof joints add; a free-flyer base moves to M exp6(dv[0:6]) (dv in the base frame, linear
     first; see ``joints.joint_integrate``).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    dv : array_like, shape ``(nv,)``
+        The displacement in the tangent space (rad, m), laid out as ``v``: with a floating base,
+        the first 6 are its linear (m) and angular (rad) displacement in the base frame.
+
+    Returns
+    -------
+    q_next : numpy.ndarray, shape ``(nq,)``
+        The configuration q ⊕ dv, laid out as ``q``.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite; an ``out`` that is not as
+        described.
+
     """
 
 
@@ -140,7 +165,53 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, da
     """
     Return the finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`.
 
-    ∂/∂q in the tangent space. ``central=False``: forward differences.
+    ∂/∂q in the tangent space (q ⊕ ε e_j: :func:`rbd_ros.integrate`). The reference that tests
+    and benchmarks check :func:`rbd_ros.rnea_derivatives` against.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    a : array_like, shape ``(nv,)``
+        Joint accelerations (rad/s², m/s²), the time derivative of ``v``, laid out as ``v``.
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. None (default): no
+        external force.
+    eps : float
+        The step, in the units of each coordinate (rad, m; rad/s, m/s; ...); finite and > 0.
+        Default 1e-6.
+    central : bool
+        True (default): central differences; False: forward differences.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    dtau_dq : numpy.ndarray, shape ``(nv, nv)``
+        ∂τ/∂q in the tangent space, column j from a step along tangent coordinate j.
+    dtau_dv : numpy.ndarray, shape ``(nv, nv)``
+        ∂τ/∂q̇.
+    dtau_da : numpy.ndarray, shape ``(nv, nv)``
+        ∂τ/∂q̈ = M(q).
+
+    Raises
+    ------
+    ValueError
+        ``eps`` not a finite number > 0; an input of the wrong size, not real numbers, with NaN
+        or inf, or a zero base quaternion (the message names it); a result that is not finite
+        (inputs too large for float64, or a degenerate model); ``data`` made for a model of
+        another size; an ``out`` that is not as described.
+
     """
 
 
@@ -149,5 +220,52 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, d
     """
     Return the finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`.
 
-    ∂/∂q in the tangent space. ``central=False``: forward differences.
+    ∂/∂q in the tangent space (q ⊕ ε e_j: :func:`rbd_ros.integrate`). The reference that tests
+    and benchmarks check :func:`rbd_ros.aba_derivatives` against.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    tau : array_like, shape ``(nv,)``
+        Joint torques (N·m) and forces (N); with a floating base, the first 6 are the spatial
+        force [f; n] (N, N·m) on the base in the base frame (zeros: an unactuated base).
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. None (default): no
+        external force.
+    eps : float
+        The step, in the units of each coordinate (rad, m; rad/s, m/s; ...); finite and > 0.
+        Default 1e-6.
+    central : bool
+        True (default): central differences; False: forward differences.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    dqdd_dq : numpy.ndarray, shape ``(nv, nv)``
+        ∂q̈/∂q in the tangent space, column j from a step along tangent coordinate j.
+    dqdd_dv : numpy.ndarray, shape ``(nv, nv)``
+        ∂q̈/∂q̇.
+    dqdd_dtau : numpy.ndarray, shape ``(nv, nv)``
+        ∂q̈/∂τ = M(q)⁻¹.
+
+    Raises
+    ------
+    ValueError
+        ``eps`` not a finite number > 0; an input of the wrong size, not real numbers, with NaN
+        or inf, or a zero base quaternion (the message names it); a result that is not finite
+        (inputs too large for float64, or a degenerate model); ``data`` made for a model of
+        another size; an ``out`` that is not as described.
+
     """

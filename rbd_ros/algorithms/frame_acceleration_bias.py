@@ -52,10 +52,47 @@ def frame_acceleration_bias(model, q, v, link, reference="local", *, data=None):
     Return the classical acceleration (6) of ``link``'s frame at (q, v) and q̈ = 0.
 
     Pinocchio's ``getFrameClassicalAcceleration(..., reference)`` after
-    ``forwardKinematics(q, v, 0)`` (no gravity): the linear acceleration of the frame's
-    origin and the angular acceleration, so that [ẍ; ω̇] = J q̈ + bias with J =
-    ``frame_jacobian(model, q, link, reference)``. ``reference``: "local" (the frame's
-    axes), "local_world_aligned" (the root frame's axes) or "world" (Pinocchio's WORLD: the
-    spatial acceleration at the root's origin plus ω × v there). A model with mimic joints:
-    at the tree's state (f(q), G v).
+    ``forwardKinematics(q, v, 0)`` (no gravity): the linear acceleration of the frame's origin
+    and the angular acceleration, so that [ẍ; ω̇] = J q̈ + bias with J =
+    ``frame_jacobian(model, q, link, reference)``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    link : str
+        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
+        frame is the link's URDF frame.
+    reference : str
+        "local" (default: the frame's axes), "local_world_aligned" (the root frame's axes) or
+        "world" (Pinocchio's WORLD: the spatial acceleration at the root's origin plus ω × v
+        there).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    bias : numpy.ndarray, shape ``(6,)``
+        [ẍ; ω̇] at q̈ = 0 (m/s², rad/s²), in ``reference``.
+
+    Raises
+    ------
+    ValueError
+        ``link`` not a link of the model, or ``reference`` not one of its three values; an input
+        of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion (the
+        message names it); a result that is not finite; ``data`` made for a model of another
+        size; an ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: at the tree's state (f(q), G v).
+
     """

@@ -220,16 +220,50 @@ def frame_in(model, link, reference):
 
 
 @public
-def frame_jacobian(model, q, link, reference="local", *, data=None, out=None):
+def frame_jacobian(model, q, link, reference="local", *, data=None):
     """
     Return J (6 × nv) of ``link``'s frame at q: [v; ω] of the frame = J v.
 
     Pinocchio's ``getFrameJacobian(..., reference)`` after ``computeFrameJacobian``:
     ``reference`` "local" (LOCAL: the linear velocity of the frame's origin and the angular
-    velocity, in the frame's axes), "local_world_aligned" (LOCAL_WORLD_ALIGNED: the same in
-    the root frame's axes) or "world" (WORLD: the spatial velocity in the root frame, its
-    linear part that of the point at the root's origin). ``link``: any link of
-    ``model.link_frames`` (one welded to the world: zeros). ``out``: a (6, nv) float64
-    C-contiguous array to write into (and return). A model with mimic joints: J_r = J G.
-    The LOCAL Jᵀ maps a wrench at the frame's origin in its axes to joint torques.
+    velocity, in the frame's axes), "local_world_aligned" (LOCAL_WORLD_ALIGNED: the same in the
+    root frame's axes) or "world" (WORLD: the spatial velocity in the root frame, its linear
+    part that of the point at the root's origin).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    link : str
+        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); one
+        welded to the world gives zeros.
+    reference : str
+        The frame the result is expressed in: "local" (default), "local_world_aligned" or
+        "world" (see above).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    J : numpy.ndarray, shape ``(6, nv)``
+        Linear rows first: J v is the frame's [v; ω] (m/s, rad/s) in ``reference``.
+
+    Raises
+    ------
+    ValueError
+        ``link`` not a link of the model, or ``reference`` not one of its three values; an input
+        of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion (the
+        message names it); a result that is not finite; ``data`` made for a model of another
+        size; an ``out`` that is not as described.
+
+    Notes
+    -----
+    The LOCAL Jᵀ maps a wrench at the frame's origin in its axes to joint torques. A model
+    with mimic joints: J_r = J G.
+
     """

@@ -121,15 +121,52 @@ def frame_jacobian_time_variation_kernel(packed, table, ws, qf, VF, q, v, body, 
 
 
 @public
-def frame_jacobian_time_variation(model, q, v, link, reference="local", *, data=None,
-                                  out=None):
+def frame_jacobian_time_variation(model, q, v, link, reference="local", *, data=None):
     """
     Return J̇ (6 × nv) of ``link``'s frame at (q, v): d/dt J(q(t)) along q̇ = v.
 
     Pinocchio's ``getFrameJacobianTimeVariation(..., reference)`` after
     ``computeJointJacobiansTimeVariation(q, v)``; ``reference`` as for ``frame_jacobian``
-    ("local", "local_world_aligned" or "world"), J̇ the time derivative of that J. The
-    frame's acceleration is J q̈ + J̇ v (spatial; ``frame_acceleration_bias`` gives the
-    classical one). ``out``: a (6, nv) float64 C-contiguous array to write into (and
-    return). A model with mimic joints: J̇_r = J̇ G.
+    ("local", "local_world_aligned" or "world"), J̇ the time derivative of that J. The frame's
+    acceleration is J q̈ + J̇ v (spatial; ``frame_acceleration_bias`` gives the classical one).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    link : str
+        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
+        frame is the link's URDF frame.
+    reference : str
+        The frame the result is expressed in: "local" (default), "local_world_aligned" or
+        "world" (as for :func:`rbd_ros.frame_jacobian`).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    dJ : numpy.ndarray, shape ``(6, nv)``
+        J̇ of the J that :func:`rbd_ros.frame_jacobian` returns for ``reference``, linear rows
+        first (J̇ v in m/s², rad/s²).
+
+    Raises
+    ------
+    ValueError
+        ``link`` not a link of the model, or ``reference`` not one of its three values; an input
+        of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion (the
+        message names it); a result that is not finite; ``data`` made for a model of another
+        size; an ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: J̇_r = J̇ G.
+
     """

@@ -72,12 +72,43 @@ def frame_placement_kernel(packed, table, ws, qf, q, body, placement, out):
 
 
 @public
-def frame_placement(model, q, link, *, data=None, out=None):
+def frame_placement(model, q, link, *, data=None):
     """
     Return the placement of ``link``'s frame in the root frame at q, a 4 × 4 matrix [R p; 0 1].
 
-    Pinocchio's ``data.oMf[frame].homogeneous`` after ``framesForwardKinematics``: x_root =
-    R x_link + p. The root frame is the model's world (a fixed base's root link, a floating
-    base's odometry frame). ``out``: a (4, 4) float64 C-contiguous array to write into (and
-    return). A model with mimic joints: at the tree's configuration f(q).
+    Pinocchio's ``data.oMf[frame].homogeneous`` after ``framesForwardKinematics``: x_root = R
+    x_link + p. The root frame is the model's world (a fixed base's root link, a floating base's
+    odometry frame).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    link : str
+        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
+        frame is the link's URDF frame.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    placement : numpy.ndarray, shape ``(4, 4)``
+        [R p; 0 1]: R the link frame's axes in the root frame, p its origin (m).
+
+    Raises
+    ------
+    ValueError
+        ``link`` not a link of the model; an input of the wrong size, not real numbers, with NaN
+        or inf, or a zero base quaternion (the message names it); a result that is not finite;
+        ``data`` made for a model of another size; an ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: at the tree's configuration f(q).
+
     """

@@ -173,7 +173,37 @@ def minv(model, q, *, data=None):
     """
     Return the inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).
 
-    Computed directly by a three-pass recursion (Carpentier 2018) without forming or
-    factorizing M. With mimic joints, the inverse of the reduced M_r from its Cholesky
-    factor (``coupled.py`` says why the recursion cannot carry the coupling).
+    Computed directly by a three-pass recursion (Carpentier 2018) without forming or factorizing
+    M: Pinocchio's ``computeMinverse(model, data, q)``, symmetrized.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    Minv : numpy.ndarray, shape ``(nv, nv)``
+        M(q)⁻¹, in the inverse units of :func:`rbd_ros.crba`'s M.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    With mimic joints, the inverse of the reduced M_r from its Cholesky factor
+    (``coupled.py`` says why the recursion cannot carry the coupling).
+
     """

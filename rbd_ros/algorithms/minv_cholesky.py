@@ -74,5 +74,33 @@ def minv_cholesky(model, q, *, data=None):
     """
     Return M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`).
 
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    Minv : numpy.ndarray, shape ``(nv, nv)``
+        M(q)⁻¹, full and symmetric, as :func:`minv` returns it.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
     With mimic joints, M_r⁻¹ by CRBA and a dense Cholesky factorization, as :func:`minv`.
+
     """

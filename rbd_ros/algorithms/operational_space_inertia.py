@@ -144,11 +144,51 @@ def operational_space_inertia(model, q, link, reference="local_world_aligned",
     Return Λ = (J M⁻¹ Jᵀ)⁻¹ (6 × 6) of ``link``'s frame at q: its operational-space inertia.
 
     J = ``frame_jacobian(model, q, link, reference)`` (Pinocchio's ``getFrameJacobian``,
-    reference "local_world_aligned" by default: the frame's origin, the root frame's axes),
-    M⁻¹ the analytical inverse (``minv``); Pinocchio has no single call for it: the
-    product of ``computeMinverse`` and ``getFrameJacobian``, inverted. Raises ValueError,
-    saying why, where J M⁻¹ Jᵀ is singular (fewer than 6 degrees of freedom support the
-    frame, or a singular configuration). ``translational=True``: the 3 × 3 Λ of J's linear
-    rows (needs 3). ``out``: a float64 C-contiguous array of that shape to write into (and
-    return). A model with mimic joints: J_r and M_r⁻¹ of the reduced system.
+    reference "local_world_aligned" by default: the frame's origin, the root frame's axes), M⁻¹
+    the analytical inverse (``minv``); Pinocchio has no single call for it: the product of
+    ``computeMinverse`` and ``getFrameJacobian``, inverted.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    link : str
+        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
+        frame is the link's URDF frame.
+    reference : str
+        The frame of J, as for :func:`rbd_ros.frame_jacobian`: "local", "local_world_aligned"
+        (default) or "world".
+    translational : bool
+        True: the 3 × 3 Λ of J's linear rows (needs 3 degrees of freedom that move the frame's
+        origin); False (default): the 6 × 6 Λ.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+    out : numpy.ndarray, shape ``(6, 6)`` (``(3, 3)`` if ``translational``), or None
+        The array to write the result into and return; None (default): a new one. Float64,
+        C-contiguous, writeable and sharing no memory with an input (checked as a batch call's
+        ``out``); a loop that reuses it allocates nothing per call.
+
+    Returns
+    -------
+    Lambda : numpy.ndarray, shape ``(6, 6)`` or ``(3, 3)``
+        Λ, linear rows and columns first (kg, kg·m, kg·m²), in ``reference``.
+
+    Raises
+    ------
+    ValueError
+        J M⁻¹ Jᵀ singular, saying why (fewer than 6, or with ``translational`` 3, degrees of
+        freedom support the frame, or a singular configuration); ``link`` not a link of the
+        model, or ``reference`` not one of its three values; an input of the wrong size, not
+        real numbers, with NaN or inf, or a zero base quaternion; ``data`` made for a model of
+        another size; an ``out`` that is not as described.
+
+    Notes
+    -----
+    A model with mimic joints: J_r and M_r⁻¹ of the reduced system.
+
     """

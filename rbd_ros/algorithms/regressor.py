@@ -188,9 +188,28 @@ def body_regressor(v, a_g):
     """
     Return the 6×10 body regressor Y_b with f = Y_b(v, a_g) θ = I a_g + v ×* (I v).
 
-    v: the body's twist, a_g: its spatial acceleration minus gravity (both in the body
-    frame, linear first); θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the
-    body frame origin.
+    θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the body frame origin (kg,
+    kg·m, kg·m²); f = [f; n] (N, N·m) in the body frame, the moment about its origin.
+
+    Parameters
+    ----------
+    v : array_like, shape ``(6,)``
+        The body's twist [v; ω] (m/s, rad/s), in the body frame, linear part first.
+    a_g : array_like, shape ``(6,)``
+        Its spatial acceleration minus gravity (m/s², rad/s²), in the body frame, linear part
+        first.
+
+    Returns
+    -------
+    Y_b : numpy.ndarray, shape ``(6, 10)``
+        The body regressor: column k multiplies θ[k].
+
+    Raises
+    ------
+    ValueError
+        ``v`` or ``a_g`` not 6 entries, or not an array of real numbers (NaN and inf are not
+        refused: they propagate into Y_b).
+
     """
     v, a_g = _checks.vectors(("v", "a_g"), v, a_g)
     Y = np.empty((6, 10))
@@ -205,8 +224,46 @@ def body_regressor(v, a_g):
 @public
 def joint_torque_regressor(model, q, v, a, *, data=None):
     """
-    Return the joint torque regressor Y (nv, 10·nbodies).
+    Return the joint torque regressor Y (nv, 10·nbodies): τ = Y θ, linear in the inertias.
 
     ``Y @ model.inertial_parameters().ravel() == rnea(model, q, v, a)``; column block i belongs
-    to body i's θ (seeds README order).
+    to body i's θ (seeds README order). Pinocchio's
+    ``computeJointTorqueRegressor(model, data, q, v, a)``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    a : array_like, shape ``(nv,)``
+        Joint accelerations (rad/s², m/s²), the time derivative of ``v``, laid out as ``v``.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    Y : numpy.ndarray, shape ``(nv, 10 * nb)``
+        Columns 10 i … 10 i + 9 belong to body i (``model.body_names`` order, nb =
+        ``model.nbodies``), θ_i = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (kg, kg·m,
+        kg·m²) about the body frame's origin; τ in N·m, N.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    With mimic joints (coupled), Y_r = Gᵀ Y.
+
     """

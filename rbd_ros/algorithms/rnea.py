@@ -96,16 +96,91 @@ def nonlinear_effects_kernel(packed, ws, q, v, tau):
 @public
 def rnea(model, q, v, a, fext=None, *, data=None):
     """
-    Return the joint torques τ = ID(q, v, a).
+    Return the joint torques τ = ID(q, v, a): inverse dynamics by the RNEA.
 
-    ``fext`` (nbodies, 6): external spatial forces on the bodies, each in its body (joint)
-    frame, linear part first. ``data``: the workspace (default: ``model.data``).
+    Pinocchio's ``rnea(model, data, q, v, a[, fext])``, with gravity ``model.gravity``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    a : array_like, shape ``(nv,)``
+        Joint accelerations (rad/s², m/s²), the time derivative of ``v``, laid out as ``v``.
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. None (default): no
+        external force.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    tau : numpy.ndarray, shape ``(nv,)``
+        The joint torques (N·m) and forces (N) that produce ``a`` at (q, v) under gravity and
+        ``fext``; with a floating base, the first 6 are the spatial force [f; n] (N, N·m) the
+        base needs, in the base frame.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    With mimic joints (coupled), the reduced system's τ_r = Gᵀ τ at the tree's state
+    (a leader's torque carries its followers' loads).
+
     """
 
 
 @public
 def nonlinear_effects(model, q, v, *, data=None):
-    """Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration."""
+    """
+    Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration.
+
+    Pinocchio's ``nonLinearEffects(model, data, q, v)``: b(q, v) = C(q, v) v + g(q).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    tau : numpy.ndarray, shape ``(nv,)``
+        ``rnea(model, q, v, zeros)`` (N·m, N), laid out as ``rnea``'s result.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    """
 
 
 # Gravity torques: Algorithm 1 at q̇ = q̈ = 0 (Pinocchio's computeGeneralizedGravity), its own
@@ -168,4 +243,34 @@ def gravity_kernel(packed, ws, q, tau):
 
 @public
 def gravity_torques(model, q, *, data=None):
-    """Return the gravity torques g(q): RNEA at zero velocity and acceleration."""
+    """
+    Return the gravity torques g(q): RNEA at zero velocity and acceleration.
+
+    Pinocchio's ``computeGeneralizedGravity(model, data, q)``, with gravity ``model.gravity``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    tau : numpy.ndarray, shape ``(nv,)``
+        ``rnea(model, q, zeros, zeros)`` (N·m, N), laid out as ``rnea``'s result.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    """

@@ -217,7 +217,53 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).
 
-    ∂τ/∂q is taken in the tangent space: for a floating base, q ⊕ δ moves the base placement
-    to M exp(δ) with δ = (linear, angular) in the base frame (Pinocchio's convention).
-    ``fext`` as for :func:`rbd_ros.rnea` (each body's force in its own frame).
+    Pinocchio's ``computeRNEADerivatives(model, data, q, v, a[, fext])`` (``data.dtau_dq``,
+    ``data.dtau_dv``, ``data.M``). ∂/∂q is taken in the tangent space: for a floating base, q ⊕
+    δ moves the base placement to M exp(δ) with δ = (linear, angular) in the base frame
+    (Pinocchio's convention; :func:`rbd_ros.integrate`).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(nq,)``
+        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
+        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
+        it is used).
+    v : array_like, shape ``(nv,)``
+        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
+        and angular (rad/s) velocity in the base frame.
+    a : array_like, shape ``(nv,)``
+        Joint accelerations (rad/s², m/s²), the time derivative of ``v``, laid out as ``v``.
+    fext : array_like, shape ``(nb, 6)``, or None
+        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
+        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
+        frame (that of the joint that moves it), the moment about its origin. None (default): no
+        external force.
+    data : Data or None
+        The workspace the call computes in; None (default): ``model.data``. Threads that compute
+        on one model concurrently each pass their own.
+
+    Returns
+    -------
+    dtau_dq : numpy.ndarray, shape ``(nv, nv)``
+        ∂τ/∂q in the tangent space (N·m/rad, N/m, ...); column j is the change of τ per unit of
+        the tangent coordinate j.
+    dtau_dv : numpy.ndarray, shape ``(nv, nv)``
+        ∂τ/∂q̇ (N·m·s/rad, N·s/m, ...).
+    M : numpy.ndarray, shape ``(nv, nv)``
+        ∂τ/∂q̈ = M(q), as :func:`rbd_ros.crba` returns it.
+
+    Raises
+    ------
+    ValueError
+        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
+        (the message names it); a result that is not finite (inputs too large for float64, or a
+        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
+        described.
+
+    Notes
+    -----
+    With mimic joints (coupled), the reduced system's ∂τ_r/∂x = Gᵀ (∂τ/∂x) G.
+
     """

@@ -175,8 +175,40 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
 
-    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``. ``out``: an (N, nv) float64
-    C-contiguous array to write τ into (and return), e.g. one reused from call to call.
+    Row k is ``rbd_ros.rnea(model, q[k], v[k], a[k], fext[k])``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    v : array_like, shape ``(N, nv)``
+        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    a : array_like, shape ``(N, nv)``
+        Joint accelerations (rad/s², m/s²), one state per row.
+    fext : array_like, shape ``(N, nb, 6)``, or None
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
+    out : numpy.ndarray, shape ``(N, nv)``, or None
+        An array to write τ into and return, e.g. one reused from call to call (float64,
+        C-contiguous, writeable, sharing no memory with an input); None (default): a new one.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    tau : numpy.ndarray, shape ``(N, nv)``
+        Row k: the joint torques (N·m, N) of state k.
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     return _run("rnea_batch", _coupled.RNEA, model, _NAMES_RNEA, (q, v, a), fext,
                 _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
@@ -188,6 +220,39 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
 
     Row k is ``rbd_ros.aba(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
     :func:`rnea_batch`.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    v : array_like, shape ``(N, nv)``
+        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    tau : array_like, shape ``(N, nv)``
+        Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s ``tau``.
+    fext : array_like, shape ``(N, nb, 6)``, or None
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
+    out : numpy.ndarray, shape ``(N, nv)``, or None
+        An array to write into and return (float64, C-contiguous, writeable, sharing no memory
+        with an input); None (default): a new one.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    qdd : numpy.ndarray, shape ``(N, nv)``
+        Row k: the joint accelerations (rad/s², m/s²) of state k.
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     return _run("aba_batch", _coupled.ABA, model, _NAMES_ABA, (q, v, tau), fext,
                 _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
@@ -197,8 +262,32 @@ def minv_batch(model, q, *, out=None, data=None):
     """
     Return M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv).
 
-    Entry k is ``rbd_ros.minv(model, q[k])``. ``out``: an (N, nv, nv) float64 C-contiguous
-    array to write into (and return).
+    Entry k is ``rbd_ros.minv(model, q[k])``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    out : numpy.ndarray, shape ``(N, nv, nv)``, or None
+        An array to write into and return (float64, C-contiguous, writeable, sharing no memory
+        with an input); None (default): a new one.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    Minv : numpy.ndarray, shape ``(N, nv, nv)``
+        Entry k: M(q[k])⁻¹, full and symmetric.
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     return _run("minv_batch", _coupled.MINV, model, ("q",), (q,), None,
                 _matrix_shape(model), 1, data, out)[0]
@@ -208,10 +297,45 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv).
 
-    Inputs as for :func:`rnea_batch`.
-    Entry k of each is that of ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])``.
-    ``out``: a tuple of three (N, nv, nv) float64 C-contiguous arrays to write into (and
-    return).
+    Inputs as for :func:`rnea_batch`. Entry k of each is that of
+    ``rbd_ros.rnea_derivatives(model, q[k], v[k], a[k], fext[k])`` (∂/∂q in the tangent space).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    v : array_like, shape ``(N, nv)``
+        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    a : array_like, shape ``(N, nv)``
+        Joint accelerations (rad/s², m/s²), one state per row.
+    fext : array_like, shape ``(N, nb, 6)``, or None
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
+    out : tuple of 3 numpy.ndarray, shapes ``(N, nv, nv)``, or None
+        Arrays to write into and return (float64, C-contiguous, writeable, sharing no memory
+        with an input or another); None (default): new ones.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    dtau_dq : numpy.ndarray, shape ``(N, nv, nv)``
+        ∂τ/∂q of each state.
+    dtau_dv : numpy.ndarray, shape ``(N, nv, nv)``
+        ∂τ/∂q̇ of each state.
+    M : numpy.ndarray, shape ``(N, nv, nv)``
+        M(q) of each state.
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     return _run("rnea_derivatives_batch", _coupled.RNEA_DERIVATIVES, model, _NAMES_RNEA,
                 (q, v, a), fext, _matrix_shape(model), 3, data, out)
@@ -221,9 +345,46 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv).
 
-    Inputs as for :func:`aba_batch`.
-    Entry k of each is that of ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``.
-    ``out``: as for :func:`rnea_derivatives_batch`.
+    Inputs as for :func:`aba_batch`. Entry k of each is that of
+    ``rbd_ros.aba_derivatives(model, q[k], v[k], tau[k], fext[k])``. ``out``: as for
+    :func:`rnea_derivatives_batch`.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    v : array_like, shape ``(N, nv)``
+        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    tau : array_like, shape ``(N, nv)``
+        Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s ``tau``.
+    fext : array_like, shape ``(N, nb, 6)``, or None
+        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
+        in newtons, moments in N·m, each in its body's frame); None (default): no external
+        force.
+    out : tuple of 3 numpy.ndarray, shapes ``(N, nv, nv)``, or None
+        Arrays to write into and return (float64, C-contiguous, writeable, sharing no memory
+        with an input or another); None (default): new ones.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    dqdd_dq : numpy.ndarray, shape ``(N, nv, nv)``
+        ∂q̈/∂q of each state, in the tangent space.
+    dqdd_dv : numpy.ndarray, shape ``(N, nv, nv)``
+        ∂q̈/∂q̇ of each state.
+    Minv : numpy.ndarray, shape ``(N, nv, nv)``
+        M(q)⁻¹ of each state.
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     return _run("aba_derivatives_batch", _coupled.ABA_DERIVATIVES, model, _NAMES_ABA,
                 (q, v, tau), fext, _matrix_shape(model), 3, data, out)
@@ -233,8 +394,34 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
     """
     Return the Coriolis matrices of N states: q (N, nq), v (N, nv) -> (N, nv, nv).
 
-    Entry k is ``rbd_ros.coriolis_matrix(model, q[k], v[k])``. ``out``: an (N, nv, nv)
-    float64 C-contiguous array to write into (and return).
+    Entry k is ``rbd_ros.coriolis_matrix(model, q[k], v[k])``.
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    v : array_like, shape ``(N, nv)``
+        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    out : numpy.ndarray, shape ``(N, nv, nv)``, or None
+        An array to write into and return (float64, C-contiguous, writeable, sharing no memory
+        with an input); None (default): a new one.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    C : numpy.ndarray, shape ``(N, nv, nv)``
+        Entry k: C(q[k], v[k]).
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     return _run("coriolis_matrix_batch", _coupled.CORIOLIS, model, ("q", "v"), (q, v), None,
                 _matrix_shape(model), 1, data, out)[0]
@@ -245,8 +432,36 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     Return the regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies).
 
     Rows k·nv … (k+1)·nv - 1 are ``joint_torque_regressor(model, q[k], v[k], a[k])`` (the
-    stacked Y of identification). ``out``: an (N·nv, 10·nbodies) float64 C-contiguous array
-    to write into (and return).
+    stacked Y of identification).
+
+    Parameters
+    ----------
+    model : Model
+        The robot, from :func:`load_model`.
+    q : array_like, shape ``(N, nq)``
+        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    v : array_like, shape ``(N, nv)``
+        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    a : array_like, shape ``(N, nv)``
+        Joint accelerations (rad/s², m/s²), one state per row.
+    out : numpy.ndarray, shape ``(N * nv, 10 * nb)``, or None
+        An array to write into and return (float64, C-contiguous, writeable, sharing no memory
+        with an input); None (default): a new one.
+    data : Data or None
+        The workspace (the call holds its lock); None (default): ``model.data``.
+
+    Returns
+    -------
+    Y : numpy.ndarray, shape ``(N * nv, 10 * nb)``
+        The N regressors stacked (nb = ``model.nbodies``).
+
+    Raises
+    ------
+    ValueError
+        An input not of its shape, not real numbers, or with leading dimensions (N) that
+        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
+        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+
     """
     cols = 10 * model.nbodies
     return _run("joint_torque_regressor_batch", _coupled.REGRESSOR, model, _NAMES_RNEA[:3],
