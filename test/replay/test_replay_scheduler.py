@@ -82,7 +82,7 @@ def test_a_peer_that_answers_something_else_is_no_scheduler(mode, peer, tmp_path
 
 
 def unclosed_clients():
-    """Return the Dask clients still in memory that are not closed (gc.get_objects: no collection)."""
+    """Return the Dask clients in memory that are not closed (gc.get_objects: no collection)."""
     from distributed import Client
     return [o for o in gc.get_objects() if type(o) is Client and o.status != "closed"]
 
