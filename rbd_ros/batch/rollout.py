@@ -55,7 +55,7 @@ def check_limits(model, v, tau):
     """
     Check the URDF's effort and velocity limits at every point of a trajectory.
 
-    A joint violates a limit where |τ| or |v| exceeds it; a limit that is infinite (absent)
+    A joint violates a limit where ``|τ|`` or ``|v|`` exceeds it; a limit that is infinite (absent)
     or zero (what URDF exporters write for "unknown") is not checked. The base (floating)
     has no limits.
 

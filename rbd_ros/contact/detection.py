@@ -82,7 +82,7 @@ class MomentumObserver:
     Each stamp is used once: a sample whose stamp is not after the newest one given since
     the start or :meth:`reset` (a repeated, late or quantized stamp) is skipped, status
     STAMP_NOT_AFTER, the state unchanged, unless it is more than ``max_gap`` before it (a
-    clock set back: it restarts the observer). A sample whose |r| (or contact wrench) would
+    clock set back: it restarts the observer). A sample whose ``|r|`` (or contact wrench) would
     exceed R_LIMIT or not be finite resets the observer instead (status OVERFLOW): the state
     never keeps a non-finite number. ``frame``: a
     link (``model.link_frames``) whose contact wrench (:func:`contact_wrench`) each step

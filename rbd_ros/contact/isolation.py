@@ -85,7 +85,7 @@ def isolate(model, r, thresholds):
     """
     Detect a collision in r and name the link it is on (isolation).
 
-    Over threshold: |r_j| > threshold_j. The isolated link is the child of the most distal
+    Over threshold: ``|r_j| > threshold_j``. The isolated link is the child of the most distal
     dof over threshold (deepest in the tree; ties: the last in v order): a contact torques
     only the joints that support the touched link, so the deepest torqued joint moves it.
 
@@ -103,7 +103,7 @@ def isolate(model, r, thresholds):
     Isolation
         ``(in_collision, joints, link, peak_ratio)``: whether any dof is over its threshold,
         those dofs (indices in v), the isolated link's body name (None without collision)
-        and the largest |r_j| / threshold_j.
+        and the largest ``|r_j| / threshold_j``.
 
     Raises
     ------
