@@ -122,11 +122,23 @@ def test_an_exception_says_who_raises_it(path):
     assert ":func:`rbd_ros.load_model`" in resolve(path).__doc__
 
 
+# modules of ``rbd_ros.__all__`` whose public functions are not converted yet
+NOT_YET = ("inertia",)
+
+
 def test_every_public_name_is_in_one_list():
     """Every name of ``rbd_ros.__all__`` is checked here: NUMPY_STYLE, a list above, a module."""
     modules = {"identification", "inertia", "robots", "specialized"}
     checked = set(NUMPY_STYLE) | set(NUMPY_STYLE_CLASSES) | set(NUMPY_STYLE_OTHER) \
         | set(EXCEPTIONS) | modules
+    for module in modules - set(NOT_YET):        # a module's public calls are in the lists
+        names = getattr(resolve(module), "__all__", None) or [
+            n for n, f in vars(resolve(module)).items()
+            if inspect.isfunction(f) and not n.startswith("_")
+            and f.__module__ == resolve(module).__name__]
+        for name in names:
+            short = name if hasattr(rbd_ros, name) and name in rbd_ros.__all__ else None
+            assert short in checked or f"{module}.{name}" in checked, f"{module}.{name}"
     # the dynamics calls (rnea, crba, ..., the *_batch calls) are NUMPY_STYLE's, in progress
     functions = {n for n in rbd_ros.__all__ if inspect.isfunction(getattr(rbd_ros, n))
                  and getattr(rbd_ros, n).__module__.startswith("rbd_ros.algorithms")
@@ -142,4 +154,7 @@ def test_the_api_page_lists_every_checked_name():
     with open(page, encoding="utf-8") as f:
         listed = set(re.findall(r"^   ([\w.]+)$", f.read(), flags=re.M))
     wanted = set(NUMPY_STYLE_CLASSES) | set(NUMPY_STYLE_OTHER) | set(EXCEPTIONS)
-    assert wanted <= listed, sorted(wanted - listed)
+    # a name in a listed module is on that module's page (its members are documented)
+    missing = {name for name in wanted
+               if not any(name == item or name.startswith(item + ".") for item in listed)}
+    assert not missing, sorted(missing)

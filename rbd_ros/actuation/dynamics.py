@@ -412,7 +412,7 @@ def compute_batch(act, model, enabled, q, v, a, tau, effort_known):
 
 def finish_batch(act, model, results, q, v, a, tau_in):
     """
-    Apply :meth:`Actuation.finish` to N states, M⁻¹ computed first when it needs it.
+    Apply ``Actuation.finish`` to N states, M⁻¹ computed first when it needs it.
 
     Parameters
     ----------

@@ -100,7 +100,7 @@ class MomentumObserver:
     gain : float or array_like, shape (nv,)
         K, 1/s (finite, > 0): the bandwidth of r; one number or one per dof.
     joint_parameters : Actuation or JointParameters, optional
-        The armature, friction and offsets the robot has (:mod:`rbd_ros.actuation`); None:
+        The armature, friction and offsets the robot has (``rbd_ros.actuation``); None:
         none.
     max_gap : float, optional
         Seconds (> 0): a sample more than that after the last one restarts the observer;

@@ -39,7 +39,7 @@ class Model(_Frozen):
     axis : array_like, shape (nbodies, 3)
         Each joint's unit axis in its own frame.
     inertia : array_like, shape (nbodies, 10)
-        Each body's inertia in the compact layout of :mod:`rbd_ros.model.inertia`.
+        Each body's inertia in the compact layout of :mod:`rbd_ros.inertia`.
     body_names : sequence of str
         One name per body.
     joint_names : sequence of str
@@ -75,8 +75,6 @@ class Model(_Frozen):
         Body inertias in the compact layout and as θ (:meth:`inertial_parameters`).
     lower, upper, velocity_limit, effort_limit : ndarray, shape (nv - nv_base,)
         Joint limits, one per movable joint (rad, rad/s, N·m; m, m/s, N for prismatic).
-    gravity : ndarray, shape (3,)
-        Gravity in the world frame (m/s²).
     link_frames : mapping
         Every link of the URDF, fixed-joint links included: link -> (body, R, p), the body
         it moves with (-1: welded to the world of a fixed base) and its frame in the body's,

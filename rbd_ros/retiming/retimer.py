@@ -84,7 +84,7 @@ def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effor
     effort_scale : float, optional
         The URDF's effort limits are multiplied by it, in [``MIN_SCALE``, 1].
     joint_parameters : JointParameters or Actuation, optional
-        Armature, friction and offset per joint (:mod:`rbd_ros.actuation`), included in τ;
+        Armature, friction and offset per joint (``rbd_ros.actuation``), included in τ;
         None: the rigid body alone.
     grid : int or array_like, optional
         The number of grid points in s (default 500, at most ``MAX_GRID``), or the grid
