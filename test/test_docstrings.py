@@ -43,7 +43,7 @@ def test_the_section_reader_sees_an_undocumented_call():
 NUMPY_STYLE_CLASSES = (
     "Model", "Data", "Dynamics", "DescriptionLimits", "Retimed",
     "identification.IdentificationResult", "contact.MomentumObserver",
-    "actuation.dynamics.Actuation")
+    "actuation.dynamics.Actuation", "actuation.joint_parameters.JointParameters")
 NUMPY_STYLE_OTHER = (
     "retime", "identify_least_squares", "identify_physically_consistent",
     "is_physically_consistent", "pseudo_inertia", "log_cholesky_from_theta",
@@ -52,7 +52,10 @@ NUMPY_STYLE_OTHER = (
     "robots.names", "contact.observe", "contact.isolate", "batch.rollout.rollout",
     "batch.rollout.check_limits", "actuation.dynamics.load", "actuation.dynamics.computation",
     "actuation.dynamics.compute", "actuation.dynamics.compute_batch",
-    "actuation.dynamics.finish_batch", "outputs.dof_names")
+    "actuation.dynamics.finish_batch", "actuation.joint_parameters.kinds",
+    "actuation.joint_parameters.signals", "actuation.joint_parameters.regressor",
+    "actuation.joint_parameters.read_file", "actuation.joint_parameters.check_text",
+    "actuation.joint_parameters.write_urdf_dynamics", "outputs.dof_names")
 # exceptions: their constructor is Exception's; the docstring says who raises them
 EXCEPTIONS = ("URDFError", "DescriptionTooLarge")
 
@@ -96,9 +99,13 @@ def check_function(call, where, skip_self=False):
 
 
 def public_methods(cls):
-    """Return {name: function} of the public methods a class defines itself."""
-    return {name: member for name, member in vars(cls).items()
-            if not name.startswith("_") and inspect.isfunction(member)}
+    """Return {name: function} of the public methods a class defines itself (classmethods too)."""
+    found = {}
+    for name, member in vars(cls).items():
+        member = getattr(member, "__func__", member)      # a classmethod's function
+        if not name.startswith("_") and inspect.isfunction(member):
+            found[name] = member
+    return found
 
 
 @pytest.mark.parametrize("path", NUMPY_STYLE_CLASSES)
