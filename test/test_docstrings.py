@@ -43,7 +43,8 @@ def test_the_section_reader_sees_an_undocumented_call():
 NUMPY_STYLE_CLASSES = (
     "Model", "Data", "Dynamics", "DescriptionLimits", "Retimed",
     "identification.IdentificationResult", "contact.MomentumObserver",
-    "actuation.dynamics.Actuation", "actuation.joint_parameters.JointParameters")
+    "actuation.dynamics.Actuation", "actuation.joint_parameters.JointParameters",
+    "actuation.command.CommandSettings", "actuation.command.CommandPlan")
 NUMPY_STYLE_OTHER = (
     "retime", "identify_least_squares", "identify_physically_consistent",
     "is_physically_consistent", "pseudo_inertia", "log_cholesky_from_theta",
@@ -55,7 +56,8 @@ NUMPY_STYLE_OTHER = (
     "actuation.dynamics.finish_batch", "actuation.joint_parameters.kinds",
     "actuation.joint_parameters.signals", "actuation.joint_parameters.regressor",
     "actuation.joint_parameters.read_file", "actuation.joint_parameters.check_text",
-    "actuation.joint_parameters.write_urdf_dynamics", "outputs.dof_names")
+    "actuation.joint_parameters.write_urdf_dynamics", "actuation.command.settings_problem",
+    "actuation.command.plan", "outputs.dof_names")
 # exceptions: their constructor is Exception's; the docstring says who raises them
 EXCEPTIONS = ("URDFError", "DescriptionTooLarge")
 
