@@ -54,8 +54,9 @@ nitpick_ignore += [("py:class", name) for name in (
 # numpy-style types (napoleon): "ndarray, shape (N, nv)", "array_like, optional" are words,
 # shapes and sizes, not classes; and the classes the docstrings name that are not on the API
 # page (results' named tuples, internal classes)
-nitpick_ignore_regex = [("py:class", r"ndarray|array_like|optional|shape|sequence|mapping|iterable"),
-                        ("py:class", r"\d+|nq|nv|nbodies|njoints|N|K|M|length nv|nv - nv_base")]
+nitpick_ignore_regex = [
+    ("py:class", r"ndarray|array_like|optional|shape|sequence|mapping|iterable|numpy dtype"),
+    ("py:class", r"\d+|nq|nv|nbodies|njoints|N|K|M|length nv|nv - nv_base|len\(.*|N·nv")]
 nitpick_ignore += [("py:class", name) for name in (
     "JointParameters", "rbd_ros.actuation.joint_parameters.JointParameters", "Status",
     "rbd_ros.outputs.Computation", "threading.Lock", "threading.Event", "Coupling", "Rollout",
