@@ -56,7 +56,7 @@ nitpick_ignore += [("py:class", name) for name in (
 # page (results' named tuples, internal classes)
 nitpick_ignore_regex = [
     ("py:class", r"ndarray|array_like|optional|shape|sequence|mapping|iterable|numpy dtype"),
-    ("py:class", r"\d+|nq|nv|nbodies|njoints|N|K|M|length nv|nv - nv_base|len\(.*|N·nv")]
+    ("py:class", r"\d+|nq|nv|nbodies|njoints|N|K|M|length nv|nv - nv_base|len\(.*|[Nk]·n\w+")]
 nitpick_ignore += [("py:class", name) for name in (
     "JointParameters", "rbd_ros.actuation.joint_parameters.JointParameters", "Status",
     "rbd_ros.outputs.Computation", "threading.Lock", "threading.Event", "Coupling", "Rollout",

@@ -7,8 +7,8 @@ On a real robot the torque a joint needs is more than the rigid-body one (RNEA):
 
 with Ia the rotor inertia reflected through the gear (armature), Fv the viscous and Fc the
 Coulomb friction, τ0 a constant offset (sensor bias, an unmodelled spring), and
-s(v) = tanh(v / ε) a smooth sign. ε (:data:`EPSILON`, 0.01 rad/s or m/s) is the velocity
-below which friction is not yet saturated: tanh reaches 0.76 at |v| = ε and 0.995 at 3ε. A
+s(v) = tanh(v / ε) a smooth sign. ε (``EPSILON``, 0.01 rad/s or m/s) is the velocity
+below which friction is not yet saturated: tanh reaches 0.76 at ``|v| = ε`` and 0.995 at 3ε. A
 true sign makes the regressor discontinuous at v = 0, where a noisy velocity then flips the
 whole of Fc from sample to sample; 0.01 rad/s is below the speeds of an excited trajectory
 and above typical velocity noise.
@@ -108,8 +108,9 @@ def regressor(kinds_, v, a, eps=EPSILON):
 
     Returns
     -------
-    ndarray, shape (N·nv, len(kinds_)·nv)
-        Column ``k·nv + j`` carries kind ``k`` of joint ``j``, zero on other joints' rows.
+    ndarray, shape (N·nv, k·nv)
+        For k kinds: column ``i·nv + j`` carries kind ``i`` of joint ``j``, zero on other
+        joints' rows.
 
     """
     n, nv = v.shape
@@ -154,8 +155,8 @@ class JointParameters:
 
         Returns
         -------
-        ndarray, shape (len(kinds_)·njoints,)
-            The values (zeros for a kind not given).
+        ndarray, shape (k·njoints,)
+            The values of the k kinds (zeros for a kind not given).
 
         """
         nv = len(self.joints)
@@ -173,8 +174,8 @@ class JointParameters:
             Joint names.
         kinds_ : sequence of str
             The kinds stacked in ``x``.
-        x : array_like, shape (len(kinds_)·njoints,)
-            The values, kind-major.
+        x : array_like, shape (k·njoints,)
+            The values of the k kinds, kind-major.
         epsilon : float, optional
             ε of the smooth sign, rad/s.
 
