@@ -32,7 +32,7 @@ autosummary_generate = True
 # build starts without them
 shutil.rmtree(os.path.join(os.path.dirname(os.path.abspath(__file__)), "generated"),
               ignore_errors=True)
-autodoc_default_options = {"members": False}
+autodoc_default_options = {}
 autodoc_typehints = "none"
 templates_path = ["_templates"]
 # names that the docstrings mention but the reference does not document (module constants
@@ -50,3 +50,15 @@ nitpick_ignore += [("py:func", name) for name in (
 # numpy-style "Parameters" types (napoleon) that name outside classes: plain words here
 nitpick_ignore += [("py:class", name) for name in (
     "callable", "os.PathLike", "urdf_parser_py.urdf.Robot")]
+
+# numpy-style types (napoleon): "ndarray, shape (N, nv)", "array_like, optional" are words,
+# shapes and sizes, not classes; and the classes the docstrings name that are not on the API
+# page (results' named tuples, internal classes)
+nitpick_ignore_regex = [
+    ("py:class", r"ndarray|array_like|optional|shape|sequence|mapping|iterable|numpy dtype"),
+    ("py:class", r"\d+|nq|nv|nbodies|njoints|N|K|M|length nv|nv - nv_base|len\(.*|[Nk]·n\w+")]
+nitpick_ignore += [("py:class", name) for name in (
+    "JointParameters", "rbd_ros.actuation.joint_parameters.JointParameters", "Status",
+    "rbd_ros.outputs.Computation", "threading.Lock", "threading.Event", "Coupling", "Rollout",
+    "Limits", "Isolation", "numpy.random.Generator")]
+nitpick_ignore += [("py:exc", "SampleSkipped"), ("py:func", "contact_wrench")]

@@ -150,3 +150,57 @@ def test_operational_space_example():
     assert len(lines) == 3
     for line, u in zip(lines, np.eye(3)):
         assert abs(numbers(line)[0] - 1.0 / (u @ inverse_lambda_t @ u)) < 1e-3, line
+
+
+@pytest.mark.pinocchio
+def test_torque_check_example(tmp_path):
+    """Its torques are Pinocchio's RNEA at every point; its verdicts follow from them."""
+    saved = tmp_path / "torque_check.npz"
+    out = run("torque_check.py", str(saved))
+    pin, model, data = pinocchio_arm7()
+    arrays = np.load(saved)
+    for duration, feasible in (("3", True), ("1", False)):
+        q, v, a, tau = (arrays[f"{x}_{duration}"] for x in ("q", "v", "a", "tau"))
+        expected = np.array([pin.rnea(model, data, *state) for state in zip(q, v, a)])
+        assert np.allclose(tau, expected, atol=1e-8)
+        # the verdict from Pinocchio's torques and the URDF's limits, as the example prints it
+        within = np.all(np.abs(expected) <= model.effortLimit) and \
+            np.all(np.abs(v) <= model.velocityLimit)
+        assert within == feasible
+        assert f"{float(duration):.1f} s move: feasible {feasible}" in out
+    assert "joint1, velocity limit" in out
+
+
+def test_retime_path_example(tmp_path):
+    """Its samples start and end at the waypoints at rest, within the limits, τ = ID(q, v, a)."""
+    saved = tmp_path / "retime_path.npz"
+    out = run("retime_path.py", str(saved))
+    samples = np.load(saved)
+    t, q, v, a, tau = (samples[x] for x in ("t", "q", "v", "a", "tau"))
+    assert f"{len(t)} samples, duration {t[-1]:.4f} s" in out
+    assert np.allclose(q[0], [0, 0.3, 0, -1.5, 0, 1.8, 0], atol=1e-9)
+    assert np.allclose(q[-1], [1.2, 0.5, -0.3, -2.0, -0.4, 2.2, -0.5], atol=1e-9)
+    assert np.allclose(v[[0, -1]], 0.0, atol=1e-6)
+    import rbd_ros
+    model = rbd_ros.load_model(ARM7)
+    assert np.all(np.abs(v) <= model.velocity_limit * (1 + 1e-6))
+    assert np.all(np.abs(tau) <= 0.5 * model.effort_limit * (1 + 1e-6))
+    pin = require_module("pinocchio", "pinocchio")
+    pmodel = pin.buildModelFromUrdf(ARM7)
+    pdata = pmodel.createData()
+    expected = np.array([pin.rnea(pmodel, pdata, *state) for state in zip(q, v, a)])
+    assert np.allclose(tau, expected, atol=1e-6)
+    # the velocities integrate to the positions (trapezoids between samples)
+    steps = 0.5 * (v[1:] + v[:-1]) * np.diff(t)[:, None]
+    assert np.allclose(np.cumsum(steps, axis=0), q[1:] - q[0], atol=0.01)
+
+
+def test_payload_estimation_example():
+    """The estimate is the simulated payload within a few of its own standard deviations."""
+    out = run("payload_estimation.py")
+    mass, std = numbers(re.search(r"mass \[kg\]: .*", out).group(0))[:2]
+    assert abs(mass - 1.5) < max(4 * std, 1e-3) and std < 0.05
+    com = numbers(re.search(r"centre of mass \[m\]: .*", out).group(0))
+    assert np.allclose(com[:3], [0.0, 0.0, 0.06], atol=2e-3)
+    sigma = numbers(re.search(r"residual torque std.*", out).group(0))[0]
+    assert 0.045 < sigma < 0.055          # the simulated noise: nothing else is left

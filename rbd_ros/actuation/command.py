@@ -26,7 +26,21 @@ MODES = ("gravity", "gravity_friction", "inverse_dynamics")
 
 
 class CommandSettings(NamedTuple):
-    """What the user asks for (the node's ``command_*`` parameters)."""
+    """
+    What the user asks for (the node's ``command_*`` parameters).
+
+    Parameters
+    ----------
+    joints : tuple of str
+        The controller's joints, in its order.
+    mode : str, optional
+        One of ``MODES`` (module docstring).
+    effort_scale : float, optional
+        In (0, 1]: each torque is clamped to this fraction of the joint's effort limit.
+    effort_limits : tuple of float, optional
+        One value, or one per joint, N·m (N); 0: the URDF's.
+
+    """
 
     joints: tuple             # the controller's joint order
     mode: str = "gravity"
@@ -35,7 +49,20 @@ class CommandSettings(NamedTuple):
 
 
 def settings_problem(settings):
-    """Say why ``settings`` cannot make commands for any robot, or return None."""
+    """
+    Say why some settings cannot make commands for any robot.
+
+    Parameters
+    ----------
+    settings : CommandSettings
+        The settings.
+
+    Returns
+    -------
+    str or None
+        Why not (naming the parameter), or None when they can.
+
+    """
     joints = list(settings.joints)
     if settings.mode not in MODES:
         return f"command_mode must be one of {list(MODES)}, got {str(settings.mode)[:40]!r}"
@@ -56,10 +83,28 @@ def settings_problem(settings):
 
 def plan(model, settings, joints=None):
     """
-    Return the :class:`CommandPlan` of ``settings`` on ``model``; ValueError says why not.
+    Return the plan that computes the commands of some settings on a model.
 
-    ``joints``: the model's joint parameters (``dynamics.Actuation``, or None), which the
-    friction and inverse-dynamics modes include.
+    Parameters
+    ----------
+    model : Model
+        The robot (with its payloads).
+    settings : CommandSettings
+        What the user asks for.
+    joints : Actuation, optional
+        The model's joint parameters, which the friction and inverse-dynamics modes include;
+        None: none.
+
+    Returns
+    -------
+    CommandPlan
+
+    Raises
+    ------
+    ValueError
+        Saying why not: bad settings, no joints, a joint the model does not have (a mimic
+        follower named as such), a joint without an effort limit.
+
     """
     why = settings_problem(settings)
     if why:
@@ -92,8 +137,23 @@ class CommandPlan:
     """
     The commands of one model: :meth:`compute` gives the clamped torques of the joints.
 
-    ``names``, ``dofs``: the commanded joints and their entries of v; ``bound``: the clamp,
-    N·m (N) per commanded joint; ``act``: the joint parameters (None: none).
+    Made by :func:`plan`.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    mode : str
+        One of ``MODES``.
+    names : sequence of str
+        The commanded joints, in the controller's order.
+    dofs : array_like of int
+        Their entries of v.
+    bound : array_like
+        The clamp, N·m (N), per commanded joint.
+    act : Actuation or None
+        The joint parameters.
+
     """
 
     def __init__(self, model, mode, names, dofs, bound, act):
@@ -106,7 +166,24 @@ class CommandPlan:
         self.out = np.zeros(len(self.names))
 
     def unusable(self, q, v, a):
-        """Say which input of a command is not finite, or return None."""
+        """
+        Say which input of a command is not finite.
+
+        Parameters
+        ----------
+        q : ndarray, shape (nq,)
+            Configuration.
+        v : ndarray, shape (nv,)
+            Velocity (read by the modes other than gravity).
+        a : ndarray, shape (nv,)
+            Commanded acceleration (read by inverse_dynamics).
+
+        Returns
+        -------
+        str or None
+            Which input is not finite, or None.
+
+        """
         if not np.isfinite(q).all():
             return "a joint position is not finite"
         if self.uses_velocity and not np.isfinite(v).all():
@@ -117,10 +194,29 @@ class CommandPlan:
 
     def compute(self, q, v, a):
         """
-        Return (torques of the commanded joints, clamped; how many were clamped).
+        Return the torques of the commanded joints, clamped, and how many were clamped.
 
-        ``q``, ``v``, ``a``: the model's state (v-sized v, a). The array returned is reused
-        by the next call. ValueError for a non-finite input or result (nothing to send).
+        Parameters
+        ----------
+        q : ndarray, shape (nq,)
+            Configuration.
+        v : ndarray, shape (nv,)
+            Velocity.
+        a : ndarray, shape (nv,)
+            Commanded acceleration.
+
+        Returns
+        -------
+        torques : ndarray, shape (len(names),)
+            N·m (N), in the controller's order; reused by the next call.
+        clamped : int
+            How many were clamped to their bound.
+
+        Raises
+        ------
+        ValueError
+            For a non-finite input or result (nothing to send).
+
         """
         why = self.unusable(q, v, a)
         if why:

@@ -41,9 +41,23 @@ class Actuation:
     """
     Joint parameters applied to the dofs of a model (zero on a floating base's six).
 
-    Built by :func:`load`; ``params`` the
-    :class:`~rbd_ros.actuation.joint_parameters.JointParameters` (model joint order), ``nbase``
-    the base's dofs (6 or 0).
+    Built by :func:`load`.
+
+    Parameters
+    ----------
+    params : JointParameters
+        The per-joint values (:class:`~rbd_ros.actuation.joint_parameters.JointParameters`),
+        in the model's joint order.
+    nbase : int
+        The floating base's dofs, 6, or 0 on a fixed base.
+
+    Attributes
+    ----------
+    armature, viscous, coulomb, offset : ndarray, shape (nv,)
+        Ia (kg·m²), Fv (N·m·s/rad), Fc (N·m) and τ0 (N·m) per dof, 0 on the base's.
+    epsilon : float
+        ε of the smooth sign tanh(v/ε), rad/s.
+
     """
 
     def __init__(self, params, nbase):
@@ -59,21 +73,75 @@ class Actuation:
         self.has_slope = bool(self.viscous.any() or self.coulomb.any())
 
     def friction(self, v):
-        """f(v) = Fv v + Fc tanh(v/ε) + τ0 of (..., nv) velocities."""
+        """
+        Return the friction and offset torques f(v) = Fv v + Fc tanh(v/ε) + τ0.
+
+        Parameters
+        ----------
+        v : array_like, shape (..., nv)
+            Velocities (rad/s or m/s).
+
+        Returns
+        -------
+        ndarray, shape (..., nv)
+            f(v), N·m (N).
+
+        """
         return self.viscous * v + self.coulomb * np.tanh(v / self.epsilon) + self.offset
 
     def rigid_effort(self, tau, v):
-        """τ − f(v): the effort left to the rigid body, at which the forward results are taken."""
+        """
+        Return τ − f(v): the effort left to the rigid body, at which the forward results are taken.
+
+        Parameters
+        ----------
+        tau : array_like, shape (..., nv)
+            Measured efforts (N·m or N).
+        v : array_like, shape (..., nv)
+            Velocities.
+
+        Returns
+        -------
+        ndarray, shape (..., nv)
+            τ − f(v).
+
+        """
         with np.errstate(over="ignore", invalid="ignore"):    # huge inputs: checked later
             return tau - self.friction(v)
 
     def slope(self, v):
-        """f'(v) = ∂f/∂v (its diagonal) of (..., nv) velocities."""
+        """
+        Return f'(v) = ∂f/∂v, the diagonal of the friction's derivative.
+
+        Parameters
+        ----------
+        v : array_like, shape (..., nv)
+            Velocities.
+
+        Returns
+        -------
+        ndarray, shape (..., nv)
+            Fv + Fc (1 − tanh²(v/ε)) / ε.
+
+        """
         t = np.tanh(v / self.epsilon)
         return self.viscous + self.coulomb * (1.0 - t * t) / self.epsilon
 
     def extra_results(self, results):
-        """Return the results the core call must give as well for ``results`` (a set): M⁻¹."""
+        """
+        Return the results the core call must give as well, for these joint parameters.
+
+        Parameters
+        ----------
+        results : iterable of str
+            Keys of ``rbd_ros.outputs.RESULTS`` wanted.
+
+        Returns
+        -------
+        tuple of str
+            ``("Minv",)`` when armature or friction needs M⁻¹ for them, else empty.
+
+        """
         needs = (self.has_armature and bool(set(results) & {"qdd", "Minv", *FORWARD})) or \
             (self.has_slope and "dqdd_dv" in results)
         return ("Minv",) if needs else ()
@@ -85,6 +153,26 @@ class Actuation:
         ``results``: {RESULTS key: array} of one state or of N (``batch``; arrays (N, ·)),
         the forward ones computed at ``tau_in`` = τ - f(v) (and under ``fext``, one state's
         measured wrenches); "Minv" there whenever :meth:`extra_results` asked for it.
+
+        Parameters
+        ----------
+        results : dict
+            {``RESULTS`` key: array}, changed in place.
+        model : Model
+            The robot.
+        q, v, a : ndarray
+            The state(s): (nq,), (nv,), (nv,), or (N, ·) with ``batch``.
+        tau_in : ndarray
+            τ − f(v) (:meth:`rigid_effort`).
+        batch : bool, optional
+            Whether the arrays hold N states.
+        fext : ndarray, shape (nbodies, 6), optional
+            One state's measured wrenches.
+
+        Returns
+        -------
+        None
+
         """
         nb = self.nbase
         with np.errstate(over="ignore", invalid="ignore"):
@@ -153,13 +241,35 @@ def _add_diagonal(m, d):
 
 def load(model, xml=None, file_text=None, urdf_dynamics=False):
     """
-    Return the :class:`Actuation` of a model from a parameter file or its URDF, or None.
+    Return the joint parameters of a model, from a parameter file or from its URDF.
 
-    ``file_text``: a parameter file's text (``joint_parameters.JointParameters.to_json``);
-    ``urdf_dynamics``: the URDF ``xml``'s ``<dynamics damping friction>`` instead. Joints
-    are matched by name: a file may leave joints out (zero for them) but not name a joint
-    the model lacks. None when neither is given or every value is zero. ValueError saying
-    what does not fit.
+    Joints are matched by name: a file may leave joints out (zero for them) but not name a
+    joint the model lacks.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    xml : str, optional
+        The URDF's text, read with ``urdf_dynamics``.
+    file_text : str, optional
+        A joint parameter file's text (JSON, as ``JointParameters.to_json`` writes it, e.g.
+        ``rbd_replay --identify``'s).
+    urdf_dynamics : bool, optional
+        Read the URDF's ``<dynamics damping friction>`` (viscous and Coulomb friction)
+        instead of a file.
+
+    Returns
+    -------
+    Actuation or None
+        None when neither is given or every value is zero.
+
+    Raises
+    ------
+    ValueError
+        Saying what does not fit: both sources, an unparsable URDF or file, an unknown
+        joint, a negative friction or armature.
+
     """
     if file_text and urdf_dynamics:
         raise ValueError("a joint parameter file and the URDF's <dynamics>: choose one")
@@ -179,7 +289,25 @@ def load(model, xml=None, file_text=None, urdf_dynamics=False):
 
 
 def computation(act, enabled, effort_known):
-    """``outputs.computation`` of a tick, its call giving what ``act`` needs as well."""
+    """
+    Return the computation of a tick: ``outputs.computation``, its call covering ``act`` too.
+
+    Parameters
+    ----------
+    act : Actuation or None
+        The joint parameters (None: the rigid body's).
+    enabled : iterable of str
+        The enabled output names.
+    effort_known : bool
+        Whether the measured efforts are known (the outputs that need them are left out
+        otherwise).
+
+    Returns
+    -------
+    rbd_ros.outputs.Computation
+        The core call and the outputs it fills.
+
+    """
     work = table.computation(enabled, effort_known)
     if act is None:
         return work
@@ -191,11 +319,37 @@ def computation(act, enabled, effort_known):
 
 def compute(act, call, model, q, v, a, tau, fext=None):
     """
-    ``outputs.compute`` with the joint parameters ``act`` (None: the rigid body's).
+    Return the results of one state's core call, with the joint parameters.
 
-    ``fext``: the measured wrenches (``outputs.compute``), acting on every result.
+    Parameters
+    ----------
+    act : Actuation or None
+        The joint parameters (None: the rigid body's, ``outputs.compute``).
+    call : str
+        The core call (``Computation.call``).
+    model : Model
+        The robot.
+    q : array_like, shape (nq,)
+        Configuration.
+    v : array_like, shape (nv,)
+        Velocity.
+    a : array_like, shape (nv,)
+        Acceleration.
+    tau : array_like, shape (nv,)
+        Measured effort (N·m or N).
+    fext : array_like, shape (nbodies, 6), optional
+        The measured wrenches, acting on every result.
 
-    Raises ValueError for any result that is not finite, as ``outputs.compute`` does.
+    Returns
+    -------
+    dict
+        {``RESULTS`` key: array}.
+
+    Raises
+    ------
+    ValueError
+        For any result that is not finite, as ``outputs.compute`` does.
+
     """
     if act is None:
         return table.compute(call, model, q, v, a, tau, fext)
@@ -211,10 +365,32 @@ def compute(act, call, model, q, v, a, tau, fext=None):
 
 def compute_batch(act, model, enabled, q, v, a, tau, effort_known):
     """
-    ``outputs.compute_batch`` with the joint parameters ``act`` (None: the rigid body's).
+    Return the outputs of N states (the replay), with the joint parameters.
 
-    Results as ``outputs.compute_batch``'s; a result that is not finite is left as it is
-    (the replay refuses those states).
+    A result that is not finite is left as it is (the replay refuses those states).
+
+    Parameters
+    ----------
+    act : Actuation or None
+        The joint parameters (None: the rigid body's, ``outputs.compute_batch``).
+    model : Model
+        The robot.
+    enabled : iterable of str
+        The enabled output names.
+    q : ndarray, shape (N, nq)
+        Configurations.
+    v, a : ndarray, shape (N, nv)
+        Velocities and accelerations.
+    tau : ndarray, shape (N, nv)
+        Measured efforts.
+    effort_known : ndarray of bool, shape (N,)
+        Where the efforts are known.
+
+    Returns
+    -------
+    dict
+        {output name: (rows, results)} as ``outputs.compute_batch``'s.
+
     """
     if act is None:
         return table.compute_batch(model, enabled, q, v, a, tau, effort_known)
@@ -235,7 +411,30 @@ def compute_batch(act, model, enabled, q, v, a, tau, effort_known):
 
 
 def finish_batch(act, model, results, q, v, a, tau_in):
-    """:meth:`Actuation.finish` of N states, M⁻¹ computed first when it needs it."""
+    """
+    Apply ``Actuation.finish`` to N states, M⁻¹ computed first when it needs it.
+
+    Parameters
+    ----------
+    act : Actuation
+        The joint parameters.
+    model : Model
+        The robot.
+    results : dict
+        {``RESULTS`` key: (N, ·) array}, changed in place.
+    q : ndarray, shape (N, nq)
+        Configurations.
+    v, a : ndarray, shape (N, nv)
+        Velocities and accelerations.
+    tau_in : ndarray, shape (N, nv)
+        τ − f(v).
+
+    Returns
+    -------
+    dict
+        ``results``.
+
+    """
     if act.extra_results(results) and "Minv" not in results:
         results["Minv"] = minv_batch(model, q)
     act.finish(results, model, q, v, a, tau_in, batch=True)

@@ -7,8 +7,8 @@ On a real robot the torque a joint needs is more than the rigid-body one (RNEA):
 
 with Ia the rotor inertia reflected through the gear (armature), Fv the viscous and Fc the
 Coulomb friction, τ0 a constant offset (sensor bias, an unmodelled spring), and
-s(v) = tanh(v / ε) a smooth sign. ε (:data:`EPSILON`, 0.01 rad/s or m/s) is the velocity
-below which friction is not yet saturated: tanh reaches 0.76 at |v| = ε and 0.995 at 3ε. A
+s(v) = tanh(v / ε) a smooth sign. ε (``EPSILON``, 0.01 rad/s or m/s) is the velocity
+below which friction is not yet saturated: tanh reaches 0.76 at ``|v| = ε`` and 0.995 at 3ε. A
 true sign makes the regressor discontinuous at v = 0, where a noisy velocity then flips the
 whole of Fc from sample to sample; 0.01 rad/s is below the speeds of an excited trajectory
 and above typical velocity noise.
@@ -38,14 +38,48 @@ MAX_FILE_BYTES = 1 << 20     # a parameter file is a few kB: a larger one is ref
 
 
 def kinds(friction=False, armature=False):
-    """Return the extra parameter kinds, in :data:`KINDS` order, that the options ask for."""
+    """
+    Return the joint parameter kinds an identification fits, in ``KINDS`` order.
+
+    Parameters
+    ----------
+    friction : bool, optional
+        Include "viscous", "coulomb" and "offset".
+    armature : bool, optional
+        Include "armature".
+
+    Returns
+    -------
+    tuple of str
+        The kinds asked for (empty: the rigid body alone).
+
+    """
     wanted = ({"armature"} if armature else set()) | (
         {"viscous", "coulomb", "offset"} if friction else set())
     return tuple(k for k in KINDS if k in wanted)
 
 
 def signals(kind, v, a, eps=EPSILON):
-    """Return the per-joint signal multiplying the parameter ``kind``: (N, nv)."""
+    """
+    Return the per-joint signal that multiplies the parameter ``kind`` in the torque.
+
+    Parameters
+    ----------
+    kind : str
+        One of ``KINDS``: "armature" (a), "viscous" (v), "coulomb" (tanh(v/ε)), "offset" (1).
+    v : ndarray, shape (N, nv)
+        Velocities (rad/s).
+    a : ndarray, shape (N, nv)
+        Accelerations (rad/s²).
+    eps : float, optional
+        ε of the smooth sign, rad/s.
+
+    Returns
+    -------
+    ndarray, shape (N, nv)
+        The signal.
+
+    """
     if kind == "armature":
         return a
     if kind == "viscous":
@@ -60,6 +94,24 @@ def regressor(kinds_, v, a, eps=EPSILON):
     Return the extra regressor columns of N samples stacked: (N·nv, len(kinds)·nv).
 
     Rows in the order of ``rbd_ros.joint_torque_regressor_batch`` (sample-major).
+
+    Parameters
+    ----------
+    kinds_ : sequence of str
+        The kinds of ``KINDS`` fitted (:func:`kinds`).
+    v : ndarray, shape (N, nv)
+        Velocities.
+    a : ndarray, shape (N, nv)
+        Accelerations.
+    eps : float, optional
+        ε of the smooth sign, rad/s.
+
+    Returns
+    -------
+    ndarray, shape (N·nv, k·nv)
+        For k kinds: column ``i·nv + j`` carries kind ``i`` of joint ``j``, zero on other
+        joints' rows.
+
     """
     n, nv = v.shape
     out = np.zeros((n, nv, len(kinds_) * nv))
@@ -74,8 +126,18 @@ class JointParameters:
     """
     Per-joint armature, viscous, Coulomb friction and offset (zero when not given).
 
-    ``joints``: joint names in model order; ``values``: {kind: (nv,) array}; ``epsilon``: the
-    smooth sign's ε. :meth:`torques` is the extra torque they add to RNEA.
+    :meth:`torques` is the extra torque they add to RNEA (module docstring).
+
+    Parameters
+    ----------
+    joints : tuple of str
+        Joint names, in the model's order.
+    values : dict, optional
+        {kind: array of shape (njoints,)}: armature (kg·m²), viscous (N·m·s/rad), coulomb
+        (N·m), offset (N·m); a kind left out is zero.
+    epsilon : float, optional
+        ε of the smooth sign tanh(v/ε), rad/s (default 0.01).
+
     """
 
     joints: tuple
@@ -83,20 +145,66 @@ class JointParameters:
     epsilon: float = EPSILON
 
     def vector(self, kinds_):
-        """Return the parameters of ``kinds_`` stacked (kind-major), as :func:`regressor` orders."""
+        """
+        Return the parameters of some kinds stacked, kind-major, as :func:`regressor` orders.
+
+        Parameters
+        ----------
+        kinds_ : sequence of str
+            Kinds of ``KINDS``.
+
+        Returns
+        -------
+        ndarray, shape (k·njoints,)
+            The values of the k kinds (zeros for a kind not given).
+
+        """
         nv = len(self.joints)
         return np.concatenate([np.asarray(self.values.get(k, np.zeros(nv)), np.float64)
                                for k in kinds_]) if kinds_ else np.zeros(0)
 
     @classmethod
     def from_vector(cls, joints, kinds_, x, epsilon=EPSILON):
-        """Inverse of :meth:`vector`."""
+        """
+        Return the JointParameters of a stacked vector (the inverse of :meth:`vector`).
+
+        Parameters
+        ----------
+        joints : sequence of str
+            Joint names.
+        kinds_ : sequence of str
+            The kinds stacked in ``x``.
+        x : array_like, shape (k·njoints,)
+            The values of the k kinds, kind-major.
+        epsilon : float, optional
+            ε of the smooth sign, rad/s.
+
+        Returns
+        -------
+        JointParameters
+
+        """
         nv = len(joints)
         return cls(tuple(joints), {k: np.array(x[i * nv:(i + 1) * nv], np.float64)
                                    for i, k in enumerate(kinds_)}, float(epsilon))
 
     def torques(self, v, a):
-        """Return Ia a + Fv v + Fc tanh(v/ε) + τ0 for N samples (N, nv)."""
+        """
+        Return the torques the joint parameters add: Ia a + Fv v + Fc tanh(v/ε) + τ0.
+
+        Parameters
+        ----------
+        v : array_like, shape (N, njoints)
+            Velocities (rad/s).
+        a : array_like, shape (N, njoints)
+            Accelerations (rad/s²).
+
+        Returns
+        -------
+        ndarray, shape (N, njoints)
+            N·m.
+
+        """
         out = np.zeros(np.shape(v))
         for kind, x in self.values.items():
             out += x * signals(kind, v, a, self.epsilon)
@@ -110,6 +218,19 @@ class JointParameters:
         value (null where undefined: a value the data do not determine);
         ``not_identified``: the list of {"quantity", "reason"} of an identification's
         uncertainty. Both are for the reader: :meth:`from_json` ignores them.
+
+        Parameters
+        ----------
+        stds : dict, optional
+            {kind: array of shape (njoints,)} standard deviations.
+        not_identified : list of dict, optional
+            What an identification could not determine, and why.
+
+        Returns
+        -------
+        str
+            The JSON text.
+
         """
         def entry(j):
             out = {}
@@ -129,7 +250,27 @@ class JointParameters:
 
     @classmethod
     def from_json(cls, text, joint_names):
-        """Read a parameter file for a model's ``joint_names``; ValueError saying what is bad."""
+        """
+        Read a joint parameter file for a model.
+
+        Parameters
+        ----------
+        text : str
+            The file's JSON text (:meth:`to_json`).
+        joint_names : sequence of str
+            The model's joint names; the file may leave joints out (zero), not add any.
+
+        Returns
+        -------
+        JointParameters
+
+        Raises
+        ------
+        ValueError
+            Saying what is bad: not JSON, not this format, an unknown joint, a value that is
+            not finite or a negative friction or armature.
+
+        """
         try:
             doc = json.loads(text)
         except (ValueError, TypeError) as exc:
@@ -163,7 +304,26 @@ class JointParameters:
 
     @classmethod
     def from_urdf(cls, urdf_text, joint_names):
-        """Read the URDF's ``<dynamics damping friction>`` as viscous and Coulomb friction."""
+        """
+        Read the URDF's ``<dynamics damping friction>`` as viscous and Coulomb friction.
+
+        Parameters
+        ----------
+        urdf_text : str or bytes
+            The URDF.
+        joint_names : sequence of str
+            The model's joint names (other joints are ignored).
+
+        Returns
+        -------
+        JointParameters
+
+        Raises
+        ------
+        ValueError
+            For an attribute that is not a finite number >= 0.
+
+        """
         root = ET.fromstring(urdf_text.encode("utf-8") if isinstance(urdf_text, str)
                              else urdf_text)
         where = {name: j for j, name in enumerate(joint_names)}
@@ -193,8 +353,24 @@ def read_file(path):
     """
     Return the text of the parameter file ``path`` (``rbd_replay --model-params``, the node).
 
-    ValueError, saying why in one short line, for a file that cannot be read, is not UTF-8
-    or is larger than :data:`MAX_FILE_BYTES`; the content is checked by :meth:`from_json`.
+    The content is checked by :meth:`JointParameters.from_json`.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+
+    Returns
+    -------
+    str
+        Its text.
+
+    Raises
+    ------
+    ValueError
+        Saying why in one short line, for a file that cannot be read, is not UTF-8 or is
+        larger than ``MAX_FILE_BYTES``.
+
     """
     try:
         return read_text(path, MAX_FILE_BYTES)
@@ -204,7 +380,24 @@ def read_file(path):
 
 
 def check_text(text):
-    """Check a parameter file's text on its own (its joints against themselves); ValueError."""
+    """
+    Check a parameter file's text on its own (its joints against themselves).
+
+    Parameters
+    ----------
+    text : str
+        The file's text.
+
+    Returns
+    -------
+    None
+
+    Raises
+    ------
+    ValueError
+        As :meth:`JointParameters.from_json`.
+
+    """
     try:
         joints = json.loads(text).get("joints")
     except (ValueError, TypeError, AttributeError):
@@ -225,6 +418,19 @@ def write_urdf_dynamics(urdf_text, params):
     damping = viscous, friction = Coulomb (joints of ``params`` only; other attributes of an
     existing <dynamics> are kept). Armature and offset have no URDF attribute: they are in the
     parameter file only.
+
+    Parameters
+    ----------
+    urdf_text : str
+        The URDF.
+    params : JointParameters
+        The values to write.
+
+    Returns
+    -------
+    str
+        The URDF with the attributes set.
+
     """
     parser = ET.XMLParser(target=ET.TreeBuilder(insert_comments=True))
     root = ET.fromstring(urdf_text.encode("utf-8"), parser=parser)

@@ -51,7 +51,30 @@ from .entries import public
 
 
 class Dynamics(NamedTuple):
-    """Result of :func:`compute_all` (arrays share one block of memory)."""
+    """
+    The result of :func:`compute_all`: its seven arrays share one block of memory.
+
+    ID is the inverse dynamics (:func:`rbd_ros.rnea`), FD the forward dynamics
+    (:func:`rbd_ros.aba`); ∂/∂q is taken in the tangent space (nv columns).
+
+    Parameters
+    ----------
+    tau : ndarray, shape (nv,)
+        ID(q, v, a), N·m (N for a prismatic joint).
+    qdd : ndarray, shape (nv,)
+        FD(q, v, tau_input), rad/s² (m/s²).
+    Minv : ndarray, shape (nv, nv)
+        M(q)⁻¹, full and symmetric.
+    dtau_dq : ndarray, shape (nv, nv)
+        ∂ID/∂q at (q, v, a).
+    dtau_dv : ndarray, shape (nv, nv)
+        ∂ID/∂q̇ at (q, v, a) (the same at any acceleration).
+    dqdd_dq : ndarray, shape (nv, nv)
+        ∂FD/∂q at (q, v, tau_input).
+    dqdd_dv : ndarray, shape (nv, nv)
+        ∂FD/∂q̇ at (q, v, tau_input).
+
+    """
 
     tau: np.ndarray        # ID(q, v, a)
     qdd: np.ndarray        # FD(q, v, tau_input)

@@ -53,11 +53,27 @@ Rollout = namedtuple("Rollout", "q v dx_dx dx_du")
 
 def check_limits(model, v, tau):
     """
-    Check the URDF's effort and velocity limits at every point: ``v``, ``tau`` (N, nv).
+    Check the URDF's effort and velocity limits at every point of a trajectory.
 
-    A joint violates a limit where |τ| or |v| exceeds it; a limit that is infinite (absent)
+    A joint violates a limit where ``|τ|`` or ``|v|`` exceeds it; a limit that is infinite (absent)
     or zero (what URDF exporters write for "unknown") is not checked. The base (floating)
-    has no limits. Returns :class:`Limits`.
+    has no limits.
+
+    Parameters
+    ----------
+    model : Model
+        The robot; its ``effort_limit`` and ``velocity_limit`` are checked.
+    v : array_like, shape (N, nv)
+        The velocities at the points (rad/s or m/s).
+    tau : array_like, shape (N, nv)
+        The torques at the points (N·m or N), e.g. ``rbd_ros.rnea_batch``'s.
+
+    Returns
+    -------
+    Limits
+        ``feasible``, the first violation's point, joint and limit, and the peak ratios per
+        joint.
+
     """
     nbase = model.nv_base
     ratios = []
@@ -76,12 +92,42 @@ def check_limits(model, v, tau):
 
 def rollout(model, q0, v0, tau, dt, method=EULER, derivatives=False, data=None):
     """
-    Integrate the forward dynamics from (``q0``, ``v0``) under ``tau`` (N, nv), steps of ``dt``.
+    Integrate the forward dynamics from an initial state under a sequence of torques.
 
-    Returns :class:`Rollout`: q (N+1, nq), v (N+1, nv) (row 0: the initial state) and, with
-    ``derivatives``, ∂x_{k+1}/∂x_k (N, 2nv, 2nv) and ∂x_{k+1}/∂u_k (N, 2nv, nv), else None.
-    ValueError for a bad method or step, bad inputs (the core's messages) and a state that
-    stops being finite (the motion diverges).
+    Each torque is held over its step (module docstring: the schemes, the derivatives).
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    q0 : array_like, shape (nq,)
+        The initial configuration.
+    v0 : array_like, shape (nv,)
+        The initial velocity.
+    tau : array_like, shape (N, nv)
+        The joint torques of the N steps (N·m or N).
+    dt : float
+        The step, s (finite, > 0).
+    method : str, optional
+        ``"semi_implicit_euler"`` (default) or ``"rk4"``.
+    derivatives : bool, optional
+        Also return the step derivatives.
+    data : Data, optional
+        A workspace of the model; None: a new one.
+
+    Returns
+    -------
+    Rollout
+        ``q`` (N+1, nq), ``v`` (N+1, nv) (row 0: the initial state) and, with
+        ``derivatives``, ``dx_dx`` = ∂x_{k+1}/∂x_k (N, 2nv, 2nv) and ``dx_du`` =
+        ∂x_{k+1}/∂u_k (N, 2nv, nv), else None.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, a bad step, bad inputs (the core's messages) and a state that
+        stops being finite (the motion diverges).
+
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

@@ -74,17 +74,15 @@ class MomentumObserver:
     """
     The momentum observer of one model, stepped one sample at a time.
 
-    ``gain``: K (1/s), one number or one per dof; ``joint_parameters``: an
-    :class:`~rbd_ros.actuation.dynamics.Actuation` (or ``JointParameters``) whose armature,
-    friction and offsets the robot has (None: none); ``max_gap`` (s): a sample more than that
-    after the last one restarts it. :meth:`step` returns r; :attr:`restarted` says whether
-    that sample (re)started it (then r = 0), :attr:`tracking` whether r is an estimate (not
-    a sample of the restart: the observer needs three to give one).
+    Its output r (nv, N·m) follows the external joint torques τ_ext as a first-order filter,
+    ṙ = K (τ_ext − r) (module docstring). :meth:`step` returns r; :attr:`restarted` says
+    whether that sample (re)started it (then r = 0), :attr:`tracking` whether r is an
+    estimate (not a sample of the restart: the observer needs three to give one).
 
     Each stamp is used once: a sample whose stamp is not after the newest one given since
     the start or :meth:`reset` (a repeated, late or quantized stamp) is skipped, status
     STAMP_NOT_AFTER, the state unchanged, unless it is more than ``max_gap`` before it (a
-    clock set back: it restarts the observer). A sample whose |r| (or contact wrench) would
+    clock set back: it restarts the observer). A sample whose ``|r|`` (or contact wrench) would
     exceed R_LIMIT or not be finite resets the observer instead (status OVERFLOW): the state
     never keeps a non-finite number. ``frame``: a
     link (``model.link_frames``) whose contact wrench (:func:`contact_wrench`) each step
@@ -94,6 +92,42 @@ class MomentumObserver:
     Times are float seconds; :meth:`seconds` turns ROS stamps (sec, nanosec) into them,
     relative to the first stamp it saw since the start or :meth:`reset`: an absolute stamp
     (~1.7e9 s) has a float spacing of 2.4e-7 s, which would change r by ~3e-4 N·m at 1 kHz.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    gain : float or array_like, shape (nv,)
+        K, 1/s (finite, > 0): the bandwidth of r; one number or one per dof.
+    joint_parameters : Actuation or JointParameters, optional
+        The armature, friction and offsets the robot has (``rbd_ros.actuation``); None:
+        none.
+    max_gap : float, optional
+        Seconds (> 0): a sample more than that after the last one restarts the observer;
+        default inf.
+    frame : str, optional
+        A link of ``model.link_frames`` whose contact wrench each step computes; None: none.
+
+    Attributes
+    ----------
+    restarted : bool
+        Whether the last step (re)started the observer (r = 0).
+    tracking : bool
+        Whether the last r is an estimate.
+    wrench : ndarray, shape (6,) or None
+        The last contact wrench at ``frame`` (force N, torque N·m), None without a frame or
+        when refused.
+    wrench_refusal : str or None
+        Why the last wrench was refused (a rank-deficient Jacobian), else None.
+    newest : float
+        The newest stamp stepped (s); a stamp not after it is skipped.
+
+    Raises
+    ------
+    ValueError
+        For ``max_gap`` <= 0, a bad ``gain``, ``joint_parameters`` of other joints, or a
+        ``frame`` the model does not have.
+
     """
 
     def __init__(self, model, gain, joint_parameters=None, max_gap=np.inf, frame=None):
@@ -123,7 +157,24 @@ class MomentumObserver:
         self.set_frame(frame)
 
     def set_frame(self, frame):
-        """Set the link whose contact wrench each step computes (None or "": none)."""
+        """
+        Set the link whose contact wrench each step computes.
+
+        Parameters
+        ----------
+        frame : str or None
+            A link of ``model.link_frames``; None or "": none.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            For a link the model does not have.
+
+        """
         if not frame:
             self.frame, self._frame = None, (-1, np.zeros(12))
             return
@@ -132,14 +183,41 @@ class MomentumObserver:
 
     @property
     def gain(self):
+        """K per dof (1/s), shape (nv,); a copy."""
         return self.settings[2:].copy()
 
     def set_gain(self, gain):
-        """Set K (1/s): one number or one per dof, finite and > 0. The state is kept."""
+        """
+        Set the gain K; the state is kept.
+
+        Parameters
+        ----------
+        gain : float or array_like, shape (nv,)
+            K, 1/s: one number or one per dof, finite and > 0.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            For a gain that is not finite and > 0, or of another size.
+
+        """
         self.settings[2:] = per_dof(self.model, gain, "gain")
 
     def reset(self):
-        """Forget the state: the next sample restarts the observer."""
+        """
+        Forget the state: the next sample restarts the observer.
+
+        The origin of :meth:`seconds` and the newest stamp are forgotten too.
+
+        Returns
+        -------
+        None
+
+        """
         self.state[:] = 0.0
         self.origin = None
         self.newest = -math.inf
@@ -152,6 +230,19 @@ class MomentumObserver:
         origin): the difference is taken in integer nanoseconds, then converted once, so
         the same stamps give the same floats one at a time (the node) or all at once (the
         replay), and shifting every stamp by a constant changes nothing.
+
+        Parameters
+        ----------
+        sec : int or array_like of int
+            The stamps' seconds (``builtin_interfaces/Time.sec``).
+        nanosec : int or array_like of int
+            Their nanoseconds, same shape.
+
+        Returns
+        -------
+        float or ndarray
+            Seconds since the origin, the shape of ``sec``.
+
         """
         if type(sec) is int and type(nanosec) is int and self.origin is not None:
             # one stamp (the node's tick): int64 arithmetic, one conversion, as below
@@ -168,11 +259,35 @@ class MomentumObserver:
 
     def step(self, t, q, v, tau, fext=None):
         """
-        Return r (nv) after the sample at time ``t`` (s); ``fext``: measured wrenches.
+        Step the observer over one sample and return r.
 
-        A bad sample raises ValueError naming the argument; the state is then unchanged.
-        :class:`SampleSkipped` for a stamp not after the newest (the state unchanged) or a
-        sample that overflows it (then reset).
+        Parameters
+        ----------
+        t : float
+            The sample's time, s (:meth:`seconds` turns a ROS stamp into it).
+        q : array_like, shape (nq,)
+            Configuration (rad or m).
+        v : array_like, shape (nv,)
+            Velocity (rad/s or m/s).
+        tau : array_like, shape (nv,)
+            Measured joint efforts (N·m or N).
+        fext : array_like, shape (nbodies, 6), optional
+            Measured external wrenches per body (force then torque, body frame), taken out
+            of r; None: none.
+
+        Returns
+        -------
+        ndarray, shape (nv,)
+            r, the estimate of the external joint torques (N·m or N).
+
+        Raises
+        ------
+        ValueError
+            For a bad sample, naming the argument; the state is then unchanged.
+        SampleSkipped
+            For a stamp not after the newest (the state unchanged) or a sample that
+            overflows the state (then reset); a ValueError too.
+
         """
         r, restarted, status, w, rank = self._one
         fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
@@ -207,20 +322,64 @@ class MomentumObserver:
 
     def run(self, t, q, v, tau, fext=None):
         """
-        Step over N samples: return (r (N, nv), restarted (N,) bool, status (N,) int).
+        Step the observer over N samples, as :meth:`step` one at a time.
 
-        As :meth:`step` one at a time: status STAMP_NOT_AFTER and OVERFLOW for the samples it
-        skips, r then that of the sample before; :attr:`tracking` (N,) where r is an
-        estimate.
+        Parameters
+        ----------
+        t : array_like, shape (N,)
+            Times, s.
+        q : array_like, shape (N, nq)
+            Configurations.
+        v : array_like, shape (N, nv)
+            Velocities.
+        tau : array_like, shape (N, nv)
+            Measured joint efforts (N·m or N).
+        fext : array_like, shape (N, nbodies, 6), optional
+            Measured external wrenches; None: none.
+
+        Returns
+        -------
+        r : ndarray, shape (N, nv)
+            The estimates (that of the sample before where a sample is skipped).
+        restarted : ndarray of bool, shape (N,)
+            Where a sample (re)started the observer.
+        status : ndarray of int, shape (N,)
+            0, or why the sample was not stepped: > 0 refused (``rbd_ros._checks``),
+            STAMP_NOT_AFTER (-1) or OVERFLOW (-2). :attr:`tracking` is then (N,), where r is
+            an estimate.
+
+        Raises
+        ------
+        ValueError
+            If the arrays' numbers of samples disagree.
+
         """
         return self.run_with_wrench(t, q, v, tau, fext)[:3]
 
     def run_with_wrench(self, t, q, v, tau, fext=None):
         """
-        Step over N samples: :meth:`run`'s (r, restarted, status), then wrench, rank.
+        Step the observer over N samples; return :meth:`run`'s results and the wrenches.
 
-        wrench (N, 6) at the ``frame`` (zeros where none), rank (N,) its rank status
-        (:func:`wrench_refusal`; -1: the sample refused); (0, 6) and (0,) without a frame.
+        Parameters
+        ----------
+        t, q, v, tau, fext : array_like
+            As for :meth:`run`.
+
+        Returns
+        -------
+        r, restarted, status : ndarray
+            As :meth:`run` returns them.
+        wrench : ndarray, shape (N, 6)
+            The contact wrench at ``frame`` (zeros where none); (0, 6) without a frame.
+        rank : ndarray of int, shape (N,)
+            Its rank status (:func:`wrench_refusal`; -1: the sample refused); (0,) without a
+            frame.
+
+        Raises
+        ------
+        ValueError
+            If the arrays' numbers of samples disagree.
+
         """
         t = _checks.matrix(t, "t", 1)
         n = t.shape[0]
@@ -383,12 +542,47 @@ def _coupling_table(model):
 
 def observe(model, t, q, v, tau, gain, fext=None, joint_parameters=None, max_gap=np.inf):
     """
-    Return (r, restarted, status) of the observer run over N samples from rest.
+    Run the momentum observer over N samples from rest; return r, restarted and status.
 
-    t (N,) s; q (N, nq); v, tau (N, nv); fext (N, nbodies, 6) or None. ``r`` (N, nv),
-    ``restarted`` (N,) where a sample (re)started it, ``status`` (N,) nonzero for a refused
-    sample (``rbd_ros._checks.input_error`` explains it; r then holds the last value).
-    The same numbers as :class:`MomentumObserver` stepped sample by sample.
+    The same numbers as :class:`MomentumObserver` stepped sample by sample (the replay
+    uses this, the node the class).
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    t : array_like, shape (N,)
+        Times, s, increasing.
+    q : array_like, shape (N, nq)
+        Configurations.
+    v : array_like, shape (N, nv)
+        Velocities.
+    tau : array_like, shape (N, nv)
+        Measured joint efforts (N·m or N).
+    gain : float or array_like, shape (nv,)
+        K, 1/s, > 0.
+    fext : array_like, shape (N, nbodies, 6), optional
+        Measured external wrenches; None: none.
+    joint_parameters : Actuation or JointParameters, optional
+        The robot's armature, friction and offsets; None: none.
+    max_gap : float, optional
+        Seconds; a gap larger than it restarts the observer.
+
+    Returns
+    -------
+    r : ndarray, shape (N, nv)
+        External torque estimates, N·m (the last value where a sample is refused).
+    restarted : ndarray of bool, shape (N,)
+        Where a sample (re)started the observer.
+    status : ndarray of int, shape (N,)
+        Nonzero for a sample not stepped (``rbd_ros._checks.input_error`` explains a
+        positive one).
+
+    Raises
+    ------
+    ValueError
+        As :class:`MomentumObserver` and :meth:`MomentumObserver.run`.
+
     """
     return MomentumObserver(model, gain, joint_parameters, max_gap).run(t, q, v, tau, fext)
 

@@ -83,11 +83,33 @@ def body_depths(model):
 
 def isolate(model, r, thresholds):
     """
-    Return the :class:`Isolation` of r against ``thresholds`` (one per dof, or one number).
+    Detect a collision in r and name the link it is on (isolation).
 
-    Over threshold: |r_j| > threshold_j. The isolated link is the child of the most distal
+    Over threshold: ``|r_j| > threshold_j``. The isolated link is the child of the most distal
     dof over threshold (deepest in the tree; ties: the last in v order): a contact torques
     only the joints that support the touched link, so the deepest torqued joint moves it.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    r : array_like, shape (nv,)
+        The observer's external torque estimate (N·m or N).
+    thresholds : float or array_like, shape (nv,)
+        N·m (N), at least ``MIN_THRESHOLD``: one number or one per dof.
+
+    Returns
+    -------
+    Isolation
+        ``(in_collision, joints, link, peak_ratio)``: whether any dof is over its threshold,
+        those dofs (indices in v), the isolated link's body name (None without collision)
+        and the largest ``|r_j| / threshold_j``.
+
+    Raises
+    ------
+    ValueError
+        For thresholds that are not finite, below ``MIN_THRESHOLD`` or of another size.
+
     """
     th = collision_thresholds(model, thresholds, "thresholds")
     ratio = np.abs(np.asarray(r, np.float64)) / th

@@ -24,14 +24,44 @@ MOVABLE = {name: kind.nv for name, kind in BY_URDF_TYPE.items()}
 
 
 class DescriptionLimits(NamedTuple):
-    """The largest description loaded: bytes of its text, links, degrees of freedom (nv)."""
+    """
+    The largest robot description that is loaded; above any of them it is refused.
+
+    Pass one to :func:`rbd_ros.load_model` (``limits=``); the node's parameters
+    ``max_description_bytes``, ``max_description_links`` and ``max_description_dofs`` make
+    its own.
+
+    Parameters
+    ----------
+    max_bytes : int, optional
+        The most bytes of the description's text (UTF-8), default 4 MiB.
+    max_links : int, optional
+        The most ``<link>`` elements, default 1000.
+    max_dofs : int, optional
+        The most degrees of freedom (nv: movable joints, mimic ones included, plus 6 for a
+        floating base), default 500.
+
+    """
 
     max_bytes: int = 4 << 20          # 4 MiB: 20x the largest corpus file
     max_links: int = 1000             # 4.7x iCub's 214
     max_dofs: int = 500               # nv: 4.7x tiago_dual's 101 (+6 for a floating base)
 
     def check(self):
-        """Return these limits, or ValueError for one that is not a positive integer."""
+        """
+        Return these limits once checked.
+
+        Returns
+        -------
+        DescriptionLimits
+            ``self``.
+
+        Raises
+        ------
+        ValueError
+            For a limit that is not a positive integer (a bool is not one).
+
+        """
         for name, value in zip(self._fields, self):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"description limit {name} must be a positive integer, "
@@ -43,7 +73,13 @@ DEFAULT_LIMITS = DescriptionLimits()
 
 
 class DescriptionTooLarge(URDFError):
-    """The description is above one of its limits; the message says which, with the numbers."""
+    """
+    The description is above one of its limits; the message says which, with the numbers.
+
+    Raised by :func:`rbd_ros.load_model` (so the node, ``rbd_replay`` and the planner) before
+    parsing (size) or before building any body (links, degrees of freedom); a
+    :class:`URDFError`, hence a ValueError. See :class:`DescriptionLimits`.
+    """
 
 
 def text_size(text):

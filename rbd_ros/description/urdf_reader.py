@@ -23,7 +23,14 @@ from ..formats.text_files import read_bytes
 
 
 class URDFError(ValueError):
-    """The robot description cannot be turned into a model; the message says why."""
+    """
+    The robot description cannot be turned into a model; the message says why.
+
+    Raised by :func:`rbd_ros.load_model` for a text that is neither a file nor XML, a root
+    element other than ``<robot>``, a xacro file not yet expanded, a joint that refers to a
+    missing link, a loop or several roots, a negative mass or an inertia that is not
+    positive semi-definite, ... A subclass of ValueError.
+    """
 
 
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")

@@ -1,8 +1,8 @@
 """
-Inertial parameter identification and the parametrizations it needs (regressor seed).
+Inertial parameter identification and the parametrizations it needs.
 
 θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] per body (about its joint frame
-origin, seeds README order) is linear in the dynamics, τ = Y(q, v, v̇) θ
+origin) is linear in the dynamics, τ = Y(q, v, v̇) θ
 (:func:`rbd_ros.joint_torque_regressor`), but not every θ is a body. Here:
 
 * the 4×4 pseudo-inertia J(θ) = [[Σ, h], [hᵀ, m]], Σ = ½ tr(I) 1 - I: θ belongs to a body

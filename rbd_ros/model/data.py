@@ -39,6 +39,19 @@ class Data(_Frozen):
     a call refuses a Data of another size before any kernel runs. Its arrays cannot be
     rebound. The batch entries run their chunks in per-chunk copies held here
     (:meth:`batch_workspace`), under ``lock``.
+
+    Parameters
+    ----------
+    model : Model
+        The model whose sizes the workspace takes.
+
+    Attributes
+    ----------
+    nbodies, nv : int
+        The sizes it was made for (``nv``: the model's degrees of freedom).
+    lock : threading.Lock
+        Held by a batch call for its duration.
+
     """
 
     def __init__(self, model):
@@ -74,7 +87,20 @@ class Data(_Frozen):
                   reduced_v=np.zeros((3, nr)), full_regressor=np.zeros((nf, 10 * nb * coupled)))
 
     def fits(self, model):
-        """Whether this workspace has the sizes of ``model``."""
+        """
+        Return whether this workspace has the sizes of ``model``.
+
+        Parameters
+        ----------
+        model : Model
+            A model, e.g. one derived from the one the workspace was made for.
+
+        Returns
+        -------
+        bool
+            True if a call on ``model`` may use this workspace.
+
+        """
         return self.sizes == _sizes(model)
 
     def batch_workspace(self, nchunks):
@@ -84,6 +110,17 @@ class Data(_Frozen):
         Each array gets a leading axis of slots, ``BATCH_SLOT_STRIDE`` per chunk (chunk c
         works in ``body[BATCH_SLOT_STRIDE * c]``, ...; the slots between are never used).
         Made on first use and grown when more chunks are asked for; call it under ``lock``.
+
+        Parameters
+        ----------
+        nchunks : int
+            The number of chunks (threads) a batch call splits its states into.
+
+        Returns
+        -------
+        object
+            The per-chunk arrays as attributes (``body``, ``dof``, ...), ``nchunks`` at least.
+
         """
         batch = self._batch[0]
         if batch is None or batch.nchunks < nchunks:

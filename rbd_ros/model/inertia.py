@@ -1,7 +1,8 @@
 """
-The compact 10-number spatial inertia (compact-inertia seed) and its operations.
+The compact 10-number spatial inertia and its operations.
 
-Layout of one inertia, ``COMPACT`` (the seed's ``ksl_inertia_t``)::
+The layout is that of the compact spatial inertia note the project started from (its C type
+``ksl_inertia_t``; "the seed" below). Layout of one inertia, ``COMPACT``::
 
     [m, m·cx, m·cy, m·cz, Ixx, Iyy, Izz, Ixy, Iyz, Izx]
 
@@ -9,7 +10,8 @@ with c the centre of mass in the reference frame and I the *centroidal* rotation
 expressed in the reference frame's axes. Rotating only touches m·c and I; translating only
 touches m·c -- the reason the seed stores it this way.
 
-The kernels use the dynamic-parameter vector θ of the seeds README instead::
+The kernels use the dynamic-parameter vector θ (the order of the identification
+literature, :meth:`rbd_ros.Model.inertial_parameters`) instead::
 
     θ = [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz]   (inertia about the origin)
 
@@ -58,7 +60,20 @@ def _shift(d):
 
 
 def centre_of_mass(inertia):
-    """Return c = (m·c)/m; zero for a massless body."""
+    """
+    Return the centre of mass c = (m·c)/m; zero for a massless body.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+
+    Returns
+    -------
+    ndarray, shape (3,) or (..., 3)
+        c, m, in the reference frame.
+
+    """
     inertia = np.asarray(inertia)
     m = inertia[..., M:M + 1]
     safe = np.where(m > 0, m, 1)
@@ -66,7 +81,27 @@ def centre_of_mass(inertia):
 
 
 def compact(mass, com, centroidal_inertia, dtype=None):
-    """Build the 10 numbers from a mass, a centre of mass and a 3×3 centroidal inertia."""
+    """
+    Return the 10 compact numbers of a mass, a centre of mass and a centroidal inertia.
+
+    Parameters
+    ----------
+    mass : float or array_like, shape (...)
+        kg.
+    com : array_like, shape (3,) or (..., 3)
+        The centre of mass in the reference frame, m.
+    centroidal_inertia : array_like, shape (3, 3) or (..., 3, 3)
+        The rotational inertia about the centre of mass, in the reference frame's axes,
+        kg·m² (symmetrized).
+    dtype : numpy dtype, optional
+        float32 or float64; None: that of the inputs (float64 for integers).
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        ``COMPACT`` layout, e.g. a payload for :meth:`rbd_ros.Model.with_payload`.
+
+    """
     dt = np.dtype(dtype) if dtype is not None else _dtype(mass, com, centroidal_inertia)
     mass = np.asarray(mass, dt)
     com = np.asarray(com, dt)
@@ -75,7 +110,22 @@ def compact(mass, com, centroidal_inertia, dtype=None):
 
 
 def rotate(inertia, R):
-    """Return the same body seen from axes rotated by R (x_new = R x_old): R c, R I Rᵀ."""
+    """
+    Return the same body seen from axes rotated by R (x_new = R x_old): R c, R I Rᵀ.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+    R : array_like, shape (3, 3) or (..., 3, 3)
+        The rotation.
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        The inertia in the rotated axes.
+
+    """
     inertia = np.asarray(inertia)
     R = np.asarray(R, inertia.dtype)
     mc = np.einsum("...ij,...j->...i", R, inertia[..., MCX:MCZ + 1])
@@ -84,7 +134,22 @@ def rotate(inertia, R):
 
 
 def translate(inertia, t):
-    """Return the body seen from a frame whose origin is at -t: c + t (I_c unchanged)."""
+    """
+    Return the body seen from a frame whose origin is at -t: c + t (I_c unchanged).
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+    t : array_like, shape (3,) or (..., 3)
+        The translation, m.
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        The translated inertia.
+
+    """
     inertia = np.asarray(inertia)
     t = np.asarray(t, inertia.dtype)
     out = inertia.copy()
@@ -93,7 +158,24 @@ def translate(inertia, t):
 
 
 def transform(inertia, R, p):
-    """Express a body given in a child frame in its parent frame (x_parent = R x_child + p)."""
+    """
+    Express a body given in a child frame in its parent frame (x_parent = R x_child + p).
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+    R : array_like, shape (3, 3)
+        The child frame's rotation in the parent's.
+    p : array_like, shape (3,)
+        The child frame's origin in the parent's, m.
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        The inertia in the parent frame.
+
+    """
     return translate(rotate(inertia, R), p)
 
 
@@ -101,8 +183,26 @@ def merge(parent, child, R=None, p=None):
     """
     Merge ``child`` into ``parent``: the inertia of the rigid union, in the parent frame.
 
-    ``child`` is given in its own frame, placed at (R, p) in the parent frame (fixed-joint
-    lumping).
+    This is the compact-inertia merge: the union's mass, first moment and centroidal inertia
+    (parallel-axis theorem) from the two bodies' (fixed-joint lumping, payloads).
+
+    Parameters
+    ----------
+    parent : array_like, shape (10,) or (..., 10)
+        The body merged into, in its frame.
+    child : array_like, shape (10,) or (..., 10)
+        The other body, in its own frame.
+    R : array_like, shape (3, 3), optional
+        The child frame's rotation in the parent frame; None: the child is given in the
+        parent frame.
+    p : array_like, shape (3,), optional
+        The child frame's origin in the parent frame, m (None: 0).
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        The union, in the parent frame.
+
     """
     parent = np.asarray(parent)
     child = np.asarray(child, parent.dtype)
@@ -119,7 +219,20 @@ def merge(parent, child, R=None, p=None):
 
 
 def to_matrix(inertia):
-    """Return the 6×6 spatial inertia about the origin, linear-first: [[m 1, -[h]], [[h], I_o]]."""
+    """
+    Return the 6×6 spatial inertia about the origin, linear first: [[m 1, -[h]], [[h], I_o]].
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+
+    Returns
+    -------
+    ndarray, shape (6, 6) or (..., 6, 6)
+        h = m·c, I_o the rotational inertia about the origin.
+
+    """
     theta = to_theta(inertia)
     out = np.zeros(theta.shape[:-1] + (6, 6), theta.dtype)
     idx = np.arange(3)
@@ -144,7 +257,20 @@ def _sym_from_theta(theta):
 
 
 def to_theta(inertia):
-    """θ = [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the origin (seeds README order)."""
+    """
+    Return the inertial parameters θ = [m, h, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] about the origin.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        θ (kg, kg·m, kg·m²), the order of :meth:`rbd_ros.Model.inertial_parameters`.
+
+    """
     inertia = np.asarray(inertia)
     rot = _sym_from_compact(inertia) + inertia[..., M, None, None] * _shift(centre_of_mass(inertia))
     out = np.empty_like(inertia)
@@ -155,7 +281,20 @@ def to_theta(inertia):
 
 
 def from_theta(theta):
-    """Return the compact layout from θ (inverse of :func:`to_theta`)."""
+    """
+    Return the compact layout of inertial parameters θ (the inverse of :func:`to_theta`).
+
+    Parameters
+    ----------
+    theta : array_like, shape (10,) or (..., 10)
+        θ about the origin.
+
+    Returns
+    -------
+    ndarray, shape (10,) or (..., 10)
+        ``COMPACT`` layout.
+
+    """
     theta = np.asarray(theta)
     if theta.dtype not in (np.float32, np.float64):
         theta = theta.astype(np.float64)
@@ -167,7 +306,20 @@ def from_theta(theta):
 
 
 def principal_moments(inertia):
-    """Eigenvalues (ascending) of the centroidal rotational inertia."""
+    """
+    Return the principal moments: the eigenvalues of the centroidal rotational inertia.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,) or (..., 10)
+        Compact inertias (``COMPACT`` layout).
+
+    Returns
+    -------
+    ndarray, shape (3,) or (..., 3)
+        Ascending, kg·m².
+
+    """
     return np.linalg.eigvalsh(_sym_from_compact(np.asarray(inertia)))
 
 
@@ -178,6 +330,19 @@ def physical_violation(inertia, rtol=1e-9):
     Physical: m ≥ 0, a massless body carries no first moment, the centroidal inertia is
     positive semi-definite and its principal moments satisfy the triangle inequalities
     (I1 + I2 ≥ I3), all up to ``rtol`` relative to the largest moment.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,)
+        One compact inertia.
+    rtol : float, optional
+        The relative tolerance.
+
+    Returns
+    -------
+    str or None
+        Why it is not physical, or None.
+
     """
     inertia = np.asarray(inertia, np.float64)
     m = inertia[M]
@@ -204,6 +369,21 @@ def factor(inertia, rtol=1e-12):
     With m > 0 the spatial inertia is [[1, 0], [[c], 1]] · diag(m 1, I_c) · (…)ᵀ, so its rank
     is 3 + rank(I_c): 6 for a body, 5 for a thin rod, 3 for a point mass; a massless body has
     rank(I_c) (0 for nothing at all). This is the seed's four-case factorization.
+
+    Parameters
+    ----------
+    inertia : array_like, shape (10,)
+        One compact inertia.
+    rtol : float, optional
+        Eigenvalues of I_c below ``rtol`` × the largest count as zero.
+
+    Returns
+    -------
+    rank : int
+        The rank of the spatial inertia, 0 to 6.
+    F : ndarray, shape (6, rank)
+        The factor.
+
     """
     inertia = np.asarray(inertia)
     dt = inertia.dtype

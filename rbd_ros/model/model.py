@@ -4,60 +4,102 @@ Model: a robot's tree and inertias as immutable flat arrays, built once (from a 
 Its table ``packed`` is laid out as :mod:`rbd_ros.model.layout` says; its workspace is a
 :class:`~rbd_ros.model.data.Data`.
 """
-import types
-
 import numpy as np
 
 from . import inertia as _inertia
 from .data import Data, _Frozen
 from .joints import KINDS, NQ, NV, ROOT_ONLY
 from .joints.axis_joint import random_in_limits
+from .model_tables import _check_tree, _excerpt, _gravity_vector, _link_frames, _read_only
+from .model_tables import link_table  # noqa: F401  (the node's wrenches import it from here)
 from .layout import (P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA,
                      P_TYPE, P_VEND)
-
-
-def _read_only(values, dtype=np.float64):
-    """
-    Return a read-only copy of ``values`` whose memory is an immutable bytes object.
-
-    Clearing ``flags.writeable`` alone can be undone from Python (``flags.writeable = True``
-    on an array that owns its memory); an array over a bytes object cannot be made writable,
-    nor can any view of it, so the kernels' unchecked indices stay within the sizes they
-    were built for.
-    """
-    arr = np.ascontiguousarray(values, dtype)
-    return np.frombuffer(arr.tobytes(), dtype).reshape(arr.shape)
 
 
 class Model(_Frozen):
     """
     A robot's kinematic tree and inertias as flat, read-only arrays.
 
-    Build it with ``rbd_ros.load_model``. A Model is immutable: its attributes cannot be
-    rebound and its arrays are read-only; derive changed models with :meth:`with_gravity`
-    and :meth:`with_inertial_parameters` (they share the constant arrays).
+    Build it with :func:`rbd_ros.load_model` (the constructor is the loader's). A Model is
+    immutable: its attributes cannot be rebound and its arrays are read-only; derive changed
+    models with :meth:`with_gravity`, :meth:`with_inertial_parameters` and
+    :meth:`with_payload` (they share the constant arrays).
 
-    Attributes: ``nq``, ``nv``, ``nbodies``, ``joint_names`` (movable joints in q order; a
-    floating base adds ``nq_base`` = 7 entries to q and ``nv_base`` = 6 to v before them, both 0
-    on a fixed base: the joints are ``q[nq_base:]``, ``v[nv_base:]``), ``body_names``,
-    ``parent``, ``joint_type``, ``idx_q``, ``idx_v``, ``placement`` (nbodies, 12), ``axis``
-    (nbodies, 3), ``inertia`` (nbodies, 10, compact layout), ``theta`` (nbodies, 10), joint
-    limits ``lower``, ``upper``, ``velocity_limit``, ``effort_limit`` (one per movable joint),
-    ``gravity`` (default [0, 0, -9.81]), ``link_frames`` (every link of the URDF, fixed-joint
-    links included: a read-only mapping link -> (body, R, p), the body it moves with (-1: welded
-    to the world of a fixed base) and its frame in the body's, x_body = R x_link + p) and
-    ``data``, the model's own workspace, used when a function is called without ``data=``: it
-    serves one call at a time, so threads that compute on one model concurrently each pass their
-    own ``Data(model)``; ``frame_lookups``, the frame calls' cache of what a link and a reference
-    frame mean to their kernels, filled on first use (at most three entries per link).
+    Parameters
+    ----------
+    name : str
+        The robot's name (the URDF's ``<robot name>``).
+    parent : array_like of int, shape (nbodies,)
+        Each body's parent body, -1 for a root; bodies in depth-first order.
+    joint_type : array_like of int, shape (nbodies,)
+        Each body's joint kind, a code of ``rbd_ros.model.joints.KINDS``.
+    placement : array_like, shape (nbodies, 12)
+        Each joint's frame in its parent body's: the 3×3 rotation row-major, then the
+        translation (m).
+    axis : array_like, shape (nbodies, 3)
+        Each joint's unit axis in its own frame.
+    inertia : array_like, shape (nbodies, 10)
+        Each body's inertia in the compact layout of :mod:`rbd_ros.inertia`.
+    body_names : sequence of str
+        One name per body.
+    joint_names : sequence of str
+        One name per 1-dof joint below the root, in q order.
+    lower, upper : array_like, shape (njoints,), optional
+        Position limits (rad or m); None: unlimited.
+    velocity_limit : array_like, shape (njoints,), optional
+        Velocity limits (rad/s or m/s); None: unlimited.
+    effort_limit : array_like, shape (njoints,), optional
+        Effort limits (N·m or N); None: unlimited.
+    gravity : array_like, shape (3,), optional
+        Gravity in the world frame, m/s² (default [0, 0, -9.81]).
+    coupling : rbd_ros.description.mimic_coupling.Coupling, optional
+        The mimic joints' coupling; None without mimic joints.
+    link_frames : dict, optional
+        Every link of the URDF: link -> (body, R, p) (see Attributes); None: each body's
+        own link at the identity.
 
-    Mimic joints, coupled (``coupling``, an :class:`rbd_ros.description.mimic_coupling.Coupling`,
-    else None):
-    ``nq``, ``nv``, ``joint_names`` and the limits are those of the independent joints (the
-    model's degrees of freedom; a leader keeps its own limits), while the tree attributes
-    (bodies, ``idx_q``, ``idx_v``, ``packed``) describe every joint, followers included:
-    ``nq_full``, ``nv_full`` entries (``coupling.joint_names``). Without mimic joints
-    ``nq_full == nq`` and ``nv_full == nv``.
+    Attributes
+    ----------
+    nq, nv : int
+        Sizes of a configuration q and of a velocity v. A floating base adds ``nq_base`` = 7
+        entries to q and ``nv_base`` = 6 to v before the joints (both 0 on a fixed base):
+        the joints are ``q[nq_base:]``, ``v[nv_base:]``.
+    nbodies : int
+        Number of bodies (one per joint, the floating base included).
+    joint_names : tuple of str
+        The movable joints in q order.
+    body_names, parent, joint_type, idx_q, idx_v, placement, axis : tuple or ndarray
+        The tree: per body its name, parent, joint kind, first index in q and in v, joint
+        placement (nbodies, 12) and axis (nbodies, 3).
+    inertia, theta : ndarray, shape (nbodies, 10)
+        Body inertias in the compact layout and as θ (:meth:`inertial_parameters`).
+    lower, upper, velocity_limit, effort_limit : ndarray, shape (nv - nv_base,)
+        Joint limits, one per movable joint (rad, rad/s, N·m; m, m/s, N for prismatic).
+    link_frames : mapping
+        Every link of the URDF, fixed-joint links included: link -> (body, R, p), the body
+        it moves with (-1: welded to the world of a fixed base) and its frame in the body's,
+        x_body = R x_link + p.
+    data : Data
+        The model's own workspace, used when a function is called without ``data=``: it
+        serves one call at a time, so threads that compute on one model concurrently each
+        pass their own ``Data(model)``.
+    frame_lookups : dict
+        The frame calls' cache of what a link and a reference frame mean to their kernels,
+        filled on first use (at most four entries per link).
+    coupling : Coupling or None
+        Mimic joints: ``nq``, ``nv``, ``joint_names`` and the limits are those of the
+        independent joints (a leader keeps its own limits), while the tree attributes
+        (bodies, ``idx_q``, ``idx_v``, ``packed``) describe every joint, followers included:
+        ``nq_full``, ``nv_full`` entries (``coupling.joint_names``). Without mimic joints
+        ``nq_full == nq`` and ``nv_full == nv``.
+
+    Raises
+    ------
+    ValueError
+        For a tree that is not in depth-first order, an unknown joint code, a root-only
+        joint (floating base) below the root, a wrong number of joint names, a coupling of
+        another tree, or a gravity that is not 3 finite numbers.
+
     """
 
     def __init__(self, name, parent, joint_type, placement, axis, inertia, body_names,
@@ -140,10 +182,26 @@ class Model(_Frozen):
 
     def with_gravity(self, gravity):
         """
-        Return this model under another gravity (3 finite numbers, m/s², world frame).
+        Return this model under another gravity.
 
         The new model shares every constant array with this one except the packed table,
         whose last row holds the gravity, and has its own workspace.
+
+        Parameters
+        ----------
+        gravity : array_like, shape (3,)
+            Gravity in the world frame, m/s² (e.g. [0, 0, -9.81]).
+
+        Returns
+        -------
+        Model
+            The same robot under ``gravity``.
+
+        Raises
+        ------
+        ValueError
+            If ``gravity`` is not 3 finite numbers.
+
         """
         packed = np.array(self.packed)
         packed[-1, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
@@ -168,14 +226,38 @@ class Model(_Frozen):
         return _unpickle, (state,)
 
     def neutral(self):
-        """Return the zero configuration (the root kind's neutral, e.g. identity quaternion)."""
+        """
+        Return the neutral configuration: every joint at 0, a floating base at the origin.
+
+        Returns
+        -------
+        ndarray, shape (nq,)
+            Zeros, except a floating base's quaternion, the identity (x, y, z, w = 0, 0, 0, 1).
+
+        """
         q = np.zeros(self.nq)
         if self.floating_base:
             q[:self.nq_base] = KINDS[self.joint_type[0]].neutral()
         return q
 
     def random_configuration(self, rng=None):
-        """Return a configuration within the joint limits (±π where a joint is unlimited)."""
+        """
+        Return a random configuration within the joint limits.
+
+        Parameters
+        ----------
+        rng : int, numpy.random.Generator or None, optional
+            The seed of the random draw (an integer: the same configuration every time), or
+            a Generator to draw from; None: a fresh, unpredictable one.
+
+        Returns
+        -------
+        ndarray, shape (nq,)
+            Each joint uniform between its ``lower`` and ``upper`` limit (rad or m; ±π where a
+            joint is unlimited); a floating base uniform in the unit box (m) and a uniform
+            unit quaternion.
+
+        """
         rng = np.random.default_rng(rng)
         # the joints (all of 1-dof kinds below the root) first, then the root's own draw
         joints = random_in_limits(rng, self.lower, self.upper, np.pi)
@@ -187,19 +269,41 @@ class Model(_Frozen):
 
     def inertial_parameters(self):
         """
-        Return θ per body, shape (nbodies, 10), about each body's joint frame origin.
+        Return the inertial parameters θ of every body, about its joint frame origin.
 
-        The order is [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (the convention of
-        the regressor seed, "linear parametrization regressors").
+        Returns
+        -------
+        ndarray, shape (nbodies, 10)
+            Per body [m, m·cx, m·cy, m·cz, Ixx, Ixy, Iyy, Ixz, Iyz, Izz] (kg, kg·m, kg·m²),
+            the inertia about the joint frame's origin, in that frame: the parameters in which
+            the dynamics are linear (:func:`rbd_ros.joint_torque_regressor`). A copy.
+
         """
         return np.array(self.theta)
 
     def with_inertial_parameters(self, theta):
         """
-        Return this model with the body inertias θ (nbodies, 10).
+        Return this model with other body inertias.
 
-        θ is in the order of :meth:`inertial_parameters`; kinematics, name, joint limits,
-        mimic coupling and gravity are kept (and the constant arrays shared).
+        Kinematics, name, joint limits, mimic coupling and gravity are kept (and the
+        constant arrays shared).
+
+        Parameters
+        ----------
+        theta : array_like, shape (nbodies, 10)
+            The inertial parameters of every body, in the order of
+            :meth:`inertial_parameters` (e.g. an identification's result).
+
+        Returns
+        -------
+        Model
+            The same robot with these inertias.
+
+        Raises
+        ------
+        ValueError
+            If ``theta`` has another shape or contains NaN or inf.
+
         """
         theta = np.array(theta, dtype=np.float64)
         if theta.shape != (self.nbodies, 10):
@@ -213,16 +317,34 @@ class Model(_Frozen):
 
     def with_payload(self, link, inertia):
         """
-        Return this model with a rigid payload attached to the link ``link``.
+        Return this model with a rigid payload attached to a link.
 
-        ``link``: any link of ``link_frames``: a body, or a link welded to one by fixed
-        joints (the payload is moved into the body's frame through the fixed placement; on
-        a link welded to the world of a fixed base it changes nothing).
-        ``inertia``: the payload's 10 compact numbers in the link's frame
-        (``rbd_ros.model.inertia.compact(mass, com, centroidal_inertia)``), merged into the body's
-        inertia with the compact-inertia merge (seed ``ksl_inertia_merge``,
-        compact-spatial-inertia-ksl.txt lines 221-231). A physically impossible payload
-        (negative mass, an inertia that is not positive semi-definite) is a ValueError.
+        The payload's inertia is moved into the body's frame and added to the body's own
+        (the compact-inertia merge: the sum of two rigid bodies' spatial inertias, done on
+        their 10 compact numbers, ``rbd_ros.model.inertia.merge``).
+
+        Parameters
+        ----------
+        link : str
+            Any link of ``link_frames``: a body, or a link welded to one by fixed joints (the
+            payload is moved into the body's frame through the fixed placement; on a link
+            welded to the world of a fixed base it changes nothing).
+        inertia : array_like, shape (10,)
+            The payload's 10 compact numbers in the link's frame, as
+            ``rbd_ros.model.inertia.compact(mass, com, centroidal_inertia)`` makes them (kg,
+            m, kg·m² about the payload's centre of mass).
+
+        Returns
+        -------
+        Model
+            The same robot carrying the payload.
+
+        Raises
+        ------
+        ValueError
+            For a link the model does not have, or a physically impossible payload (not 10
+            numbers, negative mass, an inertia that is not positive semi-definite).
+
         """
         if link not in self.link_frames:
             raise ValueError(f"no link {_excerpt(link)} in the model (a payload attaches to "
@@ -281,75 +403,3 @@ def _unpickle(state):
              for k, v in state.items()}
     state["link_frames"] = _link_frames(state["body_names"], state["link_frames"])
     return _assemble(state, state.pop("packed"))
-
-
-def _check_tree(parent, joint_type):
-    nb = len(parent)
-    if np.any(parent >= np.arange(nb)) or np.any(parent < -1):
-        raise ValueError("bodies must be ordered so that -1 <= parent[i] < i")
-    for i in range(1, nb):
-        # depth-first order: a body's parent is on the path from the previous body to the
-        # root, so every subtree is the contiguous range i .. subtree_end[i] - 1
-        j = i - 1
-        while j != parent[i] and j != -1:
-            j = parent[j]
-        if j != parent[i]:
-            raise ValueError(f"bodies must be in depth-first order (body {i})")
-    if np.any((joint_type < 0) | (joint_type >= len(KINDS))):
-        raise ValueError(f"joint types must be codes of rbd_ros.model.joints.KINDS "
-                         f"(0 .. {len(KINDS) - 1})")
-    root_only = ROOT_ONLY[joint_type]
-    if np.any(root_only[1:]) or (nb and root_only[0] and parent[0] != -1):
-        names = sorted({KINDS[k].name for k in joint_type[root_only]})
-        raise ValueError(f"a {' or '.join(names)} joint can only be the root")
-
-
-def _link_frames(body_names, frames):
-    """
-    Return the read-only ``link_frames`` mapping: link -> (body, R, p).
-
-    ``frames`` as the loader gives it (every link of the URDF), or None: each body's own
-    link at the identity.
-    """
-    if frames is None:
-        frames = {name: (i, np.eye(3), np.zeros(3)) for i, name in enumerate(body_names)}
-    return types.MappingProxyType({
-        name: (int(body), _read_only(np.array(R, np.float64).reshape(3, 3)),
-               _read_only(np.array(p, np.float64).reshape(3)))
-        for name, (body, R, p) in frames.items()})
-
-
-def _gravity_vector(value):
-    try:
-        g = np.array(value, np.float64)
-    except (TypeError, ValueError):
-        g = None
-    if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
-        raise ValueError(f"gravity must be 3 finite numbers (m/s², world frame), got "
-                         f"{_excerpt(value)}")
-    return g
-
-
-def _excerpt(value, limit=60):
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def link_table(model, links):
-    """
-    Return (bodies, placements) of ``links`` for the kernels taking link frames.
-
-    bodies: each link's body index; placements: its 3x3 rotation then 3-vector in that body
-    (the wrench and frame Jacobian kernels read both). ValueError for a link the model does not
-    have.
-    """
-    bodies = np.empty(len(links), np.int64)
-    placements = np.zeros((len(links), 12))
-    for k, link in enumerate(links):
-        if link not in model.link_frames:
-            raise ValueError(f"no link {link!r} in the model")
-        body, R, p = model.link_frames[link]
-        bodies[k] = body
-        placements[k, :9] = np.asarray(R, np.float64).reshape(9)
-        placements[k, 9:] = p
-    return bodies, placements

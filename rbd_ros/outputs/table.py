@@ -22,7 +22,21 @@ SWITCHES = {"end_effector": "end_effector_frame",
 
 
 def dof_names(model):
-    """One name per entry of v: the base's six (floating base), then the joints."""
+    """
+    Return one name per entry of v: the base's six (floating base), then the joints.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+
+    Returns
+    -------
+    tuple of str, length nv
+        ``BASE_DOF_NAMES`` on a floating base, then ``model.joint_names``: the names of the
+        rows of the node's vector outputs.
+
+    """
     return (BASE_DOF_NAMES if model.floating_base else ()) + tuple(model.joint_names)
 
 

@@ -44,6 +44,7 @@ import numpy as np
 from ..actuation.dynamics import Actuation
 from ..batch import rnea_batch
 from ..actuation.joint_parameters import JointParameters
+from .retimed import KINDS, Retimed  # noqa: F401  (KINDS: Retimed.binding's names)
 
 DEFAULT_GRID = 500
 MAX_GRID = 100_000
@@ -54,45 +55,63 @@ MIN_ACCELERATION = 1e-3        # rad/s² (m/s²)
 MAX_VELOCITY_SUBSTEPS = 32
 MAX_VELOCITY_ROWS = 1_000_000  # grid points x velocity_substeps
 BINDS = 0.99           # a limit "binds" at a sample where |x| reaches this fraction of it
-KINDS = ("none", "velocity", "acceleration", "effort")
 _MARGIN = 1e-9         # a sample at (1 + _MARGIN) x its limit counts as within it
 _MAX_REPAIRS = 30
-
-Retimed = namedtuple("Retimed", "t q v a tau duration s binding binding_joint binding_ratio "
-                                "time_scale timings")
-Retimed.__doc__ = """
-A retimed trajectory: ``t`` (K,) from 0 to ``duration``; ``q`` (K, nq), ``v``, ``a``,
-``tau`` (K, nv) (τ with the joint parameters); ``s`` (K,) the path parameter; per sample the
-limit closest to binding: ``binding`` (K,) index in :data:`KINDS` (0, "none", where no limit
-reaches :data:`BINDS` of itself), ``binding_joint`` (K,) its joint (index in
-``model.joint_names``, -1 for none), ``binding_ratio`` (K,) ``|x| / limit``; ``time_scale`` the
-uniform slow-down applied after TOPP-RA (1.0: none); ``timings`` {"dynamics", "toppra",
-"samples"} seconds.
-"""
 
 
 def retime(model, waypoints, velocity_scale=1.0, acceleration_limits=None, effort_scale=1.0,
            joint_parameters=None, grid=DEFAULT_GRID, sample_period=None, velocity_substeps=1,
            max_samples=None):
     """
-    Return the time-optimal :class:`Retimed` trajectory through ``waypoints`` (M, nq).
+    Return the time-optimal trajectory through ``waypoints``, within the robot's limits.
 
-    Limits: the URDF's velocity limits × ``velocity_scale`` and effort limits ×
-    ``effort_scale`` (infinite or zero ones are not limits), ``acceleration_limits`` (nv,)
-    when given (inf: none). ``joint_parameters``: a ``JointParameters`` or ``Actuation``
-    (armature, friction, offset; the module docstring says how friction is bounded).
-    ``grid``: the number of grid points in s, or the grid itself (increasing, 0 to 1).
-    ``sample_period``: seconds between samples (None: the grid points); ``max_samples``: the
-    most samples that may answer (default :data:`MAX_SAMPLES`).
-    ``velocity_substeps``: where the velocity limits bind TOPP-RA in each grid interval (1:
-    at its start, as toppra's own constraint; ``toppra_problem.velocity_rows``): an integer
-    1 to ``MAX_VELOCITY_SUBSTEPS``, at most ``MAX_VELOCITY_ROWS`` grid points × it.
+    The path is a cubic spline through the waypoints; its timing is TOPP-RA's, rest to rest,
+    then checked at every sample (the module docstring says how, and how friction is
+    bounded).
 
-    ValueError saying why for: fewer than two waypoints, NaN, two equal consecutive
-    waypoints, a waypoint (or the spline between them) outside the joint limits, a floating
-    base, a path where standing still breaks an effort limit (which joint, where), and one
-    TOPP-RA cannot time; a scale outside [``MIN_SCALE``, 1], an acceleration limit
-    below ``MIN_ACCELERATION``, ``velocity_substeps`` outside its range.
+    Parameters
+    ----------
+    model : Model
+        A fixed-base model; its velocity and effort limits are the URDF's.
+    waypoints : array_like, shape (M, nq)
+        At least two configurations (rad or m), within the joint limits, no two consecutive
+        ones equal.
+    velocity_scale : float, optional
+        The URDF's velocity limits are multiplied by it, in [``MIN_SCALE``, 1] (infinite or
+        zero limits are not limits).
+    acceleration_limits : array_like, shape (nv,), optional
+        rad/s² (m/s²), at least ``MIN_ACCELERATION`` (inf: none); None: no limit.
+    effort_scale : float, optional
+        The URDF's effort limits are multiplied by it, in [``MIN_SCALE``, 1].
+    joint_parameters : JointParameters or Actuation, optional
+        Armature, friction and offset per joint (``rbd_ros.actuation``), included in τ;
+        None: the rigid body alone.
+    grid : int or array_like, optional
+        The number of grid points in s (default 500, at most ``MAX_GRID``), or the grid
+        itself (increasing, 0 to 1).
+    sample_period : float, optional
+        Seconds between samples; None: the grid points.
+    velocity_substeps : int, optional
+        Where the velocity limits bind TOPP-RA in each grid interval (1: at its start, as
+        toppra's own constraint; ``toppra_problem.velocity_rows``): 1 to
+        ``MAX_VELOCITY_SUBSTEPS``, at most ``MAX_VELOCITY_ROWS`` grid points × it.
+    max_samples : int, optional
+        The most samples that may answer (None: ``MAX_SAMPLES``).
+
+    Returns
+    -------
+    Retimed
+        Every sample's time, q, v, a, τ and binding limit, and the duration (s).
+
+    Raises
+    ------
+    ValueError
+        Saying why, for: fewer than two waypoints, NaN, two equal consecutive waypoints, a
+        waypoint (or the spline between them) outside the joint limits, a floating base, a
+        path where standing still breaks an effort limit (which joint, where), one TOPP-RA
+        cannot time; a scale outside [``MIN_SCALE``, 1], an acceleration limit below
+        ``MIN_ACCELERATION``, ``velocity_substeps`` outside its range.
+
     """
     clock = [time.perf_counter()]
     substeps = check_substeps(velocity_substeps)

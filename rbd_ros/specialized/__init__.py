@@ -43,13 +43,25 @@ _LOCK = threading.RLock()
 
 class Status:
     """
-    The specialization of one model.
+    The specialization of one model, as :func:`status` returns it.
 
-    ``state``: "pending", "ready", "failed" or "refused"; ``reason`` (why it failed or was
-    refused, else None); ``path`` (the generated file); ``compiled`` (whether this process
-    had it compiled, False when it came from the cache); ``compile_s`` (the child's compile,
-    seconds), ``load_s`` (loading from the cache), ``cache_bytes`` (generated file and numba
-    cache); ``done``, an Event set when the state is final.
+    Attributes
+    ----------
+    state : str
+        "pending", "ready", "failed" or "refused".
+    reason : str or None
+        Why it failed or was refused, else None.
+    path : str or None
+        The generated source file.
+    compiled : bool
+        Whether this process had it compiled (False when it came from the cache).
+    compile_s, load_s : float
+        Seconds of the child's compile and of loading from the cache.
+    cache_bytes : int
+        The generated file's and numba cache's size.
+    done : threading.Event
+        Set when the state is final.
+
     """
 
     def __init__(self):
@@ -64,17 +76,53 @@ class Status:
 
 
 def status(model):
-    """Return the :class:`Status` of ``model``'s specialization, or None if never asked."""
+    """
+    Return the state of a model's specialization.
+
+    Parameters
+    ----------
+    model : Model
+        A model :func:`specialize` may have been called on.
+
+    Returns
+    -------
+    Status or None
+        Its :class:`Status` (state, reason, timings, cache size), None if never asked.
+
+    """
     return model._specialized.status
 
 
 def specialize(model, wait=False, timeout=None):
     """
-    Start specializing ``model``'s kernels (once per model); return whether they are in use.
+    Start generating and compiling kernels for one model; return whether they are in use.
 
-    With ``wait`` it blocks until they are ready, have failed or are refused (at most
-    ``timeout`` seconds). It never raises for a model that cannot be specialized: the
-    generic kernels keep serving, and :func:`status` says why.
+    Specialized kernels are written for one model's tree (module docstring): from then on
+    ``rnea`` (without ``fext``), ``nonlinear_effects``, ``gravity_torques``, ``crba`` and
+    ``minv`` on this model run them, with the same results. It is done once per model, in
+    a background thread (the compile in a child process); until ready, the generic kernels
+    serve.
+
+    Parameters
+    ----------
+    model : Model
+        A fixed-base model of revolute, continuous and prismatic joints without mimic
+        coupling (any other is refused, with the reason in :func:`status`).
+    wait : bool, optional
+        Block until they are ready, have failed or are refused.
+    timeout : float, optional
+        With ``wait``, the most seconds to block (None: no limit).
+
+    Returns
+    -------
+    bool
+        Whether the model's own kernels are in use now.
+
+    Notes
+    -----
+    It never raises for a model that cannot be specialized: the generic kernels keep
+    serving, and :func:`status` says why.
+
     """
     slot = model._specialized
     with _LOCK:
