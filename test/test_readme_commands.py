@@ -74,3 +74,34 @@ def test_readme_demo_command_runs_and_checks_itself():
     assert found, out[-3000:]
     assert int(found.group(1)) >= 100 and float(found.group(2)) < 1e-6, found.group(0)
     assert "rbd_demo: OK" in out
+
+
+def test_getting_started_commands_without_ros2_run_as_written(tmp_path):
+    """
+    The getting-started page's twin of the launch for a pip virtualenv, as written.
+
+    ``.venv/bin/dynamics_node --ros-args -p robot_description:=...`` in one terminal and
+    ``examples/planner_client.py --no-node`` in a second: no ``ros2`` command line needed, so
+    this runs wherever the virtualenv is set up (the venv of this run stands for ``.venv``).
+    """
+    import sys
+
+    from helpers import ros_domain_id
+    node, client = node_commands(os.path.join(ros_cli.ROOT, "doc", "getting_started.md"),
+                                 "Without a ROS 2 install")
+    assert node.startswith(".venv/bin/dynamics_node --ros-args ")
+    assert client.startswith(".venv/bin/python examples/planner_client.py --no-node")
+    venv = os.path.relpath(sys.prefix, ros_cli.ROOT)
+    node, client = (c.replace(".venv/", venv + "/", 1) for c in (node, client))
+    env = ros_cli.environment(ros_domain_id())
+    log = tmp_path / "node.log"
+    proc = ros_cli.start(["bash", "-c", "exec " + node], log, env, cwd=ros_cli.ROOT)
+    try:
+        status, out = ros_cli.run(["bash", "-c", "timeout 250 " + client], env, timeout=300,
+                                  cwd=ros_cli.ROOT)
+        assert status == 0, out[-3000:] + "\n--- node:\n" + ros_cli.read(log)[-3000:]
+        for service in ("trajectory_torques", "retime_trajectory", "trajectory_forward"):
+            assert f"{service}: True" in out, out[-3000:]
+    finally:
+        stop_status = ros_cli.stop(proc)
+    ros_cli.assert_clean_stop(stop_status, ros_cli.read(log))
