@@ -10,6 +10,7 @@ import ast
 import os
 import re
 
+import numpy as np
 import pytest
 
 yaml = pytest.importorskip("yaml")
@@ -170,3 +171,27 @@ def test_launch_file_passes_the_urdf_content_not_the_path():
     reader = next(f for f in tree.body
                   if isinstance(f, ast.FunctionDef) and f.name == "_read_urdf")
     assert "return f.read()" in ast.unparse(reader)
+
+
+def test_the_contact_example_file_sets_node_parameters_the_node_accepts():
+    """config/contact.yaml (doc/contact.md's ready file): known names, types, valid values."""
+    from rbd_ros.node.parameters import problem
+    import rbd_ros
+    params = node_parameters()
+    with open(os.path.join(ROOT, "config", "contact.yaml"), encoding="utf-8") as f:
+        data = yaml.safe_load(f)
+    assert list(data) == ["/**"]
+    values = data["/**"]["ros__parameters"]
+    assert {"publish_external_torques", "publish_collision", "contact_frame"} <= set(values)
+    for name, value in values.items():
+        assert name in params, name
+        default = params[name][0]
+        assert type(value) is type(default), (name, value, default)
+        assert problem(name, value) is None, (name, value)
+    # the contact frame is a link of the arm the file is written for, with 7 dof above it
+    model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+    assert values["contact_frame"] in model.link_frames
+    assert np.linalg.matrix_rank(rbd_ros.frame_jacobian(
+        model, model.random_configuration(0), values["contact_frame"])) == 6
+    with open(os.path.join(ROOT, "doc", "contact.md"), encoding="utf-8") as f:
+        assert "config/contact.yaml" in f.read()
