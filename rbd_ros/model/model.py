@@ -10,7 +10,7 @@ from . import inertia as _inertia
 from .data import Data, _Frozen
 from .joints import KINDS, NQ, NV, ROOT_ONLY
 from .joints.axis_joint import random_in_limits
-from .model_tables import _check_tree, _excerpt, _gravity_vector, _link_frames, _read_only
+from .model_tables import check_tree, excerpt, gravity_vector, link_frames_mapping, read_only
 from .model_tables import link_table  # noqa: F401  (the node's wrenches import it from here)
 from .layout import (P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA,
                      P_TYPE, P_VEND)
@@ -108,7 +108,7 @@ class Model(_Frozen):
         parent = np.asarray(parent, np.int64)
         joint_type = np.asarray(joint_type, np.int64)
         nb = len(parent)
-        _check_tree(parent, joint_type)
+        check_tree(parent, joint_type)
         nq_body, nv_body = NQ[joint_type], NV[joint_type]
         idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
         idx_v = np.concatenate([[0], np.cumsum(nv_body)[:-1]]).astype(np.int64)
@@ -136,10 +136,10 @@ class Model(_Frozen):
         packed[:nb, P_AXIS:P_AXIS + 3] = np.reshape(axis, (nb, 3))
         packed[:nb, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
         packed[:nb, P_VEND] = (idx_v + nv_body)[subtree_end - 1] if nb else []
-        packed[nb, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
+        packed[nb, P_GRAVITY:P_GRAVITY + 3] = gravity_vector(gravity)
         constants = (packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent)
         packed, inertia, parent, joint_type, idx_q, idx_v, subtree_end, dof_parent = (
-            _read_only(arr, arr.dtype) for arr in constants)
+            read_only(arr, arr.dtype) for arr in constants)
 
         nv = int(nv_body.sum())
         nq = int(nq_body.sum())
@@ -158,7 +158,7 @@ class Model(_Frozen):
 
         def limits(values, default):
             values = np.full(njoints, default) if values is None else np.asarray(values)
-            return _read_only(values[dofs])
+            return read_only(values[dofs])
         self._set(name=name, nbodies=nb, nq=nq - njoints + len(dofs),
                   nv=nv - njoints + len(dofs), nq_full=nq, nv_full=nv, coupling=coupling,
                   floating_base=floating_base, nq_base=nq_base, nv_base=nv_base,
@@ -172,7 +172,7 @@ class Model(_Frozen):
                   lower=limits(lower, -np.inf), upper=limits(upper, np.inf),
                   velocity_limit=limits(velocity_limit, np.inf),
                   effort_limit=limits(effort_limit, np.inf),
-                  link_frames=_link_frames(body_names, link_frames))
+                  link_frames=link_frames_mapping(body_names, link_frames))
         self._set(data=Data(self), _specialized=SpecializedKernels(), frame_lookups={})
 
     @property
@@ -204,14 +204,14 @@ class Model(_Frozen):
 
         """
         packed = np.array(self.packed)
-        packed[-1, P_GRAVITY:P_GRAVITY + 3] = _gravity_vector(gravity)
+        packed[-1, P_GRAVITY:P_GRAVITY + 3] = gravity_vector(gravity)
         return self._with_packed(packed)
 
     def _with_packed(self, packed, **changed):
         """Return this model with another packed table (and ``changed`` attributes)."""
         attributes = dict(vars(self))
         attributes.update(changed)
-        return _assemble(attributes, _read_only(packed))
+        return _assemble(attributes, read_only(packed))
 
     def __reduce__(self):
         """
@@ -313,7 +313,7 @@ class Model(_Frozen):
         inertia = _inertia.from_theta(theta)
         packed = np.array(self.packed)
         packed[:-1, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia)
-        return self._with_packed(packed, inertia=_read_only(inertia))
+        return self._with_packed(packed, inertia=read_only(inertia))
 
     def with_payload(self, link, inertia):
         """
@@ -347,7 +347,7 @@ class Model(_Frozen):
 
         """
         if link not in self.link_frames:
-            raise ValueError(f"no link {_excerpt(link)} in the model (a payload attaches to "
+            raise ValueError(f"no link {excerpt(link)} in the model (a payload attaches to "
                              f"one of its {len(self.link_frames)} links, link_frames)")
         payload = np.array(inertia, dtype=np.float64).reshape(-1)
         why = "10 numbers" if payload.shape != (10,) else _inertia.physical_violation(payload)
@@ -360,7 +360,7 @@ class Model(_Frozen):
         inertia[body] = _inertia.merge(inertia[body], payload, R, p)
         packed = np.array(self.packed)
         packed[body, P_THETA:P_THETA + 10] = _inertia.to_theta(inertia[body])
-        return self._with_packed(packed, inertia=_read_only(inertia))
+        return self._with_packed(packed, inertia=read_only(inertia))
 
     def __repr__(self):
         base = "floating" if self.floating_base else "fixed"
@@ -399,7 +399,7 @@ class SpecializedKernels:
 
 def _unpickle(state):
     """Return the Model pickled as ``state`` (``Model.__reduce__``)."""
-    state = {k: _read_only(v, v.dtype) if isinstance(v, np.ndarray) else v
+    state = {k: read_only(v, v.dtype) if isinstance(v, np.ndarray) else v
              for k, v in state.items()}
-    state["link_frames"] = _link_frames(state["body_names"], state["link_frames"])
+    state["link_frames"] = link_frames_mapping(state["body_names"], state["link_frames"])
     return _assemble(state, state.pop("packed"))

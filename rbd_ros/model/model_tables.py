@@ -10,7 +10,7 @@ import numpy as np
 from .joints import KINDS, ROOT_ONLY
 
 
-def _read_only(values, dtype=np.float64):
+def read_only(values, dtype=np.float64):
     """
     Return a read-only copy of ``values`` whose memory is an immutable bytes object.
 
@@ -23,7 +23,7 @@ def _read_only(values, dtype=np.float64):
     return np.frombuffer(arr.tobytes(), dtype).reshape(arr.shape)
 
 
-def _check_tree(parent, joint_type):
+def check_tree(parent, joint_type):
     nb = len(parent)
     if np.any(parent >= np.arange(nb)) or np.any(parent < -1):
         raise ValueError("bodies must be ordered so that -1 <= parent[i] < i")
@@ -44,7 +44,7 @@ def _check_tree(parent, joint_type):
         raise ValueError(f"a {' or '.join(names)} joint can only be the root")
 
 
-def _link_frames(body_names, frames):
+def link_frames_mapping(body_names, frames):
     """
     Return the read-only ``link_frames`` mapping: link -> (body, R, p).
 
@@ -54,23 +54,23 @@ def _link_frames(body_names, frames):
     if frames is None:
         frames = {name: (i, np.eye(3), np.zeros(3)) for i, name in enumerate(body_names)}
     return types.MappingProxyType({
-        name: (int(body), _read_only(np.array(R, np.float64).reshape(3, 3)),
-               _read_only(np.array(p, np.float64).reshape(3)))
+        name: (int(body), read_only(np.array(R, np.float64).reshape(3, 3)),
+               read_only(np.array(p, np.float64).reshape(3)))
         for name, (body, R, p) in frames.items()})
 
 
-def _gravity_vector(value):
+def gravity_vector(value):
     try:
         g = np.array(value, np.float64)
     except (TypeError, ValueError):
         g = None
     if g is None or g.shape != (3,) or not np.all(np.isfinite(g)):
         raise ValueError(f"gravity must be 3 finite numbers (m/s², world frame), got "
-                         f"{_excerpt(value)}")
+                         f"{excerpt(value)}")
     return g
 
 
-def _excerpt(value, limit=60):
+def excerpt(value, limit=60):
     text = repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
 
