@@ -9,14 +9,18 @@ Kernels use numba's on-disk cache. Three traps are handled here:
 * numba checks only the source file of the cached function itself, not the helpers it
   inlines from other files, so editing ``spatial.py`` would leave stale kernels in the
   cache. Our locator stamps every cache entry with a hash of all kernel sources
-  (``KERNEL_SOURCES``).
+  (``KERNEL_SOURCES``): of their syntax trees, so editing a comment or a docstring leaves
+  the cache valid (:func:`compiled_text`).
 * numba keys its cache by the source file's path, so the same sources at another path (a
   colcon install space, a second clone, CI's fresh clone) compiled everything again while
   ``rbd_warm_cache``'s marker said it was cached. Our cache is keyed by the content instead:
   ``version_cache_dir()`` is named after that hash, shared by every copy of these sources.
 """
+import ast
 import hashlib
+import json
 import os
+import tempfile
 
 import numba
 from numba import types
@@ -45,11 +49,11 @@ KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
                   "algorithms")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
-PYTHON_ONLY = (os.path.join("algorithms", "entries.py"),)
+PYTHON_ONLY = tuple(os.path.join("algorithms", f)
+                    for f in ("entries.py", "calls.py", "generate_calls.py"))
 
 
-def _package_source_hash():
-    digest = hashlib.sha256()
+def _kernel_source_paths():
     paths = []
     for entry in KERNEL_SOURCES:
         path = os.path.join(PACKAGE_DIR, entry)
@@ -58,13 +62,75 @@ def _package_source_hash():
                       for f in files if f.endswith(".py")]                           # too
         else:
             paths.append(path)
-    for path in sorted(paths):
-        if os.path.relpath(path, PACKAGE_DIR) in PYTHON_ONLY:
-            continue
+    return sorted(p for p in paths if os.path.relpath(p, PACKAGE_DIR) not in PYTHON_ONLY)
+
+
+def _without_docstrings(node):
+    """Drop the docstrings of ``node`` and of everything defined in it (in place)."""
+    for child in ast.walk(node):
+        if isinstance(child, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = child.body
+            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                child.body = body[1:] or [ast.Pass()]
+    return node
+
+
+def compiled_text(source):
+    """
+    Return what of a module's ``source`` the compiled code depends on: its syntax tree.
+
+    Comments, docstrings, blank lines and line numbers are left out: editing them changes
+    no kernel, so it recompiles nothing (a full cold compile takes minutes).
+    """
+    try:
+        return ast.dump(_without_docstrings(ast.parse(source)))
+    except SyntaxError:         # its import says what is wrong; the hash takes it as it is
+        return repr(source)
+
+
+def _package_source_hash():
+    """
+    Return the hash of the kernel sources' compiled text (:func:`compiled_text`).
+
+    Parsing them costs ~0.15 s at import: each file's digest is kept beside the cache,
+    keyed by its size and modification time, so an import parses only the files edited since.
+    """
+    stamps_path = os.path.join(cache_dir(), "source-digests.json")
+    try:
+        with open(stamps_path, encoding="utf-8") as f:
+            known = json.load(f)
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    # other copies' entries stay while their files do (a second clone, a colcon install)
+    digest, digests = hashlib.sha256(), {p: e for p, e in known.items() if os.path.isfile(p)}
+    for path in _kernel_source_paths():
+        status = os.stat(path)
+        stamp = [path, status.st_size, status.st_mtime_ns]
+        entry = known.get(path)
+        if not (isinstance(entry, list) and entry[:3] == stamp and len(entry) == 4):
+            with open(path, "rb") as f:
+                entry = stamp + [hashlib.sha256(compiled_text(f.read()).encode()).hexdigest()]
+        digests[path] = entry
         digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
-        with open(path, "rb") as f:
-            digest.update(f.read())
+        digest.update(str(entry[3]).encode())
+    if digests != known:
+        _write_atomically(stamps_path, json.dumps(digests))
     return digest.hexdigest()
+
+
+def _write_atomically(path, text):
+    """Write ``text`` to ``path`` through a temporary file (nothing half-written); best effort."""
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False,
+                                         encoding="utf-8", suffix=".tmp") as f:
+            f.write(text)
+        os.replace(f.name, path)
+    except OSError:
+        pass        # a read-only cache: the digests are computed again next time
 
 
 SOURCE_HASH = _package_source_hash()
@@ -81,6 +147,11 @@ class _PackageCacheLocator(caching.UserProvidedCacheLocator):
 
     def get_source_stamp(self):
         return SOURCE_HASH
+
+    def get_disambiguator(self):
+        # not the line number (numba's default): a docstring edited above a kernel would move
+        # it and miss its cache entry though its code is the same
+        return "k"
 
     @classmethod
     def from_function(cls, py_func, py_file):
@@ -225,8 +296,7 @@ helper = numba.njit(cache=True, inline="always", error_model="numpy", fastmath=_
 # Whole passes of the largest kernels: compiled once as functions of their own (LLVM may
 # still inline them), not at numba's IR level. IR inlining deep-copies the callee's IR, its
 # own inlined helpers included, at every call site: 70 % of compute_all's 35 s compile
-# (cProfile). As stages its two passes compile in 18.5 s (arm7, empty cache) for a call
-# 2-6 % slower (bench_revisions: arm7 4.25 -> 4.49 µs, talos 22.5 -> 22.8 µs), which puts
-# the node's first output with every output on within the 30 s of a cold start.
+# (cProfile). As stages its two passes compile in less than half the time for a call a few
+# percent slower (doc/benchmarks.md, "compute_all in stages").
 stage = numba.njit(cache=True, error_model="numpy", boundscheck=False, fastmath=_FASTMATH,
                    _nrt=False)

@@ -25,7 +25,8 @@ def test_import_compiles_nothing(tmp_path):
               "from rbd_ros import _jit\n"
               "assert len(_jit.KERNELS) > 20, len(_jit.KERNELS)\n"
               "print(sum(len(k.overloads) for k in _jit.KERNELS))\n"
-              "print(sum(len(f) for _, _, f in os.walk(_jit.cache_dir())))\n"
+              "print(sum(n.endswith(('.nbi', '.nbc')) for _, _, f in os.walk(_jit.cache_dir())"
+              "          for n in f))\n"
               "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
               "kernel = rbd_ros.algorithms.finite_differences.integrate_kernel\n"
               "out = np.empty(m.nq)\n"
@@ -36,7 +37,8 @@ def test_import_compiles_nothing(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     overloads, files, status, first = done.stdout.split()
-    assert (overloads, files) == ("0", "0"), done.stdout        # no overload, no cache file
+    # no overload, no cached kernel (the sources' digests may be written: not compiled code)
+    assert (overloads, files) == ("0", "0"), done.stdout
     assert status == "0" and float(first) == 1.0, done.stdout    # q = 0 ⊕ 1 for revolutes
 
 
@@ -240,5 +242,42 @@ def test_editing_a_joint_kind_module_invalidates_the_cached_kernels(tmp_path):
     """The kernels inline model/joints/*.py: a subpackage of a kernel source is hashed too."""
     def edit(copy):
         path = copy / "model" / "joints" / "revolute.py"
-        path.write_text(path.read_text() + "\n# edited\n")
+        path.write_text(path.read_text().replace("ROTATES = True", "ROTATES = False"))
     assert _source_hash_of_copy(tmp_path) != _source_hash_of_copy(tmp_path, edit)
+
+
+def test_editing_comments_and_docstrings_keeps_the_cached_kernels(tmp_path):
+    """What no kernel compiles (comments, docstrings, blank lines) leaves the hash as it was."""
+    def edit(copy):
+        path = copy / "algorithms" / "rnea.py"
+        text = path.read_text()
+        start = text.index('"""', text.index("def rnea_kernel")) + 3
+        path.write_text("# a comment\n\n" + text[:start] + "An edited line.\n\n" + text[start:])
+    assert _source_hash_of_copy(tmp_path) == _source_hash_of_copy(tmp_path, edit)
+
+
+def test_editing_a_kernel_s_code_invalidates_the_cached_kernels(tmp_path):
+    def edit(copy):
+        path = copy / "model" / "spatial.py"
+        text = path.read_text()
+        assert "return " in text
+        path.write_text(text.replace("return ", "return -", 1))
+    assert _source_hash_of_copy(tmp_path) != _source_hash_of_copy(tmp_path, edit)
+
+
+def test_a_damaged_digests_file_is_rebuilt(tmp_path):
+    """The sources' digests beside the cache are a hint: garbage there gives the true hash."""
+    script = "from rbd_ros import _jit; print(_jit.SOURCE_HASH)"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    digests = tmp_path / "rbd_ros" / "source-digests.json"
+    hashes = []
+    for content in (None, "{not json", "[1, 2]", json.dumps({__file__: [__file__, 1, 2, "x"]})):
+        if content is not None:
+            digests.write_text(content)
+        done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        hashes.append(done.stdout.strip())
+        assert digests.is_file()
+    assert set(hashes) == {_jit.SOURCE_HASH}, hashes
