@@ -18,19 +18,19 @@ class AuxiliaryInputs:
     """
     The odometry and commanded-acceleration callbacks of the node.
 
-    ``current()``: the node's robot (None before a model); ``stats``: its counters;
+    ``current()``: the node's robot (None before a model); ``counters``: its ``Counters``;
     ``skips``: its ``skips.Skips``.
     """
 
-    def __init__(self, current, stats, skips):
+    def __init__(self, current, counters, skips):
         self.current = current
-        self.stats = stats
+        self.counters = counters
         self.skips = skips
         self.odometry_fallback = None         # rclpy's deserializer, made at the first
 
     def on_odometry(self, raw):
         """Take a serialized nav_msgs/Odometry: the base's pose and twist."""
-        self.stats["odometry"] += 1
+        self.counters.add("odometry")
         robot = self.current()
         if robot is None:
             return
@@ -39,7 +39,7 @@ class AuxiliaryInputs:
         try:
             _, values = cdr.decode_odometry(raw, self.odometry_fallback)
         except ValueError as exc:
-            self.stats["bad_messages"] += 1
+            self.counters.add("bad_messages")
             self.skips.skip("malformed odometry", error=one_line(exc, 300))
             return
         if not outputs.valid_odometry(values):

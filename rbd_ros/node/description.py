@@ -29,7 +29,7 @@ class DescriptionLoader:
     """
     The node's robot descriptions, loaded off the executor's thread (a collaborator).
 
-    ``params``: the node's parameters; ``logger``: its logger; ``stats``: its counters
+    ``params``: the node's parameters; ``logger``: its logger; ``counters``: its ``Counters``
     (``descriptions_rejected``); ``log_line(key, text, period, level=...)``: its throttled
     log (``skips.Skips.log_line``); ``on_error(where, exc)``: its count of callback errors;
     ``wrenches``: its ``WrenchInputs`` (their links must be in the model); ``robots``: its
@@ -38,10 +38,10 @@ class DescriptionLoader:
     description was rejected, or "").
     """
 
-    def __init__(self, params, logger, stats, log_line, on_error, wrenches, robots):
+    def __init__(self, params, logger, counters, log_line, on_error, wrenches, robots):
         self.params = params
         self.logger = logger
-        self.stats = stats
+        self.counters = counters
         self.log_line = log_line
         self.on_error = on_error
         self.wrenches = wrenches
@@ -134,7 +134,7 @@ class DescriptionLoader:
     def _reject(self, text, reason):
         # once per reason: a description re-sent (latched, or every few seconds by a
         # misconfigured publisher) does not repeat its line; another reason is logged
-        self.stats["descriptions_rejected"] += 1
+        self.counters.add("descriptions_rejected")
         self.rejected = reason
         self.log_line("description: " + reason, text, math.inf, level="error")
 

@@ -21,14 +21,14 @@ class DiagnosticsReport:
     """
     Publish /diagnostics for ``node`` (the rclpy node: its name, clock and publisher).
 
-    ``stats``: its counters; ``skips``: its ``skips.Skips``; ``losses``: its
+    ``counters``: its ``Counters``; ``skips``: its ``skips.Skips``; ``losses``: its
     ``lost_messages.LostMessageCounter``; ``wrenches``: its ``WrenchInputs``. ``latency``: the
     ticks' latencies (seconds, compute + publish), appended by the node.
     """
 
-    def __init__(self, node, stats, skips, losses, wrenches):
+    def __init__(self, node, counters, skips, losses, wrenches):
         self.node = node
-        self.stats = stats
+        self.counters = counters
         self.skips = skips
         self.losses = losses
         self.wrenches = wrenches
@@ -42,9 +42,9 @@ class DiagnosticsReport:
         status = DiagnosticStatus()
         status.name = f"{self.node.get_name()}: dynamics"
         status.hardware_id = robot.model.name if robot else ""
-        s = self.stats
         if planner_process is not None:
-            s[PLANNER_EXITS] = planner_process.exits
+            self.counters.set(PLANNER_EXITS, planner_process.exits)
+        s = self.counters.snapshot()
         level, message = self.health.assess(
             s, self.skips.counts, robot.model.name if robot else None, rejected,
             outputs_enabled, planner_process.problem() if planner_process else "")

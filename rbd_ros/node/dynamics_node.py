@@ -48,6 +48,7 @@ from ..formats.cdr import JointStateDecoder
 from ..description.mimic_coupling import MIMIC_TOLERANCE
 from .parameters import PARAMETERS  # noqa: F401  (the node's parameters, as before)
 from .contact import ObserverTicks, create_reset_service
+from .counters import Counters
 from .description import DescriptionLoader, joint_model
 from .diagnostics import DiagnosticsReport
 from .health import LOST, PLANNER_EXITS
@@ -87,7 +88,7 @@ DESCRIPTION_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
 # 50 ms stall, and a node that falls behind for good answers at most 50 ms late
 STATE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.BEST_EFFORT,
                        history=HistoryPolicy.KEEP_LAST)
-# the counters of /diagnostics (``_stats``), in order; "<input> rate [Hz]" for the inputs
+# the counters of /diagnostics (``_counters``), in order; "<input> rate [Hz]" for the inputs
 STATS = ("ticks", "published", "skipped", "bad_messages", "joint_states", "odometry",
          "no_model_joint", "stamps_replaced", "callback_errors", "descriptions_rejected",
          "wrenches_refused", "requests_refused", PLANNER_EXITS, LOST, "observer_resets")
@@ -108,7 +109,7 @@ class DynamicsNode(Node):
         super().__init__(node_name, **kwargs)
         # rclpy's own services of the node (parameters, type description) get the boundary
         guard_services(self.services, self.callback_failed)
-        self._stats = dict.fromkeys(STATS, 0)
+        self._counters = Counters(STATS)
         self._robot = None                        # a Robot, replaced atomically
         self._planner = self._planner_process = None
         self._parameter_updates = ParameterUpdates(
@@ -138,8 +139,8 @@ class DynamicsNode(Node):
         """Create the collaborators, each given what it uses."""
         logger = self.get_logger()
         self._wrenches = WrenchInputs(p["wrench_topics"], p["world_frame"])
-        self._skips = Skips(logger, self._stats, p, self._wrenches)
-        self._losses = LostMessageCounter(self, self._stats, self._skips.warn, self._guarded)
+        self._skips = Skips(logger, self._counters, p, self._wrenches)
+        self._losses = LostMessageCounter(self, self._counters, self._skips.warn, self._guarded)
         self._on_message_lost = self._losses.on_message_lost
         self._timer_set = Timers(self, self._guarded)
         self._live_timers = self._timer_set.timers
@@ -148,14 +149,14 @@ class DynamicsNode(Node):
         self._robots = RobotSwap(self.current_robot, self._set_robot, self._topics, p,
                                  functools.partial(joint_model, joint_text=self._joint_text,
                                                    params=p))
-        self._descriptions = DescriptionLoader(p, logger, self._stats, self._skips.log_line,
+        self._descriptions = DescriptionLoader(p, logger, self._counters, self._skips.log_line,
                                                self.callback_failed, self._wrenches,
                                                self._robots)
         self._loading = self._descriptions.loading
-        self._inputs = AuxiliaryInputs(self.current_robot, self._stats, self._skips)
+        self._inputs = AuxiliaryInputs(self.current_robot, self._counters, self._skips)
         self._observer = ObserverTicks(p, self._skips, logger, self._pub)
         self._payload_samples = PayloadSamples() if rbd_srv is not None else None
-        self._diagnostics = DiagnosticsReport(self, self._stats, self._skips, self._losses,
+        self._diagnostics = DiagnosticsReport(self, self._counters, self._skips, self._losses,
                                               self._wrenches)
         self._window = self._diagnostics.window
         self._latency = self._diagnostics.latency
@@ -167,8 +168,8 @@ class DynamicsNode(Node):
         return self._robot
 
     def stats(self):
-        """Return a copy of the /diagnostics counters (``STATS``: name -> count)."""
-        return dict(self._stats)
+        """Return the /diagnostics counters now (``STATS``: name -> count, read-only)."""
+        return self._counters.snapshot()
 
     def skips(self):
         """Return copies of the skips so far (``skips.SkipRecord``: counts, reasons, last)."""
@@ -293,21 +294,21 @@ class DynamicsNode(Node):
         """Count and log (throttled, bounded) an exception out of the callback ``where``."""
         if not self.context.ok():
             return                                # shutting down: publishers may be gone
-        self._stats["callback_errors"] += 1
+        self._counters.add("callback_errors")
         self._skips.skip("callback error", where=where,
                          error=f"{type(exc).__name__}: {one_line(exc, 200)}")
 
     def request_refused(self, service):
         """Count a service request answered with a refusal (``service``: its name)."""
-        self._stats["requests_refused"] += 1
+        self._counters.add("requests_refused")
 
     def observer_reset(self):
         """Count a ~/reset_observer request answered with the reset."""
-        self._stats["observer_resets"] += 1
+        self._counters.add("observer_resets")
 
     # -- inputs -----------------------------------------------------------------------------
     def _on_joint_states(self, raw):
-        self._stats["joint_states"] += 1
+        self._counters.add("joint_states")
         robot = self._robot
         if robot is None:
             self._skips.skip("no robot model", why=self.waiting_for_model())
@@ -318,7 +319,7 @@ class DynamicsNode(Node):
             unknown, merged = robot.cache.merge(names, position, velocity, effort, stamp,
                                                 time.monotonic())
         except ValueError as exc:
-            self._stats["bad_messages"] += 1
+            self._counters.add("bad_messages")
             self._skips.skip("malformed", error=one_line(exc, 300))
             self._command.withhold(f"not finite or malformed joint_states: {one_line(exc, 100)}")
             return
@@ -331,7 +332,7 @@ class DynamicsNode(Node):
                              f"{robot.cache.disagreement}; the leaders' positions are used",
                              10.0, key="mimic disagreement")
         if not merged:
-            self._stats["no_model_joint"] += 1
+            self._counters.add("no_model_joint")
             return          # nothing new to compute or stamp
         if self._payload_samples is not None:
             self._payload_samples.record(robot.cache, stamp)   # ~/estimate_payload's samples
@@ -340,7 +341,7 @@ class DynamicsNode(Node):
 
     def wrench_refused(self, topic, exc):
         """Count and log (throttled) a measured wrench refused (``wrenches``)."""
-        self._stats["wrenches_refused"] += 1
+        self._counters.add("wrenches_refused")
         self._skips.warn(one_line(SKIP_TEXTS["bad wrench"].format(
             topic=topic, error=one_line(exc, 200))), 2.0, key="bad wrench")
 
@@ -352,7 +353,7 @@ class DynamicsNode(Node):
     # -- one tick ---------------------------------------------------------------------------
     def _tick(self, robot):
         t0 = time.perf_counter()
-        self._stats["ticks"] += 1
+        self._counters.add("ticks")
         cache = robot.cache
         self._last_computed_update = cache.updates
         now = time.monotonic()
@@ -398,7 +399,7 @@ class DynamicsNode(Node):
         publish(steps, results, stamp)
         if robot.contact is not None:
             self._observer.observe(robot, effort_known, stamp, fext)
-        self._stats["published"] += 1
+        self._counters.add("published")
         self._latency.append(time.perf_counter() - t0)
 
     def _replace_stamp(self, stamp):
@@ -406,7 +407,7 @@ class DynamicsNode(Node):
         problem = conversions.stamp_problem(stamp, time.time())
         if problem is None:
             return stamp                          # e.g. (0, 5): the first second of sim time
-        self._stats["stamps_replaced"] += 1
+        self._counters.add("stamps_replaced")
         self._skips.warn(f"joint_states stamp {stamp[0]} s {stamp[1]} ns is {problem}: outputs "
                          "are stamped with the node's clock instead", 10.0, key="stamp")
         return self.get_clock().now().seconds_nanoseconds()

@@ -14,16 +14,16 @@ from .reporting import one_line
 
 class LostMessageCounter:
     """
-    Subscriptions that count what the RMW reports lost, into ``stats[LOST]``.
+    Subscriptions that count what the RMW reports lost, into the counter ``LOST``.
 
-    ``node``: the rclpy node the subscriptions belong to; ``stats``: the node's counters;
+    ``node``: the rclpy node the subscriptions belong to; ``counters``: the node's ``Counters``;
     ``warn(text, period, key)``: its throttled warning; ``guard(callback)``: its callback
     boundary.
     """
 
-    def __init__(self, node, stats, warn, guard):
+    def __init__(self, node, counters, warn, guard):
         self.node = node
-        self.stats = stats
+        self.counters = counters
         self.warn = warn
         self.guard = guard
         self.lost = LostMessages()
@@ -50,7 +50,7 @@ class LostMessageCounter:
         """Count the messages on ``topic`` lost before the node (``total``: the RMW's)."""
         new = self.lost.update(topic, total)
         if new:
-            self.stats[LOST] += new
+            self.counters.add(LOST, new)
             self.warn(f"{new} {topic} messages lost before reaching the node (best effort; "
                       f"{self.lost.totals[topic]} in all)", 10.0, key="messages lost")
 

@@ -35,14 +35,14 @@ class Skips:
     """
     Count, log and keep for /diagnostics every tick or message that publishes nothing.
 
-    ``logger``: the node's; ``stats``: the node's counters (``skipped`` is counted here);
+    ``logger``: the node's; ``counters``: the node's ``Counters`` (``skipped`` is counted here);
     ``params``: its parameters (read at each skip: live values); ``wrenches``: its
     ``WrenchInputs`` (the topics a wrench skip names).
     """
 
-    def __init__(self, logger, stats, params, wrenches):
+    def __init__(self, logger, counters, params, wrenches):
         self.logger = logger
-        self.stats = stats
+        self.counters = counters
         self.params = params
         self.wrenches = wrenches
         self.counts = {}                  # SKIP_TEXTS key -> count, for /diagnostics
@@ -78,7 +78,7 @@ class Skips:
         (``details`` filled in, one bounded line) is logged, throttled per ``key``.
         """
         text = one_line(SKIP_TEXTS[key].format(**details))
-        self.stats["skipped"] += 1
+        self.counters.add("skipped")
         self.counts[key] = self.counts.get(key, 0) + 1
         self.last = text
         reasons = self.reasons
