@@ -2,6 +2,7 @@
 from .bag_io import ReplayError, typestore
 from .cli import main
 from .one_bag import replay
+from .options import ReplayOptions
 from .recorded_ticks import savgol_derivative
 
-__all__ = ["main", "replay", "ReplayError", "savgol_derivative", "typestore"]
+__all__ = ["main", "replay", "ReplayError", "ReplayOptions", "savgol_derivative", "typestore"]

@@ -14,12 +14,12 @@ the report are written under temporary names and renamed into place when complet
 SIGTERM stop the replay cleanly, with nothing left (``staging``).
 """
 import contextlib
+import dataclasses
 import math
 import numbers
 import os
 import time
 from pathlib import Path
-from types import SimpleNamespace
 
 import rbd_ros
 from .. import outputs as table
@@ -32,6 +32,7 @@ from . import identify as identification
 from .bag_io import ReplayError
 from .dynamics import REFUSED, Batches
 from .errors import excerpt, shorten
+from .options import ReplayOptions, plan
 
 
 def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimic):
@@ -80,18 +81,7 @@ def read_urdf_argument(urdf):
                           f"{shorten(exc, 120)}") from None
 
 
-def replay(bag, output=None, *, topic="/joint_states", urdf=None,
-           description_topic="/robot_description", floating_base=False, odom_topic="/odom",
-           mimic="coupled", outputs=table.DEFAULTS, window=11, order=3,
-           max_joint_age=table.DEFAULT_MAX_JOINT_AGE,
-           unknown_velocity=table.UNKNOWN_VELOCITY[0], acceleration="estimate",
-           node_name="rbd_dynamics", storage="mcap", batch_size=4096, progress=None,
-           report_dir=None, plots=True, live=False, rate=1.0, live_options=None,
-           identify=None, prior_weight=None, model_params=None, urdf_dynamics=False,
-           max_relative_std=10.0, identify_payload=None,
-           observer_gain=table.DEFAULT_OBSERVER_GAIN,
-           collision_thresholds=table.DEFAULT_COLLISION_THRESHOLD, contact_frame="",
-           end_effector_frame=""):
+def replay(bag, output=None, options=None, *, progress=None, **settings):
     """
     Replay ``bag`` offline (or ``live``) and return the report.
 
@@ -100,61 +90,40 @@ def replay(bag, output=None, *, topic="/joint_states", urdf=None,
     Both are written under temporary names next to their final ones and renamed into place
     when complete (``staging``); on an exception or an interrupt nothing is left.
 
-    ``max_joint_age``, ``unknown_velocity``: the node's parameters of the same names (and
-    defaults); ``acceleration``: "estimate" (Savitzky-Golay, ``window``, ``order``) or
-    "zero" (the node without an acceleration_topic). ``identify`` ("least-squares" or
-    "consistent"): also identify the inertial parameters from the answered messages with a
-    known effort (``identify``); the report gets an ``identification`` section and
-    ``report_dir`` an ``identified.urdf``. A message whose outputs are not finite is skipped,
-    reason "refused" (``dynamics``). ``model_params`` (a joint parameter file's text) or
-    ``urdf_dynamics`` (the URDF's ``<dynamics>``): every output written, and the report's
-    errors, include the joint friction / armature (``rbd_ros.actuation``, as the node's
-    ``joint_parameters_file`` / ``urdf_joint_dynamics``); not with ``live``.
-    ``max_relative_std``: percent; an identified value whose std is above it is reported as
-    not identified. ``identify_payload``: a link; the report gets a ``payload`` entry, the
-    payload on it estimated from the same samples (``payload``). ``observer_gain``,
-    ``collision_thresholds``, ``contact_frame``: the node's parameters of the observer's
-    outputs (external_torques, collision, contact_wrench: ``observing``); the report gets
-    their ``collisions`` events. ``end_effector_frame``: the node's parameter of the same name,
-    the link of the ``end_effector`` output (which needs it).
+    ``options``: a :class:`~rbd_ros.replay.options.ReplayOptions` (None: the defaults);
+    ``settings``: any of its fields by name, over it (``replay(bag, out, window=21)``; an
+    unknown name is a TypeError). ``progress``: False for no progress bar. A message whose
+    outputs are not finite is skipped, reason "refused" (``dynamics``).
     """
-    outputs, observed = observing.split_outputs(outputs, contact_frame)
-    outputs = _whole_body_outputs(outputs, end_effector_frame, floating_base, live)
-    if live and observed:
+    o = dataclasses.replace(options or ReplayOptions(), **settings)
+    outputs, observed = observing.split_outputs(o.outputs, o.contact_frame)
+    outputs = _whole_body_outputs(outputs, o.end_effector_frame, o.floating_base, o.live)
+    if o.live and observed:
         raise ReplayError("--live records the node's dynamics outputs only: not with "
                           f"{', '.join(observed)}")
-    if live and (model_params or urdf_dynamics):
+    if o.live and (o.model_params or o.urdf_dynamics):
         raise ReplayError("--live plays the bag into a node without joint parameters: not "
                           "with --model-params / --urdf-dynamics")
-    o = SimpleNamespace(
-        bag=bag, topic=topic, floating_base=floating_base, odom_topic=odom_topic, mimic=mimic,
-        outputs=check_arguments(outputs, identify, floating_base, acceleration,
-                                identify_payload=identify_payload, window=window,
-                                order=order, batch_size=batch_size, rate=rate,
-                                max_joint_age=max_joint_age, prior_weight=prior_weight),
-        window=window, order=order, acceleration=acceleration, node_name=node_name,
-        frame=end_effector_frame,
-        rule=dict(max_joint_age=max_joint_age, unknown_velocity=unknown_velocity),
-        storage=storage, batch_size=batch_size, progress=progress, plots=plots, live=live,
-        rate=rate, live_options=live_options or {}, identify=identify,
-        prior_weight=prior_weight, joint_parameters=(model_params, urdf_dynamics),
-        max_relative_std=max_relative_std / 100, identify_payload=identify_payload,
-        observer=observed, observed=None,
-        observer_settings=(observer_gain, collision_thresholds, contact_frame, max_joint_age))
+    outputs = check_arguments(outputs, o.identify, o.floating_base, o.acceleration,
+                              identify_payload=o.identify_payload, window=o.window,
+                              order=o.order, batch_size=o.batch_size, rate=o.rate,
+                              max_joint_age=o.max_joint_age, prior_weight=o.prior_weight)
+    steps = plan(bag, o, outputs, observed, progress)
+    report_dir = o.report_dir
     output = Path(output) if output else Path(str(Path(bag).with_suffix("")) + "_replay")
     targets = [(output, "output bag", "-o")]
     if report_dir:
         targets.append((Path(report_dir), "report directory", "--report-dir"))
     clock = time.perf_counter()
     reader, descriptions, models, js_cons, odom_cons = load(
-        bag, topic=topic, urdf=urdf, description_topic=description_topic,
-        floating_base=floating_base, odom_topic=odom_topic, mimic=mimic)
+        bag, topic=o.topic, urdf=o.urdf, description_topic=o.description_topic,
+        floating_base=o.floating_base, odom_topic=o.odom_topic, mimic=o.mimic)
     try:
-        segments.check_options(descriptions, description_topic, live, identify,
-                               identify_payload)
+        segments.check_options(descriptions, o.description_topic, o.live, o.identify,
+                               o.identify_payload)
         staged = staging.stage(targets)
         try:
-            rep = _run(o, reader, (descriptions, models), (js_cons, odom_cons), staged,
+            rep = _run(steps, reader, (descriptions, models), (js_cons, odom_cons), staged,
                        clock)
             staging.commit(staged)
         except BaseException:
@@ -200,34 +169,41 @@ def _run(o, reader, described, cons, staged, clock):
             acceleration=o.acceleration, node_name=o.node_name,
             log_path=report_dir.path / "node.log" if report_dir else None,
             **o.rule, **o.live_options)
-    (batches,) = _write(o, reader, [(0, model, t, joints)], js_ids, live_result, staged,
-                        timing)
+    (batches,), observed = _write(o, reader, [(0, model, t, joints)], js_ids, live_result,
+                                  staged, timing)
     t, tau = t.without(batches.refused, REFUSED), batches.tau[~batches.refused]
     rep = report.summarize(model, t, tau, timing, outputs=o.outputs, bag=str(o.bag),
                            output=str(staged[0].final), topic=o.topic, window=o.window,
                            order=o.order, acceleration=o.acceleration, rule=o.rule,
                            live=live_result.summary() if live_result else None,
                            refusal=refusal or batches.refusal)
-    if o.observed:
-        rep["collisions"] = o.observed[0].section()
+    if observed:
+        rep["collisions"] = observed[0].section()
     if o.identify_payload is not None:
         from . import payload
         rep["payload"] = payload.section(model, t, o.identify_payload, joints,
                                          o.max_relative_std)
-    _finish(rep, model, t, tau, urdf_text, o, report_dir)
+    _finish(rep, model, t, tau, urdf_text, o, report_dir, observed)
     return rep
 
 
 def _write(o, reader, parts, js_ids, live_result, staged, timing):
-    """Write the output bag (``writing.write``); return each part's ``dynamics.Batches``."""
+    """
+    Write the output bag (``writing.write``).
+
+    Return each part's ``dynamics.Batches`` and each part's observer (``observing.Observed``;
+    None without the observer's outputs).
+    """
     writer = bag_io.open_writer(staged[0].path, o.storage)
     clock = time.perf_counter()
+    observed = None
     try:
         if o.observer:
-            o.observed = observing.observe(parts, o, timing)
+            observed = observing.observe(parts, o, timing)
         batches = writing.write(reader, writer, parts, o.outputs, js_ids, live_result, timing,
                                 node_name=o.node_name, batch_size=o.batch_size,
-                                progress=o.progress, observed=o.observed, frame=o.frame)
+                                progress=o.progress, observed=observed,
+                                frame=o.end_effector_frame)
     except BaseException:
         with contextlib.suppress(Exception):        # it is discarded: the first error counts
             writer.close()
@@ -235,14 +211,14 @@ def _write(o, reader, parts, js_ids, live_result, staged, timing):
     writer.close()
     timing["write"] = time.perf_counter() - clock - timing["dynamics"] - timing["encode"] \
         - timing.get("observer", 0.0)
-    return batches
+    return batches, observed
 
 
 def _run_segments(o, reader, parts, js_ids, staged, timing):
     """Replay a bag whose description changes: one report per segment (``segments``)."""
-    batches = _write(o, reader, [(p.first, p.model, p.t, p.joints) for p in parts], js_ids,
-                     None, staged, timing)
-    return segments.finish(o, parts, batches, staged, timing)
+    batches, observed = _write(o, reader, [(p.first, p.model, p.t, p.joints) for p in parts],
+                               js_ids, None, staged, timing)
+    return segments.finish(o, parts, batches, observed, staged, timing)
 
 
 def check_arguments(outputs, identify, floating_base, acceleration, **numbers):
@@ -300,7 +276,7 @@ def _bad_number(name, value):
     return None if ok else "a finite number " + ("> 0" if name == "rate" else ">= 0")
 
 
-def _finish(rep, model, t, tau, urdf_text, o, report_dir):
+def _finish(rep, model, t, tau, urdf_text, o, report_dir, observed):
     """
     Add the identification to the report ``rep``; write the report files and plots.
 
@@ -322,9 +298,9 @@ def _finish(rep, model, t, tau, urdf_text, o, report_dir):
             from . import plots as plotting
             rep["plots"] = [str(report_dir.final / os.path.basename(p))
                             for p in plotting.torque_plots(model, t, tau, path)]
-            if o.observed:
+            if observed:
                 rep["plots"] += [str(report_dir.final / os.path.basename(p))
-                                 for p in plotting.observer_plots(model, o.observed[0], path)]
+                                 for p in plotting.observer_plots(model, observed[0], path)]
 
 
 def _read_inputs(reader, cons, js_ids):

@@ -92,11 +92,12 @@ def combine(reports, parts, bag, output, topic):
         "segments": reports}
 
 
-def finish(o, parts, batches, staged, timing):
+def finish(o, parts, batches, observed, staged, timing):
     """
     Return the report of a segmented replay; write its files (``staged``: as ``one_bag._run``).
 
-    ``batches``: each part's ``dynamics.Batches`` (``writing.write``); plots per segment,
+    ``batches``: each part's ``dynamics.Batches`` (``writing.write``), ``observed`` its
+    observer or None (``observing.observe``); plots per segment,
     in ``REPORT_DIR/segment_K``.
     """
     reports = []
@@ -107,8 +108,8 @@ def finish(o, parts, batches, staged, timing):
             part.model, t, tau, timing, outputs=o.outputs, bag=str(o.bag),
             output=str(staged[0].final), topic=o.topic, window=o.window, order=o.order,
             acceleration=o.acceleration, rule=o.rule, refusal=refusal))
-        if o.observed:
-            reports[-1]["collisions"] = o.observed[len(reports) - 1].section()
+        if observed:
+            reports[-1]["collisions"] = observed[len(reports) - 1].section()
         part.t, part.tau = t, tau
     rep = combine(reports, parts, str(o.bag), str(staged[0].final), o.topic)
     total = sum(timing.values())

@@ -330,3 +330,23 @@ def test_mimic_followers_in_the_bag(tmp_path):
     for k in (0, 17, n - 1):
         tau = rbd_ros.rnea(model, q[k], v[k], np.zeros(model.nv))
         np.testing.assert_allclose(out[k][1].effort, tau, rtol=1e-12, atol=1e-12)
+
+
+def test_options_are_one_frozen_object(arm_bag, tmp_path):
+    """replay(bag, out, ReplayOptions(...)) is replay(bag, out, **the same settings)."""
+    import dataclasses
+    from rbd_ros.replay import ReplayOptions
+    path = arm_bag[0]
+    options = ReplayOptions(window=15, order=2, plots=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.window = 21
+    with pytest.raises(TypeError, match="windw"):
+        replay(path, tmp_path / "typo", windw=15)
+    given = replay(path, tmp_path / "options", options, progress=False)
+    keywords = replay(path, tmp_path / "keywords", progress=False, window=15, order=2,
+                      plots=False)
+    over = replay(path, tmp_path / "over", options, progress=False, window=11)
+    np.testing.assert_array_equal(given["torques"], keywords["torques"])
+    np.testing.assert_array_equal(given["ticks"].a, keywords["ticks"].a)
+    assert not np.array_equal(over["ticks"].a, given["ticks"].a)    # window 11 over 15
+    assert options.window == 15                                       # unchanged by it
