@@ -46,24 +46,10 @@ LAYERS = (
 LAYER_OF = {entry: k for k, (_, entries) in enumerate(LAYERS) for entry in entries}
 
 # Imports of another module's private (``_name``) name that remain, as "module: name". Exact:
-# a name that is made public leaves this list, a new one fails. The rest of issue 34 item 3:
-# rbd_ros/identification/ and replay/identify.py are being reworked in another branch (their
-# shared helpers, ``least_squares._column_scales`` and the like, become public there); the
-# model (``_Frozen``) and the specialized loader (``_jit``'s cache settings) sit under the
-# kernel cache's hash and beside the joint-kind rework (issue 34 item 1).
+# a name that is made public leaves this list, a new one fails. What remains sits under the
+# kernel cache's hash (renaming it recompiles every kernel): the model's ``_Frozen`` and the
+# specialized loader's use of ``_jit``'s cache settings.
 KNOWN_PRIVATE_IMPORTS = {
-    "rbd_ros.identification.excitation: rbd_ros.identification.least_squares._column_scales",
-    "rbd_ros.identification.payload: rbd_ros.identification.least_squares._column_scales",
-    "rbd_ros.identification.payload: rbd_ros.identification.statistics._strictly_inside",
-    "rbd_ros.identification.physically_consistent: rbd_ros.identification.least_squares._rms",
-    "rbd_ros.identification.physically_consistent: "
-    "rbd_ros.identification.least_squares._samples",
-    "rbd_ros.identification.statistics: rbd_ros.identification.least_squares._base",
-    "rbd_ros.identification.statistics: rbd_ros.identification.least_squares._column_scales",
-    "rbd_ros.identification.statistics: "
-    "rbd_ros.identification.least_squares._nearest_consistent",
-    "rbd_ros.identification.uncertainty: rbd_ros.identification.least_squares._column_scales",
-    "rbd_ros.identification.uncertainty: rbd_ros.identification.statistics._rtol",
     "rbd_ros.model.model: rbd_ros.model.data._Frozen",
     "rbd_ros.specialized.loader: rbd_ros._jit._KERNEL_OPTIONS",
     "rbd_ros.specialized.loader: rbd_ros._jit._CACHE_IMPL",

@@ -5,7 +5,7 @@ The physically consistent fit as a convex problem: pseudo-inertia LMIs (Wensing 
 l. 573-592; Wensing, Kim & Slotine 2017), and J is linear in θ: the least-squares fit
 subject to J_i(θ_i) ⪰ 0 for every body is a semidefinite program, solved to its global
 optimum by an interior-point conic solver (Clarabel, through cvxpy). In the column-scaled
-coordinates y = D⁻¹ x (``identification._column_scales``: unit-norm regressor columns),
+coordinates y = D⁻¹ x (``identification.column_scales``: unit-norm regressor columns),
 
     1. ρ* = min ‖R D y - c‖²  subject to J_i(θ_i) ⪰ 0 (each body), armature, friction >= 0;
     2. minimize ‖V_nᵀ (y - y₀)‖² subject to the same and ‖R D y - c‖² <= ρ* (1 + 1e-7) + 1e-12,

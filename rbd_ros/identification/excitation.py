@@ -22,7 +22,7 @@ import numpy as np
 
 from ..actuation import joint_parameters
 from ..batch import rnea_batch
-from .least_squares import _column_scales
+from .least_squares import column_scales
 from .statistics import regressor
 
 HARMONICS = 5
@@ -101,7 +101,7 @@ class Limits:
 def condition(model, kinds, q, v, acc, rank=None, eps=joint_parameters.EPSILON):
     """Return (condition number of the identifiable part of W D, its rank)."""
     W = regressor(model, q, v, acc, kinds, eps)
-    s = np.linalg.svd(W * _column_scales(W), compute_uv=False)
+    s = np.linalg.svd(W * column_scales(W), compute_uv=False)
     if rank is None:
         rank = _rank(W, s)
     return float(s[0] / s[rank - 1]) if s[rank - 1] > 0 else np.inf, rank
@@ -123,7 +123,7 @@ def relative_stds(model, kinds, q, v, acc, prior, rank, eps=joint_parameters.EPS
     small against the noise (a light distal joint moved little).
     """
     W = regressor(model, q, v, acc, kinds, eps)
-    D = _column_scales(W)
+    D = column_scales(W)
     _, s, vt = np.linalg.svd(W * D, full_matrices=False)
     extra = slice(10 * model.nbodies, W.shape[1])
     std = D[extra] * np.linalg.norm(vt[:rank, extra] / s[:rank, None], axis=0)

@@ -58,7 +58,7 @@ class IdentificationResult:
     extra: dict
 
 
-def _samples(model, q, v, a, tau):
+def stacked_samples(model, q, v, a, tau):
     """Stacked regressor and torques of the samples (leading dimension N)."""
     q = np.atleast_2d(np.asarray(q, np.float64))
     v = np.atleast_2d(np.asarray(v, np.float64))
@@ -76,11 +76,11 @@ def _samples(model, q, v, a, tau):
     return Y, b
 
 
-def _rms(r):
+def rms_of(r):
     return float(np.sqrt(np.mean(r * r)))
 
 
-def _column_scales(Y):
+def column_scales(Y):
     """
     Return 1 / column norm, and 1 for a column that is zero up to rounding.
 
@@ -95,7 +95,7 @@ def _column_scales(Y):
     return np.where(nonzero, 1.0 / np.where(nonzero, norms, 1.0), 1.0)
 
 
-def _base(Ys, rtol):
+def truncated_svd(Ys, rtol):
     """(U_r, s_r, V_r) of the SVD of Ys truncated to its numerical rank."""
     U, s, Vt = np.linalg.svd(Ys, full_matrices=False)
     if s.size == 0 or s[0] == 0:
@@ -150,12 +150,12 @@ def identify_least_squares(model, q, v, a, tau, prior_weight=0.0, rtol=None):
     """
     if prior_weight < 0:
         raise ValueError("prior_weight must be >= 0")
-    Y, b = _samples(model, q, v, a, tau)
+    Y, b = stacked_samples(model, q, v, a, tau)
     theta0 = model.inertial_parameters().ravel()
     r0 = b - Y @ theta0
-    D = _column_scales(Y)
+    D = column_scales(Y)
     Ys = Y * D
-    U, s, Vr = _base(Ys, rtol)
+    U, s, Vr = truncated_svd(Ys, rtol)
     if prior_weight == 0:
         delta = D * (Vr @ ((U.T @ r0) / s))
     else:
@@ -168,12 +168,12 @@ def identify_least_squares(model, q, v, a, tau, prior_weight=0.0, rtol=None):
     consistent, reason = is_physically_consistent(theta)
     return IdentificationResult(
         theta=theta, model=model.with_inertial_parameters(theta),
-        rms_before=_rms(r0), rms_after=_rms(b - Y @ theta.ravel()), rank=len(s),
+        rms_before=rms_of(r0), rms_after=rms_of(b - Y @ theta.ravel()), rank=len(s),
         consistent=consistent, reason=reason,
         extra={"base": Vr, "column_scales": D, "singular_values": s})
 
 
-def _nearest_consistent(theta, eps=1e-9):
+def nearest_consistent(theta, eps=1e-9):
     """
     Return θ made physically consistent (for a starting point only).
 

@@ -19,8 +19,8 @@ import numpy as np
 
 from ..batch import joint_torque_regressor_batch, rnea_batch
 from . import differentiation
-from .least_squares import _column_scales, is_physically_consistent
-from .statistics import Statistics, _strictly_inside
+from .least_squares import column_scales, is_physically_consistent
+from .statistics import Statistics, strictly_inside
 
 CHUNK_BYTES = 16 << 20       # the regressor of one chunk of samples: bounds the memory
 QR_ROWS = 512                # rows per block of the chunk's QR (in cache)
@@ -208,7 +208,7 @@ def _fit(link, accumulated, max_relative_std):
     acceleration's differentiation error, which the residual does not show as white noise).
     """
     stats, shift = accumulated
-    D = _column_scales(stats.R)          # R's column norms are the regressor's
+    D = column_scales(stats.R)          # R's column norms are the regressor's
     RD = stats.R * D
     s = np.linalg.svd(RD, compute_uv=False)
     if stats.rows <= 10 or not s[-1] > 1e-8 * s[0]:
@@ -221,7 +221,7 @@ def _fit(link, accumulated, max_relative_std):
         from . import convex as identification_convex
         theta, _, _ = identification_convex.fit(1, stats, np.zeros(10), np.full(10, -np.inf),
                                                 np.zeros((0, 10)), D, 0.0)
-        theta = _strictly_inside(theta[None])[0]
+        theta = strictly_inside(theta[None])[0]
     sigma = float(np.sqrt(stats.sum_of_squares(theta) / (stats.rows - 10)))
     RDinv = np.linalg.inv(RD)
     inverse = D[:, None] * (RDinv @ RDinv.T) * D[None, :]          # (AᵀA)⁻¹

@@ -6,7 +6,7 @@ them with :func:`~rbd_ros.identification.statistics.consistent`.
 """
 import numpy as np
 
-from .least_squares import _rms, _samples, theta_from_log_cholesky
+from .least_squares import rms_of, stacked_samples, theta_from_log_cholesky
 from .statistics import Statistics, consistent
 
 
@@ -63,13 +63,13 @@ def identify_physically_consistent(model, q, v, a, tau, prior_weight=1e-4, phi0=
         solver succeeds on the constrained fit.
 
     """
-    Y, b = _samples(model, q, v, a, tau)
+    Y, b = stacked_samples(model, q, v, a, tau)
     start = model if phi0 is None else model.with_inertial_parameters(
         theta_from_log_cholesky(np.asarray(phi0, np.float64).reshape(model.nbodies, 10)))
     stats = Statistics.from_regressor(Y, b, model.nv)     # a floating base's rows too
     res = consistent(start, stats, prior_weight=prior_weight, max_iter=max_iter,
                      method=method)
     res.model = model.with_inertial_parameters(res.theta)
-    res.rms_before = _rms(b - Y @ model.inertial_parameters().ravel())
-    res.rms_after = _rms(b - Y @ res.theta.ravel())
+    res.rms_before = rms_of(b - Y @ model.inertial_parameters().ravel())
+    res.rms_after = rms_of(b - Y @ res.theta.ravel())
     return res

@@ -20,9 +20,9 @@ import numpy as np
 
 from ..actuation import joint_parameters
 from ..batch import joint_torque_regressor_batch
-from .least_squares import (IdentificationResult, _base, _column_scales, _nearest_consistent,
-                            is_physically_consistent, log_cholesky_from_theta,
-                            theta_from_log_cholesky, theta_jacobian)
+from .least_squares import (IdentificationResult, column_scales, is_physically_consistent,
+                            log_cholesky_from_theta, nearest_consistent, theta_from_log_cholesky,
+                            theta_jacobian, truncated_svd)
 
 CHUNK = 2048          # samples per regressor block: bounds a map task's memory
 # (N·m)² per unit of log-Cholesky φ²: keeps a body whose best fit lies on the boundary
@@ -202,7 +202,7 @@ def _result(model, stats, kinds, eps, x, x0, extra):
     p = 10 * model.nbodies
     theta = x[:p].reshape(model.nbodies, 10)
     consistent, reason = is_physically_consistent(theta)
-    Rs = stats.R * _column_scales(stats.R)
+    Rs = stats.R * column_scales(stats.R)
     extra["joint_parameters"] = joint_parameters.JointParameters.from_vector(
         model.joint_names, kinds, x[p:], eps)
     extra["kinds"] = tuple(kinds)
@@ -211,11 +211,12 @@ def _result(model, stats, kinds, eps, x, x0, extra):
         theta=theta, model=model.with_inertial_parameters(theta),
         rms_before=np.sqrt(stats.sum_of_squares(x0) / stats.rows),
         rms_after=np.sqrt(stats.sum_of_squares(x) / stats.rows),
-        rank=_base(Rs, _rtol(stats))[1].size, consistent=consistent, reason=reason, extra=extra)
+        rank=truncated_svd(Rs, rank_tolerance(stats))[1].size, consistent=consistent,
+        reason=reason, extra=extra)
 
 
-def _rtol(stats):
-    """Return the rank threshold of ``identification._base`` for the stacked Y's shape."""
+def rank_tolerance(stats):
+    """Return the rank threshold of ``identification.truncated_svd`` for the stacked Y's shape."""
     return max(stats.rows, stats.R.shape[1]) * np.finfo(np.float64).eps * 10
 
 
@@ -232,8 +233,8 @@ def least_squares(model, stats, kinds=(), prior_weight=0.0, start=None, rtol=Non
         raise ValueError("no samples")
     x0, eps = _start(model, kinds, start)
     r0 = stats.c - stats.R @ x0                     # Qᵀ (τ - Y x₀)
-    D = _column_scales(stats.R)     # R and Y have the same column norms
-    U, s, Vr = _base(stats.R * D, _rtol(stats) if rtol is None else rtol)
+    D = column_scales(stats.R)     # R and Y have the same column norms
+    U, s, Vr = truncated_svd(stats.R * D, rank_tolerance(stats) if rtol is None else rtol)
     if prior_weight == 0:
         delta = D * (Vr @ ((U.T @ r0) / s))
     else:
@@ -286,9 +287,9 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
                        {"phi": log_cholesky_from_theta(lsq.theta), "optimizer": None,
                         "least_squares_consistent": True, "least_squares_realizable": True})
     R, c = stats.R, stats.c
-    D = _column_scales(R)
+    D = column_scales(R)
     _, s, Vt = np.linalg.svd(R * D)
-    r = int(np.sum(s > _rtol(stats) * s[0])) if s.size and s[0] > 0 else 0
+    r = int(np.sum(s > rank_tolerance(stats) * s[0])) if s.size and s[0] > 0 else 0
     if formulation == "convex":
         from . import convex as identification_convex
         x = identification_convex.complete(nb, x_ls, Vt[r:], D, lower, x0)
@@ -299,7 +300,7 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
         x, solver, status = identification_convex.fit(nb, stats, x0, lower, Vt[r:], D,
                                                       prior_weight)
         x[p:] = np.maximum(x[p:], lower[p:])            # the solver's tolerance
-        x[:p] = _strictly_inside(x[:p].reshape(nb, 10)).ravel()
+        x[:p] = strictly_inside(x[:p].reshape(nb, 10)).ravel()
         return _result(model, stats, kinds, eps, x, x0,
                        {"optimizer": None, "solver": solver, "status": status,
                         "least_squares_consistent": False,
@@ -308,9 +309,9 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
         raise ValueError(f"unknown formulation {formulation!r}: convex or log-cholesky")
     theta0 = x0[:p].reshape(nb, 10)
     if not is_physically_consistent(theta0)[0]:
-        theta0 = _nearest_consistent(theta0)
+        theta0 = nearest_consistent(theta0)
     phi0 = log_cholesky_from_theta(theta0).ravel()
-    z0 = np.r_[log_cholesky_from_theta(_nearest_consistent(lsq.theta, START_LIFT)).ravel(),
+    z0 = np.r_[log_cholesky_from_theta(nearest_consistent(lsq.theta, START_LIFT)).ravel(),
                np.maximum(x_ls[p:], lower[p:])]
     null = Vt[r:] / D                                   # V_nᵀ D⁻¹
     sn = 1.0 / np.sqrt(stats.rows)
@@ -337,13 +338,13 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
         options["bounds"] = (lower, np.full(len(z0), np.inf))
     sol = solve(residual, z0, jac=jacobian, method=method, max_nfev=max_iter, **options)
     x = point(sol.x)
-    x[:p] = _strictly_inside(x[:p].reshape(nb, 10)).ravel()
+    x[:p] = strictly_inside(x[:p].reshape(nb, 10)).ravel()
     return _result(model, stats, kinds, eps, x, x0,
                    {"phi": sol.x[:p].reshape(nb, 10), "optimizer": sol,
                     "least_squares_consistent": False})
 
 
-def _strictly_inside(theta):
+def strictly_inside(theta):
     """
     Return θ with every body strictly physical as ``is_physically_consistent`` checks it.
 
@@ -352,7 +353,7 @@ def _strictly_inside(theta):
     1e-12 ... 1e-6 of its largest that passes (a change far below any torque noise).
     """
     for eps in (0.0, 1e-12, 1e-10, 1e-8, 1e-6):
-        lifted = _nearest_consistent(theta, eps) if eps else theta
+        lifted = nearest_consistent(theta, eps) if eps else theta
         if is_physically_consistent(lifted)[0]:
             return lifted
     return lifted

@@ -5,7 +5,7 @@ The model is linear in x = [θ; joint parameters] (τ = Y x, linear parametrizat
 ``linear-parametrization-regressors.txt`` l. 233-250), so with i.i.d. torque noise of
 variance σ² the identifiable combinations β = V_rᵀ D⁻¹ x (V_r the right singular vectors
 of the column-scaled regressor Y D kept by the rank decision of
-``identification._base``) are estimated by least squares, β̂ = S_r⁻¹ U_rᵀ τ, with covariance
+``identification.truncated_svd``) are estimated by least squares, β̂ = S_r⁻¹ U_rᵀ τ, with covariance
 σ² S_r⁻² (the base parameters of Gautier and Khalil, here from the SVD instead of a QR with
 pivoting). A reported quantity g(x) with gradient a is:
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .least_squares import _column_scales
+from .least_squares import column_scales
 
 DEFAULT_MAX_RELATIVE_STD = 0.10
 NULL_TOLERANCE = 1e-6
@@ -157,14 +157,14 @@ def analyse(model, stats, kinds, x, max_relative_std=DEFAULT_MAX_RELATIVE_STD, r
     ``stats``: the ``identification_stats.Statistics`` the fit minimized (weighted rows for a
     weighted fit); x = [θ, joint parameters of ``kinds``].
     """
-    from .statistics import _rtol
+    from .statistics import rank_tolerance
 
     if not (np.isfinite(max_relative_std) and max_relative_std > 0):
         raise ValueError("max_relative_std must be a finite number > 0")
     x = np.asarray(x, np.float64)
-    D = _column_scales(stats.R)
+    D = column_scales(stats.R)
     U, s, Vt = np.linalg.svd(stats.R * D)
-    tol = _rtol(stats) if rtol is None else rtol
+    tol = rank_tolerance(stats) if rtol is None else rtol
     r = int(np.sum(s > tol * s[0])) if s.size and s[0] > 0 else 0
     Vr, Vn = Vt[:r].T, Vt[r:].T
     # least squares: β̂ from the data, x's own null-space part
