@@ -11,9 +11,7 @@ own frame (a dot product with the unit axis).
 The world-frame version it replaced (every inertia moved to the world, M[j, i] = S_jᵀ F
 without moving F) took longer on every robot measured: its forward pass alone, the serial
 chain of world placements plus an inertia transform per body, cost more than the force
-transforms up the ancestors. Kernel alone, looped in a compiled function, world -> body
-frames: arm7 0.60 -> 0.42 µs, ur5 0.44 -> 0.31, panda 0.68 -> 0.63, hyq 1.11 -> 0.90,
-talos 3.4 -> 2.9 (two runs each on a loaded 2-core machine: indicative).
+transforms up the ancestors (doc/benchmarks.md, "CRBA in body frames").
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM
@@ -21,7 +19,7 @@ from ..model.spatial import act_force, add10, inertia_act, inertia_apply, load10
 from ..model.se3 import se3_load, se3_store, store10
 from .common import configuration_status, mirror_upper
 from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
-from .entries import public
+from .entries import declare
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_2d))
@@ -58,7 +56,7 @@ def crba_kernel(packed, ws, q, M):
     return mirror_upper(M)                  # and M's status
 
 
-@public
+@declare
 def crba(model, q, *, data=None):
     """
     Return the joint-space inertia matrix M(q), full and symmetric (nv × nv), by the CRBA.
