@@ -27,7 +27,7 @@ from oracle import Robot, available  # noqa: E402  (puts the checkout on sys.pat
 
 import rbd_ros  # noqa: E402
 from rbd_ros.contact import detection as contact  # noqa: E402
-from rbd_ros.algorithms.frame_jacobian import frame_jacobian  # noqa: E402
+from rbd_ros.algorithms.calls import frame_jacobian  # noqa: E402
 
 NSTATES = 50
 ROBOTS = ("arm7", "panda", "hyq", "talos")

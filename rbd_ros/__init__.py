@@ -8,18 +8,16 @@ rbd_ros: rigid-body dynamics of a robot, compiled with numba, for ROS 2.
 from . import _jit  # noqa: F401  (installs the kernel cache locator before anything compiles)
 from .model import inertia
 from . import robots
-from .algorithms.aba import aba
-from .algorithms.aba_derivatives import aba_derivatives
-from .algorithms.compute_all import Dynamics, compute_all, inverse_and_forward_dynamics
-from .algorithms.coriolis import coriolis_matrix
-from .algorithms.crba import crba
-from .algorithms.finite_differences import aba_derivatives_fd, integrate, rnea_derivatives_fd
-from .algorithms.frame_jacobian import frame_jacobian
-from .algorithms.minv import minv
-from .algorithms.minv_cholesky import minv_cholesky
-from .algorithms.regressor import body_regressor, joint_torque_regressor
-from .algorithms.rnea import gravity_torques, nonlinear_effects, rnea
-from .algorithms.rnea_derivatives import rnea_derivatives
+from .algorithms.calls import (aba, aba_derivatives, aba_derivatives_fd, center_of_mass,
+                               center_of_mass_jacobian, centroidal_momentum,
+                               centroidal_momentum_matrix, compute_all, coriolis_matrix, crba,
+                               effective_mass, frame_acceleration_bias, frame_jacobian,
+                               frame_jacobian_time_variation, frame_placement, gravity_torques,
+                               integrate, inverse_and_forward_dynamics, joint_torque_regressor,
+                               minv, minv_cholesky, nonlinear_effects, operational_space_inertia,
+                               rnea, rnea_derivatives, rnea_derivatives_fd)
+from .algorithms.compute_all import Dynamics
+from .algorithms.regressor import body_regressor
 from .batch import (aba_batch, aba_derivatives_batch, coriolis_matrix_batch,
                     joint_torque_regressor_batch, minv_batch, rnea_batch, rnea_derivatives_batch)
 from . import identification
@@ -32,13 +30,6 @@ from . import specialized
 from .specialized import specialize
 from .description.loader import URDFError, load_model
 from .description.size_limits import DescriptionLimits, DescriptionTooLarge
-from .algorithms.center_of_mass import center_of_mass, center_of_mass_jacobian
-from .algorithms.centroidal_momentum import centroidal_momentum, centroidal_momentum_matrix
-from .algorithms.effective_mass import effective_mass
-from .algorithms.frame_acceleration_bias import frame_acceleration_bias
-from .algorithms.frame_jacobian_time_variation import frame_jacobian_time_variation
-from .algorithms.frame_placement import frame_placement
-from .algorithms.operational_space_inertia import operational_space_inertia
 
 __all__ = ["aba", "aba_batch", "aba_derivatives", "aba_derivatives_batch", "aba_derivatives_fd",
            "body_regressor", "compute_all", "coriolis_matrix", "coriolis_matrix_batch", "crba",

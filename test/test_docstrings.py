@@ -3,8 +3,8 @@ The public calls whose docstrings are numpy-style (rendered by napoleon on the A
 
 ``NUMPY_STYLE`` names exactly the calls done so far; each must have Parameters, Returns and
 Raises sections, and its Parameters section must list every argument of its signature, in
-order, no more (``out`` too, which ``rbd_ros.algorithms.entries.public`` adds to the calls it
-builds). Every dynamics call can raise (a ValueError for an input of the wrong size, NaN or
+order, no more (``out`` too, which ``rbd_ros.algorithms.entries.declare`` adds to the calls'
+declarations). Every dynamics call can raise (a ValueError for an input of the wrong size, NaN or
 inf, a refused ``out``): none may leave Raises out. The other names of ``rbd_ros.__all__``
 are not yet converted (issue 38).
 """

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..algorithms.rnea import gravity_torques, rnea
+from ..algorithms.calls import gravity_torques, rnea
 
 MODES = ("gravity", "gravity_friction", "inverse_dynamics")
 

@@ -28,8 +28,7 @@ The dynamics node (``~/<output>`` and its services) and ``rbd_replay --model-par
 """
 import numpy as np
 
-from ..algorithms.aba import aba
-from ..algorithms.aba_derivatives import aba_derivatives
+from ..algorithms.calls import aba, aba_derivatives
 from ..batch import aba_batch, aba_derivatives_batch, minv_batch
 from . import joint_parameters
 from .. import outputs as table

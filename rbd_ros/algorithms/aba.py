@@ -14,7 +14,7 @@ from ..model.se3 import se3_load, store6
 from .common import (begin_state_pass, body_bias_force, placement_step, store_motion,
                      vector_status, velocity_step)
 from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_spans_all_motions
-from .entries import public
+from .entries import declare
 
 # The only multi-dof joint is the free-flyer root, whose S (6×6) is invertible: its
 # articulated inertia is factorized in pass 2 and its acceleration solved in pass 3.
@@ -124,7 +124,7 @@ def aba_kernel(packed, ws, q, v, tau, fext, qdd):
     return vector_status(qdd)
 
 
-@public
+@declare
 def aba(model, q, v, tau, fext=None, *, data=None):
     """
     Return the joint accelerations q̈ = FD(q, v, τ): forward dynamics by the ABA.

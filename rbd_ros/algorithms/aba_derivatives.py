@@ -33,7 +33,7 @@ from .joints import joint_force_in_world, joint_spans_all_motions
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
                                subtree_sum_step, velocity_derivative_step)
-from .entries import public
+from .entries import declare
 
 
 @helper
@@ -91,7 +91,7 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
             or matrix_status(dqdd_dv))
 
 
-@public
+@declare
 def aba_derivatives(model, q, v, tau, fext=None, *, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) of q̈ = FD(q, v, τ, fext), each nv × nv (M⁻¹ full, symmetric).

@@ -15,17 +15,13 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.se3 import cross3, rot3, se3_load, se3_store, store6
 from ..model.spatial import load6
-from .common import NO_MASS, matrix_status, placement_step, store_motion, velocity_step
-from .entries import public
-from .frame_jacobian import add_column, coupling_table, world_origin
+from .common import (NO_MASS, matrix_status, placement_step, store_motion, vector_status,
+                     velocity_step)
+from .entries import declare
+from .frame_jacobian import add_column, world_origin
 from .frame_jacobian_time_variation import tree_motion
 from .frame_placement import tree_configuration
 from .joints import joint_nv, subspace_column
-
-
-def velocity_given(model, v):
-    """Return (whether the caller gave v: the call then returns ċ too, the coupling table)."""
-    return v is not None, coupling_table(model)
 
 
 @helper
@@ -44,29 +40,41 @@ def linear_momentum(mass, h, twist):
     return mass * twist[0] - cx, mass * twist[1] - cy, mass * twist[2] - cz
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_2d))
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_1d))
 def center_of_mass_kernel(packed, table, ws, qf, VF, q, v, out):
-    """out[0] = c, out[1] = ċ at (q, v)."""
-    status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
+    """
+    out[0:3] = c at q; where out has 6 entries, also out[3:6] = ċ at (q, v).
+
+    Without ċ the velocities are not computed (nor is v read): c alone is a placements pass.
+    """
+    velocity = out.shape[0] == 6
+    if velocity:
+        status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
+    else:
+        status, qt = tree_configuration(packed, table, qf, q)
+        vt = v
     if status:
         return status
     mass = hx = hy = hz = px = py = pz = 0.0
     for i in range(packed.shape[0] - 1):
         oM, oS = placement_step(packed, ws, qt, i)
-        ov = velocity_step(packed, ws, vt, i, oM, oS)[2]
-        store_motion(ws, i, oM, oS, ov)
         m, h = world_first_moment(packed, i, oM)
-        p = linear_momentum(m, h, ov)
+        if velocity:
+            ov = velocity_step(packed, ws, vt, i, oM, oS)[2]
+            store_motion(ws, i, oM, oS, ov)
+            p = linear_momentum(m, h, ov)
+            px, py, pz = px + p[0], py + p[1], pz + p[2]
+        else:
+            se3_store(ws, i, W_OM, oM)      # the children's placement_step reads it
         mass += m
         hx, hy, hz = hx + h[0], hy + h[1], hz + h[2]
-        px, py, pz = px + p[0], py + p[1], pz + p[2]
     if not mass > 0.0:
         return NO_MASS
     origin = world_origin(packed, qt)
-    out[0, 0], out[0, 1], out[0, 2] = hx / mass - origin[0], hy / mass - origin[1], \
-        hz / mass - origin[2]
-    out[1, 0], out[1, 1], out[1, 2] = px / mass, py / mass, pz / mass
-    return matrix_status(out)
+    out[0], out[1], out[2] = hx / mass - origin[0], hy / mass - origin[1], hz / mass - origin[2]
+    if velocity:
+        out[3], out[4], out[5] = px / mass, py / mass, pz / mass
+    return vector_status(out)
 
 
 @helper
@@ -117,7 +125,7 @@ def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
     return matrix_status(Jc)
 
 
-@public
+@declare
 def center_of_mass(model, q, v=None, *, data=None):
     """
     Return the centre of mass c (3) at q, or with ``v`` the tuple (c, ċ), in the root frame.
@@ -163,7 +171,7 @@ def center_of_mass(model, q, v=None, *, data=None):
     """
 
 
-@public
+@declare
 def center_of_mass_jacobian(model, q, *, data=None):
     """
     Return J_c (3 × nv) at q: ċ = J_c v, in the root frame's axes.

@@ -21,8 +21,8 @@ from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load
 from ..model.se3 import cross3, se3_load, se3_store, store6, store10
 from .common import (NO_MASS, matrix_status, placement_step, store_motion, vector_status,
                      velocity_step)
-from .entries import public
-from .frame_jacobian import add_column, coupling_table  # noqa: F401
+from .entries import declare
+from .frame_jacobian import add_column
 from .frame_jacobian_time_variation import tree_motion
 from .frame_placement import tree_configuration
 from .joints import joint_nv, subspace_column
@@ -117,7 +117,7 @@ def centroidal_momentum_kernel(packed, table, ws, qf, VF, q, v, out):
     return vector_status(out)
 
 
-@public
+@declare
 def centroidal_momentum_matrix(model, q, *, data=None):
     """
     Return the centroidal momentum matrix A_G (6 × nv) at q: h_G = A_G v.
@@ -157,7 +157,7 @@ def centroidal_momentum_matrix(model, q, *, data=None):
     """
 
 
-@public
+@declare
 def centroidal_momentum(model, q, v, *, data=None):
     """
     Return the centroidal momentum h_G (6) at (q, v): [linear; angular about the CoM].

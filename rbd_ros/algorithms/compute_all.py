@@ -47,7 +47,7 @@ from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
                                derivative_forward_step, subtree_sum_step)
-from .entries import public
+from .entries import declare
 
 
 class Dynamics(NamedTuple):
@@ -162,7 +162,7 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     return matrix_status(out)                 # every result, τ and q̈ included
 
 
-@public
+@declare
 def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
     """
     Compute τ, q̈, M⁻¹ and the derivatives of inverse and forward dynamics at one state.
@@ -234,7 +234,7 @@ def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     return 0
 
 
-@public
+@declare
 def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
     """
     Return (ID(q, v, a), FD(q, v, tau)) in one call.

@@ -30,7 +30,7 @@ from .common import (check_configuration, check_vector, matrix_status, model_siz
 from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_matrix, reduced_sizes
 from .rnea_derivatives import store_inertia_variation, subtree_sum_step
-from .entries import public
+from .entries import declare
 
 # dof workspace columns used here: S_c (D_S), J̇_c (D_DV), I^c_c J̇_c + B^c_c S_c (D_DA)
 D_DJ = D_DV
@@ -105,7 +105,7 @@ def coupled_coriolis_kernel(packed, table, ws, dws, bws, qf, VF, MF, q, v, C):
     return matrix_status(C)
 
 
-@public
+@declare
 def coriolis_matrix(model, q, v, *, data=None):
     """
     Return the Coriolis matrix C(q, v) (nv × nv): Ṁ = C + Cᵀ, C v = velocity-product torques.

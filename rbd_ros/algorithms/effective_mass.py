@@ -14,7 +14,7 @@ import math
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
 from .common import CANNOT_MOVE_ALONG, ZERO_DIRECTION, check_vector, vector_status
-from .entries import public
+from .entries import declare
 from .frame_jacobian import LOCAL_WORLD_ALIGNED, frame_of_link  # noqa: F401
 from .operational_space_inertia import jacobian_and_minv
 
@@ -63,7 +63,7 @@ def effective_mass_kernel(packed, table, ws, FP, qf, MF, R, q, body, placement, 
     return mass_along(J, Minv, direction, work[1, 0, :Minv.shape[0]], out)
 
 
-@public
+@declare
 def effective_mass(model, q, link, direction, *, data=None):
     """
     Return the effective mass (kg) of ``link``'s frame origin along ``direction`` at q.

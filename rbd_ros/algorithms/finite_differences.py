@@ -15,11 +15,11 @@ import math
 from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
 from ..model.layout import P_IV
-from .aba import aba as aba_public, aba_kernel
+from .aba import aba_kernel
 from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
 from .joints import joint_integrate, joint_tangent
-from .rnea import rnea as rnea_public, rnea_kernel
-from .entries import public
+from .rnea import rnea_kernel
+from .entries import declare
 
 
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, f64_1d))
@@ -33,7 +33,7 @@ def integrate_kernel(packed, q, dv, out):
     return vector_status(out)
 
 
-@public
+@declare
 def integrate(model, q, dv):
     """
     Return q ⊕ dv, as Pinocchio's ``integrate``.
@@ -151,16 +151,16 @@ def _step(eps):
 
 
 def inverse_dynamics_steps(eps, central):
-    """Return (which, the public call, ε, central) of the differences of RNEA."""
-    return INVERSE, rnea_public, _step(eps), bool(central)
+    """Return (which, ε, central) of the differences of RNEA."""
+    return INVERSE, _step(eps), bool(central)
 
 
 def forward_dynamics_steps(eps, central):
-    """Return (which, the public call, ε, central) of the differences of ABA."""
-    return FORWARD, aba_public, _step(eps), bool(central)
+    """Return (which, ε, central) of the differences of ABA."""
+    return FORWARD, _step(eps), bool(central)
 
 
-@public
+@declare
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, data=None):
     """
     Return the finite-difference (∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M) of :func:`rbd_ros.rnea`.
@@ -215,7 +215,7 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, da
     """
 
 
-@public
+@declare
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, data=None):
     """
     Return the finite-difference (∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹) of :func:`rbd_ros.aba`.

@@ -18,7 +18,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model.layout import W_OA, W_OM, W_OV
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .entries import public
+from .entries import declare
 from .frame_jacobian import frame_in, placement_tuple, reference_placement  # noqa: F401
 from .frame_jacobian_time_variation import store_motions, tree_state
 
@@ -46,7 +46,7 @@ def frame_acceleration_bias_kernel(packed, table, ws, qf, VF, q, v, body, placem
     return 0
 
 
-@public
+@declare
 def frame_acceleration_bias(model, q, v, link, reference="local", *, data=None):
     """
     Return the classical acceleration (6) of ``link``'s frame at (q, v) and q̈ = 0.

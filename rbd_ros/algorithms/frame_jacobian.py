@@ -20,8 +20,6 @@ measured-wrench path (``wrench.fext`` then RNEA) gives. A coupled model (mimic j
 J_r = J G, column by column through the coupling table. A link welded to the world of a
 fixed base (body -1) has J = 0.
 """
-import numpy as np
-
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.model import link_table
@@ -30,7 +28,7 @@ from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import se3_load, se3_mul, se3_store, store6
 from .common import check_configuration, model_sizes, placement_step, supports
 from .joints import base_sizes, joint_nv, subspace_column
-from .entries import public
+from .entries import declare
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
 
 BAD_FRAME = -1          # status: the body or the placement does not fit the model
@@ -39,8 +37,7 @@ WORLD, LOCAL, LOCAL_WORLD_ALIGNED = range(3)
 REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
 # the key of a link's own entry in ``model.frame_lookups`` beside frame_in's (link, reference):
 # no argument a caller passes is this object
-_LINK_ONLY = object()
-_NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
+LINK_ONLY = object()
 
 
 @helper
@@ -189,20 +186,15 @@ def frame_of_link(model, link):
     arrays: 2.5 µs a call on arm7); only the model's own links enter it.
     """
     try:
-        return model.frame_lookups[link, _LINK_ONLY]
+        return model.frame_lookups[link, LINK_ONLY]
     except (KeyError, TypeError):           # TypeError: a link that is not even hashable
         pass
     if not isinstance(link, str) or link not in model.link_frames:
         raise ValueError(f"no link {_checks.excerpt(link)} in the model")
     bodies, placements = link_table(model, [link])
-    found = model.frame_lookups[link, _LINK_ONLY] = (int(bodies[0]), placements[0],
-                                                     coupling_table(model))
+    found = model.frame_lookups[link, LINK_ONLY] = (int(bodies[0]), placements[0],
+                                                    model.coupling_table)
     return found
-
-
-def coupling_table(model):
-    """Return the model's coupling table: the empty (0, 3) one without mimic joints."""
-    return _NO_COUPLING if model.coupling is None else model.coupling.table
 
 
 def frame_in(model, link, reference):
@@ -219,7 +211,7 @@ def frame_in(model, link, reference):
     return found
 
 
-@public
+@declare
 def frame_jacobian(model, q, link, reference="local", *, data=None):
     """
     Return J (6 × nv) of ``link``'s frame at q: [v; ω] of the frame = J v.

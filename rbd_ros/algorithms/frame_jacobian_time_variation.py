@@ -20,7 +20,7 @@ from ..model.spatial import act_inv_motion, add6, cross_motion, load6, sub6
 from ..model.se3 import cross3, se3_load, se3_mul
 from .common import (check_vector, model_sizes, placement_step, store_motion, supports,
                      velocity_step)
-from .entries import public
+from .entries import declare
 from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, placement_tuple,  # noqa: F401
                              reference_placement)
 from .frame_placement import link_status, tree_configuration
@@ -120,7 +120,7 @@ def frame_jacobian_time_variation_kernel(packed, table, ws, qf, VF, q, v, body, 
     return 0
 
 
-@public
+@declare
 def frame_jacobian_time_variation(model, q, v, link, reference="local", *, data=None):
     """
     Return J̇ (6 × nv) of ``link``'s frame at (q, v): d/dt J(q(t)) along q̇ = v.

@@ -11,7 +11,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
 from .common import check_configuration, model_sizes
-from .entries import public
+from .entries import declare
 from .frame_jacobian import (BAD_FRAME, frame_of_link, placement_tuple,  # noqa: F401
                              store_placements, world_origin)
 from .mimic import expand_configuration, reduced_sizes
@@ -71,7 +71,7 @@ def frame_placement_kernel(packed, table, ws, qf, q, body, placement, out):
     return 0
 
 
-@public
+@declare
 def frame_placement(model, q, link, *, data=None):
     """
     Return the placement of ``link``'s frame in the root frame at q, a 4 × 4 matrix [R p; 0 1].

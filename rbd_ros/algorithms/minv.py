@@ -38,7 +38,7 @@ from .aba import articulated_inertia_step, bias_force_step
 from .common import configuration_status, mirror_upper, model_sizes, placement_step
 from .joints import (UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv,
                      joint_spans_all_motions)
-from .entries import public
+from .entries import declare
 
 
 @helper
@@ -168,7 +168,7 @@ def minv_kernel(packed, ws, FP, q, Minv):
     return mirror_upper(Minv)
 
 
-@public
+@declare
 def minv(model, q, *, data=None):
     """
     Return the inverse of the joint-space inertia matrix, M(q)⁻¹, full and symmetric (nv × nv).

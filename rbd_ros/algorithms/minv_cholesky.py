@@ -16,7 +16,7 @@ row c (the lower triangle) and mirrored.
 from .._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d_ro, int64, kernel
 from .common import matrix_status
 from .crba import crba_kernel
-from .entries import public
+from .entries import declare
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, i64_1d_ro, f64_2d, f64_2d))
@@ -69,7 +69,7 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
     return matrix_status(Minv)
 
 
-@public
+@declare
 def minv_cholesky(model, q, *, data=None):
     """
     Return M(q)⁻¹ by CRBA and a sparse LᵀDL factorization (the baseline of :func:`minv`).

@@ -23,7 +23,7 @@ from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
 from .common import SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, matrix_status
 from .coupled import coupled_minv_kernel
-from .entries import public
+from .entries import declare
 from .frame_jacobian import (frame_in, frame_jacobian_in, jacobian_columns,  # noqa: F401
                              placement_tuple, reference_placement)
 from .frame_placement import link_status
@@ -137,7 +137,7 @@ def operational_space_inertia_kernel(packed, table, ws, FP, qf, MF, R, q, body, 
     return matrix_status(Lambda)
 
 
-@public
+@declare
 def operational_space_inertia(model, q, link, reference="local_world_aligned",
                               translational=False, *, data=None, out=None):
     """

@@ -33,7 +33,7 @@ from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_v
                      model_sizes, set_world)
 from .joints import world_force_projection, world_placement_from_local, world_subspace
 from .rnea import body_motion_step
-from .entries import public
+from .entries import declare
 
 
 @helper
@@ -221,7 +221,7 @@ def body_regressor(v, a_g):
     return Y
 
 
-@public
+@declare
 def joint_torque_regressor(model, q, v, a, *, data=None):
     """
     Return the joint torque regressor Y (nv, 10·nbodies): τ = Y θ, linear in the inertias.

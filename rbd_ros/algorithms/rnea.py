@@ -19,7 +19,7 @@ from ..model.se3 import cross3, rot3, rot3_t, se3_load, se3_store, store6
 from .common import (begin_state_pass, check_configuration, check_vector, configuration_status,
                      model_sizes, set_world, vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
-from .entries import public
+from .entries import declare
 
 
 @helper
@@ -93,7 +93,7 @@ def nonlinear_effects_kernel(packed, ws, q, v, tau):
     return vector_status(tau)
 
 
-@public
+@declare
 def rnea(model, q, v, a, fext=None, *, data=None):
     """
     Return the joint torques τ = ID(q, v, a): inverse dynamics by the RNEA.
@@ -145,7 +145,7 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     """
 
 
-@public
+@declare
 def nonlinear_effects(model, q, v, *, data=None):
     """
     Return the Coriolis, centrifugal and gravity torques: RNEA at zero acceleration.
@@ -241,7 +241,7 @@ def gravity_kernel(packed, ws, q, tau):
     return vector_status(tau)
 
 
-@public
+@declare
 def gravity_torques(model, q, *, data=None):
     """
     Return the gravity torques g(q): RNEA at zero velocity and acceleration.

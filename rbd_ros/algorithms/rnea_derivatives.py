@@ -45,7 +45,7 @@ from ..model.se3 import store6, store10
 from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
                      store_motion, velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
-from .entries import public
+from .entries import declare
 
 
 @helper
@@ -212,7 +212,7 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
     return matrix_status(dtau_dq) or matrix_status(dtau_dv) or matrix_status(M)
 
 
-@public
+@declare
 def rnea_derivatives(model, q, v, a, fext=None, *, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) of τ = ID(q, v, a, fext), each nv × nv (M full and symmetric).

@@ -16,14 +16,11 @@ moves in, at every point of a path.
 import numpy as np
 
 from .. import _checks, _output_arrays
-from ..algorithms.center_of_mass import center_of_mass, center_of_mass_jacobian
-from ..algorithms.centroidal_momentum import centroidal_momentum, centroidal_momentum_matrix
-from ..algorithms.effective_mass import effective_mass
-from ..algorithms.frame_acceleration_bias import frame_acceleration_bias
-from ..algorithms.frame_jacobian import frame_jacobian
-from ..algorithms.frame_jacobian_time_variation import frame_jacobian_time_variation
-from ..algorithms.frame_placement import frame_placement
-from ..algorithms.operational_space_inertia import operational_space_inertia
+from ..algorithms.calls import (center_of_mass, center_of_mass_jacobian, centroidal_momentum,
+                                centroidal_momentum_matrix, effective_mass,
+                                frame_acceleration_bias, frame_jacobian,
+                                frame_jacobian_time_variation, frame_placement,
+                                operational_space_inertia)
 
 
 def _states(function, model, q, v=None):

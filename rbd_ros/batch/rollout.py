@@ -29,9 +29,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from ..algorithms.aba import aba
-from ..algorithms.aba_derivatives import aba_derivatives
-from ..algorithms.finite_differences import integrate
+from ..algorithms.calls import aba, aba_derivatives, integrate
 from ..model import Data
 
 EULER = "semi_implicit_euler"

@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import _checks
 from ..actuation.dynamics import Actuation
+from ..algorithms.calls import frame_jacobian
 from ..algorithms.contact_wrench import RANK_SCALE, RCOND, contact_wrench_kernel
-from ..algorithms.frame_jacobian import frame_jacobian
 from ..algorithms.momentum_observer import momentum_observer_kernel
 from ..actuation.joint_parameters import JointParameters
 from ..model import Data
@@ -40,7 +40,6 @@ STAMP_NOT_AFTER = -1      # a stamp not after the newest one given: skipped, sta
 OVERFLOW = -2             # a sample whose |r| would exceed R_LIMIT: the observer reset
 # N·m: no robot feels it; with it r², and r / threshold (≥ MIN_THRESHOLD), stay finite
 R_LIMIT = 1e150
-_NO_COUPLING = np.frombuffer(np.zeros((0, 3)).tobytes()).reshape(0, 3)   # read-only, empty
 
 
 def _joint_table(model, joint_parameters):
@@ -140,7 +139,7 @@ class MomentumObserver:
         self.set_gain(gain)
         data = Data(model)          # its own workspace: no call races it
         nvf = model.nv_full
-        self._scratch = (model.packed, _coupling_table(model), data.body, data.full_q,
+        self._scratch = (model.packed, model.coupling_table, data.body, data.full_q,
                          np.zeros((4, nvf)))
         self.state = np.zeros(3 + 5 * model.nv)
         self._v = np.zeros(5 * model.nv)
@@ -536,10 +535,6 @@ def _row(x, name):
     return _checks.matrix(x, name, 1)[None]
 
 
-def _coupling_table(model):
-    return _NO_COUPLING if model.coupling is None else model.coupling.table
-
-
 def observe(model, t, q, v, tau, gain, fext=None, joint_parameters=None, max_gap=np.inf):
     """
     Run the momentum observer over N samples from rest; return r, restarted and status.
@@ -638,7 +633,7 @@ def contact_wrench(model, q, r, link, force_only=False, rcond=RCOND):
         raise ValueError(f"r must have {model.nv} entries, got {r.shape[0]}")
     data = model.data
     out, rank = np.zeros(6), np.zeros(1, np.int64)
-    status = contact_wrench_kernel(model.packed, _coupling_table(model), data.body,
+    status = contact_wrench_kernel(model.packed, model.coupling_table, data.body,
                                    data.full_q, q, int(bodies[0]), placements[0], r,
                                    int(bool(force_only)), float(rcond), np.zeros((6, model.nv)),
                                    np.zeros((model.nv + 2, 7)), out, rank)

@@ -16,6 +16,10 @@ from .layout import (P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMEN
                      P_TYPE, P_VEND)
 
 
+# the coupling table of a model without mimic joints: empty, read-only
+NO_COUPLING = read_only(np.zeros((0, 3)))
+
+
 class Model(_Frozen):
     """
     A robot's kinematic tree and inertias as flat, read-only arrays.
@@ -92,6 +96,9 @@ class Model(_Frozen):
         (bodies, ``idx_q``, ``idx_v``, ``packed``) describe every joint, followers included:
         ``nq_full``, ``nv_full`` entries (``coupling.joint_names``). Without mimic joints
         ``nq_full == nq`` and ``nv_full == nv``.
+    coupling_table : numpy.ndarray
+        The coupling's table as the kernels read it (``coupling.table``), or an empty (0, 3)
+        one without mimic joints; read-only.
 
     Raises
     ------
@@ -161,6 +168,7 @@ class Model(_Frozen):
             return read_only(values[dofs])
         self._set(name=name, nbodies=nb, nq=nq - njoints + len(dofs),
                   nv=nv - njoints + len(dofs), nq_full=nq, nv_full=nv, coupling=coupling,
+                  coupling_table=NO_COUPLING if coupling is None else coupling.table,
                   floating_base=floating_base, nq_base=nq_base, nv_base=nv_base,
                   body_names=tuple(body_names),
                   joint_names=tuple(joint_names[k] for k in dofs), packed=packed,

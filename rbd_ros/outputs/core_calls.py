@@ -9,8 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import batch
-from ..algorithms.compute_all import compute_all, inverse_and_forward_dynamics
-from ..algorithms.rnea import rnea
+from ..algorithms.calls import compute_all, inverse_and_forward_dynamics, rnea
 from .table import CALLS, OUTPUTS, WHOLE_BODY_RESULTS
 
 

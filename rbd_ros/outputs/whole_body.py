@@ -15,12 +15,8 @@ columns [linear; angular] (Pinocchio's LOCAL_WORLD_ALIGNED).
 """
 import numpy as np
 
-from ..algorithms.center_of_mass import center_of_mass
-from ..algorithms.centroidal_momentum import centroidal_momentum
-from ..algorithms.effective_mass import effective_mass
-from ..algorithms.frame_jacobian import frame_jacobian
-from ..algorithms.frame_placement import frame_placement
-from ..algorithms.operational_space_inertia import operational_space_inertia
+from ..algorithms.calls import (center_of_mass, centroidal_momentum, effective_mass,
+                                frame_jacobian, frame_placement, operational_space_inertia)
 
 NAMES = ("end_effector", "center_of_mass", "centroidal_momentum")
 FLOATING_ROOT_FRAME = "world"

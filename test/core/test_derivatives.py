@@ -9,11 +9,8 @@ import pytest
 
 import rbd_ros
 from helpers import assert_close, get_robot
-from rbd_ros.algorithms.aba_derivatives import aba_derivatives
-from rbd_ros.algorithms.finite_differences import (aba_derivatives_fd, integrate,
-                                                   rnea_derivatives_fd)
-from rbd_ros.algorithms.minv import minv
-from rbd_ros.algorithms.rnea_derivatives import rnea_derivatives
+from rbd_ros.algorithms.calls import (aba_derivatives, aba_derivatives_fd, integrate, minv,
+                                      rnea_derivatives, rnea_derivatives_fd)
 
 ROBOTS = ("pendulum", "arm7", "branched", "prismatic", "quadruped", "talos")
 SEEDS = (0, 1, 2)

@@ -64,11 +64,41 @@ def test_every_row_is_built_and_exported():
         function = getattr(rbd_ros, name)
         assert name in rbd_ros.__all__, name
         assert function.__name__ == name and function.__doc__, name
-        assert function.__module__.startswith("rbd_ros.algorithms."), name
-        assert f"def {name}(model, " in function.__source__, name
-        module = __import__(function.__module__, fromlist=[name])
-        assert getattr(module, name) is function, name
+        assert function.__module__ == "rbd_ros.algorithms.calls", name
+        assert inspect.getsource(function).startswith(f"def {name}(model, "), name
         assert pickle.loads(pickle.dumps(function)) is function, name   # by reference
+        declaration = entries.DECLARED[name]
+        assert function.__doc__.strip() == declaration.doc, name
+        assert str(inspect.signature(function)) == f"(model, {declaration.parameters})", name
+
+
+def test_the_generated_calls_are_what_the_generator_writes():
+    """calls.py is checked in: it must be what the table and the declarations give now."""
+    from rbd_ros.algorithms import generate_calls
+    with open(generate_calls.PATH, encoding="utf-8") as f:
+        assert f.read() == generate_calls.module_source(), \
+            "calls.py is stale: run python -m rbd_ros.algorithms.generate_calls"
+    assert generate_calls.main(["--check"]) == 0
+
+
+def test_a_stale_calls_module_is_reported(tmp_path, monkeypatch, capsys):
+    from rbd_ros.algorithms import generate_calls
+    stale = tmp_path / "calls.py"
+    stale.write_text("# an older calls.py\n")
+    monkeypatch.setattr(generate_calls, "PATH", str(stale))
+    assert generate_calls.main(["--check"]) == 1
+    assert "run python -m rbd_ros.algorithms.generate_calls" in capsys.readouterr().err
+    assert stale.read_text() == "# an older calls.py\n"        # --check writes nothing
+    assert generate_calls.main([]) == 0
+    assert stale.read_text() == generate_calls.module_source()
+
+
+def test_a_declaration_is_not_the_call():
+    """The stub next to a kernel declares the call; calling it says where the call is."""
+    from rbd_ros.algorithms import crba as crba_module
+    m = get_robot("arm7").model
+    with pytest.raises(TypeError, match="declares the call rbd_ros.crba: call that"):
+        crba_module.crba(m, np.zeros(m.nq))
 
 
 @pytest.mark.parametrize("name", sorted(x for x in entries.ENTRIES
@@ -78,7 +108,7 @@ def test_the_entry_point_serves_after_the_first_call(name):
     m = get_robot("quadruped").model
     s = clean_state(m)
     first = flat(call(name, m, s))
-    entry = getattr(rbd_ros, name).__globals__["_entry"]
+    entry = getattr(rbd_ros, name).__globals__[f"_{name}_entry"]
     assert type(entry).__name__ == "builtin_function_or_method", type(entry)
     np.testing.assert_array_equal(flat(call(name, m, s)), first)
 
@@ -130,7 +160,9 @@ def out_model(robot_name):
 def out_shapes(name, model):
     """Return the shapes of the arrays ``out=`` gives to the call ``name`` (from its row)."""
     # operational_space_inertia's shape depends on translational (False: the call's default)
-    sizes = {"nv": model.nv, "nq": model.nq, "nb": model.nbodies, "translational": False}
+    # and center_of_mass's on v (given: ``call`` passes the state's)
+    sizes = {"nv": model.nv, "nq": model.nq, "nb": model.nbodies, "translational": False,
+             "v": ()}
     shapes = [eval(shape, {}, sizes) for shape in
               entries.caller_outputs(entries.ENTRIES[name]).values()]
     return tuple(shape if isinstance(shape, tuple) else (shape,) for shape in shapes)
@@ -318,15 +350,18 @@ def test_fext_of_another_layout_gives_what_the_dispatcher_path_gives(name):
         call(name, m, s, np.zeros(6 * m.nbodies))
 
 
-def test_the_table_compiles_nothing():
+def test_the_table_and_the_calls_compile_nothing():
     """
-    entries.py is left out of the hash that stamps the cached kernels (``_jit.PYTHON_ONLY``).
+    The calls' modules are left out of the hash that stamps the cached kernels.
 
-    That is right only while it defines no compiled code: editing it then recompiles nothing.
+    entries.py, calls.py and generate_calls.py (``_jit.PYTHON_ONLY``): that is right only
+    while they define no compiled code; editing them then recompiles nothing.
     """
-    with open(entries.__file__, encoding="utf-8") as f:
-        text = f.read()
-    for compiled in ("import numba", "from numba", "_jit", "@kernel", "@helper", "@stage"):
-        assert compiled not in text, compiled
     from rbd_ros import _jit
-    assert os.path.relpath(entries.__file__, _jit.PACKAGE_DIR) in _jit.PYTHON_ONLY
+    folder = os.path.dirname(entries.__file__)
+    for file in ("entries.py", "calls.py", "generate_calls.py"):
+        with open(os.path.join(folder, file), encoding="utf-8") as f:
+            text = f.read()
+        for compiled in ("import numba", "from numba", "_jit", "@kernel", "@helper", "@stage"):
+            assert compiled not in text, (file, compiled)
+        assert os.path.join("algorithms", file) in _jit.PYTHON_ONLY, file

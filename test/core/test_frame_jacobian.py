@@ -12,7 +12,7 @@ import pytest
 import rbd_ros
 from helpers import SEEDS, assert_close
 from rbd_ros.contact import detection as contact, measured_wrenches as wrench
-from rbd_ros.algorithms.frame_jacobian import frame_jacobian
+from rbd_ros.algorithms.calls import frame_jacobian
 from corpus_cases import coupled_model, movable_pinocchio_robots
 
 TOL = 1e-10

@@ -12,8 +12,7 @@ if os.path.dirname(HERE) not in sys.path:     # as oracle.py does
 
 import rbd_ros  # noqa: E402
 from rbd_ros import crba  # noqa: E402
-from rbd_ros.algorithms.minv import minv  # noqa: E402
-from rbd_ros.algorithms.minv_cholesky import minv_cholesky  # noqa: E402
+from rbd_ros.algorithms.calls import minv, minv_cholesky  # noqa: E402
 from helpers import missing  # noqa: E402
 
 PACKAGE = os.path.dirname(os.path.abspath(rbd_ros.__file__))
