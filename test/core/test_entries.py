@@ -365,3 +365,44 @@ def test_the_table_and_the_calls_compile_nothing():
         for compiled in ("import numba", "from numba", "_jit", "@kernel", "@helper", "@stage"):
             assert compiled not in text, (file, compiled)
         assert os.path.join("algorithms", file) in _jit.PYTHON_ONLY, file
+
+
+def test_a_new_row_walks_through_the_generator(tmp_path, monkeypatch):
+    """doc/contributing.md's "Adding a public call", steps 1-3, with a test-sized call."""
+    import importlib.util
+    from rbd_ros.algorithms import generate_calls
+
+    def gravity_again(model, q, *, data=None):
+        """
+        Return g(q) once more: a call added as contributing.md says.
+
+        Parameters
+        ----------
+        model : Model
+            The robot.
+        q : array_like, shape ``(nq,)``
+            Joint positions.
+        data : Data or None
+            The workspace.
+
+        Returns
+        -------
+        tau : numpy.ndarray, shape ``(nv,)``
+            The gravity torques.
+        """
+    gravity_again.__module__ = "rbd_ros.algorithms.rnea"     # declared next to its kernel
+    row = entries.ENTRIES["gravity_torques"]._replace(special=None, coupled=None)
+    monkeypatch.setitem(entries.ENTRIES, "gravity_again", row)
+    monkeypatch.setitem(entries.DECLARED, "gravity_again", entries.declare(gravity_again))
+    path = tmp_path / "calls.py"
+    monkeypatch.setattr(generate_calls, "PATH", str(path))
+    assert generate_calls.main([]) == 0
+    spec = importlib.util.spec_from_file_location("rbd_ros.algorithms.walkthrough_calls", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    m = get_robot("arm7").model
+    q = m.random_configuration(np.random.default_rng(8))
+    np.testing.assert_array_equal(module.gravity_again(m, q), rbd_ros.gravity_torques(m, q))
+    assert "Return g(q) once more" in module.gravity_again.__doc__
+    assert "out : numpy.ndarray, shape ``(nv,)``" in module.gravity_again.__doc__
+    assert "out" in inspect.signature(module.gravity_again).parameters
