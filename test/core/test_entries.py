@@ -389,6 +389,7 @@ def test_a_new_row_walks_through_the_generator(tmp_path, monkeypatch):
         -------
         tau : numpy.ndarray, shape ``(nv,)``
             The gravity torques.
+
         """
     gravity_again.__module__ = "rbd_ros.algorithms.rnea"     # declared next to its kernel
     row = entries.ENTRIES["gravity_torques"]._replace(special=None, coupled=None)
