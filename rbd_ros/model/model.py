@@ -96,7 +96,7 @@ class Model(_Frozen):
         (bodies, ``idx_q``, ``idx_v``, ``packed``) describe every joint, followers included:
         ``nq_full``, ``nv_full`` entries (``coupling.joint_names``). Without mimic joints
         ``nq_full == nq`` and ``nv_full == nv``.
-    coupling_table : numpy.ndarray
+    coupling_table : ndarray
         The coupling's table as the kernels read it (``coupling.table``), or an empty (0, 3)
         one without mimic joints; read-only.
 
