@@ -165,9 +165,11 @@ class _PackageCacheLocator(caching.UserProvidedCacheLocator):
         return locator
 
 
-_CACHE_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl   # renamed in numba 0.6x
-if _PackageCacheLocator not in _CACHE_IMPL._locator_classes:
-    _CACHE_IMPL._locator_classes.insert(0, _PackageCacheLocator)
+# numba's cache implementation, whose locators the kernels' (here and rbd_ros.specialized's)
+# go before; renamed in numba 0.6x
+CACHE_IMPL = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+if _PackageCacheLocator not in CACHE_IMPL._locator_classes:
+    CACHE_IMPL._locator_classes.insert(0, _PackageCacheLocator)
 
 # Kernels are compiled for exactly these argument types, so a list, a float32 array or a
 # strided view never triggers a silent recompilation: it raises TypeError, and the Python
@@ -253,8 +255,9 @@ def _first_call(signature, options):
     return decorate
 
 
-_KERNEL_OPTIONS = {"nopython": True, "error_model": "numpy", "boundscheck": False,
-                   "fastmath": _FASTMATH, "_nrt": False}
+# numba's options of every kernel (the specialized kernels, rbd_ros.specialized, take them too)
+KERNEL_OPTIONS = {"nopython": True, "error_model": "numpy", "boundscheck": False,
+                  "fastmath": _FASTMATH, "_nrt": False}
 
 
 def kernel(signature):
@@ -274,7 +277,7 @@ def kernel(signature):
 
     It is compiled at its first call (:class:`FirstCallDispatcher`), not at import.
     """
-    return _first_call(signature, _KERNEL_OPTIONS)
+    return _first_call(signature, KERNEL_OPTIONS)
 
 
 def batch_kernel(signature):
@@ -286,7 +289,7 @@ def batch_kernel(signature):
     node's ticks. They cannot race on a workspace: a batch call holds its Data's ``lock``
     and works in per-chunk copies (``Data.batch_workspace``).
     """
-    return _first_call(signature, dict(_KERNEL_OPTIONS, parallel=True, nogil=True))
+    return _first_call(signature, dict(KERNEL_OPTIONS, parallel=True, nogil=True))
 
 
 # Helpers called from kernels: inlined into their callers at numba's IR level, so a helper

@@ -46,14 +46,8 @@ LAYERS = (
 LAYER_OF = {entry: k for k, (_, entries) in enumerate(LAYERS) for entry in entries}
 
 # Imports of another module's private (``_name``) name that remain, as "module: name". Exact:
-# a name that is made public leaves this list, a new one fails. What remains sits under the
-# kernel cache's hash (renaming it recompiles every kernel): the model's ``_Frozen`` and the
-# specialized loader's use of ``_jit``'s cache settings.
-KNOWN_PRIVATE_IMPORTS = {
-    "rbd_ros.model.model: rbd_ros.model.data._Frozen",
-    "rbd_ros.specialized.loader: rbd_ros._jit._KERNEL_OPTIONS",
-    "rbd_ros.specialized.loader: rbd_ros._jit._CACHE_IMPL",
-}
+# a name that is made public leaves this list, a new one fails. None remain (issue 34).
+KNOWN_PRIVATE_IMPORTS = set()
 
 
 def modules():

@@ -6,7 +6,7 @@ import numpy as np
 from .layout import D_COLS, W_COLS, W_OM, X_COLS
 
 
-class _Frozen:
+class Frozen:
     """
     Attributes are set once, in ``__init__`` (through ``_set``); rebinding raises.
 
@@ -28,7 +28,7 @@ class _Frozen:
         raise AttributeError(f"{type(self).__name__} is immutable: {name!r} cannot be deleted")
 
 
-class Data(_Frozen):
+class Data(Frozen):
     """
     Preallocated workspace of one model; the kernels write into it and allocate nothing.
 

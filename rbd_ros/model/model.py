@@ -7,7 +7,7 @@ Its table ``packed`` is laid out as :mod:`rbd_ros.model.layout` says; its worksp
 import numpy as np
 
 from . import inertia as _inertia
-from .data import Data, _Frozen
+from .data import Data, Frozen
 from .joints import KINDS, NQ, NV, ROOT_ONLY
 from .joints.axis_joint import random_in_limits
 from .model_tables import check_tree, excerpt, gravity_vector, link_frames_mapping, read_only
@@ -20,7 +20,7 @@ from .layout import (P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMEN
 NO_COUPLING = read_only(np.zeros((0, 3)))
 
 
-class Model(_Frozen):
+class Model(Frozen):
     """
     A robot's kinematic tree and inertias as flat, read-only arrays.
 

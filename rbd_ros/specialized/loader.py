@@ -32,7 +32,7 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
 # as the generic kernels (rbd_ros._jit.kernel): FMA contraction only, no runtime, no bounds
 # checks (each generated kernel checks its arrays' lengths itself)
-OPTIONS = dict(_jit._KERNEL_OPTIONS, cache=True)
+OPTIONS = dict(_jit.KERNEL_OPTIONS, cache=True)
 del OPTIONS["nopython"]                   # njit's own
 COMPILE_TIMEOUT_S = 900
 
@@ -87,8 +87,8 @@ class _SpecializedCacheLocator(caching._SourceFileBackedLocatorMixin, caching._C
         return super().from_function(py_func, py_file)
 
 
-if _SpecializedCacheLocator not in _jit._CACHE_IMPL._locator_classes:
-    _jit._CACHE_IMPL._locator_classes.insert(0, _SpecializedCacheLocator)
+if _SpecializedCacheLocator not in _jit.CACHE_IMPL._locator_classes:
+    _jit.CACHE_IMPL._locator_classes.insert(0, _SpecializedCacheLocator)
 
 
 def write_source(model):
