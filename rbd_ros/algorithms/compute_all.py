@@ -174,15 +174,8 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    v : array_like, shape ``(nv,)``
-        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
-        and angular (rad/s) velocity in the base frame.
+    model, q, v : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     a : array_like, shape ``(nv,)``, or None
         Keyword only: the joint accelerations (rad/s², m/s²) of the inverse dynamics, laid out
         as ``v``. None (default): zeros (gravity and Coriolis compensation).
@@ -195,9 +188,8 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
         (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
         frame (that of the joint that moves it), the moment about its origin. Applies to both ID
         and FD, as for :func:`rbd_ros.rnea`. None (default): no external force.
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------
@@ -245,15 +237,8 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    v : array_like, shape ``(nv,)``
-        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
-        and angular (rad/s) velocity in the base frame.
+    model, q, v : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     a : array_like, shape ``(nv,)``
         Keyword only: the joint accelerations (rad/s², m/s²) of the inverse dynamics, laid out
         as ``v``.
@@ -266,9 +251,8 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
         (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
         frame (that of the joint that moves it), the moment about its origin. Applies to both ID
         and FD. None (default): no external force.
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------

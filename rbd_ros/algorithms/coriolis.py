@@ -115,18 +115,8 @@ def coriolis_matrix(model, q, v, *, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    v : array_like, shape ``(nv,)``
-        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
-        and angular (rad/s) velocity in the base frame.
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    model, q, v, data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------

@@ -75,20 +75,12 @@ def effective_mass(model, q, link, direction, *, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    link : str
-        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
-        frame is the link's URDF frame.
+    model, q, link : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     direction : array_like, shape ``(3,)``
         The direction u, in the root frame's axes; any nonzero length (it is normalized).
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     out : numpy.ndarray, shape ``(1,)``, or None
         An array to write the mass into (its one entry); None (default): a new one. Float64,
         C-contiguous, writeable and sharing no memory with an input (checked as a batch call's

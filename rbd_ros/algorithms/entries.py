@@ -185,6 +185,45 @@ ENTRIES = {
         None, None, ("coupling",)),
 }
 
+# The parameters the public calls share, word for word: (type, description). A stub's
+# docstring names them in one entry of its Parameters section, "model, q, data : ..." and a
+# line of description, which ``declare`` writes out: one text to keep where up to 26
+# docstrings repeated it.
+SHARED_PARAMETERS = {
+    "model": ("Model",
+              "The robot, from :func:`load_model`."),
+    "q": ("array_like, shape ``(nq,)``",
+          "Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, "
+          "the first 7 are its position (m) and unit quaternion (x, y, z, w) in the world "
+          "(normalized where it is used)."),
+    "v": ("array_like, shape ``(nv,)``",
+          "Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear "
+          "(m/s) and angular (rad/s) velocity in the base frame."),
+    "tau": ("array_like, shape ``(nv,)``",
+            "Joint torques (N·m) and forces (N); with a floating base, the first 6 are the "
+            "spatial force [f; n] (N, N·m) on the base in the base frame (zeros: an "
+            "unactuated base)."),
+    "fext": ("array_like, shape ``(nb, 6)``, or None",
+             "External spatial forces [f; n] (N, N·m), one row per body in "
+             "``model.body_names`` order (nb = ``model.nbodies``): the force the environment "
+             "exerts on the body, in the body's frame (that of the joint that moves it), the "
+             "moment about its origin. None (default): no external force."),
+    "data": ("Data or None",
+             "The workspace the call computes in; None (default): ``model.data``. Threads that "
+             "compute on one model concurrently each pass their own."),
+    "a": ("array_like, shape ``(nv,)``",
+          "Joint accelerations (rad/s², m/s²), the time derivative of ``v``, laid out as "
+          "``v``."),
+    "link": ("str",
+             "A link of ``model.link_frames`` (any URDF link, those welded by fixed joints "
+             "too); the frame is the link's URDF frame."),
+    "eps": ("float",
+            "The step, in the units of each coordinate (rad, m; rad/s, m/s; ...); finite and "
+            "> 0. Default 1e-6."),
+    "central": ("bool",
+                "True (default): central differences; False: forward differences."),
+}
+
 _ARGUMENTS_PER_TEST = 3     # see uses_entry_point
 
 # name -> the Declaration of the public call of that name (``declare``)
@@ -255,10 +294,28 @@ def declare(stub):
         keywords = any(p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
                        for p in signature.parameters.values())
         parameters += ", out=None" if keywords else ", *, out=None"
-    doc = with_out_parameter(name, inspect.cleandoc(stub.__doc__), out_text(entry))
+    doc = with_out_parameter(name, with_shared_parameters(inspect.cleandoc(stub.__doc__)),
+                             out_text(entry))
     declaration = DECLARED[name] = Declaration(name, parameters, doc,
                                                stub.__module__.rsplit(".", 1)[-1])
     return declaration
+
+
+def with_shared_parameters(doc):
+    """Return ``doc`` with its "a, b : ..." entry written out from :data:`SHARED_PARAMETERS`."""
+    def written(match):
+        parts = []
+        for name in match.group(1).split(", "):
+            kind, text = SHARED_PARAMETERS[name]
+            parts.append(f"{name} : {kind}\n" + textwrap.fill(
+                text, 88, initial_indent="    ", subsequent_indent="    "))
+        return "\n".join(parts)
+    return _SHARED_ENTRY.sub(written, doc)
+
+
+# a numpy-style entry of several parameters whose type is "...": its one description line
+# says where their text is
+_SHARED_ENTRY = re.compile(r"^(\w+(?:, \w+)*) : \.\.\.\n    [^\n]*$", flags=re.M)
 
 
 def out_text(entry):

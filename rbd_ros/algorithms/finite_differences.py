@@ -43,12 +43,8 @@ def integrate(model, q, dv):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
+    model, q : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     dv : array_like, shape ``(nv,)``
         The displacement in the tangent space (rad, m), laid out as ``v``: with a floating base,
         the first 6 are its linear (m) and angular (rad) displacement in the base frame.
@@ -170,30 +166,8 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, da
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    v : array_like, shape ``(nv,)``
-        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
-        and angular (rad/s) velocity in the base frame.
-    a : array_like, shape ``(nv,)``
-        Joint accelerations (rad/s², m/s²), the time derivative of ``v``, laid out as ``v``.
-    fext : array_like, shape ``(nb, 6)``, or None
-        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
-        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
-        frame (that of the joint that moves it), the moment about its origin. None (default): no
-        external force.
-    eps : float
-        The step, in the units of each coordinate (rad, m; rad/s, m/s; ...); finite and > 0.
-        Default 1e-6.
-    central : bool
-        True (default): central differences; False: forward differences.
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    model, q, v, a, fext, eps, central, data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------
@@ -225,31 +199,8 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, d
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    v : array_like, shape ``(nv,)``
-        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
-        and angular (rad/s) velocity in the base frame.
-    tau : array_like, shape ``(nv,)``
-        Joint torques (N·m) and forces (N); with a floating base, the first 6 are the spatial
-        force [f; n] (N, N·m) on the base in the base frame (zeros: an unactuated base).
-    fext : array_like, shape ``(nb, 6)``, or None
-        External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
-        (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
-        frame (that of the joint that moves it), the moment about its origin. None (default): no
-        external force.
-    eps : float
-        The step, in the units of each coordinate (rad, m; rad/s, m/s; ...); finite and > 0.
-        Default 1e-6.
-    central : bool
-        True (default): central differences; False: forward differences.
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    model, q, v, tau, fext, eps, central, data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------

@@ -58,25 +58,14 @@ def frame_acceleration_bias(model, q, v, link, reference="local", *, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    v : array_like, shape ``(nv,)``
-        Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear (m/s)
-        and angular (rad/s) velocity in the base frame.
-    link : str
-        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
-        frame is the link's URDF frame.
+    model, q, v, link : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     reference : str
         "local" (default: the frame's axes), "local_world_aligned" (the root frame's axes) or
         "world" (Pinocchio's WORLD: the spatial acceleration at the root's origin plus ω × v
         there).
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------

@@ -224,21 +224,16 @@ def frame_jacobian(model, q, link, reference="local", *, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
+    model, q : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     link : str
         A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); one
         welded to the world gives zeros.
     reference : str
         The frame the result is expressed in: "local" (default), "local_world_aligned" or
         "world" (see above).
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
 
     Returns
     -------

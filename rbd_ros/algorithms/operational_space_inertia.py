@@ -150,24 +150,16 @@ def operational_space_inertia(model, q, link, reference="local_world_aligned",
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(nq,)``
-        Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, the first
-        7 are its position (m) and unit quaternion (x, y, z, w) in the world (normalized where
-        it is used).
-    link : str
-        A link of ``model.link_frames`` (any URDF link, those welded by fixed joints too); the
-        frame is the link's URDF frame.
+    model, q, link : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     reference : str
         The frame of J, as for :func:`rbd_ros.frame_jacobian`: "local", "local_world_aligned"
         (default) or "world".
     translational : bool
         True: the 3 × 3 Λ of J's linear rows (needs 3 degrees of freedom that move the frame's
         origin); False (default): the 6 × 6 Λ.
-    data : Data or None
-        The workspace the call computes in; None (default): ``model.data``. Threads that compute
-        on one model concurrently each pass their own.
+    data : ...
+        Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     out : numpy.ndarray, shape ``(6, 6)`` (``(3, 3)`` if ``translational``), or None
         The array to write the result into and return; None (default): a new one. Float64,
         C-contiguous, writeable and sharing no memory with an input (checked as a batch call's
