@@ -20,11 +20,13 @@ import ast
 import hashlib
 import json
 import os
-import tempfile
 
 import numba
 from numba import types
 from numba.core import caching, compiler_lock, registry, typeinfer
+
+# absolute: test_jit loads copies of this file outside the package to compare their hashes
+from rbd_ros.formats.text_files import write_atomic
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 
@@ -117,19 +119,16 @@ def _package_source_hash():
         digest.update(os.path.relpath(path, PACKAGE_DIR).encode())
         digest.update(str(entry[3]).encode())
     if digests != known:
-        _write_atomically(stamps_path, json.dumps(digests))
+        _write_digests(stamps_path, json.dumps(digests))
     return digest.hexdigest()
 
 
-def _write_atomically(path, text):
-    """Write ``text`` to ``path`` through a temporary file (nothing half-written); best effort."""
+def _write_digests(path, text):
+    """Write the digests file ``path`` (``write_atomic``); best effort."""
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(path), delete=False,
-                                         encoding="utf-8", suffix=".tmp") as f:
-            f.write(text)
-        os.replace(f.name, path)
-    except OSError:
+        write_atomic(path, text, "the kernel sources' digests")
+    except (OSError, ValueError):
         pass        # a read-only cache: the digests are computed again next time
 
 

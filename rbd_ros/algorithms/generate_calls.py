@@ -33,10 +33,10 @@ import argparse
 import importlib
 import os
 import sys
-import tempfile
 import textwrap
 
 from . import entries
+from ..formats.text_files import write_atomic
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.py")
 WIDTH = 99          # setup.cfg's flake8 max-line-length is 100
@@ -128,8 +128,8 @@ _PREPARE = {
     "steps": "    which, eps, central = {function}(eps, central)\n",
 }
 # where each name a prepare step calls comes from
-_PREPARE_IMPORTS = {"link_in_reference": ("frame_jacobian", "frame_in"),
-                    "link": ("frame_jacobian", "LINK_ONLY, frame_of_link")}
+_PREPARE_IMPORTS = {"link_in_reference": ("frame_jacobian", ("frame_in",)),
+                    "link": ("frame_jacobian", ("LINK_ONLY", "frame_of_link"))}
 
 _SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
 
@@ -324,7 +324,7 @@ def module_source():
                 imports[module].add(step[1])
             elif _prepare_kind(step) in _PREPARE_IMPORTS:
                 source, names = _PREPARE_IMPORTS[_prepare_kind(step)]
-                imports.setdefault(source, set()).update(names.split(", "))
+                imports.setdefault(source, set()).update(names)
         if "Dynamics(" in entry.returns:
             imports[module].add("Dynamics")
     import_lines = "\n".join(_import(module, sorted(names))
@@ -360,10 +360,7 @@ def main(argv=None):
             return 1
         return 0
     if current != text:
-        with tempfile.NamedTemporaryFile("w", dir=os.path.dirname(PATH), delete=False,
-                                         encoding="utf-8", suffix=".tmp") as f:
-            f.write(text)
-        os.replace(f.name, PATH)
+        write_atomic(PATH, text, "calls.py")
         print(f"wrote {PATH}")
     return 0
 
