@@ -21,7 +21,6 @@ import hashlib
 import json
 import os
 
-import numba
 from numba import types
 from numba.core import caching, compiler_lock, registry, typeinfer
 
@@ -256,7 +255,7 @@ def _first_call(signature, options):
 
 # numba's options of every kernel (the specialized kernels, rbd_ros.specialized, take them too)
 KERNEL_OPTIONS = {"nopython": True, "error_model": "numpy", "boundscheck": False,
-                  "fastmath": _FASTMATH, "_nrt": False}
+                  "fastmath": _FASTMATH, "_nrt": False, "no_cfunc_wrapper": True}
 
 
 def kernel(signature):
@@ -291,14 +290,30 @@ def batch_kernel(signature):
     return _first_call(signature, dict(KERNEL_OPTIONS, parallel=True, nogil=True))
 
 
-# Helpers called from kernels: inlined into their callers at numba's IR level, so a helper
-# returning a tuple costs nothing beyond its arithmetic.
-helper = numba.njit(cache=True, inline="always", error_model="numpy", fastmath=_FASTMATH)
+class Helper(registry.CPUDispatcher):
+    """
+    A step called from kernels: a numba function of its own that LLVM always inlines.
 
-# Whole passes of the largest kernels: compiled once as functions of their own (LLVM may
-# still inline them), not at numba's IR level. IR inlining deep-copies the callee's IR, its
-# own inlined helpers included, at every call site: 70 % of compute_all's 35 s compile
-# (cProfile). As stages its two passes compile in less than half the time for a call a few
-# percent slower (doc/benchmarks.md, "compute_all in stages").
-stage = numba.njit(cache=True, error_model="numpy", boundscheck=False, fastmath=_FASTMATH,
-                   _nrt=False)
+    Not numba's IR inlining (``inline="always"``): that ran the callee's front end again and
+    deep-copied its IR, its own inlined helpers included, at every call site, which made a
+    cold compile of every kernel take 313 s on 2 cores instead of ~50 s, for calls as fast
+    (doc/benchmarks.md, "Compiling the kernels from an empty cache"). A helper returning a
+    tuple still costs nothing beyond its arithmetic once inlined.
+
+    It is compiled without a Python entry point (and never cached on its own: the kernels
+    that inline it are), so called from Python it runs as the plain Python function it is:
+    the specialized generator reads the joint kinds that way.
+    """
+
+    def __call__(self, *args, **kwargs):
+        return self.py_func(*args, **kwargs)
+
+
+HELPER_OPTIONS = {"nopython": True, "forceinline": True, "no_cpython_wrapper": True,
+                  "no_cfunc_wrapper": True, "error_model": "numpy", "boundscheck": False,
+                  "fastmath": _FASTMATH, "_nrt": False}
+
+
+def helper(func):
+    """Return ``func`` as a :class:`Helper`: the decorator of every step a kernel calls."""
+    return Helper(py_func=func, locals={}, targetoptions=dict(HELPER_OPTIONS))

@@ -35,7 +35,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .._blas import gemm
-from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, int64, kernel, stage
+from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
 from ..model.spatial import add6, dot6, inertia_apply, load6, load10
 from ..model.se3 import store6
@@ -85,7 +85,7 @@ class Dynamics(NamedTuple):
     dqdd_dv: np.ndarray    # ∂FD/∂q̇ at (q, v, tau_input)
 
 
-@stage
+@helper
 def _forward_and_inertia_passes(packed, ws, dws, bws, FP, X, XD, q, v, a, tau_in, fext,
                                 Minv, qdd):
     """Run passes 1-3 (module docstring): every step is the named step of its algorithm."""
@@ -111,7 +111,7 @@ def _forward_and_inertia_passes(packed, ws, dws, bws, FP, X, XD, q, v, a, tau_in
     mirror_upper(Minv)
 
 
-@stage
+@helper
 def _derivative_pass(packed, ws, dws, bws, X, XD, tau, dtau_dq, dtau_dv, G):
     """Pass 4: A1 l.14-17 and Algorithm 3 at a (∂τ/∂q, ∂τ/∂q̇) and at q̈ (G = ∂ID/∂q)."""
     nb = model_sizes(packed)[0]
