@@ -5,7 +5,10 @@ Throughput (states/s) of the batched functions against a Python loop of single-s
 For each robot and algorithm (rnea, aba, minv, rnea_derivatives, aba_derivatives, regressor),
 on N random states:
 
-    loop      a Python loop calling the single-state function (one thread)
+    loop      a Python loop calling the single-state function (one thread), each result
+              dropped at once: every call writes into the same few cache-hot pages
+    kept      the same loop keeping every result, as a batch call returns every result: the
+              like-for-like loop of a fresh batch call (its results go to memory too)
     1T, nT    the batch function with numba.set_num_threads(1), and with all of numba's threads
     fresh     the batch function allocating its outputs (as a plain call does): the kernel's
               threads fault in every page of them
@@ -13,7 +16,9 @@ on N random states:
     nT/1T     the speed-up from threads (goal: >= 1.7x on 2 cores), for each kind of output
     flt/st    minor page faults per state of one fresh call (getrusage, all threads; an
               out= call has none): the first-touch cost, whatever the load of the machine
-    1T/loop   batch 1T (fresh) against the loop
+    1T/kept   batch 1T (fresh) against the loop that keeps its results
+    o/loop    batch 1T with out= (the same arrays every call) against the loop that drops
+              them: the batch writes N results where the loop rewrites one
     MB        the size of the outputs of one batch call
     wr fresh, wr out=
               the floor set by memory: states/s of only writing outputs of that size with all
@@ -58,7 +63,10 @@ def states(robot, n, seed=0):
 
 
 def calls(model, name, q, v, a, tau):
-    """Return (loop over single-state calls, fresh batch call, batch call with out=)."""
+    """
+    Return (loop dropping its results, loop keeping them, fresh batch call, batch call with
+    out=, the out= arrays).
+    """
     n = q.shape[0]
     if name == "rnea":
         f, b, args = rbd_ros.rnea, rbd_ros.rnea_batch, (q, v, a)
@@ -80,12 +88,15 @@ def calls(model, name, q, v, a, tau):
         for r in rows:
             f(model, *r)
 
+    def kept():
+        return [f(model, *r) for r in rows]
+
     def fresh():
         b(model, *args)
 
     def reused():
         b(model, *args, out=out)
-    return loop, fresh, reused, out
+    return loop, kept, fresh, reused, out
 
 
 @numba.njit(parallel=True, cache=False)
@@ -160,9 +171,10 @@ def main():
     print(f"N = {args.n} states, numba threads: {nthreads} (threading layer: "
           f"{numba.threading_layer()}), best of {args.repeats}; states/s; load {load()}")
     nt = f"{nthreads}T"
-    header = (f"{'robot':<8} {'algorithm':<17} {'loop':>9} {'1T fresh':>9} {nt + ' fresh':>9} "
-              f"{'nT/1T':>6} {'1T out=':>9} {nt + ' out=':>9} {'nT/1T':>6} {'flt/st':>6} "
-              f"{'1T/loop':>7} {'MB':>5} {'wr fresh':>9} {'wr out=':>9}")
+    header = (f"{'robot':<8} {'algorithm':<17} {'loop':>9} {'kept':>9} {'1T fresh':>9} "
+              f"{nt + ' fresh':>9} {'nT/1T':>6} {'1T out=':>9} {nt + ' out=':>9} {'nT/1T':>6} "
+              f"{'flt/st':>6} {'1T/kept':>7} {'o/loop':>7} {'MB':>5} {'wr fresh':>9} "
+              f"{'wr out=':>9}")
     print(header)
     print("-" * len(header))
     for name in args.robots.split(","):
@@ -172,16 +184,18 @@ def main():
         robot = Robot(name)
         q, v, a, tau = states(robot, args.n)
         for algo in args.algorithms.split(","):
-            loop, fresh, reused, out = calls(robot.model, algo, q, v, a, tau)
+            loop, kept, fresh, reused, out = calls(robot.model, algo, q, v, a, tau)
             write_fresh, write_out, megabytes = writes(out)
-            (t_loop, t_1, t_n, t_1o, t_no, t_wf, t_wo), faults = best_seconds(
-                [(loop, 1), (fresh, 1), (fresh, nthreads), (reused, 1), (reused, nthreads),
-                 (write_fresh, nthreads), (write_out, nthreads)], args.repeats)
+            (t_loop, t_kept, t_1, t_n, t_1o, t_no, t_wf, t_wo), faults = best_seconds(
+                [(loop, 1), (kept, 1), (fresh, 1), (fresh, nthreads), (reused, 1),
+                 (reused, nthreads), (write_fresh, nthreads), (write_out, nthreads)],
+                args.repeats)
             n = args.n
-            print(f"{name:<8} {algo:<17} {n / t_loop:>9.0f} {n / t_1:>9.0f} {n / t_n:>9.0f} "
-                  f"{t_1 / t_n:>5.2f}x {n / t_1o:>9.0f} {n / t_no:>9.0f} {t_1o / t_no:>5.2f}x "
-                  f"{faults[1] / n:>6.2f} {t_loop / t_1:>6.2f}x {megabytes:>5.0f} "
-                  f"{n / t_wf:>9.0f} {n / t_wo:>9.0f}", flush=True)
+            print(f"{name:<8} {algo:<17} {n / t_loop:>9.0f} {n / t_kept:>9.0f} {n / t_1:>9.0f} "
+                  f"{n / t_n:>9.0f} {t_1 / t_n:>5.2f}x {n / t_1o:>9.0f} {n / t_no:>9.0f} "
+                  f"{t_1o / t_no:>5.2f}x {faults[2] / n:>6.2f} {t_kept / t_1:>6.2f}x "
+                  f"{t_loop / t_1o:>6.2f}x {megabytes:>5.0f} {n / t_wf:>9.0f} {n / t_wo:>9.0f}",
+                  flush=True)
     print(f"load after: {load()}")
 
 

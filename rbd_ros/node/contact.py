@@ -79,7 +79,7 @@ class ContactMonitor:
             outputs.OBSERVER_BY_NAME["external_torques"], model)
             if params["publish_external_torques"] else None)
         self.messages = {}             # output name -> its message class (built when needed)
-        self._wrench_msg = None
+        self._wrench_encoder = None    # built at the first contact wrench of ``frame``
         # samples given, with an estimate, given while it could not observe, that overflowed;
         # at the last /diagnostics report
         self.counts = {"samples": 0, "tracked": 0, "blind": 0, "overflows": 0}
@@ -94,6 +94,7 @@ class ContactMonitor:
         elif name == "contact_frame":
             self.frame = value
             self.observer.set_frame(value)
+            self._wrench_encoder = None
         elif name == "max_joint_age":            # the observer's max_gap (0: none)
             self.observer.settings[1] = value if value > 0 else math.inf
 
@@ -165,15 +166,6 @@ class ContactMonitor:
             msg.reason = "" if msg.observing else self.collision.reason[:200]
         return msg
 
-    def wrench_message(self, msg, stamp):
-        """Fill ``msg`` (WrenchStamped) with the last step's wrench at ``contact_frame``."""
-        w = self.observer.wrench
-        msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
-        msg.header.frame_id = self.frame
-        f, n = msg.wrench.force, msg.wrench.torque
-        f.x, f.y, f.z, n.x, n.y, n.z = (float(x) for x in w)
-        return msg
-
     def diagnostic(self):
         """
         Return the /diagnostics (level, text) of the period since the last call (0, "": none).
@@ -223,9 +215,10 @@ class ContactMonitor:
         if self.frame and "contact_wrench" in pubs:
             if self.observer.wrench_refusal:   # a singular pose of the chain: this tick only
                 return self.observer.wrench_refusal
-            if self._wrench_msg is None:       # one message, refilled (publish serializes)
-                self._wrench_msg = self._message("contact_wrench")
-            pubs["contact_wrench"].publish(self.wrench_message(self._wrench_msg, stamp))
+            if self._wrench_encoder is None:
+                self._wrench_encoder = conversions.WrenchEncoder(self.frame)
+            pubs["contact_wrench"].publish(self._wrench_encoder.encode(stamp,
+                                                                       self.observer.wrench))
         return ""
 
     def _message(self, name):

@@ -199,7 +199,7 @@ class OutputEncoder:
         self.fields = tuple(fields)
         marks = cdr.sentinels(sizes)
         for field, mark in zip(self.fields, marks):
-            setattr(msg, field, doubles(mark))
+            self.set_field(msg, field, mark)
         self.fallback_reason = None
         try:
             raw = cdr.serialize(msg)
@@ -222,5 +222,31 @@ class OutputEncoder:
         msg = self.msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
         for field, values in zip(self.fields, arrays):
-            setattr(msg, field, doubles(values))
+            self.set_field(msg, field, values)
         return msg
+
+    @staticmethod
+    def set_field(msg, field, values):
+        """Set the float64[] ``field`` of ``msg`` to ``values``."""
+        setattr(msg, field, doubles(values))
+
+
+class WrenchEncoder(OutputEncoder):
+    """
+    ``geometry_msgs/WrenchStamped`` messages at one frame: ``encode(stamp, wrench)``.
+
+    The six numbers (force, then torque) are patched into bytes serialized once, as the
+    other outputs' arrays are: rclpy's conversion of the message cost ~20 µs a tick.
+    """
+
+    def __init__(self, frame):
+        from geometry_msgs.msg import WrenchStamped
+        msg = WrenchStamped()
+        msg.header.frame_id = frame
+        super().__init__(msg, ("wrench",), (6,))
+
+    @staticmethod
+    def set_field(msg, field, values):
+        """Set the force and torque of ``msg`` from the six ``values``."""
+        f, n = msg.wrench.force, msg.wrench.torque
+        f.x, f.y, f.z, n.x, n.y, n.z = (float(x) for x in values)

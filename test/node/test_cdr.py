@@ -12,6 +12,7 @@ from rbd_ros.replay import bag_io
 from rclpy import serialization as rclpy_serialization  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
+from geometry_msgs.msg import WrenchStamped  # noqa: E402
 
 from rbd_ros.node import conversions  # noqa: E402
 from rbd_ros_interfaces import msg as rbd_msg  # noqa: E402
@@ -177,13 +178,18 @@ def test_template_fill_and_encode():
         cdr.Template(cdr.serialize(msg), [np.array([1e6 + 0.125, 7.0])])
 
 
-@pytest.mark.parametrize("fallback", [False, True])
-def test_output_encoder(fallback, monkeypatch):
-    """Both ways of publishing give the message the subscriber expects."""
-    if fallback:
+@pytest.fixture(params=[False, True], ids=["bytes", "messages"])
+def fallback(request, monkeypatch):
+    """True: ``cdr.serialize`` refuses, so the encoders fall back to filling messages."""
+    if request.param:
         def refuse(msg):
             raise ValueError("refused for the test")
         monkeypatch.setattr(cdr, "serialize", refuse)
+    return request.param
+
+
+def test_output_encoder(fallback):
+    """Both ways of publishing give the message the subscriber expects."""
     rng = np.random.default_rng(4)
     names = ["j1", "j2"]
     enc = conversions.OutputEncoder(JointState(name=names), ("effort",), (2,))
@@ -197,3 +203,19 @@ def test_output_encoder(fallback, monkeypatch):
         assert list(got.name) == names and list(got.position) == []
         assert (got.header.stamp.sec, got.header.stamp.nanosec) == stamp
         np.testing.assert_array_equal(np.asarray(got.effort), effort)
+
+
+def test_wrench_encoder(fallback):
+    """~/contact_wrench's bytes: the RMW deserializes the frame, stamp, force and torque."""
+    rng = np.random.default_rng(5)
+    enc = conversions.WrenchEncoder("arm_right_7_link")
+    assert (enc.template is None) == fallback
+    for _ in range(3):
+        wrench = rng.normal(size=6) * 10.0 ** rng.integers(-3, 4)
+        stamp = (int(rng.integers(0, 2**31)), int(rng.integers(0, 10**9)))
+        out = enc.encode(stamp, wrench)
+        got = out if fallback else rclpy_serialization.deserialize_message(out, WrenchStamped)
+        assert got.header.frame_id == "arm_right_7_link"
+        assert (got.header.stamp.sec, got.header.stamp.nanosec) == stamp
+        f, n = got.wrench.force, got.wrench.torque
+        np.testing.assert_array_equal([f.x, f.y, f.z, n.x, n.y, n.z], wrench)
