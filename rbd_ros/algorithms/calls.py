@@ -10,6 +10,7 @@ docstring.
 import numpy as np
 
 from .. import _checks, _output_arrays
+from ..model.data import Data as _Data
 from .entries import DECLARED, first_entry
 from .aba import aba_kernel
 from .aba_derivatives import aba_derivatives_kernel
@@ -81,7 +82,10 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.rnea(model, q, v, a, fext, data, tau)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     if fext is None:
         fext = data.no_fext
     try:
@@ -120,7 +124,10 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.rnea(model, q, v, model.data.zeros_v, None, data, tau)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
@@ -158,7 +165,10 @@ def gravity_torques(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data, tau)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -200,7 +210,10 @@ def crba(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.crba(model, q, data, M)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -242,7 +255,10 @@ def minv(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.minv(model, q, data, Minv)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -274,7 +290,10 @@ def minv_cholesky(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.minv(model, q, data, Minv, 'minv_cholesky')
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -310,7 +329,10 @@ def aba(model, q, v, tau, fext=None, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.aba(model, q, v, tau, fext, data, qdd)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     if fext is None:
         fext = data.no_fext
     try:
@@ -342,7 +364,10 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.rnea_derivatives(model, q, v, a, fext, data, (dq, dv, M))
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     fext_default = fext is None
     if fext_default:
         fext = data.no_fext
@@ -384,7 +409,10 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.aba_derivatives(model, q, v, tau, fext, data, (dq, dv, Minv))
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     fext_default = fext is None
     if fext_default:
         fext = data.no_fext
@@ -436,7 +464,10 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.compute_all(model, q, v, a, tau, fext, data, out)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     a_default = a is None
     if a_default:
         a = data.zeros_v
@@ -482,7 +513,10 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, o
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.inverse_and_forward_dynamics(model, q, v, a, tau, fext, data, tau_id, qdd)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     if fext is None:
         fext = data.no_fext
     try:
@@ -517,7 +551,10 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.joint_torque_regressor(model, q, v, a, data, Y)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block, q, v,
                                                a, Y)
@@ -549,7 +586,10 @@ def coriolis_matrix(model, q, v, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         return coupling.coriolis_matrix(model, q, v, data, C)
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
         if typed:
@@ -583,7 +623,10 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
         J = out
     else:
         J, = _checked_output('frame_jacobian', out, ((6, nv),), {'q': q})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -624,7 +667,10 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
                                            central, data, (dq, dv, da))
     q_step = _empty(nq)
     work = _empty((4, nv))
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     fext_default = fext is None
     if fext_default:
         fext = data.no_fext
@@ -673,7 +719,10 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
                                            central, data, (dq, dv, dtau))
     q_step = _empty(nq)
     work = _empty((4, nv))
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     fext_default = fext is None
     if fext_default:
         fext = data.no_fext
@@ -741,7 +790,10 @@ def frame_placement(model, q, link, *, data=None, out=None):
         pass
     else:
         out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -779,7 +831,10 @@ def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=
         dJ = out
     else:
         dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v': v})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
         if typed:
@@ -820,7 +875,10 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
         bias = out
     else:
         bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
         if typed:
@@ -861,7 +919,10 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
     else:
         Lambda, = _checked_output('operational_space_inertia', out, ((3, 3) if translational else
                                   (6, 6),), {'q': q})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -906,7 +967,10 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
         mass = out
     else:
         mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction': direction})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = (q.dtype is _f8 and q.strides == _VECTOR
                  and direction.dtype is _f8 and direction.strides == _VECTOR)
@@ -950,7 +1014,10 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     else:
         out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
                                'v': v})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     v_default = v is None
     if v_default:
         v = data.zeros_v
@@ -988,7 +1055,10 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
         Jc = out
     else:
         Jc, = _checked_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -1021,7 +1091,10 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
         A = out
     else:
         A, = _checked_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR
         if typed:
@@ -1055,7 +1128,10 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
         h = out
     else:
         h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
-    data = model.data if data is None else _workspace(model, data)
+    if data is None:
+        data = model.data
+    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
+        data = _workspace(model, data)
     try:
         typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
         if typed:

@@ -54,6 +54,7 @@ docstring.
 import numpy as np
 
 from .. import _checks, _output_arrays
+from ..model.data import Data as _Data
 from .entries import DECLARED, first_entry
 {imports}
 
@@ -266,7 +267,11 @@ def call_source(name, parameters, module, entry):
     body += "".join(f"    {x} = _empty({shape})\n" for x, shape in entry.outputs.items()
                     if x not in given)
     if has_data:
-        body += "    data = model.data if data is None else _workspace(model, data)\n"
+        # a Data of the model's sizes in two identity tests (sizes are interned tuples);
+        # anything else is checked, or refused, by _workspace
+        body += ("    if data is None:\n        data = model.data\n"
+                 "    elif data.__class__ is not _Data or data.sizes is not model.data.sizes:\n"
+                 "        data = _workspace(model, data)\n")
     arguments = entry.arguments.split(", ")
     if entries.uses_entry_point(name):
         # an input left to its default is the workspace's own array: nothing to test

@@ -159,6 +159,15 @@ _COUPLED_SCRATCH = ("full_q", "full_v", "full_matrices", "reduced_matrices", "re
 
 
 def _sizes(model):
-    """Return what a workspace's arrays are sized by."""
-    return (model.nbodies, model.nq, model.nv, model.nq_full, model.nv_full,
-            model.coupling is not None)
+    """
+    Return what a workspace's arrays are sized by: one tuple object per distinct value.
+
+    Interned, so that the public calls accept a Data of the model's sizes in an identity
+    test (``data.sizes is model.data.sizes``) instead of a call to :meth:`Data.fits`.
+    """
+    sizes = (model.nbodies, model.nq, model.nv, model.nq_full, model.nv_full,
+             model.coupling is not None)
+    return _INTERNED_SIZES.setdefault(sizes, sizes)
+
+
+_INTERNED_SIZES = {}

@@ -75,7 +75,9 @@ def test_foreign_data_is_refused(name):
     m = get_robot("arm7").model
     small = get_robot("pendulum").model
     s = state(m)
-    for bad in (rbd_ros.Data(small), np.zeros((m.nbodies + 1, 96)), "data"):
+    # an object that only looks like a Data of the model's sizes is not one either
+    lookalike = types.SimpleNamespace(sizes=m.data.sizes, body=m.data.body)
+    for bad in (rbd_ros.Data(small), np.zeros((m.nbodies + 1, 96)), "data", lookalike):
         with pytest.raises(ValueError, match="data must be an rbd_ros.Data"):
             CALLS[name](m, s, data=bad)
 
