@@ -301,12 +301,19 @@ def declare(stub):
     return declaration
 
 
-def with_shared_parameters(doc):
-    """Return ``doc`` with its "a, b : ..." entry written out from :data:`SHARED_PARAMETERS`."""
+def with_shared_parameters(doc, shared=None):
+    """
+    Return ``doc`` with its "a, b : ..." entry written out from ``shared``.
+
+    ``shared``: name -> (type, text); :data:`SHARED_PARAMETERS` (the single-state calls')
+    by default, ``rbd_ros.batch.BATCH_PARAMETERS`` for the batch calls.
+    """
+    shared = SHARED_PARAMETERS if shared is None else shared
+
     def written(match):
         parts = []
         for name in match.group(1).split(", "):
-            kind, text = SHARED_PARAMETERS[name]
+            kind, text = shared[name]
             parts.append(f"{name} : {kind}\n" + textwrap.fill(
                 text, 88, initial_indent="    ", subsequent_indent="    "))
         return "\n".join(parts)

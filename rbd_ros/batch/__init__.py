@@ -32,13 +32,54 @@ single-state kernel its chunks run; a model with mimic joints (coupled) through
 ``coupled_batch_kernel``, whose chunks run the coupled single-state kernels
 (``algorithms/coupled.py``) in per-chunk copies of the coupled scratch.
 """
+import inspect
+import textwrap
+
 import numba
 import numpy as np
 
 from .. import _output_arrays as _batch_outputs, _checks
 from ..algorithms import coupled as _coupled
-from ..algorithms.entries import ENTRIES
+from ..algorithms.entries import ENTRIES, with_shared_parameters
 from .kernels import CLAIM_STRIDE, algorithm_batch_kernel, coupled_batch_kernel
+
+# The parameters the batch calls share, written once: a call's docstring names them in one
+# "model, q, ... : ..." entry, which ``documented`` writes out.
+BATCH_PARAMETERS = {
+    "model": ("Model", "The robot, from :func:`load_model`."),
+    "q": ("array_like, shape ``(N, nq)``",
+          "One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``."),
+    "v": ("array_like, shape ``(N, nv)``",
+          "Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``."),
+    "a": ("array_like, shape ``(N, nv)``",
+          "Joint accelerations (rad/s², m/s²), one state per row."),
+    "tau": ("array_like, shape ``(N, nv)``",
+            "Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s "
+            "``tau``."),
+    "fext": ("array_like, shape ``(N, nb, 6)``, or None",
+             "Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; "
+             "forces in newtons, moments in N·m, each in its body's frame); None (default): no "
+             "external force."),
+    "data": ("Data or None",
+             "The workspace (the call holds its lock); None (default): ``model.data``."),
+}
+
+
+# ... and what every batch call refuses (a ValueError), named in a docstring by
+# _SHARED_REFUSALS
+BATCH_REFUSALS = ("An input not of its shape, not real numbers, or with leading dimensions (N) "
+                  "that disagree; a state with NaN or inf, a zero base quaternion, or a result "
+                  "that is not finite (the message names the first bad sample); ``data`` or "
+                  "``out`` refused.")
+_SHARED_REFUSALS = "    Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``."
+
+
+def documented(function):
+    """Write out ``function``'s shared parameters and refusals in its docstring."""
+    doc = with_shared_parameters(inspect.cleandoc(function.__doc__), BATCH_PARAMETERS)
+    function.__doc__ = doc.replace(_SHARED_REFUSALS, textwrap.fill(
+        BATCH_REFUSALS, 88, initial_indent="    ", subsequent_indent="    "))
+    return function
 
 
 # -- Python wrappers --------------------------------------------------------------------------
@@ -171,6 +212,7 @@ def _matrix_shape(model):
     return (model.nv, model.nv)
 
 
+@documented
 def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return τ for N states: q (N, nq), v and a (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
@@ -179,23 +221,13 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
-    v : array_like, shape ``(N, nv)``
-        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
-    a : array_like, shape ``(N, nv)``
-        Joint accelerations (rad/s², m/s²), one state per row.
-    fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
-        in newtons, moments in N·m, each in its body's frame); None (default): no external
-        force.
+    model, q, v, a, fext : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : numpy.ndarray, shape ``(N, nv)``, or None
         An array to write τ into and return, e.g. one reused from call to call (float64,
         C-contiguous, writeable, sharing no memory with an input); None (default): a new one.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -205,15 +237,14 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("rnea_batch", _coupled.RNEA, model, _NAMES_RNEA, (q, v, a), fext,
                 _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
 
 
+@documented
 def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return q̈ for N states: q (N, nq), v and tau (N, nv), fext (N, nbodies, 6) or None -> (N, nv).
@@ -223,23 +254,13 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
-    v : array_like, shape ``(N, nv)``
-        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
-    tau : array_like, shape ``(N, nv)``
-        Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s ``tau``.
-    fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
-        in newtons, moments in N·m, each in its body's frame); None (default): no external
-        force.
+    model, q, v, tau, fext : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : numpy.ndarray, shape ``(N, nv)``, or None
         An array to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input); None (default): a new one.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -249,15 +270,14 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("aba_batch", _coupled.ABA, model, _NAMES_ABA, (q, v, tau), fext,
                 _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
 
 
+@documented
 def minv_batch(model, q, *, out=None, data=None):
     """
     Return M(q)⁻¹ for N configurations: q (N, nq) -> (N, nv, nv).
@@ -266,15 +286,13 @@ def minv_batch(model, q, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
+    model, q : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : numpy.ndarray, shape ``(N, nv, nv)``, or None
         An array to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input); None (default): a new one.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -284,15 +302,14 @@ def minv_batch(model, q, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("minv_batch", _coupled.MINV, model, ("q",), (q,), None,
                 _matrix_shape(model), 1, data, out)[0]
 
 
+@documented
 def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     """
     Return (∂τ/∂q, ∂τ/∂q̇, M) for N states, each (N, nv, nv).
@@ -302,23 +319,13 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
-    v : array_like, shape ``(N, nv)``
-        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
-    a : array_like, shape ``(N, nv)``
-        Joint accelerations (rad/s², m/s²), one state per row.
-    fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
-        in newtons, moments in N·m, each in its body's frame); None (default): no external
-        force.
+    model, q, v, a, fext : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : tuple of 3 numpy.ndarray, shapes ``(N, nv, nv)``, or None
         Arrays to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input or another); None (default): new ones.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -332,15 +339,14 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("rnea_derivatives_batch", _coupled.RNEA_DERIVATIVES, model, _NAMES_RNEA,
                 (q, v, a), fext, _matrix_shape(model), 3, data, out)
 
 
+@documented
 def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     """
     Return (∂q̈/∂q, ∂q̈/∂q̇, M⁻¹) for N states, each (N, nv, nv).
@@ -351,23 +357,13 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
-    v : array_like, shape ``(N, nv)``
-        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
-    tau : array_like, shape ``(N, nv)``
-        Joint torques (N·m) and forces (N), one state per row, as :func:`rbd_ros.aba`'s ``tau``.
-    fext : array_like, shape ``(N, nb, 6)``, or None
-        Each state's ``fext``, as :func:`rbd_ros.rnea` takes it (nb = ``model.nbodies``; forces
-        in newtons, moments in N·m, each in its body's frame); None (default): no external
-        force.
+    model, q, v, tau, fext : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : tuple of 3 numpy.ndarray, shapes ``(N, nv, nv)``, or None
         Arrays to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input or another); None (default): new ones.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -381,15 +377,14 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("aba_derivatives_batch", _coupled.ABA_DERIVATIVES, model, _NAMES_ABA,
                 (q, v, tau), fext, _matrix_shape(model), 3, data, out)
 
 
+@documented
 def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
     """
     Return the Coriolis matrices of N states: q (N, nq), v (N, nv) -> (N, nv, nv).
@@ -398,17 +393,13 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
-    v : array_like, shape ``(N, nv)``
-        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
+    model, q, v : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : numpy.ndarray, shape ``(N, nv, nv)``, or None
         An array to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input); None (default): a new one.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -418,15 +409,14 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("coriolis_matrix_batch", _coupled.CORIOLIS, model, ("q", "v"), (q, v), None,
                 _matrix_shape(model), 1, data, out)[0]
 
 
+@documented
 def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     """
     Return the regressors of N states stacked: q (N, nq), v and a (N, nv) -> (N·nv, 10·nbodies).
@@ -436,19 +426,13 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
 
     Parameters
     ----------
-    model : Model
-        The robot, from :func:`load_model`.
-    q : array_like, shape ``(N, nq)``
-        One configuration per row (rad, m), each as :func:`rbd_ros.rnea`'s ``q``.
-    v : array_like, shape ``(N, nv)``
-        Joint velocities (rad/s, m/s), one state per row, as :func:`rbd_ros.rnea`'s ``v``.
-    a : array_like, shape ``(N, nv)``
-        Joint accelerations (rad/s², m/s²), one state per row.
+    model, q, v, a : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
     out : numpy.ndarray, shape ``(N * nv, 10 * nb)``, or None
         An array to write into and return (float64, C-contiguous, writeable, sharing no memory
         with an input); None (default): a new one.
-    data : Data or None
-        The workspace (the call holds its lock); None (default): ``model.data``.
+    data : ...
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_PARAMETERS``.
 
     Returns
     -------
@@ -458,9 +442,7 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     Raises
     ------
     ValueError
-        An input not of its shape, not real numbers, or with leading dimensions (N) that
-        disagree; a state with NaN or inf, a zero base quaternion, or a result that is not
-        finite (the message names the first bad sample); ``data`` or ``out`` refused.
+        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     cols = 10 * model.nbodies
