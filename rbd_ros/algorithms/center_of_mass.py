@@ -154,10 +154,8 @@ def center_of_mass(model, q, v=None, *, data=None):
     Raises
     ------
     ValueError
-        A model without mass; an input of the wrong size, not real numbers, with NaN or inf, or
-        a zero base quaternion (the message names it); a result that is not finite (inputs too
-        large for float64, or a degenerate model); ``data`` made for a model of another size; an
-        ``out`` that is not as described.
+        A model without mass;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----
@@ -186,10 +184,8 @@ def center_of_mass_jacobian(model, q, *, data=None):
     Raises
     ------
     ValueError
-        A model without mass; an input of the wrong size, not real numbers, with NaN or inf, or
-        a zero base quaternion (the message names it); a result that is not finite (inputs too
-        large for float64, or a degenerate model); ``data`` made for a model of another size; an
-        ``out`` that is not as described.
+        A model without mass;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----

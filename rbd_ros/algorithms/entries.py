@@ -294,11 +294,35 @@ def declare(stub):
         keywords = any(p.kind in (p.KEYWORD_ONLY, p.VAR_POSITIONAL)
                        for p in signature.parameters.values())
         parameters += ", out=None" if keywords else ", *, out=None"
-    doc = with_out_parameter(name, with_shared_parameters(inspect.cleandoc(stub.__doc__)),
-                             out_text(entry))
+    doc = with_out_parameter(name, with_shared_refusals(with_shared_parameters(
+        inspect.cleandoc(stub.__doc__))), out_text(entry))
     declaration = DECLARED[name] = Declaration(name, parameters, doc,
                                                stub.__module__.rsplit(".", 1)[-1])
     return declaration
+
+
+# what most calls refuse (a ValueError), written once: a stub's Raises entry names it in a last
+# line "... the shared refusals: ...", after the call's own refusals (each ending in ";")
+SHARED_REFUSALS = ("an input of the wrong size, not real numbers, with NaN or inf, or a zero base "
+                   "quaternion (the message names it); a result that is not finite (inputs too "
+                   "large for float64, or a degenerate model); ``data`` made for a model of "
+                   "another size; an ``out`` that is not as described.")
+
+
+def with_shared_refusals(doc):
+    """Return ``doc`` with its Raises entry's "... the shared refusals" line written out."""
+    def written(match):
+        own = " ".join(match.group(1).split())
+        text = (f"{own} {SHARED_REFUSALS}" if own
+                else SHARED_REFUSALS[0].upper() + SHARED_REFUSALS[1:])
+        return "ValueError\n" + textwrap.fill(text, 88, initial_indent="    ",
+                                              subsequent_indent="    ")
+    return _SHARED_REFUSALS_ENTRY.sub(written, doc)
+
+
+_SHARED_REFUSALS_ENTRY = re.compile(
+    r"^ValueError\n((?:    (?!\.\.\. )[^\n]*\n)*)    \.\.\. the shared refusals: [^\n]*$",
+    flags=re.M)
 
 
 def with_shared_parameters(doc, shared=None):

@@ -181,10 +181,8 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-6, central=True, *, da
     Raises
     ------
     ValueError
-        ``eps`` not a finite number > 0; an input of the wrong size, not real numbers, with NaN
-        or inf, or a zero base quaternion (the message names it); a result that is not finite
-        (inputs too large for float64, or a degenerate model); ``data`` made for a model of
-        another size; an ``out`` that is not as described.
+        ``eps`` not a finite number > 0;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     """
 
@@ -214,9 +212,7 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-6, central=True, *, d
     Raises
     ------
     ValueError
-        ``eps`` not a finite number > 0; an input of the wrong size, not real numbers, with NaN
-        or inf, or a zero base quaternion (the message names it); a result that is not finite
-        (inputs too large for float64, or a degenerate model); ``data`` made for a model of
-        another size; an ``out`` that is not as described.
+        ``eps`` not a finite number > 0;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     """

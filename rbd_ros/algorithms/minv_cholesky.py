@@ -87,10 +87,7 @@ def minv_cholesky(model, q, *, data=None):
     Raises
     ------
     ValueError
-        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
-        (the message names it); a result that is not finite (inputs too large for float64, or a
-        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
-        described.
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----

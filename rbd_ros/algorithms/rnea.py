@@ -115,10 +115,7 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     Raises
     ------
     ValueError
-        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
-        (the message names it); a result that is not finite (inputs too large for float64, or a
-        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
-        described.
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----
@@ -148,10 +145,7 @@ def nonlinear_effects(model, q, v, *, data=None):
     Raises
     ------
     ValueError
-        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
-        (the message names it); a result that is not finite (inputs too large for float64, or a
-        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
-        described.
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     """
 
@@ -234,9 +228,6 @@ def gravity_torques(model, q, *, data=None):
     Raises
     ------
     ValueError
-        An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
-        (the message names it); a result that is not finite (inputs too large for float64, or a
-        degenerate model); ``data`` made for a model of another size; an ``out`` that is not as
-        described.
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     """
