@@ -64,8 +64,10 @@ def states(robot, n, seed=0):
 
 def calls(model, name, q, v, a, tau):
     """
-    Return (loop dropping its results, loop keeping them, fresh batch call, batch call with
-    out=, the out= arrays).
+    Return the timed variants of one call and the arrays its ``out=`` variant writes.
+
+    (loop dropping its results, loop keeping them, fresh batch call, batch call with out=,
+    the out= arrays).
     """
     n = q.shape[0]
     if name == "rnea":

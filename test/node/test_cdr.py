@@ -180,7 +180,7 @@ def test_template_fill_and_encode():
 
 @pytest.fixture(params=[False, True], ids=["bytes", "messages"])
 def fallback(request, monkeypatch):
-    """True: ``cdr.serialize`` refuses, so the encoders fall back to filling messages."""
+    """Make ``cdr.serialize`` refuse (param True), so that the encoders fill messages."""
     if request.param:
         def refuse(msg):
             raise ValueError("refused for the test")
