@@ -309,12 +309,16 @@ SHARED_REFUSALS = ("an input of the wrong size, not real numbers, with NaN or in
                    "another size; an ``out`` that is not as described.")
 
 
-def with_shared_refusals(doc):
-    """Return ``doc`` with its Raises entry's "... the shared refusals" line written out."""
+def with_shared_refusals(doc, refusals=SHARED_REFUSALS):
+    """
+    Return ``doc`` with its Raises entry's "... the shared refusals" line written out.
+
+    ``refusals``: :data:`SHARED_REFUSALS` (the single-state calls') by default,
+    ``rbd_ros.batch.BATCH_REFUSALS`` for the batch calls.
+    """
     def written(match):
         own = " ".join(match.group(1).split())
-        text = (f"{own} {SHARED_REFUSALS}" if own
-                else SHARED_REFUSALS[0].upper() + SHARED_REFUSALS[1:])
+        text = f"{own} {refusals}" if own else refusals[0].upper() + refusals[1:]
         return "ValueError\n" + textwrap.fill(text, 88, initial_indent="    ",
                                               subsequent_indent="    ")
     return _SHARED_REFUSALS_ENTRY.sub(written, doc)

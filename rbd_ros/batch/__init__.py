@@ -33,14 +33,13 @@ single-state kernel its chunks run; a model with mimic joints (coupled) through
 (``algorithms/coupled.py``) in per-chunk copies of the coupled scratch.
 """
 import inspect
-import textwrap
 
 import numba
 import numpy as np
 
 from .. import _output_arrays as _batch_outputs, _checks
 from ..algorithms import coupled as _coupled
-from ..algorithms.entries import ENTRIES, with_shared_parameters
+from ..algorithms.entries import ENTRIES, with_shared_parameters, with_shared_refusals
 from .kernels import CLAIM_STRIDE, algorithm_batch_kernel, coupled_batch_kernel
 
 # The parameters the batch calls share, written once: a call's docstring names them in one
@@ -65,20 +64,18 @@ BATCH_PARAMETERS = {
 }
 
 
-# ... and what every batch call refuses (a ValueError), named in a docstring by
-# _SHARED_REFUSALS
-BATCH_REFUSALS = ("An input not of its shape, not real numbers, or with leading dimensions (N) "
+# ... and what every batch call refuses (a ValueError): a docstring's Raises entry names it
+# in a line "... the shared refusals: ..." (as the single-state calls' stubs do)
+BATCH_REFUSALS = ("an input not of its shape, not real numbers, or with leading dimensions (N) "
                   "that disagree; a state with NaN or inf, a zero base quaternion, or a result "
                   "that is not finite (the message names the first bad sample); ``data`` or "
                   "``out`` refused.")
-_SHARED_REFUSALS = "    Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``."
 
 
 def documented(function):
     """Write out ``function``'s shared parameters and refusals in its docstring."""
     doc = with_shared_parameters(inspect.cleandoc(function.__doc__), BATCH_PARAMETERS)
-    function.__doc__ = doc.replace(_SHARED_REFUSALS, textwrap.fill(
-        BATCH_REFUSALS, 88, initial_indent="    ", subsequent_indent="    "))
+    function.__doc__ = with_shared_refusals(doc, BATCH_REFUSALS)
     return function
 
 
@@ -237,7 +234,7 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("rnea_batch", _coupled.RNEA, model, _NAMES_RNEA, (q, v, a), fext,
@@ -270,7 +267,7 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("aba_batch", _coupled.ABA, model, _NAMES_ABA, (q, v, tau), fext,
@@ -302,7 +299,7 @@ def minv_batch(model, q, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("minv_batch", _coupled.MINV, model, ("q",), (q,), None,
@@ -339,7 +336,7 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("rnea_derivatives_batch", _coupled.RNEA_DERIVATIVES, model, _NAMES_RNEA,
@@ -377,7 +374,7 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("aba_derivatives_batch", _coupled.ABA_DERIVATIVES, model, _NAMES_ABA,
@@ -409,7 +406,7 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     return _run("coriolis_matrix_batch", _coupled.CORIOLIS, model, ("q", "v"), (q, v), None,
@@ -442,7 +439,7 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
     Raises
     ------
     ValueError
-        Shared by the batch calls: ``rbd_ros.batch.BATCH_REFUSALS``.
+        ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
     cols = 10 * model.nbodies
