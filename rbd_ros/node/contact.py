@@ -50,6 +50,11 @@ def settings_problem(model, name, value):
     return None
 
 
+def wrench_encoder(frame):
+    """Return the encoder of ~/contact_wrench at ``frame``; None without a frame ("": off)."""
+    return conversions.WrenchEncoder(frame) if frame else None
+
+
 class ContactMonitor:
     """
     The observer of one robot and the state of its collision output.
@@ -79,7 +84,9 @@ class ContactMonitor:
             outputs.OBSERVER_BY_NAME["external_torques"], model)
             if params["publish_external_torques"] else None)
         self.messages = {}             # output name -> its message class (built when needed)
-        self._wrench_encoder = None    # built at the first contact wrench of ``frame``
+        # built with the frame, not at its first tick (the first one imports the message's
+        # type support: ~0.2 s)
+        self._wrench_encoder = wrench_encoder(self.frame)
         # samples given, with an estimate, given while it could not observe, that overflowed;
         # at the last /diagnostics report
         self.counts = {"samples": 0, "tracked": 0, "blind": 0, "overflows": 0}
@@ -94,7 +101,7 @@ class ContactMonitor:
         elif name == "contact_frame":
             self.frame = value
             self.observer.set_frame(value)
-            self._wrench_encoder = None
+            self._wrench_encoder = wrench_encoder(value)
         elif name == "max_joint_age":            # the observer's max_gap (0: none)
             self.observer.settings[1] = value if value > 0 else math.inf
 
@@ -215,8 +222,6 @@ class ContactMonitor:
         if self.frame and "contact_wrench" in pubs:
             if self.observer.wrench_refusal:   # a singular pose of the chain: this tick only
                 return self.observer.wrench_refusal
-            if self._wrench_encoder is None:
-                self._wrench_encoder = conversions.WrenchEncoder(self.frame)
             pubs["contact_wrench"].publish(self._wrench_encoder.encode(stamp,
                                                                        self.observer.wrench))
         return ""
