@@ -39,7 +39,6 @@ _f8 = np.dtype(np.float64)
 _VECTOR = (8,)              # the strides of a C-contiguous float64 vector
 _ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
 _OWNED_TARGET = _output_arrays.OWNED_TARGET
-_OWNS = _output_arrays.OWNS
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
 
@@ -60,11 +59,11 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
         tau = _empty(nv)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS and a is not out
-          and a.__class__ is _ndarray and a.flags.num & _OWNS
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None and a is not out
+          and a.__class__ is _ndarray and a.base is None
           and (fext is None
-               or fext is not out and fext.__class__ is _ndarray and fext.flags.num & _OWNS)):
+               or fext is not out and fext.__class__ is _ndarray and fext.base is None)):
         tau = out
     else:
         tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
@@ -106,8 +105,8 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
         tau = _empty(nv)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None):
         tau = out
     else:
         tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
@@ -148,7 +147,7 @@ def gravity_torques(model, q, *, data=None, out=None):
         tau = _empty(nv)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         tau = out
     else:
         tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
@@ -193,7 +192,7 @@ def crba(model, q, *, data=None, out=None):
         M = _empty((nv, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         M = out
     else:
         M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
@@ -238,7 +237,7 @@ def minv(model, q, *, data=None, out=None):
         Minv = _empty((nv, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         Minv = out
     else:
         Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
@@ -283,7 +282,7 @@ def minv_cholesky(model, q, *, data=None, out=None):
         Minv = _empty((nv, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         Minv = out
     else:
         Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
@@ -318,11 +317,11 @@ def aba(model, q, v, tau, fext=None, *, data=None, out=None):
         qdd = _empty(nv)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS and tau is not out
-          and tau.__class__ is _ndarray and tau.flags.num & _OWNS
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None and tau is not out
+          and tau.__class__ is _ndarray and tau.base is None
           and (fext is None
-               or fext is not out and fext.__class__ is _ndarray and fext.flags.num & _OWNS)):
+               or fext is not out and fext.__class__ is _ndarray and fext.base is None)):
         qdd = out
     else:
         qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
@@ -358,6 +357,21 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
         dq = _empty((nv, nv))
         dv = _empty((nv, nv))
         M = _empty((nv, nv))
+    elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
+          and dq.dtype is _f8 and dq.shape == (nv, nv)
+          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
+          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET and (M := out[2]).__class__ is _ndarray
+          and M.dtype is _f8 and M.shape == (nv, nv)
+          and M.flags.num & _OWNED_TARGET == _OWNED_TARGET and dq is not dv and dq is not M
+          and dv is not M and q.__class__ is _ndarray and q.base is None and q is not dq
+          and q is not dv and q is not M and v.__class__ is _ndarray and v.base is None
+          and v is not dq and v is not dv and v is not M and a.__class__ is _ndarray
+          and a.base is None and a is not dq and a is not dv and a is not M
+          and (fext is None
+               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
+               and fext is not dv and fext is not M)):
+        pass    # the tests bound the targets
     else:
         dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
                                     q, 'v': v, 'a': a, 'fext': fext})
@@ -403,6 +417,22 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
         dq = _empty((nv, nv))
         dv = _empty((nv, nv))
         Minv = _empty((nv, nv))
+    elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
+          and dq.dtype is _f8 and dq.shape == (nv, nv)
+          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
+          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (Minv := out[2]).__class__ is _ndarray and Minv.dtype is _f8
+          and Minv.shape == (nv, nv) and Minv.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and dq is not dv and dq is not Minv and dv is not Minv and q.__class__ is _ndarray
+          and q.base is None and q is not dq and q is not dv and q is not Minv
+          and v.__class__ is _ndarray and v.base is None and v is not dq and v is not dv
+          and v is not Minv and tau.__class__ is _ndarray and tau.base is None and tau is not dq
+          and tau is not dv and tau is not Minv
+          and (fext is None
+               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
+               and fext is not dv and fext is not Minv)):
+        pass    # the tests bound the targets
     else:
         dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
                                        {'q': q, 'v': v, 'tau': tau, 'fext': fext})
@@ -451,12 +481,12 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
         out = _empty((5 * nv + 2, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (5 * nv + 2, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS
-          and (a is None or a is not out and a.__class__ is _ndarray and a.flags.num & _OWNS)
-          and tau is not out and tau.__class__ is _ndarray and tau.flags.num & _OWNS
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None
+          and (a is None or a is not out and a.__class__ is _ndarray and a.base is None)
+          and tau is not out and tau.__class__ is _ndarray and tau.base is None
           and (fext is None
-               or fext is not out and fext.__class__ is _ndarray and fext.flags.num & _OWNS)):
+               or fext is not out and fext.__class__ is _ndarray and fext.base is None)):
         pass
     else:
         out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a': a,
@@ -507,6 +537,20 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, o
     if out is None:
         tau_id = _empty(nv)
         qdd = _empty(nv)
+    elif (out.__class__ is tuple and len(out) == 2 and (tau_id := out[0]).__class__ is _ndarray
+          and tau_id.dtype is _f8 and tau_id.shape == (nv,)
+          and tau_id.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (qdd := out[1]).__class__ is _ndarray and qdd.dtype is _f8 and qdd.shape == (nv,)
+          and qdd.flags.num & _OWNED_TARGET == _OWNED_TARGET and tau_id is not qdd
+          and q.__class__ is _ndarray and q.base is None and q is not tau_id and q is not qdd
+          and v.__class__ is _ndarray and v.base is None and v is not tau_id and v is not qdd
+          and a.__class__ is _ndarray and a.base is None and a is not tau_id and a is not qdd
+          and tau.__class__ is _ndarray and tau.base is None and tau is not tau_id
+          and tau is not qdd
+          and (fext is None
+               or fext.__class__ is _ndarray and fext.base is None and fext is not tau_id
+               and fext is not qdd)):
+        pass    # the tests bound the targets
     else:
         tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),), {'q':
                                       q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
@@ -541,9 +585,9 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
         Y = _empty((nv, 10 * nb))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, 10 * nb)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS and a is not out
-          and a.__class__ is _ndarray and a.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None and a is not out
+          and a.__class__ is _ndarray and a.base is None):
         Y = out
     else:
         Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v, 'a':
@@ -578,8 +622,8 @@ def coriolis_matrix(model, q, v, *, data=None, out=None):
         C = _empty((nv, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None):
         C = out
     else:
         C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
@@ -619,7 +663,7 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
         J = _empty((6, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         J = out
     else:
         J, = _checked_output('frame_jacobian', out, ((6, nv),), {'q': q})
@@ -658,6 +702,21 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         dq = _empty((nv, nv))
         dv = _empty((nv, nv))
         da = _empty((nv, nv))
+    elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
+          and dq.dtype is _f8 and dq.shape == (nv, nv)
+          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
+          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (da := out[2]).__class__ is _ndarray and da.dtype is _f8 and da.shape == (nv, nv)
+          and da.flags.num & _OWNED_TARGET == _OWNED_TARGET and dq is not dv and dq is not da
+          and dv is not da and q.__class__ is _ndarray and q.base is None and q is not dq
+          and q is not dv and q is not da and v.__class__ is _ndarray and v.base is None
+          and v is not dq and v is not dv and v is not da and a.__class__ is _ndarray
+          and a.base is None and a is not dq and a is not dv and a is not da
+          and (fext is None
+               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
+               and fext is not dv and fext is not da)):
+        pass    # the tests bound the targets
     else:
         dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
                                      {'q': q, 'v': v, 'a': a, 'fext': fext})
@@ -710,6 +769,22 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         dq = _empty((nv, nv))
         dv = _empty((nv, nv))
         dtau = _empty((nv, nv))
+    elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
+          and dq.dtype is _f8 and dq.shape == (nv, nv)
+          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
+          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and (dtau := out[2]).__class__ is _ndarray and dtau.dtype is _f8
+          and dtau.shape == (nv, nv) and dtau.flags.num & _OWNED_TARGET == _OWNED_TARGET
+          and dq is not dv and dq is not dtau and dv is not dtau and q.__class__ is _ndarray
+          and q.base is None and q is not dq and q is not dv and q is not dtau
+          and v.__class__ is _ndarray and v.base is None and v is not dq and v is not dv
+          and v is not dtau and tau.__class__ is _ndarray and tau.base is None and tau is not dq
+          and tau is not dv and tau is not dtau
+          and (fext is None
+               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
+               and fext is not dv and fext is not dtau)):
+        pass    # the tests bound the targets
     else:
         dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
                                        {'q': q, 'v': v, 'tau': tau, 'fext': fext})
@@ -755,8 +830,8 @@ def integrate(model, q, dv, *, out=None):
         out = _empty(nq)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nq,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and dv is not out
-          and dv.__class__ is _ndarray and dv.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and dv is not out
+          and dv.__class__ is _ndarray and dv.base is None):
         pass
     else:
         out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
@@ -786,7 +861,7 @@ def frame_placement(model, q, link, *, data=None, out=None):
         out = _empty((4, 4))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (4, 4)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         pass
     else:
         out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
@@ -826,8 +901,8 @@ def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=
         dJ = _empty((6, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None):
         dJ = out
     else:
         dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v': v})
@@ -870,8 +945,8 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
         bias = _empty(6)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None):
         bias = out
     else:
         bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
@@ -914,7 +989,7 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
     elif (out.__class__ is _ndarray and out.dtype is _f8
           and out.shape == ((3, 3) if translational else (6, 6))
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         Lambda = out
     else:
         Lambda, = _checked_output('operational_space_inertia', out, ((3, 3) if translational else
@@ -962,8 +1037,8 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
         mass = _empty(1)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (1,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and direction is not out
-          and direction.__class__ is _ndarray and direction.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and direction is not out
+          and direction.__class__ is _ndarray and direction.base is None):
         mass = out
     else:
         mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction': direction})
@@ -1008,8 +1083,8 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     elif (out.__class__ is _ndarray and out.dtype is _f8
           and out.shape == ((6 if v is not None else 3,))
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS
-          and (v is None or v is not out and v.__class__ is _ndarray and v.flags.num & _OWNS)):
+          and q.__class__ is _ndarray and q.base is None
+          and (v is None or v is not out and v.__class__ is _ndarray and v.base is None)):
         pass
     else:
         out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
@@ -1051,7 +1126,7 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
         Jc = _empty((3, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (3, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         Jc = out
     else:
         Jc, = _checked_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
@@ -1087,7 +1162,7 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
         A = _empty((6, nv))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6, nv)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None):
         A = out
     else:
         A, = _checked_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
@@ -1123,8 +1198,8 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
         h = _empty(6)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6,)
           and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.flags.num & _OWNS and v is not out
-          and v.__class__ is _ndarray and v.flags.num & _OWNS):
+          and q.__class__ is _ndarray and q.base is None and v is not out
+          and v.__class__ is _ndarray and v.base is None):
         h = out
     else:
         h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})

@@ -64,7 +64,6 @@ _f8 = np.dtype(np.float64)
 _VECTOR = (8,)              # the strides of a C-contiguous float64 vector
 _ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
 _OWNED_TARGET = _output_arrays.OWNED_TARGET
-_OWNS = _output_arrays.OWNS
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
 '''
@@ -104,9 +103,10 @@ _COUPLED = '''\
 # into them), made before every route (specialized, coupled, generic): each writes them.
 # One output: the common case tested inline, no more leniently than _checked_output (an
 # ndarray of the float64 dtype itself, C-contiguous, writeable, owning its memory, beside
-# inputs that own theirs and are not it: arrays numpy allocated each for itself do not
-# overlap); anything else goes through _checked_output, which says what is wrong.
-_OWNED_INPUT = "{x} is not out and {x}.__class__ is _ndarray and {x}.flags.num & _OWNS"
+# inputs that are not it and no view (``base`` None, a read without the ~50 ns object a
+# ``flags`` read builds): arrays numpy allocated each for itself do not overlap); anything
+# else goes through _checked_output, which says what is wrong.
+_OWNED_INPUT = "{x} is not out and {x}.__class__ is _ndarray and {x}.base is None"
 
 # What a call works out before its kernel (an Entry's ``prepare``): a link's frame is
 # looked up in ``model.frame_lookups`` inline (~0.1 µs less than calling the function that
@@ -168,6 +168,13 @@ def condition(keyword, tests, indent, tail=":"):
             first, rest = current.split(" or ", 1)
             lines.append(first)
             current = hang + " " * 5 + "or " + rest
+            pieces = current.split(" and ")     # still too long: its terms a line each
+            while len(current) > WIDTH and len(pieces) > 1:
+                cut = max(k for k in range(1, len(pieces))
+                          if k == 1 or len(" and ".join(pieces[:k])) <= WIDTH)
+                lines.append(" and ".join(pieces[:cut]))
+                pieces = [hang + " " * 5 + "and " + pieces[cut]] + pieces[cut + 1:]
+                current = " and ".join(pieces)
     return "\n".join(lines + [current + ")" + tail])
 
 
@@ -210,11 +217,39 @@ def _outputs(name, entry, has_out):
                 tests += owned.split(" and ")
         text += condition("elif", tests, 4) + "\n"
         text += f"        {target} = out\n" if target != "out" else "        pass\n"
+    else:
+        text += condition("elif", _tuple_tests(entry, given), 4) + "\n"
+        text += "        pass    # the tests bound the targets\n"
     targets = ", ".join(given) + ("," if len(given) == 1 else "")
     shapes = "(" + "".join(f"{entries.shape_source(x)}, " for x in given.values()).rstrip() + ")"
     arguments = [repr(name), "out", shapes, "{" + ", ".join(f"{x!r}: {x}" for x in inputs) + "}"]
     text += "    else:\n" + wrapped(f"{targets} = _checked_output", arguments, 8) + "\n"
     return text
+
+
+def _tuple_tests(entry, given):
+    """
+    Return the inline tests of a tuple ``out`` of several results, which bind the targets.
+
+    As one result's: each an ndarray of the float64 dtype itself, C-contiguous, writeable,
+    owning its memory, none the same array as another, beside inputs that are none of them
+    and no view. A list, or anything else, goes through _checked_output.
+    """
+    targets = list(given)
+    tests = ["out.__class__ is tuple", f"len(out) == {len(targets)}"]
+    for j, (target, shape) in enumerate(given.items()):
+        tests += [f"({target} := out[{j}]).__class__ is _ndarray", f"{target}.dtype is _f8",
+                  f"{target}.shape == {_grouped(entries.shape_source(shape))}",
+                  f"{target}.flags.num & _OWNED_TARGET == _OWNED_TARGET"]
+    tests += [f"{a} is not {b}" for j, a in enumerate(targets) for b in targets[j + 1:]]
+    for x in entry.inputs:      # fext and the defaulted inputs may be None: not read then
+        owned = [f"{x}.__class__ is _ndarray", f"{x}.base is None"]
+        owned += [f"{x} is not {target}" for target in targets]
+        if x in entry.defaults or x == "fext":
+            tests.append(f"({x} is None or {' and '.join(owned)})")
+        else:
+            tests += owned
+    return tests
 
 
 def _error(name, names, values, indent):

@@ -306,6 +306,38 @@ def test_a_bad_out_is_refused_as_a_batch_call_refuses_it(name, robot_name):
             assert np.array_equal(x, before[k]), (kind, k)
 
 
+def test_an_output_that_is_an_input_or_another_output_itself_is_refused():
+    """
+    Arrays that own their memory pass the inline test unless one *is* another.
+
+    ur5 has nv = nb = 6, so an fext (nb, 6) has the shape of an (nv, nv) result: the same
+    array given as fext and as an output, or twice as an output, is refused, with the
+    words of the full check, and nothing is written.
+    """
+    m = get_robot("ur5").model
+    assert (m.nbodies, 6) == (m.nv, m.nv)
+    s = clean_state(m)
+    fext = np.random.default_rng(1).normal(size=(m.nbodies, 6))
+    kept = {k: x.copy() for k, x in s.items()}, fext.copy()
+    dv, M = np.empty((m.nv, m.nv)), np.empty((m.nv, m.nv))
+    message = _refusal(rbd_ros.rnea_derivatives, m, s["q"], s["v"], s["a"], fext,
+                       out=(fext, dv, M))
+    assert message.startswith("rnea_derivatives: out[0] shares memory with fext"), message
+    message = _refusal(rbd_ros.rnea_derivatives, m, s["q"], s["v"], s["a"], out=(dv, dv, M))
+    assert message.startswith("rnea_derivatives: out[1] shares memory with out[0]"), message
+    message = _refusal(rbd_ros.rnea, m, s["q"], s["v"], s["a"], out=s["v"])
+    assert message.startswith("rnea: out shares memory with v"), message
+    for k, x in s.items():
+        np.testing.assert_array_equal(x, kept[0][k])
+    np.testing.assert_array_equal(fext, kept[1])
+    fresh = rbd_ros.rnea_derivatives(m, s["q"], s["v"], s["a"], fext)
+    given = np.empty((m.nv, m.nv)), dv, M
+    result = rbd_ros.rnea_derivatives(m, s["q"], s["v"], s["a"], fext, out=given)
+    assert all(x is y for x, y in zip(result, given))
+    for x, y in zip(result, fresh):
+        np.testing.assert_array_equal(x, y)
+
+
 def test_out_beside_an_input_that_is_not_an_array():
     """An input that is converted (a list) is read from a copy: it cannot overlap ``out``."""
     m = get_robot("arm7").model
