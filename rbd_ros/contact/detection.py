@@ -487,10 +487,20 @@ class MomentumObserver:
 
 
 def _bounded(r, wrench):
-    """Whether |r| (and the contact wrench) stay within R_LIMIT (NaN does not)."""
-    if wrench is not None and not (-R_LIMIT <= wrench.min() and wrench.max() <= R_LIMIT):
-        return False
-    return -R_LIMIT <= r.min() and r.max() <= R_LIMIT
+    """
+    Whether every |r_j| (and the contact wrench's) stays within R_LIMIT (NaN does not).
+
+    A dot product first: r·r ≤ R_LIMIT² bounds every |r_j| by R_LIMIT (one numpy call where
+    min and max are two, ~2.5 µs each); only a sum above it (or not finite) is looked at
+    entry by entry, as the batch path (``_step_admitted``) tests every sample.
+    """
+    for x in (r,) if wrench is None else (r, wrench):
+        if not x.dot(x) <= _R_LIMIT_SQUARED and not (-R_LIMIT <= x.min() and x.max() <= R_LIMIT):
+            return False
+    return True
+
+
+_R_LIMIT_SQUARED = R_LIMIT * R_LIMIT      # 1e300: finite
 
 
 def overflow_text(tau):

@@ -112,15 +112,25 @@ def isolate(model, r, thresholds):
 
     """
     th = collision_thresholds(model, thresholds, "thresholds")
-    ratio = np.abs(np.asarray(r, np.float64)) / th
+    bodies = dof_bodies(model)
+    return isolation(model, np.abs(np.asarray(r, np.float64)) / th, bodies,
+                     body_depths(model)[bodies])
+
+
+def isolation(model, ratio, bodies, depths):
+    """
+    :func:`isolate`'s result from ``ratio`` = |r| / thresholds (nv).
+
+    ``bodies``: :func:`dof_bodies`; ``depths``: each dof's body's depth in the tree (both
+    kept by a :class:`CollisionState`: computing them is most of an isolation's time).
+    """
     over = np.flatnonzero(ratio > 1.0)
     peak = float(ratio.max()) if ratio.size else 0.0
     if over.size == 0:
         return Isolation(False, (), None, peak)
-    bodies = dof_bodies(model)[over]
-    depth = body_depths(model)[bodies]
-    distal = bodies[np.flatnonzero(depth == depth.max())[-1]]
-    return Isolation(True, tuple(int(j) for j in over), model.body_names[distal], peak)
+    depth = depths[over]
+    distal = bodies[over[np.flatnonzero(depth == depth.max())[-1]]]
+    return Isolation(True, tuple(over.tolist()), model.body_names[distal], peak)
 
 
 NO_ISOLATION = Isolation(False, (), None, 0.0)
@@ -141,6 +151,8 @@ class CollisionState:
     def __init__(self, model, thresholds):
         self.model = model
         self.thresholds = collision_thresholds(model, thresholds)
+        self.dof_bodies = dof_bodies(model)
+        self.dof_depths = body_depths(model)[self.dof_bodies]
         self.state = (False, None, True)
         self.isolation = NO_ISOLATION
         self.unobserved_run = 0          # samples in a row without an estimate
@@ -159,7 +171,8 @@ class CollisionState:
         observing = self._count(tracking, reason)
         if self.state == (False, None, observing) and not (np.abs(r) > self.thresholds).any():
             return False          # the usual sample: ~2 µs, where isolate takes ~30 µs
-        self.isolation = isolate(self.model, r, self.thresholds)
+        ratio = np.abs(np.asarray(r, np.float64)) / self.thresholds
+        self.isolation = isolation(self.model, ratio, self.dof_bodies, self.dof_depths)
         state = (self.isolation.in_collision, self.isolation.link, observing)
         changed = state != self.state
         self.state = state

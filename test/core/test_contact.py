@@ -270,3 +270,54 @@ def test_the_manual_names_only_what_rbd_ros_contact_gives():
         named = set(re.findall(r"(?<![\w.])contact\.([A-Za-z_]\w*)\(", f.read()))
     assert named >= {"MomentumObserver", "observe", "isolate", "contact_wrench"}, named
     assert [n for n in sorted(named) if not hasattr(package, n)] == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_one_sample_bound_is_the_batch_bound(seed):
+    """
+    ``step``'s overflow test (a dot product first) says what ``run``'s entry-wise one says.
+
+    Every |x_j| <= R_LIMIT is bounded, a sum of squares far above R_LIMIT² included (all
+    entries at the limit); one entry beyond it, NaN or inf is not, in r or in the wrench.
+    """
+    rng = np.random.default_rng(seed)
+    limit = contact.R_LIMIT
+    r, wrench = rng.normal(size=32), rng.normal(size=6)
+
+    def batch(x, w):           # _step_admitted's test of one sample
+        size = np.abs(x).max() if w is None else np.maximum(np.abs(x).max(), np.abs(w).max())
+        return bool(size <= limit)
+
+    cases = [(r, wrench), (r, None), (np.full(32, limit), None),
+             (np.where(rng.random(32) < 0.5, -limit, limit), wrench.copy())]
+    for bad in (np.nan, np.inf, -np.inf, 1.0000001 * limit, -1.0000001 * limit):
+        for where in ("r", "wrench"):
+            x, w = r.copy(), wrench.copy()
+            (x if where == "r" else w)[rng.integers(6)] = bad
+            cases.append((x, w))
+    for x, w in cases:
+        assert contact._bounded(x, w) == batch(x, w), (x, w)
+    assert sum(contact._bounded(x, w) for x, w in cases) == 4
+
+
+def test_the_collision_state_isolates_as_isolate_does():
+    """
+    The state's isolation (its dof bodies and depths kept) is :func:`isolate`'s, sample by sample.
+
+    Its peak ratio too where it isolated (below every threshold it keeps the last one).
+    """
+    from rbd_ros.contact import CollisionState, isolate
+    m = Robot("talos").model                 # a tree: legs, arms, head from one base
+    thresholds = np.linspace(1.0, 3.0, m.nv)
+    state = CollisionState(m, thresholds)
+    rng = np.random.default_rng(4)
+    seen = set()
+    for _ in range(200):
+        r = rng.normal(size=m.nv) * rng.choice([0.5, 1.5, 3.0])
+        state.update(r)
+        expected = isolate(m, r, thresholds)
+        assert state.isolation[:3] == expected[:3]
+        if expected.in_collision:
+            assert state.isolation == expected
+        seen.add(state.isolation.link)
+    assert None in seen and len(seen) > 5      # no collision, and several isolated links
