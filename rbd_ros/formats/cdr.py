@@ -53,33 +53,42 @@ class JointStateDecoder:
 
     A publisher sends the same name list every time: the bytes of the last few distinct lists
     are kept, and a message whose bytes start the same way reuses the decoded names (the CDR
-    strings carry their lengths, so equal bytes mean equal lists).
+    strings carry their lengths, so equal bytes mean equal lists). Equal but for the padding
+    between the strings counts too: serializers need not zero it (Fast CDR's, behind
+    rclpy's, leaves what was in its buffer there), so it differs from message to message.
     """
 
     def __init__(self, keep=16):
         self.keep = keep
-        self.layouts = []            # (names bytes, names tuple), most recent first
+        # (names bytes, names tuple, their bytes as a little-endian integer with the padding
+        # zeroed, the mask of the bytes that are not padding), most recent first
+        self.layouts = []
 
     def names(self, raw, start):
         """(names tuple, offset after the list) of the string sequence at ``start``."""
-        for k, (blob, names) in enumerate(self.layouts):
-            if raw.startswith(blob, start):
+        for k, (blob, names, content, mask) in enumerate(self.layouts):
+            end = start + len(blob)
+            if raw.startswith(blob, start) or (
+                    end <= len(raw)
+                    and (int.from_bytes(raw[start:end], "little") ^ content) & mask == 0):
                 if k:
                     self.layouts.insert(0, self.layouts.pop(k))
-                return names, start + len(blob)
+                return names, end
         count = U32.unpack_from(raw, start)[0]
         if count > len(raw):
             raise ValueError(f"JointState claims {count} names in {len(raw)} bytes")
-        offset, names = start + 4, []
+        offset, names, mask = start + 4, [], (1 << 32) - 1
         for _ in range(count):
-            offset = align(offset, 4)
+            offset = align(offset, 4)           # skips the padding: not in the mask
             n = U32.unpack_from(raw, offset)[0]
             if n == 0 or offset + 4 + n > len(raw):
                 raise ValueError("JointState name runs past the end of the message")
             names.append(bytes(raw[offset + 4:offset + 3 + n]).decode("utf-8"))
+            mask |= ((1 << 8 * (4 + n)) - 1) << 8 * (offset - start)
             offset += 4 + n
         names = tuple(names)
-        self.layouts.insert(0, (bytes(raw[start:offset]), names))
+        blob = bytes(raw[start:offset])
+        self.layouts.insert(0, (blob, names, int.from_bytes(blob, "little") & mask, mask))
         del self.layouts[self.keep:]
         return names, offset
 

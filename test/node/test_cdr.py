@@ -123,6 +123,45 @@ def test_joint_state_decoder(little_endian):
         assert len(dec.layouts) == 2                   # the name-list cache stays bounded
 
 
+def _padding_offsets(raw, count_offset, count):
+    """The offsets of the padding bytes between the strings of a CDR string sequence."""
+    offset, padding = count_offset + 4, []
+    for _ in range(count):
+        aligned = cdr.align(offset, 4)
+        padding += range(offset, aligned)
+        offset = aligned + 4 + int.from_bytes(raw[aligned:aligned + 4], "little")
+    return padding
+
+
+def test_the_names_are_reused_whatever_the_padding_between_them():
+    """
+    Two messages whose name lists differ only in their padding bytes share one decoding.
+
+    Fast CDR (rclpy's serializer) leaves garbage in the padding, so a publisher's messages
+    differ there; every other byte of the list counts: a changed letter or length is a new
+    list, decoded anew.
+    """
+    names = ["a", "bb", "ccc", "dddd", "eeeee", "joint_7"]       # every padding 0..3 bytes
+    raw = bytearray(rosbags_joint_state(names, np.arange(6.0), [], []))
+    start = cdr.align(cdr.string_end(raw, 12), 4)
+    padding = _padding_offsets(raw, start, len(names))
+    assert len(padding) >= 6
+    dec = cdr.JointStateDecoder()
+    assert dec.decode(bytes(raw))[0] == tuple(names)
+    rng = np.random.default_rng(2)
+    for _ in range(20):
+        for k in padding:
+            raw[k] = int(rng.integers(1, 256))
+        decoded = dec.decode(bytes(raw))
+        assert decoded[0] == tuple(names) and len(dec.layouts) == 1
+        np.testing.assert_array_equal(decoded[2], np.arange(6.0))
+    other = bytearray(raw)
+    other[other.index(b"dddd")] = ord("x")                     # a letter: another list
+    assert dec.decode(bytes(other))[0] == ("a", "bb", "ccc", "xddd", "eeeee", "joint_7")
+    assert len(dec.layouts) == 2
+    assert dec.decode(bytes(raw))[0] == tuple(names)
+
+
 def test_decoders_refuse_truncated_bytes():
     raw = rosbags_joint_state(["a", "b"], [1.0, 2.0], [3.0, 4.0], [5.0, 6.0])
     dec = cdr.JointStateDecoder()
