@@ -47,7 +47,7 @@ VERSION_PREFIX = "v-"
 # The modules that define or feed compiled code: editing any of them invalidates every cached
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
 KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
-                  "algorithms")
+                  "batch/algorithm_kernels.py", "algorithms")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
 PYTHON_ONLY = tuple(os.path.join("algorithms", f)

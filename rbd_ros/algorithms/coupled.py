@@ -37,9 +37,6 @@ from .regressor import joint_torque_regressor_kernel
 from .rnea import rnea_kernel
 from .rnea_derivatives import rnea_derivatives_kernel
 
-# what the coupled batch kernel runs (``rbd_ros.batch``)
-RNEA, ABA, MINV, RNEA_DERIVATIVES, ABA_DERIVATIVES, REGRESSOR, CORIOLIS = range(7)
-
 _STATE = (f64_2d_ro, f64_2d_ro, f64_2d)                  # packed, table, ws
 
 

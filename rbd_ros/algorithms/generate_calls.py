@@ -36,7 +36,7 @@ import sys
 import textwrap
 
 from . import entries
-from ..formats.text_files import write_atomic
+from ..formats.text_files import write_generated
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.py")
 WIDTH = 99          # setup.cfg's flake8 max-line-length is 100
@@ -387,22 +387,8 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true",
                         help="exit 1 where calls.py differs from what would be written")
     args = parser.parse_args(argv)
-    text = module_source()
-    try:
-        with open(PATH, encoding="utf-8") as f:
-            current = f.read()
-    except OSError:
-        current = None
-    if args.check:
-        if current != text:
-            print(f"{PATH} is not what generate_calls writes: run "
-                  "python -m rbd_ros.algorithms.generate_calls", file=sys.stderr)
-            return 1
-        return 0
-    if current != text:
-        write_atomic(PATH, text, "calls.py")
-        print(f"wrote {PATH}")
-    return 0
+    return write_generated(PATH, module_source(), "python -m rbd_ros.algorithms.generate_calls",
+                           args.check)
 
 
 if __name__ == "__main__":

@@ -27,10 +27,11 @@ Inputs are checked as in the single-state functions (sizes, finiteness, a zero b
 quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
 first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
 
-Every batch call runs through one kernel, ``algorithm_batch_kernel``, told which
-single-state kernel its chunks run; a model with mimic joints (coupled) through
-``coupled_batch_kernel``, whose chunks run the coupled single-state kernels
-(``algorithms/coupled.py``) in per-chunk copies of the coupled scratch.
+Each algorithm has its batch kernel (``rnea_batch_kernel``, ...; a model with mimic joints
+its coupled one, whose chunks run the coupled single-state kernels of
+``algorithms/coupled.py`` in per-chunk copies of the coupled scratch), generated from one
+table into ``algorithm_kernels.py`` (``generate_kernels``); a call finds its kernel and the
+workspace arrays it takes by the algorithm's name (``KERNELS``, ``COUPLED_KERNELS``).
 """
 import inspect
 
@@ -38,9 +39,9 @@ import numba
 import numpy as np
 
 from .. import _output_arrays as _batch_outputs, _checks
-from ..algorithms import coupled as _coupled
 from ..algorithms.entries import ENTRIES, with_shared_parameters, with_shared_refusals
-from .kernels import CLAIM_STRIDE, algorithm_batch_kernel, coupled_batch_kernel
+from .algorithm_kernels import COUPLED_KERNELS, KERNELS
+from .kernels import CLAIM_STRIDE
 
 # The parameters the batch calls share, written once: a call's docstring names them in one
 # "model, q, ... : ..." entry, which ``documented`` writes out.
@@ -147,7 +148,7 @@ def _raise_first(function, status, model, names, arrays):
     raise ValueError(f"{function}: sample {k}: {message}")
 
 
-def _run(function, which, model, names, values, fext, out_shape, nout, data, out,
+def _run(function, algorithm, model, names, values, fext, out_shape, nout, data, out,
          public=None):
     """
     Run one batch call; return its ``nout`` outputs, of shape ``public(N)``.
@@ -156,11 +157,9 @@ def _run(function, which, model, names, values, fext, out_shape, nout, data, out
     (checked: :mod:`rbd_ros._output_arrays`), the kernel writes them as (N, *out_shape)
     (``public`` defaults to that shape); a nonzero status of any state is reported.
 
-    ``which``: the algorithm, numbered as ``algorithms/coupled.py`` numbers them; ``fext``
-    is passed on only where the function has it (``names`` then ends with "fext"). One
-    kernel runs every call: ``algorithm_batch_kernel``, or ``coupled_batch_kernel`` for a
-    model with mimic joints; a vector result is (N, 1, nv) to them, and the inputs and
-    outputs a call does not have are passed as its first ones (never read).
+    ``algorithm``: the name of the batch kernel's row (``KERNELS``, or ``COUPLED_KERNELS``
+    for a model with mimic joints), which says the workspace arrays it takes; ``fext`` is
+    passed on only where the function has it (``names`` then ends with "fext").
     """
     takes_fext = names[-1] == "fext"
     inputs = names[:-1] if takes_fext else names
@@ -178,31 +177,27 @@ def _run(function, which, model, names, values, fext, out_shape, nout, data, out
         nchunks = _chunks(n)
         claims = np.zeros(CLAIM_STRIDE * nchunks, np.int64)
         data = model.data if data is None else _checks.workspace(model, data)
-        states = (*(tuple(arrays) + (arrays[0],) * 2)[:3], fext,
-                  *(outs + (outs[0],) * 2)[:3], status, claims, nchunks)
+        states = (*arrays, *((fext,) if takes_fext else ()), *outs, status, claims, nchunks)
         with data.lock:
             ws = data.batch_workspace(max(nchunks, numba.get_num_threads()))
             if model.coupling is None:
-                algorithm_batch_kernel(which, model.packed,
-                                       *(getattr(ws, name) for name in _SCRATCH), *states)
+                kernel, scratch = KERNELS[algorithm]
+                kernel(model.packed, *(getattr(ws, name) for name in scratch), *states)
             else:
-                coupled_batch_kernel(which, model.packed, model.coupling.table,
-                                     *(getattr(ws, name) for name in _COUPLED_SCRATCH),
-                                     *states)
+                kernel, scratch = COUPLED_KERNELS[algorithm]
+                kernel(model.packed, model.coupling.table,
+                       *(getattr(ws, name) for name in scratch), *states)
         _raise_first(function, status, model, names, tuple(arrays) + (fext,))
     return results
 
 
-_SCRATCH = ("body", "dof", "body_matrix", "force_sets", "stacked", "regressor_block")
-_COUPLED_SCRATCH = ("body", "dof", "body_matrix", "regressor_block", "full_q", "full_v",
-                    "full_matrices", "reduced_matrices", "reduced_v", "full_regressor")
 _NAMES_RNEA = tuple(ENTRIES["rnea"].inputs)      # the single-state call's, for its messages
 _NAMES_ABA = tuple(ENTRIES["aba"].inputs)
 
 
 def _vector_shape(model):
-    """Return the kernel's per-state shape of a vector result: (1, nv)."""
-    return (1, model.nv)
+    """Return the kernel's per-state shape of a vector result: (nv,)."""
+    return (model.nv,)
 
 
 def _matrix_shape(model):
@@ -237,7 +232,7 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
         ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
-    return _run("rnea_batch", _coupled.RNEA, model, _NAMES_RNEA, (q, v, a), fext,
+    return _run("rnea_batch", "rnea", model, _NAMES_RNEA, (q, v, a), fext,
                 _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
 
 
@@ -270,7 +265,7 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
         ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
-    return _run("aba_batch", _coupled.ABA, model, _NAMES_ABA, (q, v, tau), fext,
+    return _run("aba_batch", "aba", model, _NAMES_ABA, (q, v, tau), fext,
                 _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
 
 
@@ -302,7 +297,7 @@ def minv_batch(model, q, *, out=None, data=None):
         ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
-    return _run("minv_batch", _coupled.MINV, model, ("q",), (q,), None,
+    return _run("minv_batch", "minv", model, ("q",), (q,), None,
                 _matrix_shape(model), 1, data, out)[0]
 
 
@@ -339,7 +334,7 @@ def rnea_derivatives_batch(model, q, v, a, fext=None, *, out=None, data=None):
         ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
-    return _run("rnea_derivatives_batch", _coupled.RNEA_DERIVATIVES, model, _NAMES_RNEA,
+    return _run("rnea_derivatives_batch", "rnea_derivatives", model, _NAMES_RNEA,
                 (q, v, a), fext, _matrix_shape(model), 3, data, out)
 
 
@@ -377,7 +372,7 @@ def aba_derivatives_batch(model, q, v, tau, fext=None, *, out=None, data=None):
         ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
-    return _run("aba_derivatives_batch", _coupled.ABA_DERIVATIVES, model, _NAMES_ABA,
+    return _run("aba_derivatives_batch", "aba_derivatives", model, _NAMES_ABA,
                 (q, v, tau), fext, _matrix_shape(model), 3, data, out)
 
 
@@ -409,7 +404,7 @@ def coriolis_matrix_batch(model, q, v, *, out=None, data=None):
         ... the shared refusals: ``rbd_ros.batch.BATCH_REFUSALS``.
 
     """
-    return _run("coriolis_matrix_batch", _coupled.CORIOLIS, model, ("q", "v"), (q, v), None,
+    return _run("coriolis_matrix_batch", "coriolis_matrix", model, ("q", "v"), (q, v), None,
                 _matrix_shape(model), 1, data, out)[0]
 
 
@@ -443,6 +438,6 @@ def joint_torque_regressor_batch(model, q, v, a, *, out=None, data=None):
 
     """
     cols = 10 * model.nbodies
-    return _run("joint_torque_regressor_batch", _coupled.REGRESSOR, model, _NAMES_RNEA[:3],
-                (q, v, a), None, (model.nv, cols), 1, data, out,
+    return _run("joint_torque_regressor_batch", "joint_torque_regressor", model,
+                _NAMES_RNEA[:3], (q, v, a), None, (model.nv, cols), 1, data, out,
                 lambda n: (n * model.nv, cols))[0]

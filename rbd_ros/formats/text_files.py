@@ -177,6 +177,31 @@ def write_atomic(path, data, what="output"):
         raise
 
 
+def write_generated(path, text, command, check=False):
+    """
+    Write the generated module ``text`` at ``path`` where it differs; return an exit status.
+
+    ``check``: write nothing, and return 1 (saying to run ``command``) where the file is not
+    ``text``. The generators of checked-in modules (``calls.py``, ``algorithm_kernels.py``)
+    end with it.
+    """
+    import sys
+    try:
+        with open(path, encoding="utf-8") as f:
+            current = f.read()
+    except OSError:
+        current = None
+    if check:
+        if current != text:
+            print(f"{path} is not what it generates: run {command}", file=sys.stderr)
+            return 1
+        return 0
+    if current != text:
+        write_atomic(path, text, os.path.basename(path))
+        print(f"wrote {path}")
+    return 0
+
+
 def _remove(path):
     try:
         os.unlink(path)

@@ -338,3 +338,44 @@ def test_out_of_a_converted_input_is_accepted(robot):
     wide[:, ::2] = s["a"]                      # strided: converted, so not read in place
     out = rbd_ros.rnea_batch(m, s["q"], s["v"], wide[:, ::2], out=np.empty((4, m.nv)))
     assert np.array_equal(out, ref)
+
+
+def test_the_batch_kernels_are_what_their_generator_writes():
+    """algorithm_kernels.py is checked in: it must be what the tables and signatures give now."""
+    from rbd_ros.batch import generate_kernels
+    with open(generate_kernels.PATH, encoding="utf-8") as f:
+        assert f.read() == generate_kernels.module_source(), \
+            "algorithm_kernels.py is stale: run python -m rbd_ros.batch.generate_kernels"
+    assert generate_kernels.main(["--check"]) == 0
+
+
+def test_a_stale_batch_kernels_module_is_reported(tmp_path, monkeypatch, capsys):
+    from rbd_ros.batch import generate_kernels
+    stale = tmp_path / "algorithm_kernels.py"
+    stale.write_text("# an older algorithm_kernels.py\n")
+    monkeypatch.setattr(generate_kernels, "PATH", str(stale))
+    assert generate_kernels.main(["--check"]) == 1
+    assert "run python -m rbd_ros.batch.generate_kernels" in capsys.readouterr().err
+    assert stale.read_text() == "# an older algorithm_kernels.py\n"     # --check writes nothing
+    assert generate_kernels.main([]) == 0
+    assert stale.read_text() == generate_kernels.module_source()
+
+
+def test_a_table_row_that_does_not_fit_its_kernel_is_refused(monkeypatch):
+    """A scratch array too many or too few for the single-state kernel's signature: TypeError."""
+    from rbd_ros.batch import generate_kernels
+    single, module, scratch = generate_kernels.ALGORITHMS["minv"]
+    for wrong in (scratch + ("dof",), scratch[:1]):
+        with pytest.raises(TypeError, match="minv_kernel takes 5 arguments"):
+            generate_kernels.kernel_source("minv", (single, module, wrong), False)
+
+
+def test_every_batch_call_has_its_kernel_and_its_coupled_kernel():
+    from rbd_ros.batch import generate_kernels
+    from rbd_ros.batch.algorithm_kernels import COUPLED_KERNELS, KERNELS
+    assert set(KERNELS) == set(COUPLED_KERNELS) == set(generate_kernels.STATES)
+    for table, rows in ((KERNELS, generate_kernels.ALGORITHMS),
+                        (COUPLED_KERNELS, generate_kernels.COUPLED)):
+        for algorithm, (kernel, scratch) in table.items():
+            assert scratch == rows[algorithm][2]
+            assert kernel.__name__.endswith(f"{algorithm}_batch_kernel")

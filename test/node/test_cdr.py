@@ -124,7 +124,7 @@ def test_joint_state_decoder(little_endian):
 
 
 def _padding_offsets(raw, count_offset, count):
-    """The offsets of the padding bytes between the strings of a CDR string sequence."""
+    """Return the offsets of the padding bytes between the strings of a CDR string sequence."""
     offset, padding = count_offset + 4, []
     for _ in range(count):
         aligned = cdr.align(offset, 4)

@@ -345,7 +345,7 @@ def _worker_kernels():
     model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
     zeros = np.zeros((2, model.nv))
     rbd_ros.joint_torque_regressor_batch(model, zeros, zeros, zeros)   # loaded by now
-    stats = rbd_ros.batch.algorithm_batch_kernel.stats
+    stats = rbd_ros.batch.algorithm_kernels.joint_torque_regressor_batch_kernel.stats
     return (os.environ.get("NUMBA_CACHE_DIR"), os.getpid(), sum(stats.cache_hits.values()),
             sum(stats.cache_misses.values()))
 
