@@ -95,9 +95,8 @@ def effective_mass(model, q, link, direction, *, data=None):
     ------
     ValueError
         Saying why, where the joints cannot move the point along u or ``direction`` is zero;
-        ``link`` not a link of the model; an input of the wrong size, not real numbers, with NaN
-        or inf, or a zero base quaternion; ``data`` made for a model of another size; an ``out``
-        that is not as described.
+        ``link`` not a link of the model;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----

@@ -93,9 +93,8 @@ def frame_placement(model, q, link, *, data=None):
     Raises
     ------
     ValueError
-        ``link`` not a link of the model; an input of the wrong size, not real numbers, with NaN
-        or inf, or a zero base quaternion (the message names it); a result that is not finite;
-        ``data`` made for a model of another size; an ``out`` that is not as described.
+        ``link`` not a link of the model;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----

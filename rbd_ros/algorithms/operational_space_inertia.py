@@ -175,9 +175,8 @@ def operational_space_inertia(model, q, link, reference="local_world_aligned",
     ValueError
         J M⁻¹ Jᵀ singular, saying why (fewer than 6, or with ``translational`` 3, degrees of
         freedom support the frame, or a singular configuration); ``link`` not a link of the
-        model, or ``reference`` not one of its three values; an input of the wrong size, not
-        real numbers, with NaN or inf, or a zero base quaternion; ``data`` made for a model of
-        another size; an ``out`` that is not as described.
+        model, or ``reference`` not one of its three values;
+        ... the shared refusals: ``rbd_ros.algorithms.entries.SHARED_REFUSALS``.
 
     Notes
     -----
