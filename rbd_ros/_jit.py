@@ -82,7 +82,7 @@ def compiled_text(source):
     Return what of a module's ``source`` the compiled code depends on: its syntax tree.
 
     Comments, docstrings, blank lines and line numbers are left out: editing them changes
-    no kernel, so it recompiles nothing (a full cold compile takes ~45 s on 2 cores).
+    no kernel, so it recompiles nothing (a full cold compile takes ~50 s on 2 cores).
     """
     try:
         return ast.dump(_without_docstrings(ast.parse(source)))

@@ -61,7 +61,10 @@ def _fit(arrays, shapes, inputs):
     allocated them for themselves): two arrays that numpy allocated each for itself cannot
     overlap unless they are one array. A view, of an output or of an input, is left to
     ``np.may_share_memory`` (~0.2 µs a pair). One ``flags`` read per output and a ``base``
-    read per input: each ``flags`` read builds an object (~50 ns), ``base`` does not.
+    read per input: each ``flags`` read builds an object (~50 ns), ``base`` does not. Every
+    array numpy, ctypes, buffers or numba make over another's memory has a base; one that
+    an extension builds over foreign memory without setting it (the C API allows it) is
+    trusted as an array of its own, here as in the generated calls' inline test.
     """
     for arr, shape in zip(arrays, shapes):
         if (arr.__class__ is not _NDARRAY or arr.dtype is not _F8 or arr.shape != shape

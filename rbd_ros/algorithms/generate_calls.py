@@ -101,11 +101,14 @@ _COUPLED = '''\
 
 # The results: fresh, or the caller's ``out=`` checked as a batch call's (the kernel writes
 # into them), made before every route (specialized, coupled, generic): each writes them.
-# One output: the common case tested inline, no more leniently than _checked_output (an
-# ndarray of the float64 dtype itself, C-contiguous, writeable, owning its memory, beside
-# inputs that are not it and no view (``base`` None, a read without the ~50 ns object a
-# ``flags`` read builds): arrays numpy allocated each for itself do not overlap); anything
-# else goes through _checked_output, which says what is wrong.
+# The common case is tested inline, one array ``out`` or a tuple of several (_tuple_tests),
+# as _checked_output tests it (each an ndarray of the float64 dtype itself, C-contiguous,
+# writeable, owning its memory, beside inputs that are none of them and no view: arrays
+# numpy allocated each for itself do not overlap); anything else goes through
+# _checked_output, which says what is wrong. "No view" is ``base`` None, a read without the
+# ~50 ns object a ``flags`` read builds: every array numpy, ctypes, buffers or numba make
+# over another's memory has a base; one that an extension builds over foreign memory without
+# setting it (the C API allows it) is trusted as an array of its own.
 _OWNED_INPUT = "{x} is not out and {x}.__class__ is _ndarray and {x}.base is None"
 
 # What a call works out before its kernel (an Entry's ``prepare``): a link's frame is
@@ -236,6 +239,9 @@ def _tuple_tests(entry, given):
     and no view. A list, or anything else, goes through _checked_output.
     """
     targets = list(given)
+    clash = set(targets) & (set(entry.inputs) | {"model", "data", "out"})
+    if clash:       # the walrus targets would overwrite what the tests read
+        raise TypeError(f"outputs named as inputs or parameters: {', '.join(sorted(clash))}")
     tests = ["out.__class__ is tuple", f"len(out) == {len(targets)}"]
     for j, (target, shape) in enumerate(given.items()):
         tests += [f"({target} := out[{j}]).__class__ is _ndarray", f"{target}.dtype is _f8",

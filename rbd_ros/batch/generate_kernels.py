@@ -11,20 +11,24 @@ takes. Every single-state kernel takes its arguments in one order: the model's t
 its single-state kernel's signature with one more dimension on every array after the
 model's (a chunk's slot of a scratch array, a state's row of an input or an output), and
 :data:`ALGORITHMS` and :data:`COUPLED` say, per algorithm, only which kernel and which
-scratch arrays; the inputs and outputs are the batch call's (:data:`STATES`). This script
-writes each kernel out, with its typed signature, into the checked-in module
-``algorithm_kernels.py`` (as ``generate_calls`` writes ``calls.py``), where a batch call finds
-it by name (``KERNELS``), not by a number. ``--check`` exits 1, writing nothing, where that
-module differs from what it would write (``test_batch``).
+scratch arrays; the inputs and outputs are the batch call's (:data:`STATES`). A row is
+checked before it is written: as many arrays as its kernel's signature has, and a plain
+kernel's scratch as its single-state call passes it (``ENTRIES``). This script writes each
+kernel out, with its typed signature, into the checked-in module ``algorithm_kernels.py``
+(as ``generate_calls`` writes ``calls.py``), where a batch call finds it by name
+(``KERNELS``), not by a number. ``--check`` exits 1, writing nothing, where that module
+differs from what it would write (``test_batch``).
 """
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from numba import types
 
 from .. import _jit
+from ..algorithms.entries import ENTRIES
 from ..algorithms.generate_calls import WIDTH, wrapped
 from ..formats.text_files import write_generated
 
@@ -110,6 +114,11 @@ def _batch_type(numba_type):
     return types.Array(numba_type.dtype, numba_type.ndim + 1, "C")
 
 
+def _data_arrays(algorithm):
+    """Return the ``data.`` arrays the single-state call passes its kernel (``ENTRIES``)."""
+    return re.findall(r"\bdata\.(\w+)", ENTRIES[algorithm].arguments)
+
+
 def kernel_source(algorithm, row, coupled):
     """Return the source of the batch kernel of ``algorithm`` (``row``: its table row)."""
     single, module, scratch = row
@@ -120,6 +129,9 @@ def kernel_source(algorithm, row, coupled):
     if len(declared.args) != len(model) + len(scratch) + len(rows):
         raise TypeError(f"{single} takes {len(declared.args)} arguments, the table gives "
                         f"{len(model) + len(scratch) + len(rows)}")
+    if not coupled and tuple(_data_arrays(algorithm)) != tuple(scratch):
+        raise TypeError(f"{single}: the table's scratch {scratch} is not what its single-state "
+                        f"call passes: {tuple(_data_arrays(algorithm))}")
     kinds = [_type_name(t) for t in declared.args[:len(model)]]
     kinds += [_type_name(_batch_type(t)) for t in declared.args[len(model):]]
     name = f"{'coupled_' if coupled else ''}{algorithm}_batch_kernel"

@@ -77,17 +77,22 @@ class JointStateDecoder:
         count = U32.unpack_from(raw, start)[0]
         if count > len(raw):
             raise ValueError(f"JointState claims {count} names in {len(raw)} bytes")
-        offset, names, mask = start + 4, [], (1 << 32) - 1
+        offset, names, padding = start + 4, [], []
         for _ in range(count):
-            offset = align(offset, 4)           # skips the padding: not in the mask
+            aligned = align(offset, 4)
+            padding.extend(range(offset - start, aligned - start))
+            offset = aligned
             n = U32.unpack_from(raw, offset)[0]
             if n == 0 or offset + 4 + n > len(raw):
                 raise ValueError("JointState name runs past the end of the message")
             names.append(bytes(raw[offset + 4:offset + 3 + n]).decode("utf-8"))
-            mask |= ((1 << 8 * (4 + n)) - 1) << 8 * (offset - start)
             offset += 4 + n
         names = tuple(names)
         blob = bytes(raw[start:offset])
+        kept = bytearray(b"\xff") * len(blob)     # built once: linear in the list's length
+        for k in padding:
+            kept[k] = 0
+        mask = int.from_bytes(kept, "little")
         self.layouts.insert(0, (blob, names, int.from_bytes(blob, "little") & mask, mask))
         del self.layouts[self.keep:]
         return names, offset

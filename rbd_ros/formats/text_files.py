@@ -18,6 +18,7 @@ file); :func:`write_atomic` writes through a temporary file renamed into place, 
 """
 import os
 import stat
+import sys
 import tempfile
 
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -185,7 +186,6 @@ def write_generated(path, text, command, check=False):
     ``text``. The generators of checked-in modules (``calls.py``, ``algorithm_kernels.py``)
     end with it.
     """
-    import sys
     try:
         with open(path, encoding="utf-8") as f:
             current = f.read()
@@ -193,7 +193,8 @@ def write_generated(path, text, command, check=False):
         current = None
     if check:
         if current != text:
-            print(f"{path} is not what it generates: run {command}", file=sys.stderr)
+            print(f"{path} is stale (not what its generator writes): run {command}",
+                  file=sys.stderr)
             return 1
         return 0
     if current != text:

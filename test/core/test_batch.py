@@ -362,12 +362,14 @@ def test_a_stale_batch_kernels_module_is_reported(tmp_path, monkeypatch, capsys)
 
 
 def test_a_table_row_that_does_not_fit_its_kernel_is_refused(monkeypatch):
-    """A scratch array too many or too few for the single-state kernel's signature: TypeError."""
+    """A scratch array too many, too few, or not the single-state call's: TypeError."""
     from rbd_ros.batch import generate_kernels
     single, module, scratch = generate_kernels.ALGORITHMS["minv"]
     for wrong in (scratch + ("dof",), scratch[:1]):
         with pytest.raises(TypeError, match="minv_kernel takes 5 arguments"):
             generate_kernels.kernel_source("minv", (single, module, wrong), False)
+    with pytest.raises(TypeError, match="not what its single-state call passes"):    # swapped
+        generate_kernels.kernel_source("minv", (single, module, scratch[::-1]), False)
 
 
 def test_every_batch_call_has_its_kernel_and_its_coupled_kernel():
