@@ -154,3 +154,23 @@ def skipped_module(parent, module_path, reason):
     module = SkippedModule.from_parent(parent, path=module_path)
     module.reason = reason
     return module
+
+
+def assert_generated_module_is_current(generator, command):
+    """Assert the module a generator checked in (``generator.PATH``) is what it writes now."""
+    name = os.path.basename(generator.PATH)
+    with open(generator.PATH, encoding="utf-8") as f:
+        assert f.read() == generator.module_source(), f"{name} is stale: run {command}"
+    assert generator.main(["--check"]) == 0
+
+
+def assert_a_stale_module_is_reported(generator, command, tmp_path, monkeypatch, capsys):
+    """Assert ``--check`` on a stale copy says to run ``command`` and writes nothing."""
+    stale = tmp_path / os.path.basename(generator.PATH)
+    stale.write_text("# an older module\n")
+    monkeypatch.setattr(generator, "PATH", str(stale))
+    assert generator.main(["--check"]) == 1
+    assert f"run {command}" in capsys.readouterr().err
+    assert stale.read_text() == "# an older module\n"          # --check writes nothing
+    assert generator.main([]) == 0
+    assert stale.read_text() == generator.module_source()

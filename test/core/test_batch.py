@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from helpers import assert_close, get_robot
+from helpers import (assert_a_stale_module_is_reported, assert_close,
+                     assert_generated_module_is_current, get_robot)
 
 BATCH_ROBOTS = ("arm7", "quadruped", "talos")
 N = 37
@@ -340,25 +341,19 @@ def test_out_of_a_converted_input_is_accepted(robot):
     assert np.array_equal(out, ref)
 
 
+GENERATE_KERNELS = "python -m rbd_ros.batch.generate_kernels"
+
+
 def test_the_batch_kernels_are_what_their_generator_writes():
     """algorithm_kernels.py is checked in: it must be what the tables and signatures give now."""
     from rbd_ros.batch import generate_kernels
-    with open(generate_kernels.PATH, encoding="utf-8") as f:
-        assert f.read() == generate_kernels.module_source(), \
-            "algorithm_kernels.py is stale: run python -m rbd_ros.batch.generate_kernels"
-    assert generate_kernels.main(["--check"]) == 0
+    assert_generated_module_is_current(generate_kernels, GENERATE_KERNELS)
 
 
 def test_a_stale_batch_kernels_module_is_reported(tmp_path, monkeypatch, capsys):
     from rbd_ros.batch import generate_kernels
-    stale = tmp_path / "algorithm_kernels.py"
-    stale.write_text("# an older algorithm_kernels.py\n")
-    monkeypatch.setattr(generate_kernels, "PATH", str(stale))
-    assert generate_kernels.main(["--check"]) == 1
-    assert "run python -m rbd_ros.batch.generate_kernels" in capsys.readouterr().err
-    assert stale.read_text() == "# an older algorithm_kernels.py\n"     # --check writes nothing
-    assert generate_kernels.main([]) == 0
-    assert stale.read_text() == generate_kernels.module_source()
+    assert_a_stale_module_is_reported(generate_kernels, GENERATE_KERNELS, tmp_path, monkeypatch,
+                                      capsys)
 
 
 def test_a_table_row_that_does_not_fit_its_kernel_is_refused(monkeypatch):

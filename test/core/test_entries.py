@@ -18,10 +18,12 @@ import numpy as np
 import pytest
 
 import rbd_ros
-from helpers import get_robot, robot_path
+from helpers import (assert_a_stale_module_is_reported, assert_generated_module_is_current,
+                     get_robot, robot_path)
 from rbd_ros.algorithms import entries
 
 STATE_ARGS = {"q": "q", "v": "v", "a": "a", "tau": "tau", "dv": "v"}
+GENERATE_CALLS = "python -m rbd_ros.algorithms.generate_calls"
 
 
 def call(name, model, values, fext=None, **options):
@@ -75,22 +77,13 @@ def test_every_row_is_built_and_exported():
 def test_the_generated_calls_are_what_the_generator_writes():
     """calls.py is checked in: it must be what the table and the declarations give now."""
     from rbd_ros.algorithms import generate_calls
-    with open(generate_calls.PATH, encoding="utf-8") as f:
-        assert f.read() == generate_calls.module_source(), \
-            "calls.py is stale: run python -m rbd_ros.algorithms.generate_calls"
-    assert generate_calls.main(["--check"]) == 0
+    assert_generated_module_is_current(generate_calls, GENERATE_CALLS)
 
 
 def test_a_stale_calls_module_is_reported(tmp_path, monkeypatch, capsys):
     from rbd_ros.algorithms import generate_calls
-    stale = tmp_path / "calls.py"
-    stale.write_text("# an older calls.py\n")
-    monkeypatch.setattr(generate_calls, "PATH", str(stale))
-    assert generate_calls.main(["--check"]) == 1
-    assert "run python -m rbd_ros.algorithms.generate_calls" in capsys.readouterr().err
-    assert stale.read_text() == "# an older calls.py\n"        # --check writes nothing
-    assert generate_calls.main([]) == 0
-    assert stale.read_text() == generate_calls.module_source()
+    assert_a_stale_module_is_reported(generate_calls, GENERATE_CALLS, tmp_path, monkeypatch,
+                                      capsys)
 
 
 def test_a_declaration_is_not_the_call():
