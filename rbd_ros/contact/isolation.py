@@ -178,6 +178,21 @@ class CollisionState:
         self.state = state
         return changed
 
+    def message_fields(self, dof_names):
+        """
+        Return the fields of ~/collision (rbd_ros_interfaces/Collision) but its header.
+
+        The node's message and the replay's are filled from this one dict, so they say the
+        same: the last isolation (``dof_names``: one name per entry of v) and whether the
+        observer can observe, with why not (200 characters at most).
+        """
+        iso = self.isolation
+        return {"in_collision": bool(iso.in_collision),
+                "joints": [dof_names[j] for j in iso.joints],
+                "isolated_link": iso.link or "", "peak_ratio": float(iso.peak_ratio),
+                "observing": bool(self.observing),
+                "reason": "" if self.observing else self.reason[:200]}
+
     def unobserved(self, reason):
         """Count a sample without r (skipped, refused: ``reason``); return whether it changed."""
         observing = self._count(False, reason)

@@ -162,15 +162,10 @@ class ContactMonitor:
 
     def collision_message(self, msg, stamp):
         """Fill ``msg`` (rbd_ros_interfaces/Collision) with the last isolation."""
-        iso = self.isolation
         msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
-        msg.in_collision = bool(iso.in_collision)
-        msg.joints = [self.names[j] for j in iso.joints]
-        msg.isolated_link = iso.link or ""
-        msg.peak_ratio = float(iso.peak_ratio)
-        if hasattr(msg, "observing"):          # rbd_ros_interfaces built before the field
-            msg.observing = bool(self.collision.observing)
-            msg.reason = "" if msg.observing else self.collision.reason[:200]
+        for field, value in self.collision.message_fields(self.names).items():
+            if hasattr(msg, field):            # rbd_ros_interfaces built before "observing"
+                setattr(msg, field, value)
         return msg
 
     def diagnostic(self):

@@ -202,13 +202,8 @@ class Observed:
                 self.blind_open["end"] = float(self.t.time[row])
                 self.blind.append(self.blind_open)
                 self.blind_open = None
-            iso = state.isolation
             if changed and "collision" in self.names:
-                msg = cls(header=self._header(row), in_collision=bool(iso.in_collision),
-                          joints=[self.dofs[j] for j in iso.joints],
-                          isolated_link=iso.link or "", peak_ratio=float(iso.peak_ratio),
-                          observing=bool(state.observing),
-                          reason="" if state.observing else state.reason[:200])
+                msg = cls(header=self._header(row), **state.message_fields(self.dofs))
                 self._add(row, "collision", bytes(store.serialize_cdr(msg, table.COLLISION)))
             self._event(row)
 

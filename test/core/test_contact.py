@@ -321,3 +321,26 @@ def test_the_collision_state_isolates_as_isolate_does():
             assert state.isolation == expected
         seen.add(state.isolation.link)
     assert None in seen and len(seen) > 5      # no collision, and several isolated links
+
+
+def test_the_collision_message_fields():
+    """The fields the node's and the replay's ~/collision are both filled from."""
+    from rbd_ros.contact import CollisionState
+    from rbd_ros.contact.isolation import BLIND_AFTER
+    m = Robot("talos").model
+    names = [f"dof{j}" for j in range(m.nv)]
+    state = CollisionState(m, 1.0)
+    assert state.message_fields(names) == {"in_collision": False, "joints": [],
+                                           "isolated_link": "", "peak_ratio": 0.0,
+                                           "observing": True, "reason": ""}
+    r = np.zeros(m.nv)
+    r[[3, m.nv - 1]] = 2.5, -4.0
+    state.update(r)
+    fields = state.message_fields(names)
+    assert fields["in_collision"] and fields["joints"] == [names[3], names[-1]]
+    assert fields["isolated_link"] == state.isolation.link and fields["peak_ratio"] == 4.0
+    for _ in range(BLIND_AFTER):
+        state.unobserved("x" * 300)
+    fields = state.message_fields(names)
+    assert not fields["observing"] and fields["reason"] == "x" * 200
+    assert fields["in_collision"]                   # the last isolation is kept while blind
