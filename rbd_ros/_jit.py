@@ -51,7 +51,8 @@ KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
 PYTHON_ONLY = tuple(os.path.join("algorithms", f)
-                    for f in ("entries.py", "calls.py", "generate_calls.py"))
+                    for f in ("entries.py", "calls.py", "generate_calls.py",
+                              "generate_joint_dispatch.py"))
 
 
 def _kernel_source_paths():

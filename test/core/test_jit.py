@@ -109,13 +109,14 @@ def test_every_kernel_is_a_first_call_dispatcher():
 def test_a_helper_called_from_python_runs_as_python():
     """Helpers have no Python entry point: called from Python they run their Python code."""
     from rbd_ros.algorithms import joints
+    from rbd_ros.model import joints as registry
     from rbd_ros.model import spatial
     a, b = (1.0, 2.0, 3.0, 4.0, 5.0, 6.0), (0.5, -1.0, 2.5, 0.0, 1.0, -6.0)
     assert isinstance(spatial.add6, _jit.Helper)
     assert spatial.add6(a, b) == (1.5, 1.0, 5.5, 4.0, 6.0, 0.0)
     # a helper calling helpers, as the specialized generator calls it (prismatic along y:
     # S = (axis, 0), linear rows first)
-    assert joints.local_subspace_1dof(joints.PRISMATIC, 0.0, 1.0, 0.0) == (0, 1.0, 0, 0, 0, 0)
+    assert joints.local_subspace_1dof(registry.PRISMATIC, 0.0, 1.0, 0.0) == (0, 1.0, 0, 0, 0, 0)
     assert not spatial.add6.overloads, "compiled for a call from Python"
 
 

@@ -12,7 +12,8 @@ import inspect
 import numpy as np
 import pytest
 
-from rbd_ros.algorithms import joints as dispatch
+from helpers import assert_a_stale_module_is_reported, assert_generated_module_is_current
+from rbd_ros.algorithms import generate_joint_dispatch, joint_dispatch as dispatch
 from rbd_ros.description import loader, size_limits
 from rbd_ros.model import joints as registry
 
@@ -69,6 +70,17 @@ def test_every_dispatch_chain_names_every_kind():
         assert called == modules, f"{name} dispatches to {sorted(called)}, not {sorted(modules)}"
         assert len({piece for module, piece in calls if module in modules}) == 1, name
         assert len(compared) == len(modules) - 1, f"{name}: one test per kind, one fallback"
+
+
+def test_the_dispatch_is_what_its_generator_writes_over_the_registry():
+    """joint_dispatch.py is checked in: it must be what the table and the registry give now."""
+    assert_generated_module_is_current(generate_joint_dispatch, generate_joint_dispatch.COMMAND)
+    assert {p.piece for p in generate_joint_dispatch.PIECES} == set(PIECES)
+
+
+def test_a_stale_dispatch_module_is_reported(tmp_path, monkeypatch, capsys):
+    assert_a_stale_module_is_reported(generate_joint_dispatch, generate_joint_dispatch.COMMAND,
+                                      tmp_path, monkeypatch, capsys)
 
 
 def test_the_loader_and_the_size_limits_read_the_registry():
