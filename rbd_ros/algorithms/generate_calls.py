@@ -29,14 +29,13 @@ the dispatcher (TypeError: the call converts it once and calls again), so what i
 and the message, are the dispatcher path's; read-only inputs are read as they are (kernels
 never write their inputs); alignment is not tested.
 """
-import argparse
 import importlib
 import os
 import sys
 import textwrap
 
 from . import entries
-from ..formats.text_files import write_generated
+from ..formats.text_files import generator_main
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.py")
 WIDTH = 99          # setup.cfg's flake8 max-line-length is 100
@@ -389,12 +388,8 @@ def module_source():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 where calls.py differs from what would be written")
-    args = parser.parse_args(argv)
-    return write_generated(PATH, module_source(), "python -m rbd_ros.algorithms.generate_calls",
-                           args.check)
+    return generator_main(argv, __doc__, PATH, module_source,
+                          "python -m rbd_ros.algorithms.generate_calls")
 
 
 if __name__ == "__main__":

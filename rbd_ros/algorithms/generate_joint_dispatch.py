@@ -13,12 +13,11 @@ checked-in module ``joint_dispatch.py``, so that a new kind is its module and it
 the registry, then this script run again (doc/contributing.md). ``--check`` exits 1,
 writing nothing, where that module differs from what it would write (``test_joint_kinds``).
 """
-import argparse
 import os
 import sys
 from typing import NamedTuple
 
-from ..formats.text_files import write_generated
+from ..formats.text_files import generator_main
 from ..model.joints import MODULES
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "joint_dispatch.py")
@@ -131,11 +130,7 @@ def module_source():
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 where joint_dispatch.py differs from what would be written")
-    args = parser.parse_args(argv)
-    return write_generated(PATH, module_source(), COMMAND, args.check)
+    return generator_main(argv, __doc__, PATH, module_source, COMMAND)
 
 
 if __name__ == "__main__":

@@ -233,7 +233,7 @@ def rnea_batch(model, q, v, a, fext=None, *, out=None, data=None):
 
     """
     return _run("rnea_batch", "rnea", model, _NAMES_RNEA, (q, v, a), fext,
-                _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
+                _vector_shape(model), 1, data, out)[0]
 
 
 @documented
@@ -266,7 +266,7 @@ def aba_batch(model, q, v, tau, fext=None, *, out=None, data=None):
 
     """
     return _run("aba_batch", "aba", model, _NAMES_ABA, (q, v, tau), fext,
-                _vector_shape(model), 1, data, out, lambda n: (n, model.nv))[0]
+                _vector_shape(model), 1, data, out)[0]
 
 
 @documented

@@ -19,7 +19,6 @@ kernel out, with its typed signature, into the checked-in module ``algorithm_ker
 (``KERNELS``), not by a number. ``--check`` exits 1, writing nothing, where that module
 differs from what it would write (``test_batch``).
 """
-import argparse
 import importlib
 import os
 import re
@@ -30,7 +29,7 @@ from numba import types
 from .. import _jit
 from ..algorithms.entries import ENTRIES
 from ..algorithms.generate_calls import WIDTH, wrapped
-from ..formats.text_files import write_generated
+from ..formats.text_files import generator_main
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "algorithm_kernels.py")
 
@@ -99,9 +98,16 @@ from .kernels import chunk_states
 '''
 
 
+# the names of rbd_ros._jit's argument types a batch kernel's signature is written with
+_TYPE_NAMES = ("f64_1d", "f64_2d", "f64_3d", "f64_4d", "f64_2d_ro", "i64_1d", "int64")
+# what every batch kernel takes after its single-state kernel's arguments: status, claims,
+# nchunks
+_SCHEDULE_TYPES = ("i64_1d", "i64_1d", "int64")
+
+
 def _type_name(numba_type):
     """Return the name of ``numba_type`` among ``rbd_ros._jit``'s (f64_2d, ...)."""
-    for name in ("f64_1d", "f64_2d", "f64_3d", "f64_4d", "f64_2d_ro", "i64_1d", "int64"):
+    for name in _TYPE_NAMES:
         if getattr(_jit, name) == numba_type:
             return name
     raise TypeError(f"no name in rbd_ros._jit for {numba_type}")
@@ -120,7 +126,11 @@ def _data_arrays(algorithm):
 
 
 def kernel_source(algorithm, row, coupled):
-    """Return the source of the batch kernel of ``algorithm`` (``row``: its table row)."""
+    """
+    Return (source, argument type names) of the batch kernel of ``algorithm``.
+
+    ``row``: its table row; the type names are those its signature is written with.
+    """
     single, module, scratch = row
     inputs, outputs = STATES[algorithm]
     declared = getattr(importlib.import_module(f"rbd_ros.algorithms.{module}"), single).declared
@@ -134,10 +144,10 @@ def kernel_source(algorithm, row, coupled):
                         f"call passes: {tuple(_data_arrays(algorithm))}")
     kinds = [_type_name(t) for t in declared.args[:len(model)]]
     kinds += [_type_name(_batch_type(t)) for t in declared.args[len(model):]]
+    kinds += _SCHEDULE_TYPES
     name = f"{'coupled_' if coupled else ''}{algorithm}_batch_kernel"
     parameters = list(model) + list(scratch) + list(rows) + ["status", "claims", "nchunks"]
-    decorator = "@batch_kernel(" + wrapped("void", kinds + ["i64_1d", "i64_1d", "int64"],
-                                           len("@batch_kernel(")).lstrip() + ")"
+    decorator = "@batch_kernel(" + wrapped("void", kinds, len("@batch_kernel(")).lstrip() + ")"
     if len(decorator.splitlines()[-1]) > WIDTH:
         raise ValueError(f"{name}: its decorator does not fit a line")
     arguments = list(model) + [f"{x}[slot]" for x in scratch] + [f"{x}[k]" for x in rows]
@@ -147,7 +157,7 @@ def kernel_source(algorithm, row, coupled):
              "        slot = SLOT * c",
              "        for k in chunk_states(claims, c, n, nchunks):",
              wrapped(f"status[k] = {single}", arguments, 12)]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n", set(kinds)
 
 
 def module_source():
@@ -155,13 +165,10 @@ def module_source():
     imports, type_names, kernels = {}, set(), []
     for coupled, table in ((False, ALGORITHMS), (True, COUPLED)):
         for algorithm, row in table.items():
-            source = kernel_source(algorithm, row, coupled)
+            source, names = kernel_source(algorithm, row, coupled)
             kernels.append(source)
+            type_names |= names
             imports.setdefault(row[1], set()).add(row[0])
-            head = source.split("def ")[0]
-            type_names.update(name for name in ("f64_2d_ro", "f64_2d", "f64_3d", "f64_4d",
-                                                "i64_1d", "int64")
-                              if f"{name}," in head or f"{name})" in head)
     import_lines = "\n".join(
         wrapped(f"from ..algorithms.{module} import ", sorted(names), 0)
         if len(f"from ..algorithms.{module} import {', '.join(sorted(names))}") > WIDTH
@@ -189,13 +196,8 @@ def _entry(algorithm, kernel, scratch):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 where algorithm_kernels.py differs from what would be "
-                        "written")
-    args = parser.parse_args(argv)
-    return write_generated(PATH, module_source(), "python -m rbd_ros.batch.generate_kernels",
-                           args.check)
+    return generator_main(argv, __doc__, PATH, module_source,
+                          "python -m rbd_ros.batch.generate_kernels")
 
 
 if __name__ == "__main__":

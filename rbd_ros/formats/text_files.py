@@ -16,6 +16,7 @@ a regular file: a FIFO, a device, a directory; a missing directory; one that tak
 file); :func:`write_atomic` writes through a temporary file renamed into place, with the mode
 ``open()`` gives (not ``mkstemp``'s 0600).
 """
+import argparse
 import os
 import stat
 import sys
@@ -178,14 +179,21 @@ def write_atomic(path, data, what="output"):
         raise
 
 
-def write_generated(path, text, command, check=False):
+def generator_main(argv, doc, path, module_source, command):
     """
-    Write the generated module ``text`` at ``path`` where it differs; return an exit status.
+    Run a generator of a checked-in module: write ``module_source()`` at ``path`` if it differs.
 
-    ``check``: write nothing, and return 1 (saying to run ``command``) where the file is not
-    ``text``. The generators of checked-in modules (``calls.py``, ``algorithm_kernels.py``)
-    end with it.
+    The ``main`` of each (``calls.py``, ``algorithm_kernels.py``, ``joint_dispatch.py``):
+    ``argv`` its arguments, ``doc`` its module docstring (the first line describes it), and
+    ``--check`` writes nothing and returns 1, saying to run ``command``, where the file is not
+    what it would write. Returns the exit status.
     """
+    parser = argparse.ArgumentParser(description=doc.strip().splitlines()[0])
+    parser.add_argument("--check", action="store_true",
+                        help=f"exit 1 where {os.path.basename(path)} differs from what would be "
+                        "written (nothing is written)")
+    check = parser.parse_args(argv).check
+    text = module_source()
     try:
         with open(path, encoding="utf-8") as f:
             current = f.read()
