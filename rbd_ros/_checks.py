@@ -13,6 +13,7 @@ from .algorithms.common import (CANNOT_MOVE_ALONG, NO_MASS, NOT_FINITE, RESULT_P
                                 SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, WRONG_SIZE,
                                 ZERO_DIRECTION, ZERO_QUATERNION)
 from .model import Data
+from .model.joints import KINDS
 
 
 def vector(x, name):
@@ -76,7 +77,9 @@ def input_error(function, status, model, names, values=None):
                 where = f" at index {index}"
         return ValueError(f"{function}: {name} contains NaN or inf{where}")
     if kind == ZERO_QUATERNION:
-        return ValueError(f"{function}: {name} has a zero base quaternion (q[3:7])")
+        start, count, what = KINDS[model.joint_type[0]].unit_part
+        return ValueError(f"{function}: {name} has a zero base {what} "
+                          f"(q[{start}:{start + count}])")
     return ValueError(f"{function}: invalid input (status {status})")
 
 

@@ -18,7 +18,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import rbd_ros  # noqa: E402
-from rbd_ros.model.joints import FREE_FLYER  # noqa: E402
+from rbd_ros.model.joints import KINDS  # noqa: E402
 
 TEST_DIR = os.path.dirname(os.path.abspath(__file__))
 URDF_DIR = os.path.join(TEST_DIR, "urdf")
@@ -48,7 +48,8 @@ def _erd(rel):
     return None if ERD is None else os.path.join(ERD, rel)
 
 
-# name -> (path, floating base). A None path means "example-robot-data is not installed".
+# name -> (path, base): False a fixed base, True a free flyer added (load_model's floating_base),
+# "planar" a planar root joint in the URDF. A None path: example-robot-data is not installed.
 ROBOTS = {
     "pendulum": (os.path.join(URDF_DIR, "pendulum.urdf"), False),
     "branched": (os.path.join(URDF_DIR, "branched.urdf"), False),
@@ -61,11 +62,12 @@ ROBOTS = {
     "talos": (_erd("talos_data/robots/talos_reduced.urdf"), True),
     "arm7_floating": (os.path.join(BUNDLED_DIR, "rbd_arm7.urdf"), True),
     "branched_floating": (os.path.join(URDF_DIR, "branched.urdf"), True),
+    "branched_planar": (os.path.join(URDF_DIR, "branched_planar.urdf"), "planar"),
 }
 EXAMPLE_ROBOT_DATA_ROBOTS = ("panda", "ur5", "hyq", "talos")
 ROBOT_NAMES = tuple(ROBOTS)
-FIXED_ROBOTS = tuple(n for n, (_, fl) in ROBOTS.items() if not fl)
-FLOATING_ROBOTS = tuple(n for n, (_, fl) in ROBOTS.items() if fl)
+FIXED_ROBOTS = tuple(n for n, (_, base) in ROBOTS.items() if base is False)
+FLOATING_ROBOTS = tuple(n for n, (_, base) in ROBOTS.items() if base is True)
 
 
 def has_mimic(text):
@@ -123,14 +125,15 @@ class Robot:
             path, floating = ROBOTS[name]
         self.name = name
         self.path = path
-        self.add_free_flyer = bool(floating)      # load_model's floating_base
+        self.add_free_flyer = floating is True    # load_model's floating_base
         with open(path, encoding="utf-8-sig") as f:
             self.xml = f.read()
         # panda and talos have mimic joints (gripper fingers): rbd_ros rejects them unless
         # asked to treat them as independent joints, which is what Pinocchio does by default
         self.mimic = "independent" if has_mimic(self.xml) else "error"
-        self.model = load_quietly(path, floating, **{"mimic": self.mimic, **options})
-        self.floating = self.model.floating_base  # also by a URDF "floating" root joint
+        self.model = load_quietly(path, self.add_free_flyer, **{"mimic": self.mimic, **options})
+        # also by a URDF "floating" or "planar" root joint
+        self.floating = self.model.floating_base
         self._pin = None
 
     # -- Pinocchio side (built lazily so that tests without Pinocchio still run) -----------
@@ -141,8 +144,7 @@ class Robot:
         else:
             pm = pin.buildModelFromUrdf(self.path)
         m = self.model
-        off_q = 7 if self.floating else 0
-        off_v = 6 if self.floating else 0
+        off_q, off_v = m.nq_base, m.nv_base
         # for each of our movable joints k: (pin idx_q, pin nq, pin idx_v)
         joints = []
         for name in m.joint_names:
@@ -153,8 +155,8 @@ class Robot:
         perm_v = np.empty(m.nv, np.int64)       # our v index -> pin v index
         if self.floating:
             root = pm.joints[1]
-            assert root.nq == 7 and root.nv == 6
-            perm_v[:6] = root.idx_v + np.arange(6)
+            assert (root.nq, root.nv) == (off_q, off_v), (root.shortname(), off_q, off_v)
+            perm_v[:off_v] = root.idx_v + np.arange(off_v)
             self._root_q = root.idx_q
         for k, (_, _, iv) in enumerate(joints):
             perm_v[off_v + k] = iv
@@ -162,7 +164,7 @@ class Robot:
         # pin joint id of each of our bodies (body i carries the joint of body_names[i])
         body_joint = []
         for i in range(m.nbodies):
-            if m.joint_type[i] == FREE_FLYER:
+            if i == 0 and self.floating:
                 body_joint.append(1)
             else:
                 body_joint.append(pm.getJointId(m.joint_names[m.idx_v[i] - off_v]))
@@ -200,9 +202,11 @@ class Robot:
         pm, joints, off_q = self._pin[1], self._pin[3], self._pin[6]
         q = np.asarray(q, np.float64)
         qp = np.zeros(pm.nq)
-        if self.floating:
-            quat = q[3:7] / np.linalg.norm(q[3:7])
-            qp[self._root_q:self._root_q + 7] = np.concatenate([q[:3], quat])
+        if self.floating:                 # the root's unit part normalized, as rbd_ros reads it
+            base = np.array(q[:off_q])
+            start, count, _ = KINDS[self.model.joint_type[0]].unit_part
+            base[start:start + count] /= np.linalg.norm(base[start:start + count])
+            qp[self._root_q:self._root_q + off_q] = base
         for k, (iq, nq, _) in enumerate(joints):
             angle = q[off_q + k]
             if nq == 2:

@@ -6,18 +6,72 @@ a child is added to its parent's without the 6×6 change of frame (X* I X) that 
 classic body-frame version. Pass numbers follow Table 7.1.
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
-from ..model.layout import P_IV, P_PARENT, W_DINV, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS, W_U, W_UU
+from ..model.layout import (P_IV, P_PARENT, W_DINV, W_DINVK, W_IA, W_OA, W_OC, W_OF, W_OM, W_OS,
+                            W_U, W_UK, W_UU, W_UUK)
 from ..model.spatial import add6, axpy6, cross_motion, dot6, load6, scale6, sub6
 from ..model.matrix6 import (load6_vector, mat6_add_sub_rank1, mat6_apply, mat6_cholesky,
-                             mat6_cholesky_solve, mat6_set_inertia)
+                             mat6_cholesky_solve, mat6_set_inertia, mat6_sub_rank1)
 from ..model.se3 import se3_load, store6
 from .common import (begin_state_pass, body_bias_force, placement_step, store_motion,
                      vector_status, velocity_step)
-from .joints import ZERO6, joint_force_in_world, joint_inv_motion, joint_spans_all_motions
+from .joints import (ZERO6, joint_force_in_world, joint_inv_motion, joint_nv,
+                     joint_spans_all_motions, subspace_column)
 from .entries import declare
 
-# The only multi-dof joint is the free-flyer root, whose S (6×6) is invertible: its
-# articulated inertia is factorized in pass 2 and its acceleration solved in pass 3.
+# Multi-dof joints. The free-flyer root's S (6×6) is invertible: its articulated inertia is
+# factorized in pass 2 and its acceleration solved in pass 3. Any other joint of n dofs
+# (a planar one) is run as a chain of n 1-dof joints S_0 … S_{n-1} through massless bodies
+# (RBDA §7.3's multi-dof joint, eliminated one column at a time): pass 2 takes its dofs from
+# the last, U_k = I_k S_k with I_k = I^A - Σ_{m>k} U_m D_m⁻¹ U_mᵀ (the articulated inertia
+# left after the later dofs), D_k = S_kᵀ U_k, u_k = τ_k - S_kᵀ p_k with
+# p_k = p^A + Σ_{m>k} U_m D_m⁻¹ u_m; the parent receives I^A - Σ U D⁻¹ Uᵀ and
+# p^A + Σ U D⁻¹ u + I^a c. Pass 3 runs the dofs from the first, a ← a + S_k q̈_k from
+# a_λ + c. The whole joint's c = v_λ × S q̇ enters once, at the first dof: its columns are
+# fixed in the body, so they add no velocity product among themselves. W_IA keeps I^A.
+
+
+@helper
+def dof_factor(ws, i, k):
+    """Return (U_k, D_k⁻¹) of dof k of body i's joint (pass 2)."""
+    if k == 0:
+        return load6(ws, i, W_U), ws[i, W_DINV]
+    return load6(ws, i, W_UK + 6 * (k - 1)), ws[i, W_DINVK + k - 1]
+
+
+@helper
+def dof_bias(ws, i, k):
+    """Return u_k of dof k of body i's joint (pass 2)."""
+    if k == 0:
+        return ws[i, W_UU]
+    return ws[i, W_UUK + k - 1]
+
+
+@helper
+def multi_dof_inertia_step(packed, ws, i, n):
+    """Run pass 2's inertia part for a joint of n > 1 dofs but the free-flyer root (top)."""
+    oM = se3_load(ws, i, W_OM)
+    U, Dinv = ZERO6, 0.0
+    for k in range(n - 1, -1, -1):
+        S = subspace_column(packed, i, k, oM, ZERO6)
+        U = mat6_apply(ws, i, W_IA, S)
+        for m in range(k + 1, n):               # I_k S = I^A S - Σ_{m>k} U_m D_m⁻¹ U_mᵀ S
+            Um, Dm = dof_factor(ws, i, m)
+            U = sub6(U, scale6(Dm * dot6(Um, S), Um))
+        Dinv = 1.0 / dot6(S, U)
+        if k == 0:
+            store6(ws, i, W_OS, S)
+            store6(ws, i, W_U, U)
+            ws[i, W_DINV] = Dinv
+        else:
+            store6(ws, i, W_UK + 6 * (k - 1), U)
+            ws[i, W_DINVK + k - 1] = Dinv
+    lam = int(packed[i, P_PARENT])
+    if lam >= 0:
+        mat6_add_sub_rank1(ws, lam, i, W_IA, U, Dinv)
+        for m in range(1, n):
+            Um, Dm = dof_factor(ws, i, m)
+            mat6_sub_rank1(ws, lam, W_IA, Um, Dm)
+    return U, Dinv
 
 
 @helper
@@ -46,11 +100,15 @@ def articulated_inertia_step(packed, ws, i):
 
     U = I^A S, D⁻¹ = (Sᵀ U)⁻¹ (W_U, W_DINV), I^A_λ += I^A - U D⁻¹ Uᵀ. Returns (U, D⁻¹).
 
-    The multi-dof root instead gets its I^A factorized in place (Cholesky) and (0, 0).
+    The multi-dof root instead gets its I^A factorized in place (Cholesky) and (0, 0);
+    another multi-dof joint returns its first dof's (top of the module).
     """
-    if joint_spans_all_motions(packed, i):
-        mat6_cholesky(ws, i, W_IA)
-        return ZERO6, 0.0
+    n = joint_nv(packed, i)
+    if n > 1:                             # the commonest, 1 dof, tested once
+        if joint_spans_all_motions(packed, i):
+            mat6_cholesky(ws, i, W_IA)
+            return ZERO6, 0.0
+        return multi_dof_inertia_step(packed, ws, i, n)
     oS = load6(ws, i, W_OS)
     U = mat6_apply(ws, i, W_IA, oS)
     Dinv = 1.0 / dot6(oS, U)
@@ -68,8 +126,11 @@ def bias_force_step(packed, ws, tau, i, U, Dinv):
     Run pass 2 for a 1-dof body i, the force part.
 
     u = τ - Sᵀ p^A (W_UU), and p^a = p^A + I^a c + U D⁻¹ u with I^a = I^A - U D⁻¹ Uᵀ added
-    to the parent's p^A.
+    to the parent's p^A. A multi-dof joint: ``multi_dof_bias_force_step``.
     """
+    if joint_nv(packed, i) > 1:
+        multi_dof_bias_force_step(packed, ws, tau, i)
+        return
     pA = load6(ws, i, W_OF)
     u = tau[int(packed[i, P_IV])] - dot6(load6(ws, i, W_OS), pA)
     ws[i, W_UU] = u
@@ -82,6 +143,31 @@ def bias_force_step(packed, ws, tau, i, U, Dinv):
 
 
 @helper
+def multi_dof_bias_force_step(packed, ws, tau, i):
+    """Run pass 2's force part for a joint of n > 1 dofs but the free-flyer root (top)."""
+    n = joint_nv(packed, i)
+    iv = int(packed[i, P_IV])
+    oM = se3_load(ws, i, W_OM)
+    p = load6(ws, i, W_OF)
+    for k in range(n - 1, -1, -1):             # p_k: p^A and the later dofs' U D⁻¹ u
+        U, Dinv = dof_factor(ws, i, k)
+        u = tau[iv + k] - dot6(subspace_column(packed, i, k, oM, ZERO6), p)
+        if k == 0:
+            ws[i, W_UU] = u
+        else:
+            ws[i, W_UUK + k - 1] = u
+        p = add6(p, scale6(Dinv * u, U))
+    lam = int(packed[i, P_PARENT])
+    if lam >= 0:
+        c = load6(ws, i, W_OC)
+        Ia_c = mat6_apply(ws, i, W_IA, c)       # I^a c = I^A c - Σ U D⁻¹ Uᵀ c
+        for k in range(n):
+            U, Dinv = dof_factor(ws, i, k)
+            Ia_c = sub6(Ia_c, scale6(Dinv * dot6(U, c), U))
+        store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), add6(p, Ia_c)))
+
+
+@helper
 def acceleration_step(packed, ws, tau, qdd, i):
     """
     Run pass 3 for body i: q̈_i and a_i = a' + S q̈_i with a' = a_λ + c (W_OA).
@@ -91,7 +177,12 @@ def acceleration_step(packed, ws, tau, qdd, i):
     iv = int(packed[i, P_IV])
     a_parent = load6(ws, int(packed[i, P_PARENT]), W_OA)
     a_in = add6(a_parent, load6(ws, i, W_OC))
-    if joint_spans_all_motions(packed, i):
+    n = joint_nv(packed, i)
+    if n == 1:                            # the commonest first
+        qdd_i = ws[i, W_DINV] * (ws[i, W_UU] - dot6(load6(ws, i, W_U), a_in))
+        qdd[iv] = qdd_i
+        oa = axpy6(qdd_i, load6(ws, i, W_OS), a_in)
+    elif joint_spans_all_motions(packed, i):
         # I^A a = f_J - p^A with f_J = S^-T τ (τ given in the base frame), I^A factorized
         oM = se3_load(ws, i, W_OM)
         f_joint = joint_force_in_world(packed, i, oM, load6_vector(tau, iv))
@@ -100,9 +191,13 @@ def acceleration_step(packed, ws, tau, qdd, i):
         for k in range(6):
             qdd[iv + k] = a_joint[k]
     else:
-        qdd_i = ws[i, W_DINV] * (ws[i, W_UU] - dot6(load6(ws, i, W_U), a_in))
-        qdd[iv] = qdd_i
-        oa = axpy6(qdd_i, load6(ws, i, W_OS), a_in)
+        oM = se3_load(ws, i, W_OM)
+        oa = a_in
+        for k in range(n):                # the dofs from the first (top of the module)
+            U, Dinv = dof_factor(ws, i, k)
+            qdd_k = Dinv * (dof_bias(ws, i, k) - dot6(U, oa))
+            qdd[iv + k] = qdd_k
+            oa = axpy6(qdd_k, subspace_column(packed, i, k, oM, ZERO6), oa)
     store6(ws, i, W_OA, oa)
     return a_parent, oa
 

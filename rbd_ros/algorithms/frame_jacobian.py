@@ -27,7 +27,7 @@ from ..model.layout import P_IQ, P_IV, P_PARENT, W_OM, W_OS
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import se3_load, se3_mul, se3_store, store6
 from .common import check_configuration, model_sizes, placement_step, supports
-from .joints import base_sizes, joint_nv, subspace_column
+from .joints import joint_nv, root_position_left_out, subspace_column
 from .entries import declare
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
 
@@ -59,7 +59,7 @@ def world_origin(packed, q):
     ``jcalc`` leaves a free-flyer base's position b out (those passes run in the world
     translated to the base), so a placement they store is the true one moved by −b.
     """
-    if base_sizes(packed)[0] > 0:        # a floating root: jcalc left its position out
+    if root_position_left_out(packed):
         iq = int(packed[0, P_IQ])
         return -q[iq], -q[iq + 1], -q[iq + 2]
     return 0.0, 0.0, 0.0

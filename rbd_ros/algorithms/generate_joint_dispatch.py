@@ -38,8 +38,8 @@ class Piece(NamedTuple):
 PIECES = (
     Piece("jcalc", "jcalc", ("packed", "q", "i", "oM_parent"), "i", True,
           "Return (oMi, oS): world placement of body i and its world-frame subspace (1-dof "
-          "joints).\n\nFor the free-flyer root oS is unused: its subspace is the placement's "
-          "adjoint itself,\nand its placement is its rotation only "
+          "joints).\n\nFor a multi-dof joint oS is unused (``subspace_column`` moves its body-"
+          "frame\ncolumns by oMi); the free-flyer root's placement is its rotation only\n"
           "(``rbd_ros.model.joints.free_flyer`` says why)."),
     Piece("joint_placement_local", "placement_local", ("packed", "q", "i"), "i", True,
           "Return ^λX_i = X_T X_J(q_i), the placement of body i in its parent's frame.\n\n"
@@ -58,11 +58,6 @@ PIECES = (
           "Return what ``jcalc`` returns, (oMi, oS), from body i's local ^λX_i "
           "(``jcalc_local``'s).\n\nNo second evaluation of the joint's transform (its sine "
           "and cosine): oMi = oM_λ ^λX_i."),
-    Piece("world_subspace", "world_subspace", ("packed", "ws", "j"), "j", True,
-          "Return (joint_nv, oM, oS): what Sᵀ f needs of body j's joint, f a world-frame "
-          "force.\n\nFrom the workspace's world placement (W_OM, the free-flyer root) and "
-          "1-dof subspace\n(W_OS), read once, then applied to many forces "
-          "(``world_force_projection``)."),
     Piece("local_subspace_column", "local_subspace_column", ("packed", "i", "k"), "i", True,
           "Return column k of the motion subspace of body i's joint in its own frame."),
     Piece("joint_force_local", "force_local", ("packed", "i", "f"), "i", True,

@@ -7,7 +7,7 @@ do not edit. Edit those and run it again; a test fails while this file differs f
 writes. The algorithms import these through ``rbd_ros.algorithms.joints``.
 """
 from .._jit import helper
-from ..model.joints import FREE_FLYER, PRISMATIC, free_flyer, prismatic, revolute
+from ..model.joints import FREE_FLYER, PLANAR, PRISMATIC, free_flyer, planar, prismatic, revolute
 from ..model.layout import P_TYPE
 
 
@@ -16,10 +16,13 @@ def jcalc(packed, q, i, oM_parent):
     """
     Return (oMi, oS): world placement of body i and its world-frame subspace (1-dof joints).
 
-    For the free-flyer root oS is unused: its subspace is the placement's adjoint itself,
-    and its placement is its rotation only (``rbd_ros.model.joints.free_flyer`` says why).
+    For a multi-dof joint oS is unused (``subspace_column`` moves its body-frame
+    columns by oMi); the free-flyer root's placement is its rotation only
+    (``rbd_ros.model.joints.free_flyer`` says why).
     """
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.jcalc(packed, q, i, oM_parent)
     if kind == FREE_FLYER:
         return free_flyer.jcalc(packed, q, i, oM_parent)
     if kind == PRISMATIC:
@@ -35,6 +38,8 @@ def joint_placement_local(packed, q, i):
     The free-flyer root's is its placement in the world, its quaternion normalized.
     """
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.placement_local(packed, q, i)
     if kind == FREE_FLYER:
         return free_flyer.placement_local(packed, q, i)
     if kind == PRISMATIC:
@@ -46,6 +51,8 @@ def joint_placement_local(packed, q, i):
 def jcalc_local(packed, q, v, a, i):
     """Return (X, v_J, S q̈) of body i in its own frame (X = ``joint_placement_local``)."""
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.jcalc_local(packed, q, v, a, i)
     if kind == FREE_FLYER:
         return free_flyer.jcalc_local(packed, q, v, a, i)
     if kind == PRISMATIC:
@@ -61,6 +68,8 @@ def joint_motion(packed, i, oM, oS, x):
     x: a velocity, an acceleration or a column of them.
     """
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.motion(packed, i, oM, oS, x)
     if kind == FREE_FLYER:
         return free_flyer.motion(packed, i, oM, oS, x)
     if kind == PRISMATIC:
@@ -72,6 +81,8 @@ def joint_motion(packed, i, oM, oS, x):
 def joint_tangent(packed, i, x):
     """Return x[idx_v(i) : idx_v(i) + joint_nv] as the first entries of a 6-tuple."""
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.tangent(packed, i, x)
     if kind == FREE_FLYER:
         return free_flyer.tangent(packed, i, x)
     if kind == PRISMATIC:
@@ -83,6 +94,8 @@ def joint_tangent(packed, i, x):
 def subspace_column(packed, i, k, oM, oS):
     """Return column k of the world-frame motion subspace of body i at oM (1-dof: oS)."""
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.subspace_column(packed, i, k, oM, oS)
     if kind == FREE_FLYER:
         return free_flyer.subspace_column(packed, i, k, oM, oS)
     if kind == PRISMATIC:
@@ -98,6 +111,8 @@ def world_placement_from_local(packed, i, oM_parent, X):
     No second evaluation of the joint's transform (its sine and cosine): oMi = oM_λ ^λX_i.
     """
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.world_from_local(packed, i, oM_parent, X)
     if kind == FREE_FLYER:
         return free_flyer.world_from_local(packed, i, oM_parent, X)
     if kind == PRISMATIC:
@@ -106,25 +121,11 @@ def world_placement_from_local(packed, i, oM_parent, X):
 
 
 @helper
-def world_subspace(packed, ws, j):
-    """
-    Return (joint_nv, oM, oS): what Sᵀ f needs of body j's joint, f a world-frame force.
-
-    From the workspace's world placement (W_OM, the free-flyer root) and 1-dof subspace
-    (W_OS), read once, then applied to many forces (``world_force_projection``).
-    """
-    kind = int(packed[j, P_TYPE])
-    if kind == FREE_FLYER:
-        return free_flyer.world_subspace(packed, ws, j)
-    if kind == PRISMATIC:
-        return prismatic.world_subspace(packed, ws, j)
-    return revolute.world_subspace(packed, ws, j)
-
-
-@helper
 def local_subspace_column(packed, i, k):
     """Return column k of the motion subspace of body i's joint in its own frame."""
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.local_subspace_column(packed, i, k)
     if kind == FREE_FLYER:
         return free_flyer.local_subspace_column(packed, i, k)
     if kind == PRISMATIC:
@@ -136,6 +137,8 @@ def local_subspace_column(packed, i, k):
 def joint_force_local(packed, i, f):
     """Return Sᵀ f for a force f in body i's own frame (its first joint_nv entries)."""
     kind = int(packed[i, P_TYPE])
+    if kind == PLANAR:
+        return planar.force_local(packed, i, f)
     if kind == FREE_FLYER:
         return free_flyer.force_local(packed, i, f)
     if kind == PRISMATIC:
@@ -151,7 +154,9 @@ def joint_integrate(packed, q, i, d, out):
     ``d``: the joint's tangent step, the first joint_nv entries of a 6-tuple.
     """
     kind = int(packed[i, P_TYPE])
-    if kind == FREE_FLYER:
+    if kind == PLANAR:
+        planar.integrate(packed, q, i, d, out)
+    elif kind == FREE_FLYER:
         free_flyer.integrate(packed, q, i, d, out)
     elif kind == PRISMATIC:
         prismatic.integrate(packed, q, i, d, out)

@@ -11,19 +11,19 @@ the functions below read only the registry's per-kind arrays (nq, nv, root only,
 A joint has ``joint_nv`` degrees of freedom and, for each, a column S_k of its motion
 subspace. Results that depend on the number of degrees of freedom come as 6-tuples whose
 first ``joint_nv`` entries are used, so that one compiled code path serves every kind (numba
-needs one tuple type per variable). Sᵀ f of a world-frame force is ``subspace_column``·f,
-or ``world_force_projection``.
+needs one tuple type per variable). Sᵀ f of a world-frame force is ``subspace_column``·f.
 """
 from .._jit import helper
-from ..model.joints import AXIS_ROTATES, MODULES, NQ, NV, ROOT_ONLY, axis_joint, free_flyer
+from ..model.joints import (AXIS_ROTATES, MODULES, NQ, NV, POSITION_LEFT_OUT, ROOT_ONLY,
+                            UNIT_COUNT, UNIT_START, axis_joint, free_flyer)
 from ..model.layout import P_TYPE
-from ..model.spatial import act_force, act_inv_force, act_inv_motion
+from ..model.spatial import act_force, act_inv_motion
 # the pieces that depend on the kind, one chain each over the registry's kinds (generated);
 # the algorithms import them from here
 from .joint_dispatch import (jcalc, jcalc_local, joint_force_local,  # noqa: F401
                              joint_integrate, joint_motion, joint_placement_local,
                              joint_tangent, local_subspace_column, subspace_column,
-                             world_placement_from_local, world_subspace)
+                             world_placement_from_local)
 
 UNIT_MOTIONS = free_flyer.UNIT_MOTIONS
 ZERO6 = free_flyer.ZERO6
@@ -64,11 +64,22 @@ def base_sizes(packed):
 
 
 @helper
+def root_position_left_out(packed):
+    """Whether jcalc leaves the root's position q[0:3] out of the world placements."""
+    return packed.shape[0] > 1 and POSITION_LEFT_OUT[int(packed[0, P_TYPE])]
+
+
+@helper
 def zero_quaternion(packed, q):
-    """Whether the free-flyer root's quaternion in q is (almost) zero: no rotation at all."""
-    if base_sizes(packed)[0] == 0:
+    """Whether the root's unit part of q (a quaternion, (cos θ, sin θ)) is (almost) zero."""
+    if packed.shape[0] == 1:
         return False
-    return q[3] * q[3] + q[4] * q[4] + q[5] * q[5] + q[6] * q[6] < 1e-12
+    kind = int(packed[0, P_TYPE])
+    start = UNIT_START[kind]
+    squares = 0.0
+    for k in range(start, start + UNIT_COUNT[kind]):
+        squares += q[k] * q[k]
+    return UNIT_COUNT[kind] > 0 and squares < 1e-12
 
 
 @helper
@@ -90,16 +101,6 @@ def motion_subspace(kind, axis):
     For Python code outside the kernels that needs a joint's motions (the description's checks).
     """
     return MODULES[kind].subspace(axis)        # Python: the registry indexed by code
-
-
-@helper
-def world_force_projection(subspace, f):
-    """Sᵀ f (first joint_nv entries of the 6-tuple) for a ``world_subspace``, f in the world."""
-    nv, oM, oS = subspace
-    if nv == 6:
-        return act_inv_force(oM, f)                  # the wrench in the base frame
-    return (oS[0] * f[0] + oS[1] * f[1] + oS[2] * f[2] + oS[3] * f[3] + oS[4] * f[4]
-            + oS[5] * f[5]), 0.0, 0.0, 0.0, 0.0, 0.0
 
 
 @helper

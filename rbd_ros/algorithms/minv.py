@@ -34,10 +34,10 @@ from ..model.layout import P_IV, P_PARENT, P_THETA, P_VEND, W_DINV, W_IA, W_OM, 
 from ..model.spatial import dot6, inertia_act, load10, load6, scale6
 from ..model.matrix6 import mat6_cholesky_solve, mat6_set_inertia
 from ..model.se3 import se3_load, se3_store, store6
-from .aba import articulated_inertia_step, bias_force_step
+from .aba import articulated_inertia_step, bias_force_step, dof_factor
 from .common import configuration_status, mirror_upper, model_sizes, placement_step
-from .joints import (UNIT_MOTIONS, joint_force_in_world, joint_inv_motion, joint_nv,
-                     joint_spans_all_motions)
+from .joints import (UNIT_MOTIONS, ZERO6, joint_force_in_world, joint_inv_motion, joint_nv,
+                     joint_spans_all_motions, subspace_column)
 from .entries import declare
 
 
@@ -101,6 +101,8 @@ def minv_backward_step(packed, ws, FP, Minv, i, U, Dinv):
         return
     lam = int(packed[i, P_PARENT])
     iv = int(packed[i, P_IV])
+    if joint_nv(packed, i) > 1:
+        later_dofs_backward(packed, ws, FP, Minv, i)
     oS = load6(ws, i, W_OS)
     Minv[iv, iv] = Dinv                    # line 11 (F_i[:, i] = 0: no -D⁻¹SᵀF term)
     # corrected line 14, F_λ[:, j] += F^a_i[:, j] (X* = 1), as an assignment: column j of
@@ -114,6 +116,51 @@ def minv_backward_step(packed, ws, FP, Minv, i, U, Dinv):
         if lam >= 0:
             for r in range(6):             # F^a_i[:, j] = F_i[:, j] + U_i M⁻¹[i, j]
                 FP[lam, j, r] = FP[i, j, r] + U[r] * m
+
+
+@helper
+def later_dofs_backward(packed, ws, FP, Minv, i):
+    """
+    Lines 11-14 for dofs n-1 … 1 of a multi-dof joint, a chain of 1-dof joints (``aba``).
+
+    F of dof k is F_i's columns after the later dofs, updated in place in F_i: dof k's own
+    column gets U_k D_k⁻¹, the columns after it F + U_k M⁻¹[k, j]. Dof 0 then runs as a
+    1-dof joint on the result.
+    """
+    iv = int(packed[i, P_IV])
+    vend = int(packed[i, P_VEND])
+    oM = se3_load(ws, i, W_OM)
+    for k in range(joint_nv(packed, i) - 1, 0, -1):
+        U, Dinv = dof_factor(ws, i, k)
+        S = subspace_column(packed, i, k, oM, ZERO6)
+        d = iv + k
+        Minv[d, d] = Dinv
+        for j in range(d + 1, vend):
+            m = -Dinv * dot6(S, load_column6(FP, i, j))
+            Minv[d, j] = m
+            for r in range(6):
+                FP[i, j, r] += U[r] * m
+        store_column6(FP, i, d, scale6(Dinv, U))
+
+
+@helper
+def later_dofs_forward(packed, ws, FP, Minv, i, nv):
+    """Lines 28-36 for dofs 1 … n-1 of a multi-dof joint: P of dof k - 1 is in P_i, in place."""
+    iv = int(packed[i, P_IV])
+    vend = int(packed[i, P_VEND])
+    oM = se3_load(ws, i, W_OM)
+    for k in range(1, joint_nv(packed, i)):
+        U, Dinv = dof_factor(ws, i, k)
+        S = subspace_column(packed, i, k, oM, ZERO6)
+        d = iv + k
+        for j in range(d, nv):
+            Pl = load_column6(FP, i, j)
+            m = -Dinv * dot6(U, Pl)
+            if j < vend:
+                m += Minv[d, j]
+            Minv[d, j] = m
+            for r in range(6):
+                FP[i, j, r] = S[r] * m + Pl[r]
 
 
 @helper
@@ -135,6 +182,8 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
             oS = load6(ws, i, W_OS)
             for j in range(iv, vend):
                 store_column6(FP, i, j, scale6(Minv[iv, j], oS))
+            if nvi > 1:
+                later_dofs_forward(packed, ws, FP, Minv, i, nv)
         return
     oS = load6(ws, i, W_OS)
     U = load6(ws, i, W_U)
@@ -147,6 +196,8 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
         Minv[iv, j] = m
         for r in range(6):                 # lines 32-34: P_i[:, j] = S_i M⁻¹[i, j] + P_λ
             FP[i, j, r] = oS[r] * m + Pl[r]
+    if nvi > 1:
+        later_dofs_forward(packed, ws, FP, Minv, i, nv)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_2d))

@@ -26,12 +26,13 @@ import numpy as np
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
-from ..model.spatial import act_force
+from ..model.spatial import act_force, act_inv_force, dot6, load6
 from ..model.matrix6 import load6_vector
 from ..model.se3 import se3_load, se3_store, store6
 from .common import (NOT_FINITE_RESULT, WRONG_SIZE, check_configuration, check_vector,
                      model_sizes, set_world)
-from .joints import world_force_projection, world_placement_from_local, world_subspace
+from .joints import (IDENTITY_SE3, ZERO6, joint_force_local, joint_nv,
+                     world_placement_from_local)
 from .rnea import body_motion_step
 from .entries import declare
 
@@ -122,12 +123,21 @@ def project_block(packed, ws, Yb, j, Y, col):
     check of Y rides on the writes instead of a pass over all of Y (38 × 390 on talos).
     """
     iv = int(packed[j, P_IV])
-    subspace = world_subspace(packed, ws, j)   # read once, applied to 10 columns
+    nvj = joint_nv(packed, j)
+    if nvj == 1:
+        oM, oS = IDENTITY_SE3, load6(ws, j, W_OS)
+    else:
+        oM, oS = se3_load(ws, j, W_OM), ZERO6
     bad = False
     for c in range(10):
-        t = world_force_projection(subspace, (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c],
-                                              Yb[4, c], Yb[5, c]))
-        for k in range(subspace[0]):
+        f = (Yb[0, c], Yb[1, c], Yb[2, c], Yb[3, c], Yb[4, c], Yb[5, c])
+        if nvj == 1:                      # the commonest: one dot product with S (W_OS)
+            t = dot6(oS, f), 0.0, 0.0, 0.0, 0.0, 0.0
+        elif nvj == 6:                    # spanning all motions: the identity in the body
+            t = act_inv_force(oM, f)      # frame (``joints.py``), no dispatch per column
+        else:                             # Sᵀ of the wrench in the body frame
+            t = joint_force_local(packed, j, act_inv_force(oM, f))
+        for k in range(nvj):
             y = t[k]
             Y[iv + k, col + c] = y
             bad |= (y - y) != 0.0             # inf - inf and NaN are NaN

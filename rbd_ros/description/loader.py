@@ -233,7 +233,9 @@ def _tree(robot, links, source, mimic):
 
 def _root_joint(children, root, source, floating_base):
     """
-    Return the root link's joint of a root-only kind ("floating"), or None; refuse it elsewhere.
+    Return the root link's joint of a root-only kind ("floating", "planar"), or None.
+
+    Such a joint anywhere else is refused.
 
     The model has such a joint as its first body only (``rbd_ros.model.joints``): the only
     joint of the root link, at an identity origin (the free flyer's q is the base's placement
@@ -256,6 +258,10 @@ def _root_joint(children, root, source, floating_base):
                                 "placement is its q)")
             if joint.mimic is not None:
                 raise URDFError(f"{where}: it cannot mimic another joint")
+            if (joint.type == "planar" and joint.axis is not None
+                    and not np.array_equal(np.asarray(joint.axis, float), (0.0, 0.0, 1.0))):
+                raise URDFError(f"{where}: its axis (the plane's normal) must be 0 0 1, the "
+                                "joint frame's z, as Pinocchio reads it")
             found = joint
     return found
 

@@ -57,8 +57,13 @@ BODY = (
     ("W_DINV", 1, "1 / D"),
     ("W_UU", 1, "u = τ - Sᵀ p^A"),
     ("W_OC", 6, "velocity-product acceleration ċ = v_parent × S q̇"),
+    # last, so that a 1-dof body never loads them: dofs 1..5 of a multi-dof joint below the
+    # root (its dof 0 has W_U, W_DINV, W_UU; rbd_ros.algorithms.aba says why per dof)
+    ("W_UK", 30, "U of the joint's dof k ≥ 1 at W_UK + 6 (k - 1)"),
+    ("W_DINVK", 5, "1 / D of dof k ≥ 1 at W_DINVK + k - 1"),
+    ("W_UUK", 5, "u of dof k ≥ 1 at W_UUK + k - 1"),
 )
-(W_OM, W_OS, W_OV, W_OA, W_OF, W_OI, W_IA, W_U, W_DINV, W_UU, W_OC,
+(W_OM, W_OS, W_OV, W_OA, W_OF, W_OI, W_IA, W_U, W_DINV, W_UU, W_OC, W_UK, W_DINVK, W_UUK,
  W_COLS) = columns(BODY)
 
 # ``Data.dof``: one row per entry of v (the analytical derivatives)

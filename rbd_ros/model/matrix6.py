@@ -59,6 +59,15 @@ def mat6_add_sub_rank1(arr, dst, src, off, U, s):
 
 
 @helper
+def mat6_sub_rank1(arr, i, off, U, s):
+    """arr[i] -= s U Uᵀ (the 6×6 block at column off)."""
+    for r in range(6):
+        su = s * U[r]
+        for c in range(6):
+            arr[i, off + 6 * r + c] -= su * U[c]
+
+
+@helper
 def mat6_apply_transpose(arr, i, off, m):
     """Aᵀ m for the 6×6 matrix A stored at arr[i, off:off+36]: m dotted with A's columns."""
     return (dot6(mat6_column(arr, i, off, 0), m), dot6(mat6_column(arr, i, off, 1), m),

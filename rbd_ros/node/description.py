@@ -108,6 +108,7 @@ class DescriptionLoader:
                                    mimic=p["mimic_joints"], strict_inertia=p["strict_inertia"],
                                    on_warning=self._load_warning,
                                    limits=description_limits(p))
+        outputs.check_base(model)            # ValueError: rejected, as unmodelable
         self.wrenches.check_links(model)     # ValueError: rejected, as unmodelable
         joints = self.robots.joint_model(model, xml)
         with compile_notice(self.logger, "of the enabled outputs", report=True):

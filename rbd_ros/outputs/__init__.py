@@ -20,7 +20,8 @@ node and the replay make the same decisions and compute the same numbers:
 
 Nothing here imports ROS: the offline replay runs without it.
 """
-from .table import (array_sizes, BASE_DOF_NAMES, BY_NAME, CALLS, check_outputs, COLLISION,
+from .table import (array_sizes, BASE_DOF_NAMES, BY_NAME, CALLS, check_base, check_outputs,
+                    COLLISION,
                     CONTACT_WRENCH, DEFAULT_COLLISION_THRESHOLD, DEFAULT_OBSERVER_GAIN, DEFAULTS,
                     DERIVATIVES, dof_names, JOINT_MATRIX, JOINT_STATE, JOINT_VECTOR,
                     message_fields, NAMES, OBSERVER_BY_NAME, OBSERVER_OUTPUTS, Output, OUTPUTS,
@@ -30,7 +31,8 @@ from .tick_rule import (DEFAULT_MAX_JOINT_AGE, duplicate_names, effort_known, fi
                         ODOMETRY_REASONS, REASON_KEYS, REASONS, size_error, TickRule, TickState,
                         UNKNOWN_VELOCITY, valid_odometry, zero_unknown)
 
-__all__ = ["array_sizes", "BASE_DOF_NAMES", "BY_NAME", "CALLS", "check_outputs", "COLLISION",
+__all__ = ["array_sizes", "BASE_DOF_NAMES", "BY_NAME", "CALLS", "check_base", "check_outputs",
+           "COLLISION",
            "CONTACT_WRENCH", "DEFAULT_COLLISION_THRESHOLD", "DEFAULT_OBSERVER_GAIN", "DEFAULTS",
            "DERIVATIVES", "dof_names", "JOINT_MATRIX", "JOINT_STATE", "JOINT_VECTOR",
            "message_fields", "NAMES", "OBSERVER_BY_NAME", "OBSERVER_OUTPUTS", "Output", "OUTPUTS",

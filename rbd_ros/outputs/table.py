@@ -40,6 +40,26 @@ def dof_names(model):
     return (BASE_DOF_NAMES if model.floating_base else ()) + tuple(model.joint_names)
 
 
+def check_base(model):
+    """
+    Refuse a model whose base the node and the replay cannot run; return the model.
+
+    They read a floating base's state from nav_msgs/Odometry as a free flyer (six rows
+    ``BASE_DOF_NAMES``); a planar base (a URDF planar root joint) is for the core calls only.
+
+    Raises
+    ------
+    ValueError
+        For a base of another number of degrees of freedom, naming it.
+
+    """
+    if model.floating_base and model.nv_base != len(BASE_DOF_NAMES):
+        raise ValueError(f"its root joint is a {model.nv_base}-dof base (a planar joint): the "
+                         "node and the replay read a base's state from odometry as a free "
+                         "flyer only; the core calls (rbd_ros.rnea, ...) take it")
+    return model
+
+
 class Output(NamedTuple):
     """One output topic, ``~/<name>``, enabled by the parameter ``publish_<name>``."""
 

@@ -123,7 +123,8 @@ def _merge(a, b):
 def cached_model(text, floating_base, mimic):
     """Load the model of a URDF text: once per worker and robot, not once per task."""
     try:
-        return rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic)
+        return table.check_base(rbd_ros.load_model(text, floating_base=floating_base,
+                                                   mimic=mimic))
     except (ValueError, OSError) as exc:
         raise ReplayError(f"cannot load the URDF: {shorten(exc, 240)}") from exc
 

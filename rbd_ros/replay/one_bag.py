@@ -56,7 +56,8 @@ def load(bag, *, topic, urdf, description_topic, floating_base, odom_topic, mimi
         which = f" (description {k + 1} of {len(descriptions)})" if len(descriptions) > 1 \
             else ""
         try:
-            models.append(rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic))
+            models.append(table.check_base(
+                rbd_ros.load_model(text, floating_base=floating_base, mimic=mimic)))
         except (ValueError, OSError) as exc:
             raise ReplayError(f"cannot load the URDF{which}: {shorten(exc, 240)}") from exc
     odom_cons = []

@@ -11,7 +11,7 @@ import rbd_ros
 from helpers import (assert_a_stale_module_is_reported, assert_close,
                      assert_generated_module_is_current, get_robot)
 
-BATCH_ROBOTS = ("arm7", "quadruped", "talos")
+BATCH_ROBOTS = ("arm7", "quadruped", "talos", "branched_planar")
 N = 37
 TOL = 1e-12
 

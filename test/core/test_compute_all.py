@@ -11,7 +11,7 @@ import pytest
 import rbd_ros
 from helpers import assert_close, get_robot
 
-ROBOTS = ("arm7", "branched", "quadruped", "talos")
+ROBOTS = ("arm7", "branched", "quadruped", "talos", "branched_planar")
 FIELDS = ("tau", "qdd", "Minv", "dtau_dq", "dtau_dv", "dqdd_dq", "dqdd_dv")
 SEP_TOL = 1e-10
 PIN_TOL = 1e-9
@@ -97,7 +97,7 @@ def test_own_data_per_model_copy(robot):
         assert np.array_equal(getattr(ref, name), getattr(got, name)), name
 
 
-@pytest.mark.parametrize("name", ("quadruped", "talos"))
+@pytest.mark.parametrize("name", ("quadruped", "talos", "branched_planar"))
 @pytest.mark.parametrize("with_fext", (False, True))
 def test_matches_pinocchio(name, with_fext, pin):
     robot = get_robot(name)

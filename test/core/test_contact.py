@@ -238,7 +238,8 @@ def test_mimic_coupled_observer_is_the_reduced_one():
     assert np.abs(ref).max() > 1e-3                # not trivially zero
 
 
-@pytest.mark.parametrize("name", ["arm7", "panda", "quadruped", "talos", "branched_floating"])
+@pytest.mark.parametrize("name", ["arm7", "panda", "quadruped", "talos", "branched_floating",
+                                  "branched_planar"])
 def test_momentum_terms_equal_pinocchio(name):
     """The observer's p = M v and u = τ + Cᵀ v − g (one O(n) pass) against Pinocchio's M, C, g."""
     robot = Robot(name)

@@ -12,7 +12,7 @@ from helpers import assert_close, get_robot
 from rbd_ros.algorithms.calls import (aba_derivatives, aba_derivatives_fd, integrate, minv,
                                       rnea_derivatives, rnea_derivatives_fd)
 
-ROBOTS = ("pendulum", "arm7", "branched", "prismatic", "quadruped", "talos")
+ROBOTS = ("pendulum", "arm7", "branched", "prismatic", "quadruped", "talos", "branched_planar")
 SEEDS = (0, 1, 2)
 PIN_TOL = 1e-9
 FD_TOL = 1e-5
@@ -184,7 +184,7 @@ def test_repeated_calls_are_identical(robot):
 
 # -- integrate ----------------------------------------------------------------------------
 @pytest.mark.pinocchio
-@pytest.mark.parametrize("name", ("quadruped", "talos", "arm7"))
+@pytest.mark.parametrize("name", ("quadruped", "talos", "arm7", "branched_planar"))
 def test_integrate_matches_pinocchio(name):
     robot = get_robot(name)
     m = robot.model

@@ -19,7 +19,7 @@ from rbd_ros.model import joints as registry
 
 # the kernel pieces every kind's module defines (doc/contributing.md, step 1)
 PIECES = ("jcalc", "placement_local", "jcalc_local", "motion", "tangent", "subspace_column",
-          "world_from_local", "world_subspace", "local_subspace_column", "force_local",
+          "world_from_local", "local_subspace_column", "force_local",
           "integrate")
 KIND_NAMES = [kind.name for kind in registry.KINDS]
 

@@ -7,7 +7,8 @@ from helpers import SEEDS, assert_close, get_robot
 from rbd_ros.model import inertia as rin
 
 TOL = 1e-10
-REGRESSOR_ROBOTS = ("arm7", "branched", "prismatic", "quadruped", "panda", "talos")
+REGRESSOR_ROBOTS = ("arm7", "branched", "prismatic", "quadruped", "panda", "talos",
+                    "branched_planar")
 
 
 def force_cross(v):

@@ -13,7 +13,7 @@ from rbd_ros.batch import rollout as rl
 from helpers import assert_close, get_robot
 from pinocchio_oracles import pin_rollout
 
-ROLLOUT_ROBOTS = ("arm7", "quadruped", "panda")
+ROLLOUT_ROBOTS = ("arm7", "quadruped", "panda", "branched_planar")
 STEPS = 25
 DT = 2e-3
 

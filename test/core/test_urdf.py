@@ -149,7 +149,7 @@ def test_body_inertias_match_pinocchio(robot):
 def test_joint_limits_match_pinocchio(robot):
     m, pm = robot.model, robot.pm
     pin_joints = _pin_movable_joints(pm)
-    off = 6 if robot.floating else 0
+    off = m.nv_base
     for k, name in enumerate(m.joint_names):
         j = pin_joints[name]
         iv = j.idx_v
@@ -168,12 +168,13 @@ def test_random_configuration_within_limits(robot, seed):
     m = robot.model
     q = m.random_configuration(seed)
     assert q.shape == (m.nq,)
-    joints = q[7:] if robot.floating else q
+    joints = q[m.nq_base:]
     lo = np.where(np.isfinite(m.lower), m.lower, -np.pi)
     hi = np.where(np.isfinite(m.upper), m.upper, np.pi)
     assert np.all(joints >= lo) and np.all(joints <= hi)
-    if robot.floating:
-        assert np.linalg.norm(q[3:7]) == pytest.approx(1.0, abs=1e-12)
+    if robot.floating:       # the free flyer's quaternion, the planar joint's (cos θ, sin θ)
+        unit = q[3:7] if m.nq_base == 7 else q[2:4]
+        assert np.linalg.norm(unit) == pytest.approx(1.0, abs=1e-12)
     np.testing.assert_array_equal(q, m.random_configuration(seed))   # seeded: reproducible
 
 
@@ -181,8 +182,8 @@ def test_neutral(robot):
     m = robot.model
     q = m.neutral()
     expected = np.zeros(m.nq)
-    if robot.floating:
-        expected[6] = 1.0
+    if robot.floating:       # the identity quaternion's w (x, y, z, w); cos 0 of a planar base
+        expected[6 if m.nq_base == 7 else 2] = 1.0
     np.testing.assert_array_equal(q, expected)
 
 

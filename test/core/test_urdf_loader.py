@@ -316,7 +316,7 @@ def test_driven_inertias_are_the_diagonal_of_crba(robot):
     M = rbd_ros.crba(m, m.neutral())
     first = m.nv_base
     if m.floating_base:
-        assert_close(driven[0], np.linalg.eigvalsh(M[:6, :6])[0], 1e-12, "base block")
+        assert_close(driven[0], np.linalg.eigvalsh(M[:first, :first])[0], 1e-12, "base block")
     assert_close(driven[1 if first else 0:], np.diag(M)[first:], 1e-12, "diagonal")
 
 

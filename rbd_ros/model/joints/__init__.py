@@ -9,13 +9,14 @@ says how to add a kind.
 """
 import numpy as np
 
-from . import free_flyer, prismatic, revolute
+from . import free_flyer, planar, prismatic, revolute
 from .kind import JointKind
 
 # in the order of their codes: KINDS[code] is that kind's record
-MODULES = (revolute, prismatic, free_flyer)
+MODULES = (revolute, prismatic, free_flyer, planar)
 KINDS = tuple(module.KIND for module in MODULES)
-REVOLUTE, PRISMATIC, FREE_FLYER = revolute.CODE, prismatic.CODE, free_flyer.CODE
+REVOLUTE, PRISMATIC, FREE_FLYER, PLANAR = (revolute.CODE, prismatic.CODE, free_flyer.CODE,
+                                           planar.CODE)
 BY_URDF_TYPE = {name: kind for kind in KINDS for name in kind.urdf_types}
 
 # per code, as arrays the kernels index (numba freezes module-level arrays as constants)
@@ -23,6 +24,9 @@ NQ = np.array([kind.nq for kind in KINDS], np.int64)
 NV = np.array([kind.nv for kind in KINDS], np.int64)
 ROOT_ONLY = np.array([kind.root_only for kind in KINDS], np.bool_)
 AXIS_ROTATES = np.array([kind.axis_motion == "rotate" for kind in KINDS], np.bool_)
+UNIT_START = np.array([(kind.unit_part or (0, 0))[0] for kind in KINDS], np.int64)
+POSITION_LEFT_OUT = np.array([kind.position_left_out for kind in KINDS], np.bool_)
+UNIT_COUNT = np.array([(kind.unit_part or (0, 0))[1] for kind in KINDS], np.int64)
 
 
 def base_sizes(floating_base):
@@ -34,4 +38,5 @@ assert all(kind.code == code for code, kind in enumerate(KINDS)), "codes are the
 assert len(BY_URDF_TYPE) == sum(len(kind.urdf_types) for kind in KINDS), "a URDF type twice"
 
 __all__ = ["AXIS_ROTATES", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS", "MODULES", "NQ",
-           "NV", "PRISMATIC", "REVOLUTE", "ROOT_ONLY", "base_sizes"]
+           "NV", "PLANAR", "POSITION_LEFT_OUT", "PRISMATIC", "REVOLUTE", "ROOT_ONLY", "UNIT_COUNT",
+           "UNIT_START", "base_sizes"]

@@ -19,9 +19,9 @@ import numpy as np
 from ..._jit import helper
 from .axis_joint import random_in_limits
 from .kind import JointKind
-from ..layout import P_IQ, P_IV, W_OM
+from ..layout import P_IQ, P_IV
 from ..matrix6 import load6_vector
-from ..se3 import cross3, rot3, se3_from_quaternion, se3_load
+from ..se3 import cross3, rot3, se3_from_quaternion
 from ..spatial import act_motion
 
 CODE = 2
@@ -49,7 +49,8 @@ def subspace(axis):
 
 
 KIND = JointKind(code=CODE, name="free_flyer", urdf_types=("floating",),
-                 nq=7, nv=6, root_only=True, axis_motion=None,
+                 nq=7, nv=6, root_only=True, axis_motion=None, unit_part=(3, 4, "quaternion"),
+                 position_left_out=True,
                  neutral=neutral, random=random)
 
 
@@ -112,12 +113,6 @@ def subspace_column(packed, i, k, oM, oS):
 def world_from_local(packed, i, oM_parent, X):
     """Its rotation only, as ``jcalc``."""
     return (X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8], 0.0, 0.0, 0.0), ZERO6
-
-
-@helper
-def world_subspace(packed, ws, j):
-    """(6, oM, unused): Sᵀ f is f in the base frame."""
-    return 6, se3_load(ws, j, W_OM), ZERO6
 
 
 @helper

@@ -13,7 +13,12 @@ class JointKind(NamedTuple):
     ``axis_motion``: a 1-dof motion along or about the joint axis ("rotate", "slide") that the
     generated kernels (``rbd_ros.specialized``) write out, or None; ``neutral()``: its q at
     rest, Pinocchio's ``neutral``; ``random(rng, lower, upper)``: a q drawn within the limits
-    (each an array of nq), unbounded entries from a unit box or a uniform rotation.
+    (each an array of nq), unbounded entries from a unit box or a uniform rotation;
+    ``unit_part``: (first, count, what) of its q entries that hold a unit vector (a
+    "quaternion", a "direction (cos θ, sin θ)"), which the kernels normalize and refuse all
+    zero, or None;
+    ``position_left_out``: its world placement leaves out its position q[0:3] (the world-frame
+    kernels run in the world translated to it: the free-flyer root, whose module says why).
     The kernels' pieces (jcalc and the others) are the functions of the kind's own module,
     dispatched by ``rbd_ros.algorithms.joints``.
     """
@@ -27,3 +32,5 @@ class JointKind(NamedTuple):
     axis_motion: object
     neutral: Callable
     random: Callable
+    unit_part: tuple = None
+    position_left_out: bool = False

@@ -8,8 +8,6 @@ import numpy as np
 from ..._jit import helper
 from . import axis_joint
 from .kind import JointKind
-from ..layout import W_OS
-from ..spatial import load6
 
 CODE = 1
 ROTATES = False
@@ -75,12 +73,6 @@ def subspace_column(packed, i, k, oM, oS):
 def world_from_local(packed, i, oM_parent, X):
     """(oMi, oS) from ^λX_i."""
     return axis_joint.world_from_local(ROTATES, packed, i, oM_parent, X)
-
-
-@helper
-def world_subspace(packed, ws, j):
-    """(1, identity, oS): Sᵀ f is oS · f, oS from the workspace's W_OS."""
-    return 1, axis_joint.IDENTITY_SE3, load6(ws, j, W_OS)
 
 
 @helper

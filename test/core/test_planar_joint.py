@@ -1,0 +1,186 @@
+"""
+A URDF ``planar`` joint: a mobile base, against Pinocchio (``JointModelPlanar``).
+
+The kind is one module (``rbd_ros.model.joints.planar``): q = [x, y, cos θ, sin θ], v in the
+body frame. Every algorithm runs on ``branched_planar`` (``oracle.ROBOTS``) in the tests of
+each algorithm; here what only this kind has: M⁻¹ through its three dofs, the unit (cos θ,
+sin θ) normalized or refused, the loader's rules, and the node's and replay's refusal.
+"""
+import os
+import re
+
+import numpy as np
+import pytest
+
+import rbd_ros
+from helpers import assert_close, get_robot
+from oracle import URDF_DIR
+from rbd_ros import outputs
+from rbd_ros.description.urdf_reader import URDFError
+from rbd_ros.model.joints import PLANAR
+
+PATH = os.path.join(URDF_DIR, "branched_planar.urdf")
+
+
+def _text():
+    with open(PATH, encoding="utf-8") as f:
+        return f.read()
+
+
+@pytest.fixture(scope="module")
+def robot():
+    return get_robot("branched_planar")
+
+
+def test_loads_as_a_planar_base(robot):
+    m = robot.model
+    assert m.joint_type[0] == PLANAR and m.floating_base
+    movable = len(re.findall(r'type="(?:revolute|continuous|prismatic)"', _text()))
+    assert (m.nq_base, m.nv_base) == (4, 3) and (m.nq, m.nv) == (4 + movable, 3 + movable)
+    np.testing.assert_array_equal(m.neutral()[:4], [0.0, 0.0, 1.0, 0.0])
+
+
+@pytest.mark.pinocchio
+def test_pinocchio_reads_the_same_joint(robot):
+    pm = robot.pm
+    assert pm.joints[1].shortname() == "JointModelPlanar"
+    assert (pm.nq, pm.nv) == (robot.model.nq, robot.model.nv)
+    np.testing.assert_allclose(robot.q_to_pin(robot.model.neutral()),
+                               robot.pin.neutral(pm))
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("seed", range(4))
+def test_minv_matches_pinocchio(robot, seed):
+    m, pin = robot.model, robot.pin
+    q = m.random_configuration(seed)
+    ref = pin.computeMinverse(robot.pm, robot.pd, robot.q_to_pin(q))
+    ref = robot.matrix_from_pin(np.triu(ref) + np.triu(ref, 1).T)
+    assert_close(rbd_ros.minv(m, q), ref, 1e-9, "minv")
+    assert_close(rbd_ros.minv(m, q) @ rbd_ros.crba(m, q), np.eye(m.nv), 1e-9, "M⁻¹ M")
+
+
+def test_a_scaled_direction_is_the_same_configuration(robot):
+    """(cos θ, sin θ) is normalized, as a free flyer's quaternion is (a sensor's rounding)."""
+    m = robot.model
+    q, v, a, tau, _ = robot.random_state(5)
+    scaled = np.array(q)
+    scaled[2:4] *= 1.7
+    for f, args in ((rbd_ros.rnea, (v, a)), (rbd_ros.aba, (v, tau)), (rbd_ros.minv, ())):
+        np.testing.assert_allclose(f(m, scaled, *args), f(m, q, *args), rtol=1e-12, atol=1e-12)
+
+
+def test_a_zero_direction_is_refused(robot):
+    q = robot.model.neutral()
+    q[2:4] = 0.0
+    with pytest.raises(ValueError, match=r"rnea: q has a zero base direction .*q\[2:4\]"):
+        rbd_ros.rnea(robot.model, q, np.zeros(robot.model.nv), np.zeros(robot.model.nv))
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda t: t.replace('<axis xyz="0 0 1"/>\n  </joint>', '<axis xyz="1 0 0"/>\n  </joint>', 1),
+     "axis"),
+    (lambda t: t.replace('<child link="base"/>', '<child link="base"/>\n    '
+                         '<origin xyz="0 0 0.3"/>', 1), "identity"),
+    (lambda t: t.replace('type="planar"', 'type="fixed"').replace(
+        'type="revolute"', 'type="planar"', 1), "only the root link"),
+])
+def test_a_planar_joint_the_model_cannot_have_is_refused(change, message):
+    with pytest.raises(URDFError, match=message):
+        rbd_ros.load_model(change(_text()), allow_massless=True)
+
+
+def test_no_axis_is_the_xy_plane():
+    """Read a planar joint without <axis> (URDF's default) in the x-y plane, as Pinocchio does."""
+    text = _text().replace('\n    <axis xyz="0 0 1"/>\n  </joint>', '\n  </joint>', 1)
+    assert text != _text()
+    model = rbd_ros.load_model(text)
+    np.testing.assert_array_equal(model.packed, rbd_ros.load_model(PATH).packed)
+
+
+def test_floating_base_on_a_planar_joint_is_refused():
+    with pytest.raises(URDFError, match="already floats"):
+        rbd_ros.load_model(PATH, floating_base=True)
+
+
+def test_the_node_and_the_replay_refuse_a_planar_base(robot):
+    """Their base state is a free flyer's, from odometry: a planar base is refused by name."""
+    with pytest.raises(ValueError, match="3-dof base .*planar"):
+        outputs.check_base(robot.model)
+    free = get_robot("quadruped").model
+    assert outputs.check_base(free) is free
+    fixed = get_robot("arm7").model
+    assert outputs.check_base(fixed) is fixed
+    assert re.search(r'type="planar"', _text())
+
+
+def _rotation(rng):
+    quaternion = rng.normal(size=4)
+    x, y, z, w = quaternion / np.linalg.norm(quaternion)
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _below_the_root(pin, monkeypatch):
+    """
+    Return a revolute root, a planar joint below it, and two revolute joints below that.
+
+    Built twice from the same numbers: an rbd_ros ``Model`` from its arrays (the root-only
+    rule lifted: the kernels' multi-dof path below the root, which no URDF reaches yet, the
+    model lacking per-joint names for it) and a Pinocchio model joint by joint.
+    """
+    from rbd_ros.model import Model, model_tables
+    from rbd_ros.model import inertia as rin
+    from rbd_ros.model.joints import REVOLUTE
+    monkeypatch.setattr(model_tables, "ROOT_ONLY", np.zeros_like(model_tables.ROOT_ONLY))
+    rng = np.random.default_rng(11)
+    parent = [-1, 0, 1, 1]
+    kinds = [REVOLUTE, PLANAR, REVOLUTE, REVOLUTE]
+    axes = [(0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)]
+    pin_joints = [pin.JointModelRZ(), pin.JointModelPlanar(), pin.JointModelRX(),
+                  pin.JointModelRY()]
+    pm = pin.Model()
+    placements, inertias = [], []
+    for i, (lam, joint) in enumerate(zip(parent, pin_joints)):
+        R, p = _rotation(rng), rng.uniform(-0.3, 0.3, 3)
+        mass, com = rng.uniform(0.5, 2.0), rng.uniform(-0.1, 0.1, 3)
+        A = rng.normal(size=(3, 3))
+        centroidal = A @ A.T * 0.01 + 0.01 * np.eye(3)
+        placements.append(np.concatenate([R.ravel(), p]))
+        inertias.append(rin.compact(mass, com, centroidal))
+        jid = pm.addJoint(lam + 1, joint, pin.SE3(R, p), f"j{i}")
+        pm.appendBodyToJoint(jid, pin.Inertia(mass, com, centroidal), pin.SE3.Identity())
+    model = Model("below", parent, kinds, placements, axes, inertias,
+                  body_names=[f"b{i}" for i in range(4)],
+                  joint_names=["j0", "plane_x", "plane_y", "plane_theta", "j2", "j3"])
+    assert (model.nq, model.nv, model.floating_base) == (pm.nq, pm.nv, False) == (7, 6, False)
+    return model, pm
+
+
+@pytest.mark.pinocchio
+@pytest.mark.parametrize("seed", range(3))
+def test_a_planar_joint_below_the_root_in_the_kernels(pin, monkeypatch, seed):
+    """ABA, M⁻¹ and their derivatives through a multi-dof joint with a parent, against Pinocchio."""
+    model, pm = _below_the_root(pin, monkeypatch)
+    pd = pm.createData()
+    rng = np.random.default_rng(seed)
+    q = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq))
+    q[3:5] /= np.linalg.norm(q[3:5])          # the planar joint's (cos θ, sin θ), as ours reads it
+    v, a, tau = (rng.normal(size=pm.nv) for _ in range(3))
+    fext = rng.normal(size=(model.nbodies, 6))
+    forces = [pin.Force.Zero()] + [pin.Force(f) for f in fext]
+    assert_close(rbd_ros.rnea(model, q, v, a, fext), pin.rnea(pm, pd, q, v, a, forces), 1e-10,
+                 "rnea")
+    assert_close(rbd_ros.aba(model, q, v, tau, fext), pin.aba(pm, pd, q, v, tau, forces), 1e-10,
+                 "aba")
+    Minv = pin.computeMinverse(pm, pd, q)
+    assert_close(rbd_ros.minv(model, q), np.triu(Minv) + np.triu(Minv, 1).T, 1e-10, "minv")
+    ours = rbd_ros.aba_derivatives(model, q, v, tau)
+    pin.computeABADerivatives(pm, pd, q, v, tau)
+    for got, ref, what in zip(ours, (pd.ddq_dq, pd.ddq_dv), ("ddq_dq", "ddq_dv")):
+        assert_close(got, ref, 1e-9, what)
+    ours = rbd_ros.compute_all(model, q, v, a=a, tau=tau)
+    assert_close(ours.qdd, pin.aba(pm, pd, q, v, tau), 1e-10, "compute_all qdd")
+    assert_close(ours.Minv, np.triu(Minv) + np.triu(Minv, 1).T, 1e-10, "compute_all Minv")
+    assert_close(ours.tau, pin.rnea(pm, pd, q, v, a), 1e-10, "compute_all tau")
