@@ -181,8 +181,8 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
         as ``v``. None (default): zeros (gravity and Coriolis compensation).
     tau : array_like, shape ``(nv,)``
         Keyword only: the joint torques (N·m) and forces (N) of the forward dynamics; with a
-        floating base, the first 6 are the spatial force [f; n] (N, N·m) on the base in the base
-        frame.
+        floating base, the first 6 (a planar base: 3) are the spatial force [f; n] (N, N·m) on
+        the base in the base frame.
     fext : array_like, shape ``(nb, 6)``, or None
         External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
         (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's
@@ -241,8 +241,8 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None):
         as ``v``.
     tau : array_like, shape ``(nv,)``
         Keyword only: the joint torques (N·m) and forces (N) of the forward dynamics; with a
-        floating base, the first 6 are the spatial force [f; n] (N, N·m) on the base in the base
-        frame.
+        floating base, the first 6 (a planar base: 3) are the spatial force [f; n] (N, N·m) on
+        the base in the base frame.
     fext : array_like, shape ``(nb, 6)``, or None
         External spatial forces [f; n] (N, N·m), one row per body in ``model.body_names`` order
         (nb = ``model.nbodies``): the force the environment exerts on the body, in the body's

@@ -194,15 +194,17 @@ SHARED_PARAMETERS = {
               "The robot, from :func:`load_model`."),
     "q": ("array_like, shape ``(nq,)``",
           "Joint positions (rad, m) in ``model.joint_names`` order; with a floating base, "
-          "the first 7 are its position (m) and unit quaternion (x, y, z, w) in the world "
-          "(normalized where it is used)."),
+          "the first 7 are its position (m) and unit quaternion (x, y, z, w) in the world, "
+          "with a planar base the first 4 its x, y (m) and cos θ, sin θ (the unit parts "
+          "normalized where they are used)."),
     "v": ("array_like, shape ``(nv,)``",
           "Joint velocities (rad/s, m/s); with a floating base, the first 6 are its linear "
-          "(m/s) and angular (rad/s) velocity in the base frame."),
+          "(m/s) and angular (rad/s) velocity in the base frame (a planar base: the first 3, "
+          "v_x, v_y, ω)."),
     "tau": ("array_like, shape ``(nv,)``",
             "Joint torques (N·m) and forces (N); with a floating base, the first 6 are the "
-            "spatial force [f; n] (N, N·m) on the base in the base frame (zeros: an "
-            "unactuated base)."),
+            "spatial force [f; n] (N, N·m) on the base in the base frame (a planar base: "
+            "f_x, f_y, n_z; zeros: an unactuated base)."),
     "fext": ("array_like, shape ``(nb, 6)``, or None",
              "External spatial forces [f; n] (N, N·m), one row per body in "
              "``model.body_names`` order (nb = ``model.nbodies``): the force the environment "
@@ -304,7 +306,8 @@ def declare(stub):
 # what most calls refuse (a ValueError), written once: a stub's Raises entry names it in a last
 # line "... the shared refusals: ...", after the call's own refusals (each ending in ";")
 SHARED_REFUSALS = ("an input of the wrong size, not real numbers, with NaN or inf, or a zero base "
-                   "quaternion (the message names it); a result that is not finite (inputs too "
+                   "quaternion or direction (the message names it); a "
+                   "result that is not finite (inputs too "
                    "large for float64, or a degenerate model); ``data`` made for a model of "
                    "another size; an ``out`` that is not as described.")
 

@@ -47,7 +47,8 @@ def integrate(model, q, dv):
         Shared by the calls: ``rbd_ros.algorithms.entries.SHARED_PARAMETERS``.
     dv : array_like, shape ``(nv,)``
         The displacement in the tangent space (rad, m), laid out as ``v``: with a floating base,
-        the first 6 are its linear (m) and angular (rad) displacement in the base frame.
+        the first 6 are its linear (m) and angular (rad) displacement in the base frame (a
+        planar base: x, y, θ).
 
     Returns
     -------
@@ -58,7 +59,7 @@ def integrate(model, q, dv):
     ------
     ValueError
         An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
-        (the message names it); a result that is not finite; an ``out`` that is not as
+        or direction (the message names it); a result that is not finite; an ``out`` that is not as
         described.
 
     """

@@ -108,12 +108,13 @@ def joint_inv_motion(packed, i, oM, m):
     """
     Return the joint velocity (first joint_nv entries) whose motion S q̇ is the world motion m.
 
-    For the multi-dof root: S⁻¹ m = m in the base frame. (1-dof joints never need it.)
+    For the free-flyer root (S spans every motion): S⁻¹ m = m in the base frame. (Other
+    joints never need it.)
     """
     return act_inv_motion(oM, m)
 
 
 @helper
 def joint_force_in_world(packed, i, oM, t):
-    """S⁻ᵀ t for the multi-dof root: its joint wrench t (base frame) in the world frame."""
+    """S⁻ᵀ t for the free-flyer root: its joint wrench t (base frame) in the world frame."""
     return act_force(oM, t)

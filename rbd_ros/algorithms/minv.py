@@ -56,7 +56,7 @@ def store_column6(X, i, j, m):
 @helper
 def free_flyer_root_rows(packed, ws, FP, Minv, i):
     """
-    Run lines 9-12 and 32 for the multi-dof root i, given the Cholesky factor of its I^A.
+    Run lines 9-12 and 32 for the free-flyer root i, given the Cholesky factor of its I^A.
 
     S = Ad(oM), so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹, a 6×6 SPD solve in the world frame, then S⁻¹ maps
     the result to the base frame. P_i = S M⁻¹[i, :] (line 32: the root has no parent).
@@ -172,7 +172,7 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
     nvi = joint_nv(packed, i)
     if lam < 0:
         # a root: lines 30-34 reduce to P_i = S M⁻¹[i, :] (line 32); outside its subtree
-        # (another tree of a forest) its rows are zero. The multi-dof root set P_i above.
+        # (another tree of a forest) its rows are zero. The free-flyer root set P_i above.
         for j in range(vend, nv):
             for r in range(6):
                 FP[i, j, r] = 0.0

@@ -109,8 +109,8 @@ def rnea(model, q, v, a, fext=None, *, data=None):
     -------
     tau : numpy.ndarray, shape ``(nv,)``
         The joint torques (N·m) and forces (N) that produce ``a`` at (q, v) under gravity and
-        ``fext``; with a floating base, the first 6 are the spatial force [f; n] (N, N·m) the
-        base needs, in the base frame.
+        ``fext``; with a floating base, the first 6 (a planar base: 3) are the spatial force
+        [f; n] (N, N·m) the base needs, in the base frame.
 
     Raises
     ------

@@ -24,8 +24,8 @@ a caller that computes batch after batch saves the first touch of every page of 
 outputs (a fifth of the time of the talos derivatives on one thread).
 
 Inputs are checked as in the single-state functions (sizes, finiteness, a zero base
-quaternion), state by state, inside the kernels; a bad state raises ValueError naming the
-first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
+quaternion or direction), state by state, inside the kernels; a bad state raises ValueError
+naming the first bad sample and the argument. ``fext``, when given, is (N, nbodies, 6).
 
 Each algorithm has its batch kernel (``rnea_batch_kernel``, ...; a model with mimic joints
 its coupled one, whose chunks run the coupled single-state kernels of
@@ -68,9 +68,9 @@ BATCH_PARAMETERS = {
 # ... and what every batch call refuses (a ValueError): a docstring's Raises entry names it
 # in a line "... the shared refusals: ..." (as the single-state calls' stubs do)
 BATCH_REFUSALS = ("an input not of its shape, not real numbers, or with leading dimensions (N) "
-                  "that disagree; a state with NaN or inf, a zero base quaternion, or a result "
-                  "that is not finite (the message names the first bad sample); ``data`` or "
-                  "``out`` refused.")
+                  "that disagree; a state with NaN or inf, a zero base quaternion or "
+                  "direction, or a result that is not finite (the message names the first bad "
+                  "sample); ``data`` or ``out`` refused.")
 
 
 def documented(function):

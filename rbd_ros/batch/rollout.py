@@ -9,7 +9,7 @@ The dynamics of the points themselves are the batch entries (``rbd_ros.rnea_batc
 
 **Rollout.** From x_0 = (q_0, v_0), N steps of length h under the torques u_0 … u_{N-1}, with
 q̈ = FD(q, v, u) (ABA) and configurations moved by ⊕ (``rbd_ros.integrate``: joints add, a
-floating base moves by the SE(3) exponential of a base-frame twist):
+base moves by the SE(3) exponential of a base-frame twist, SE(2)'s for a planar base):
 
 * ``"semi_implicit_euler"`` (symplectic Euler): v' = v + h FD(q, v, u); q' = q ⊕ h v'.
 * ``"rk4"``: the classical Runge-Kutta 4 on the state space, each stage taken from x along
@@ -22,14 +22,15 @@ floating base moves by the SE(3) exponential of a base-frame twist):
 and δq in the tangent space (δq at x_k, δq' at x_{k+1}: q ⊕ δq). They chain the analytical
 ABA derivatives (∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂u = M⁻¹; ``rbd_ros.aba_derivatives``) through each
 stage with the Jacobians of ⊕: d(q ⊕ w) = J_q(w) δq + J_w(w) δw, identities for 1-dof joints;
-for the base J_q = Ad(Exp(w)⁻¹) and J_w the right Jacobian of SE(3)'s exponential
-(:func:`integrate_jacobians`; Pinocchio's ``dIntegrate``).
+for the base J_q = Ad(Exp(w)⁻¹) and J_w the right Jacobian of SE(3)'s exponential, restricted
+to a planar base's SE(2) (:func:`integrate_jacobians`; Pinocchio's ``dIntegrate``).
 """
 from collections import namedtuple
 
 import numpy as np
 
 from ..algorithms.calls import aba, aba_derivatives, integrate
+from ..algorithms.joints import motion_subspace
 from ..model import Data
 
 EULER = "semi_implicit_euler"
@@ -234,13 +235,15 @@ def _d_integrate(model, w, dw):
     """
     Return ∂(q ⊕ w)/∂(δq, δv, δu) = J_q [1 0 0] + J_w ∂w (nv × 3nv), ``dw`` = ∂w (changed).
 
-    The 1-dof joints' rows are ``dw`` plus the unit: only the base's six rows need the
+    The 1-dof joints' rows are ``dw`` plus the unit: only the base's rows need the
     Jacobians (:func:`integrate_jacobians`), so a step of a fixed-base robot does no product.
     """
-    if model.floating_base:
-        dw[:6] = se3_right_jacobian(w[:3], w[3:6]) @ dw[:6]
-        dw[:6, :6] += se3_inverse_adjoint(w[:3], w[3:6])
-        dw.reshape(-1)[6 * (3 * model.nv + 1)::3 * model.nv + 1][:model.nv - 6] += 1.0
+    b = model.nv_base
+    if b:
+        jq, jw = base_jacobians(model, w[:b])
+        dw[:b] = jw @ dw[:b]
+        dw[:b, :b] += jq
+        dw.reshape(-1)[b * (3 * model.nv + 1)::3 * model.nv + 1][:model.nv - b] += 1.0
         return dw
     return _plus_unit(dw, 0)
 
@@ -258,16 +261,29 @@ def integrate_jacobians(model, w):
     """
     Return (J_q, J_w) (nv × nv): d(q ⊕ w) = J_q δq + J_w δw, in the tangent spaces.
 
-    Identities for 1-dof joints (they add); for a floating base, whose q ⊕ w is
-    M · Exp(w[:6]), the 6 × 6 blocks Ad(Exp(w)⁻¹) and the right Jacobian of Exp. The
-    Jacobians do not depend on q.
+    Identities for 1-dof joints (they add); the base's blocks are :func:`base_jacobians`.
+    The Jacobians do not depend on q.
     """
-    nv = model.nv
+    nv, b = model.nv, model.nv_base
     jq, jw = np.eye(nv), np.eye(nv)
-    if model.floating_base:
-        jq[:6, :6] = se3_inverse_adjoint(w[:3], w[3:6])
-        jw[:6, :6] = se3_right_jacobian(w[:3], w[3:6])
+    if b:
+        jq[:b, :b], jw[:b, :b] = base_jacobians(model, w[:b])
     return jq, jw
+
+
+def base_jacobians(model, w):
+    """
+    Return the base's (J_q, J_w) blocks (nv_base × nv_base) of q ⊕ w, w its tangent step.
+
+    The base's q ⊕ w is M · Exp(S w), S its motion subspace in its own frame (the identity
+    for a free flyer; linear x, y and angular z for a planar base: SE(2) in SE(3)), so the
+    blocks are those of SE(3), Ad(Exp(S w)⁻¹) and the right Jacobian of Exp, seen through
+    S: Sᵀ (·) S. S's columns span a subgroup's algebra, which both maps into itself.
+    """
+    S = motion_subspace(int(model.joint_type[0]), model.axis[0])
+    twist = S @ np.asarray(w, np.float64)
+    return (S.T @ se3_inverse_adjoint(twist[:3], twist[3:]) @ S,
+            S.T @ se3_right_jacobian(twist[:3], twist[3:]) @ S)
 
 
 def _hat(x):

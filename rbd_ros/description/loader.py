@@ -23,7 +23,8 @@ from .urdf_reader import (URDFError, check_document, excerpt, parse_xml, read_ro
 # URDF joint type -> the code of its joint kind (the registry rbd_ros.model.joints); "fixed"
 # joints are merged away
 SUPPORTED = {name: kind.code for name, kind in BY_URDF_TYPE.items()}
-# the types of the kinds that may only be the tree's root ("floating": the free flyer)
+# the types of the kinds that may only be the tree's root ("floating": the free flyer;
+# "planar": a base in a plane)
 ROOT_TYPES = tuple(name for name, kind in BY_URDF_TYPE.items() if kind.root_only)
 
 
@@ -99,7 +100,9 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
         velocity in the base frame (6 numbers). Default False: the root is fixed to the world.
         A URDF ``floating`` joint is that same free flyer, read where the model can have it:
         as the only joint of the root link (a massless "world", as Pinocchio loads it), at an
-        identity origin, with ``floating_base=False``; anywhere else it is refused.
+        identity origin, with ``floating_base=False``; anywhere else it is refused. A URDF
+        ``planar`` joint there (at any origin, its axis z) is a planar base: q starts with
+        x, y, cos θ, sin θ, v with v_x, v_y, ω in the base frame.
     mimic : str
         ``"coupled"``, ``"independent"`` or ``"error"``: mimic joints (q_m = multiplier ·
         q_leader + offset). ``"coupled"`` (default): each follows its leader, the model's
@@ -170,7 +173,9 @@ def load_model(urdf, floating_base=False, mimic="coupled", strict_inertia=False,
     coupling = None
     if followers:
         try:
-            coupling = Coupling(bodies.joint_names, floats, followers)
+            root = KINDS[bodies.joint_type[0]]
+            coupling = Coupling(bodies.joint_names, (root.nq, root.nv) if floats else (0, 0),
+                                followers)
         except ValueError as exc:          # a cycle of mimic joints
             raise URDFError(f"URDF ({source}): {exc}") from None
     return Model(robot.name or "robot", bodies.parent, bodies.joint_type, bodies.placement,
@@ -238,8 +243,9 @@ def _root_joint(children, root, source, floating_base):
     Such a joint anywhere else is refused.
 
     The model has such a joint as its first body only (``rbd_ros.model.joints``): the only
-    joint of the root link, at an identity origin (the free flyer's q is the base's placement
-    in the world), and not with ``floating_base=True`` (a second free flyer).
+    joint of the root link, a free flyer at an identity origin (its q is the base's placement
+    in the world), a planar joint at any (its plane), and not with ``floating_base=True`` (a
+    second base).
     """
     found = None
     for link, joints in children.items():
@@ -253,13 +259,16 @@ def _root_joint(children, root, source, floating_base):
             if floating_base:
                 raise URDFError(f"{where}: with floating_base=True the root already floats")
             R, p = _pose(joint.origin)
-            if not (np.array_equal(R, np.eye(3)) and not p.any()):
+            kind = KINDS[SUPPORTED[joint.type]]
+            if kind.position_left_out and not (np.array_equal(R, np.eye(3)) and not p.any()):
                 raise URDFError(f"{where}: its origin must be the identity (the base's "
                                 "placement is its q)")
             if joint.mimic is not None:
                 raise URDFError(f"{where}: it cannot mimic another joint")
-            if (joint.type == "planar" and joint.axis is not None
-                    and not np.array_equal(np.asarray(joint.axis, float), (0.0, 0.0, 1.0))):
+            axis = None if joint.axis is None else np.asarray(joint.axis, float)
+            if joint.type == "planar" and axis is not None and not (
+                    axis[2] > 0.0 and np.allclose(axis / np.linalg.norm(axis), (0, 0, 1),
+                                                  rtol=0.0, atol=1e-9)):
                 raise URDFError(f"{where}: its axis (the plane's normal) must be 0 0 1, the "
                                 "joint frame's z, as Pinocchio reads it")
             found = joint

@@ -17,7 +17,6 @@ from .. import _checks
 from ..algorithms import coupled as _k
 from ..algorithms.coriolis import coupled_coriolis_kernel
 from ..algorithms.compute_all import Dynamics
-from ..model.joints import base_sizes
 
 # rad or m: how far a follower's published position may be from its leader's coupling before
 # the node and the replay say so. joint_state_publisher computes followers from their leaders
@@ -29,24 +28,25 @@ class Coupling:
     """
     The mimic joints of a tree: q_m = multiplier · q_leader + offset.
 
-    ``joint_names``: the tree's movable joints in q order (followers included);
-    ``floating_base``: whether a free-flyer root comes first in q and v; ``followers``:
+    ``joint_names``: the tree's movable joints in q order (followers included); ``base``:
+    (nq_base, nv_base), the entries of q and v of the root's base joint (a free flyer, a
+    planar joint) before them, (0, 0) on a fixed base; ``followers``:
     {follower: (leader, multiplier, offset)}. A follower of a follower is resolved to the
     independent joint at the end of its chain (multipliers multiply, offsets compose); a
     cycle or a leader that is not one of ``joint_names`` is a ValueError.
 
-    Attributes: ``joint_names``, ``floating_base``, ``followers`` (resolved, read-only
+    Attributes: ``joint_names``, ``base``, ``floating_base``, ``followers`` (resolved, read-only
     mapping), ``independent`` (the names of the model's joints) and ``independent_index``
     (their places in ``joint_names``), ``nq_full``, ``nv_full``, ``nq``, ``nv``, ``G``
     (nv_full × nv, read-only) and ``table`` (``algorithms/mimic.py``).
     """
 
-    def __init__(self, joint_names, floating_base, followers):
+    def __init__(self, joint_names, base, followers):
         joint_names = tuple(joint_names)
         resolved = _resolve(joint_names, dict(followers))
         independent_index = tuple(k for k, n in enumerate(joint_names) if n not in resolved)
         place = {joint_names[k]: r for r, k in enumerate(independent_index)}
-        base_q, base_v = base_sizes(floating_base)
+        base_q, base_v = (int(n) for n in base)
         nq_full, nv_full = base_q + len(joint_names), base_v + len(joint_names)
         nq, nv = base_q + len(place), base_v + len(place)
         table = np.zeros((1 + nq_full + nv_full, 3))
@@ -60,7 +60,8 @@ class Coupling:
             v_rows[base_v + k] = base_v + place[leader], multiplier, 0.0
         G = np.zeros((nv_full, nv))
         G[np.arange(nv_full), v_rows[:, 0].astype(np.intp)] = v_rows[:, 1]
-        self.joint_names, self.floating_base = joint_names, bool(floating_base)
+        self.joint_names, self.base = joint_names, (base_q, base_v)
+        self.floating_base = base_v > 0
         self.followers = types.MappingProxyType(resolved)
         self.independent = tuple(joint_names[k] for k in independent_index)
         self.independent_index = independent_index
@@ -70,7 +71,7 @@ class Coupling:
 
     def __reduce__(self):
         """Pickle what it is made from (its followers resolved: resolving them is exact)."""
-        return Coupling, (self.joint_names, self.floating_base, dict(self.followers))
+        return Coupling, (self.joint_names, self.base, dict(self.followers))
 
     def __repr__(self):
         pairs = ", ".join(f"{f} = {m:g}·{lead} + {o:g}"

@@ -47,7 +47,8 @@ P_GRAVITY = 0     # in the world row (-1): gravity, 3 numbers
 # ``Data.body``: one row per body (the world's last)
 BODY = (
     ("W_OM", 12, "placement of the body in the world"),
-    ("W_OS", 6, "joint motion subspace in the world frame (1-dof joints)"),
+    ("W_OS", 6, "joint motion subspace in the world frame (1-dof joints; ABA and M⁻¹: a "
+                "multi-dof joint's first column)"),
     ("W_OV", 6, "spatial velocity, world frame"),
     ("W_OA", 6, "spatial acceleration, world frame (gravity included as a base acceleration)"),
     ("W_OF", 6, "spatial force, world frame"),

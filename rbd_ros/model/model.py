@@ -66,8 +66,8 @@ class Model(Frozen):
     ----------
     nq, nv : int
         Sizes of a configuration q and of a velocity v. A floating base adds ``nq_base`` = 7
-        entries to q and ``nv_base`` = 6 to v before the joints (both 0 on a fixed base):
-        the joints are ``q[nq_base:]``, ``v[nv_base:]``.
+        entries to q and ``nv_base`` = 6 to v before the joints (a planar base 4 and 3; both
+        0 on a fixed base): the joints are ``q[nq_base:]``, ``v[nv_base:]``.
     nbodies : int
         Number of bodies (one per joint, the floating base included).
     joint_names : tuple of str
@@ -159,7 +159,8 @@ class Model(Frozen):
         # the model's degrees of freedom: the independent joints (all, without mimic joints)
         dofs = np.arange(njoints)
         if coupling is not None:
-            if coupling.joint_names != joint_names or coupling.floating_base != floating_base:
+            if (coupling.joint_names != joint_names or coupling.base != (nq_base, nv_base)
+                    or (coupling.nq_full, coupling.nv_full) != (nq, nv)):
                 raise ValueError("the coupling is of another tree (joint names or base differ)")
             dofs = np.asarray(coupling.independent_index, np.intp)
 
@@ -240,7 +241,8 @@ class Model(Frozen):
         Returns
         -------
         ndarray, shape (nq,)
-            Zeros, except a floating base's quaternion, the identity (x, y, z, w = 0, 0, 0, 1).
+            Zeros, except a floating base's quaternion, the identity (x, y, z, w = 0, 0, 0, 1),
+            and a planar base's cos θ (1).
 
         """
         q = np.zeros(self.nq)
@@ -263,7 +265,7 @@ class Model(Frozen):
         ndarray, shape (nq,)
             Each joint uniform between its ``lower`` and ``upper`` limit (rad or m; ±π where a
             joint is unlimited); a floating base uniform in the unit box (m) and a uniform
-            unit quaternion.
+            unit quaternion; a planar base's x, y in the unit box and θ uniform.
 
         """
         rng = np.random.default_rng(rng)

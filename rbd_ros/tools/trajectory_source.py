@@ -115,6 +115,9 @@ class TrajectorySource(Node):
         self.urdf_path, self.urdf = load_urdf(p["urdf_file"])
         # the joints' efforts of the tree with its base held fixed (a floating base too)
         self.model = rbd_ros.load_model(self.urdf, floating_base=False, mimic=p["mimic_joints"])
+        if self.model.floating_base:      # a URDF floating or planar root joint
+            raise ValueError(f"{p['urdf_file']}: its root joint is a base (floating or planar): "
+                             "the source moves the joints of a fixed-base tree only")
         self.joint_names = list(self.model.joint_names)
         self.trajectory = SineTrajectory(self.model, p["frequency"], p["harmonics"],
                                          p["amplitude"], p["seed"])

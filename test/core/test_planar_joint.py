@@ -14,7 +14,7 @@ import pytest
 
 import rbd_ros
 from helpers import assert_close, get_robot
-from oracle import URDF_DIR
+from oracle import URDF_DIR, Robot
 from rbd_ros import outputs
 from rbd_ros.description.urdf_reader import URDFError
 from rbd_ros.model.joints import PLANAR
@@ -67,7 +67,7 @@ def test_a_scaled_direction_is_the_same_configuration(robot):
     scaled = np.array(q)
     scaled[2:4] *= 1.7
     for f, args in ((rbd_ros.rnea, (v, a)), (rbd_ros.aba, (v, tau)), (rbd_ros.minv, ())):
-        np.testing.assert_allclose(f(m, scaled, *args), f(m, q, *args), rtol=1e-12, atol=1e-12)
+        assert_close(f(m, scaled, *args), f(m, q, *args), 1e-11, f.__name__)   # rounding
 
 
 def test_a_zero_direction_is_refused(robot):
@@ -80,14 +80,33 @@ def test_a_zero_direction_is_refused(robot):
 @pytest.mark.parametrize("change, message", [
     (lambda t: t.replace('<axis xyz="0 0 1"/>\n  </joint>', '<axis xyz="1 0 0"/>\n  </joint>', 1),
      "axis"),
-    (lambda t: t.replace('<child link="base"/>', '<child link="base"/>\n    '
-                         '<origin xyz="0 0 0.3"/>', 1), "identity"),
+    (lambda t: t.replace('<axis xyz="0 0 1"/>\n  </joint>', '<axis xyz="0 0 -1"/>\n  </joint>',
+                         1), "axis"),
     (lambda t: t.replace('type="planar"', 'type="fixed"').replace(
         'type="revolute"', 'type="planar"', 1), "only the root link"),
 ])
 def test_a_planar_joint_the_model_cannot_have_is_refused(change, message):
     with pytest.raises(URDFError, match=message):
         rbd_ros.load_model(change(_text()), allow_massless=True)
+
+
+@pytest.mark.pinocchio
+def test_a_planar_origin_places_the_plane_as_pinocchio_does(tmp_path):
+    """The joint's <origin> is the plane's frame (a base on the floor at wheel height)."""
+    text = _text().replace('<child link="base"/>', '<child link="base"/>\n    '
+                           '<origin xyz="0.1 -0.2 0.3" rpy="0.2 -0.1 0.3"/>', 1)
+    path = tmp_path / "raised.urdf"
+    path.write_text(text, encoding="utf-8")
+    raised = Robot("raised", str(path), floating=False)
+    m, pin, pm, pd = raised.model, raised.pin, raised.pm, raised.pd
+    for seed in range(3):
+        q, v, a, tau, _ = raised.random_state(seed)
+        qp, vp = raised.q_to_pin(q), raised.v_to_pin(v)
+        assert_close(rbd_ros.rnea(m, q, v, a), raised.v_from_pin(
+            pin.rnea(pm, pd, qp, vp, raised.v_to_pin(a))), 1e-10, "rnea")
+        assert_close(rbd_ros.aba(m, q, v, tau), raised.v_from_pin(
+            pin.aba(pm, pd, qp, vp, raised.v_to_pin(tau))), 1e-10, "aba")
+    assert not np.array_equal(m.packed, rbd_ros.load_model(PATH).packed)
 
 
 def test_no_axis_is_the_xy_plane():
@@ -105,13 +124,16 @@ def test_floating_base_on_a_planar_joint_is_refused():
 
 def test_the_node_and_the_replay_refuse_a_planar_base(robot):
     """Their base state is a free flyer's, from odometry: a planar base is refused by name."""
+    from rbd_ros.replay import ReplayError
+    from rbd_ros.replay.fleet_tasks import cached_model
     with pytest.raises(ValueError, match="3-dof base .*planar"):
         outputs.check_base(robot.model)
+    with pytest.raises(ReplayError, match="cannot load the URDF: .*3-dof base"):
+        cached_model(_text(), False, "error")         # the fleet's workers
     free = get_robot("quadruped").model
     assert outputs.check_base(free) is free
     fixed = get_robot("arm7").model
     assert outputs.check_base(fixed) is fixed
-    assert re.search(r'type="planar"', _text())
 
 
 def _rotation(rng):
@@ -161,12 +183,13 @@ def _below_the_root(pin, monkeypatch):
 @pytest.mark.pinocchio
 @pytest.mark.parametrize("seed", range(3))
 def test_a_planar_joint_below_the_root_in_the_kernels(pin, monkeypatch, seed):
-    """ABA, M⁻¹ and their derivatives through a multi-dof joint with a parent, against Pinocchio."""
+    """Check the algorithms through a multi-dof joint with a parent against Pinocchio's."""
     model, pm = _below_the_root(pin, monkeypatch)
     pd = pm.createData()
     rng = np.random.default_rng(seed)
-    q = pin.randomConfiguration(pm, -np.ones(pm.nq), np.ones(pm.nq))
-    q[3:5] /= np.linalg.norm(q[3:5])          # the planar joint's (cos θ, sin θ), as ours reads it
+    theta = rng.uniform(-np.pi, np.pi)        # q: j0, the planar joint's x, y, cos θ, sin θ, j2, j3
+    q = np.concatenate([rng.uniform(-1, 1, 3), [np.cos(theta), np.sin(theta)],
+                        rng.uniform(-1, 1, 2)])
     v, a, tau = (rng.normal(size=pm.nv) for _ in range(3))
     fext = rng.normal(size=(model.nbodies, 6))
     forces = [pin.Force.Zero()] + [pin.Force(f) for f in fext]
@@ -176,6 +199,12 @@ def test_a_planar_joint_below_the_root_in_the_kernels(pin, monkeypatch, seed):
                  "aba")
     Minv = pin.computeMinverse(pm, pd, q)
     assert_close(rbd_ros.minv(model, q), np.triu(Minv) + np.triu(Minv, 1).T, 1e-10, "minv")
+    M = pin.crba(pm, pd, q)
+    assert_close(rbd_ros.crba(model, q), np.triu(M) + np.triu(M, 1).T, 1e-10, "crba")
+    ours = rbd_ros.rnea_derivatives(model, q, v, a)
+    pin.computeRNEADerivatives(pm, pd, q, v, a)
+    for got, ref, what in zip(ours, (pd.dtau_dq, pd.dtau_dv), ("dtau_dq", "dtau_dv")):
+        assert_close(got, ref, 1e-9, what)
     ours = rbd_ros.aba_derivatives(model, q, v, tau)
     pin.computeABADerivatives(pm, pd, q, v, tau)
     for got, ref, what in zip(ours, (pd.ddq_dq, pd.ddq_dv), ("ddq_dq", "ddq_dv")):
@@ -184,3 +213,27 @@ def test_a_planar_joint_below_the_root_in_the_kernels(pin, monkeypatch, seed):
     assert_close(ours.qdd, pin.aba(pm, pd, q, v, tau), 1e-10, "compute_all qdd")
     assert_close(ours.Minv, np.triu(Minv) + np.triu(Minv, 1).T, 1e-10, "compute_all Minv")
     assert_close(ours.tau, pin.rnea(pm, pd, q, v, a), 1e-10, "compute_all tau")
+
+
+def test_mimic_joints_on_a_planar_base_are_the_reduced_system():
+    """A coupled model's M and τ are Gᵀ M G and Gᵀ τ of the independent tree (base rows first)."""
+    text = _text().replace('<axis xyz="1 0 0"/>\n    <limit lower="-2.0" upper="2.0" effort="20" '
+                           'velocity="4"/>\n  </joint>\n  <link name="b3_link">',
+                           '<axis xyz="1 0 0"/>\n    <limit lower="-2.0" upper="2.0" effort="20" '
+                           'velocity="4"/>\n    <mimic joint="b2" multiplier="-0.5" offset="0.1"/>'
+                           '\n  </joint>\n  <link name="b3_link">', 1)
+    assert "<mimic" in text
+    coupled = rbd_ros.load_model(text)
+    full = rbd_ros.load_model(text, mimic="independent")
+    c = coupled.coupling
+    assert c.base == (4, 3) and (coupled.nq, coupled.nv) == (full.nq - 1, full.nv - 1)
+    assert (c.nq_full, c.nv_full) == (full.nq, full.nv)
+    rng = np.random.default_rng(4)
+    q = coupled.random_configuration(rng)
+    v, a = rng.normal(size=coupled.nv), rng.normal(size=coupled.nv)
+    qf = c.expand(q)
+    np.testing.assert_allclose(qf[:4], q[:4])                 # the base's entries as they are
+    G = c.G
+    assert_close(rbd_ros.crba(coupled, q), G.T @ rbd_ros.crba(full, qf) @ G, 1e-12, "M_r")
+    assert_close(rbd_ros.rnea(coupled, q, v, a), G.T @ rbd_ros.rnea(full, qf, G @ v, G @ a),
+                 1e-12, "τ_r")

@@ -216,6 +216,9 @@ def test_errors(arm_bag, tmp_path, capsys):
         replay(path, tmp_path / "b", urdf=rbd_ros.robots.path("rbd_quadruped"))
     with pytest.raises(ReplayError, match="Odometry"):
         replay(path, tmp_path / "c", floating_base=True)
+    planar = os.path.join(ROOT, "test", "urdf", "branched_planar.urdf")
+    with pytest.raises(ReplayError, match="cannot load the URDF: .*3-dof base .*planar"):
+        replay(path, tmp_path / "p", urdf=planar)
     with pytest.raises(ReplayError, match="no such bag"):
         replay(tmp_path / "missing", tmp_path / "d")
     assert main([str(path), "-o", str(tmp_path / "e"), "--topic", "/x"]) == 2

@@ -9,7 +9,8 @@ class JointKind(NamedTuple):
     ``code``: its number in ``Model.joint_type`` and the kernels' table (0, 1, ... in the
     registry's order); ``urdf_types``: the URDF ``<joint type>`` names read as this kind;
     ``nq``, ``nv``: its entries of q and v; ``root_only``: only the tree's root may be of this
-    kind (the free flyer: the algorithms solve its six accelerations in the world frame);
+    kind, the model's base (the free flyer, whose six accelerations the algorithms solve in
+    the world frame; the planar joint, whose state no JointState carries);
     ``axis_motion``: a 1-dof motion along or about the joint axis ("rotate", "slide") that the
     generated kernels (``rbd_ros.specialized``) write out, or None; ``neutral()``: its q at
     rest, Pinocchio's ``neutral``; ``random(rng, lower, upper)``: a q drawn within the limits
