@@ -123,13 +123,15 @@ def articulated_inertia_step(packed, ws, i):
 @helper
 def bias_force_step(packed, ws, tau, i, U, Dinv):
     """
-    Run pass 2 for a 1-dof body i, the force part.
+    Run pass 2 for body i, the force part.
 
     u = τ - Sᵀ p^A (W_UU), and p^a = p^A + I^a c + U D⁻¹ u with I^a = I^A - U D⁻¹ Uᵀ added
-    to the parent's p^A. A multi-dof joint: ``multi_dof_bias_force_step``.
+    to the parent's p^A. A multi-dof joint: ``multi_dof_bias_force_step``; none for the
+    free-flyer root (its pass 3 solves with its I^A and p^A).
     """
-    if joint_nv(packed, i) > 1:
-        multi_dof_bias_force_step(packed, ws, tau, i)
+    if joint_nv(packed, i) > 1:             # the commonest, 1 dof, tested once
+        if not joint_spans_all_motions(packed, i):
+            multi_dof_bias_force_step(packed, ws, tau, i)
         return
     pA = load6(ws, i, W_OF)
     u = tau[int(packed[i, P_IV])] - dot6(load6(ws, i, W_OS), pA)
@@ -212,8 +214,7 @@ def aba_kernel(packed, ws, q, v, tau, fext, qdd):
         aba_forward_step(packed, ws, q, v, fext, i)
     for i in range(nb - 1, -1, -1):          # pass 2: I^A and p^A, leaves to root
         U, Dinv = articulated_inertia_step(packed, ws, i)
-        if not joint_spans_all_motions(packed, i):
-            bias_force_step(packed, ws, tau, i, U, Dinv)
+        bias_force_step(packed, ws, tau, i, U, Dinv)
     for i in range(nb):                      # pass 3: accelerations, root to leaves
         acceleration_step(packed, ws, tau, qdd, i)
     return vector_status(qdd)

@@ -83,26 +83,25 @@ def articulated_and_minv_backward_pass(packed, ws, FP, Minv, tau):
     """
     Run ABA pass 2 and lines 11-14 together: one I^A, U, D⁻¹ per body serves both.
 
-    What ``aba_derivatives`` and ``compute_all`` share; ABA's bias forces only where the
-    joint has one dof (the free-flyer root's are solved in ABA pass 3 from its I^A).
+    What ``aba_derivatives`` and ``compute_all`` share (``bias_force_step`` skips the
+    free-flyer root, whose forces ABA pass 3 solves with its I^A).
     """
     for i in range(model_sizes(packed)[0] - 1, -1, -1):
         U, Dinv = articulated_inertia_step(packed, ws, i)
-        if not joint_spans_all_motions(packed, i):
-            bias_force_step(packed, ws, tau, i, U, Dinv)
+        bias_force_step(packed, ws, tau, i, U, Dinv)
         minv_backward_step(packed, ws, FP, Minv, i, U, Dinv)
 
 
 @helper
 def minv_backward_step(packed, ws, FP, Minv, i, U, Dinv):
     """Lines 11-14 (corrected line 14) for body i, after ``articulated_inertia_step``."""
-    if joint_spans_all_motions(packed, i):
-        free_flyer_root_rows(packed, ws, FP, Minv, i)
-        return
+    if joint_nv(packed, i) > 1:             # the commonest, 1 dof, tested once
+        if joint_spans_all_motions(packed, i):
+            free_flyer_root_rows(packed, ws, FP, Minv, i)
+            return
+        later_dofs_backward(packed, ws, FP, Minv, i)
     lam = int(packed[i, P_PARENT])
     iv = int(packed[i, P_IV])
-    if joint_nv(packed, i) > 1:
-        later_dofs_backward(packed, ws, FP, Minv, i)
     oS = load6(ws, i, W_OS)
     Minv[iv, iv] = Dinv                    # line 11 (F_i[:, i] = 0: no -D⁻¹SᵀF term)
     # corrected line 14, F_λ[:, j] += F^a_i[:, j] (X* = 1), as an assignment: column j of
