@@ -48,3 +48,20 @@ def test_the_arrays_are_as_wide_as_their_tables():
     assert data.dof.shape == (model.nv, layout.D_COLS)
     assert data.all_body.shape == (model.nbodies + 1, layout.X_COLS)
     np.testing.assert_array_equal(model.packed[:-1, layout.P_PARENT], model.parent)
+
+
+def test_the_multi_dof_columns_hold_every_kind_s_later_dofs():
+    """
+    ABA and M⁻¹ keep dofs 1 … n-1 of a multi-dof joint in W_UK, W_DINVK, W_UUK (``aba.py``).
+
+    The kernels index them without bounds checks: a kind with more dofs than they hold would
+    write into the next body's row. The free-flyer root is solved whole (its 6×6 I^A), the
+    others dof by dof.
+    """
+    from rbd_ros.model import joints
+    widths = {name: width for name, width, _ in layout.BODY}
+    later = max([kind.nv - 1 for kind in joints.KINDS if kind.nv > 1], default=0)
+    assert later >= 2                                 # planar's: 2 of its 3 dofs
+    assert widths["W_UK"] >= 6 * later
+    assert widths["W_DINVK"] >= later and widths["W_UUK"] >= later
+    assert [widths[n] for n in ("W_U", "W_DINV", "W_UU")] == [6, 1, 1]     # dof 0's
