@@ -7,6 +7,10 @@ and the core results (``RESULTS``) that fill them, whether it needs the measured
 """
 from typing import NamedTuple
 
+import numpy as np
+
+from ..algorithms.joints import motion_subspace
+
 BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 JOINT_STATE = "sensor_msgs/msg/JointState"
 JOINT_VECTOR = "rbd_ros_interfaces/msg/JointVector"
@@ -23,7 +27,7 @@ SWITCHES = {"end_effector": "end_effector_frame",
 
 def dof_names(model):
     """
-    Return one name per entry of v: the base's six (floating base), then the joints.
+    Return one name per entry of v: the base's (``base_dof_names``), then the joints.
 
     Parameters
     ----------
@@ -33,11 +37,24 @@ def dof_names(model):
     Returns
     -------
     tuple of str, length nv
-        ``BASE_DOF_NAMES`` on a floating base, then ``model.joint_names``: the names of the
-        rows of the node's vector outputs.
+        The base's (``BASE_DOF_NAMES`` on a free flyer, three of them on a planar base),
+        then ``model.joint_names``: the names of the rows of the node's vector outputs.
 
     """
-    return (BASE_DOF_NAMES if model.floating_base else ()) + tuple(model.joint_names)
+    return base_dof_names(model) + tuple(model.joint_names)
+
+
+def base_dof_names(model):
+    """
+    Return the names of the base's entries of v: those of ``BASE_DOF_NAMES`` its S moves.
+
+    A free flyer's six; a planar base's ``base_vx``, ``base_vy``, ``base_wz``; none on a
+    fixed base.
+    """
+    if not model.floating_base:
+        return ()
+    S = motion_subspace(int(model.joint_type[0]), model.axis[0])     # unit twists, base frame
+    return tuple(BASE_DOF_NAMES[int(np.argmax(np.abs(column)))] for column in S.T)
 
 
 def check_base(model):

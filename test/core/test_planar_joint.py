@@ -122,6 +122,14 @@ def test_floating_base_on_a_planar_joint_is_refused():
         rbd_ros.load_model(PATH, floating_base=True)
 
 
+def test_the_rows_of_v_are_named_by_the_base_s_motions(robot):
+    names = outputs.dof_names(robot.model)
+    assert names[:4] == ("base_vx", "base_vy", "base_wz", robot.model.joint_names[0])
+    assert len(names) == robot.model.nv
+    free = get_robot("quadruped").model
+    assert outputs.dof_names(free)[:6] == outputs.BASE_DOF_NAMES
+
+
 def test_the_node_and_the_replay_refuse_a_planar_base(robot):
     """Their base state is a free flyer's, from odometry: a planar base is refused by name."""
     from rbd_ros.replay import ReplayError
