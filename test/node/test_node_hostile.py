@@ -8,6 +8,7 @@ during start-up is a clean stop. In-process nodes (``node_helpers.Harness``) unl
 case is about the process itself (``test_node_process_hostile.py``).
 """
 import math
+import os
 import time
 
 import numpy as np  # noqa: E402
@@ -24,6 +25,7 @@ from node_cases import (ALL_OUTPUTS, ARM7, BRANCHED, GARBAGE, QUADRUPED,  # noqa
                         answers, assert_matches_core, core_model, diagnostics_values,
                         good_exchange, message, random_base, random_state, service_request,
                         shuffled, xml)
+from oracle import URDF_DIR  # noqa: E402
 
 MAX_LOG_LINE = 1000          # characters: any line the node logs (it quotes excerpts only)
 
@@ -248,6 +250,22 @@ def test_path_on_robot_description_is_not_opened(harness, tmp_path):
             harness({"robot_description": str(path)})
         errors.append(str(exc.value))
     assert "not URDF XML" in errors[0] and errors[0] == errors[1]
+
+
+# -- 3b: a planar base: rejected by name, the model kept ----------------------------------------
+def test_a_planar_base_is_rejected_and_the_model_kept(harness):
+    """The node reads a base's state from odometry as a free flyer: a planar root is refused."""
+    h = harness({})
+    arm = core_model(ARM7)
+    h.description.publish(String(data=xml(ARM7)))
+    good_exchange(h, arm, 22)
+    h.description.publish(String(data=xml(os.path.join(URDF_DIR, "branched_planar.urdf"))))
+    wait_for(lambda: node_lines(h, "rejected robot description"), what="the rejection")
+    line = node_lines(h, "rejected robot description")[-1]
+    assert "3-dof base" in line and "planar" in line, line
+    assert h.node.stats()["descriptions_rejected"] == 1
+    assert h.node.current_robot().model.name == arm.name
+    good_exchange(h, arm, 23)                           # the model did not change
 
 
 # -- 4: a 5 MB garbage description: one short log line, the node answers ----------------------
