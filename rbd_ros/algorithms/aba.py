@@ -39,11 +39,31 @@ def dof_factor(ws, i, k):
 
 
 @helper
+def store_dof_factor(ws, i, k, U, Dinv):
+    """Store (U_k, D_k⁻¹) of dof k of body i's joint, where ``dof_factor`` reads them."""
+    if k == 0:
+        store6(ws, i, W_U, U)
+        ws[i, W_DINV] = Dinv
+    else:
+        store6(ws, i, W_UK + 6 * (k - 1), U)
+        ws[i, W_DINVK + k - 1] = Dinv
+
+
+@helper
 def dof_bias(ws, i, k):
     """Return u_k of dof k of body i's joint (pass 2)."""
     if k == 0:
         return ws[i, W_UU]
     return ws[i, W_UUK + k - 1]
+
+
+@helper
+def store_dof_bias(ws, i, k, u):
+    """Store u_k of dof k of body i's joint, where ``dof_bias`` reads it."""
+    if k == 0:
+        ws[i, W_UU] = u
+    else:
+        ws[i, W_UUK + k - 1] = u
 
 
 @helper
@@ -58,13 +78,8 @@ def multi_dof_inertia_step(packed, ws, i, n):
             Um, Dm = dof_factor(ws, i, m)
             U = sub6(U, scale6(Dm * dot6(Um, S), Um))
         Dinv = 1.0 / dot6(S, U)
-        if k == 0:
-            store6(ws, i, W_OS, S)
-            store6(ws, i, W_U, U)
-            ws[i, W_DINV] = Dinv
-        else:
-            store6(ws, i, W_UK + 6 * (k - 1), U)
-            ws[i, W_DINVK + k - 1] = Dinv
+        store_dof_factor(ws, i, k, U, Dinv)
+    store6(ws, i, W_OS, S)                      # S_0: dof 0 runs as a 1-dof joint
     lam = int(packed[i, P_PARENT])
     if lam >= 0:
         mat6_add_sub_rank1(ws, lam, i, W_IA, U, Dinv)
@@ -151,21 +166,16 @@ def multi_dof_bias_force_step(packed, ws, tau, i):
     iv = int(packed[i, P_IV])
     oM = se3_load(ws, i, W_OM)
     p = load6(ws, i, W_OF)
+    c = load6(ws, i, W_OC)
+    Ia_c = mat6_apply(ws, i, W_IA, c)           # I^a c = I^A c - Σ U D⁻¹ Uᵀ c
     for k in range(n - 1, -1, -1):             # p_k: p^A and the later dofs' U D⁻¹ u
         U, Dinv = dof_factor(ws, i, k)
         u = tau[iv + k] - dot6(subspace_column(packed, i, k, oM, ZERO6), p)
-        if k == 0:
-            ws[i, W_UU] = u
-        else:
-            ws[i, W_UUK + k - 1] = u
+        store_dof_bias(ws, i, k, u)
         p = add6(p, scale6(Dinv * u, U))
+        Ia_c = sub6(Ia_c, scale6(Dinv * dot6(U, c), U))
     lam = int(packed[i, P_PARENT])
     if lam >= 0:
-        c = load6(ws, i, W_OC)
-        Ia_c = mat6_apply(ws, i, W_IA, c)       # I^a c = I^A c - Σ U D⁻¹ Uᵀ c
-        for k in range(n):
-            U, Dinv = dof_factor(ws, i, k)
-            Ia_c = sub6(Ia_c, scale6(Dinv * dot6(U, c), U))
         store6(ws, lam, W_OF, add6(load6(ws, lam, W_OF), add6(p, Ia_c)))
 
 

@@ -15,7 +15,7 @@ from ..model.layout import (P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, P_VEND, W_
 from ..model.spatial import (act_force, add6, cross_force, inertia_act, inertia_apply, load6,
                              load10, sub6)
 from ..model.se3 import se3_load, se3_store, store6
-from .joints import jcalc, joint_motion, joint_nq, joint_nv, zero_quaternion
+from .joints import jcalc, joint_motion, joint_nq, joint_nv, zero_unit_part
 
 # status codes returned by kernels: argument position * 4 + kind (see rbd_ros._checks)
 WRONG_SIZE = 1
@@ -105,9 +105,9 @@ def check_vector(x, n, position):
 
 @helper
 def check_configuration(packed, q, nq, position):
-    """Like check_vector, plus a free-flyer quaternion must not be zero."""
+    """Like check_vector, plus the base's unit part (quaternion, direction) must not be zero."""
     status = check_vector(q, nq, position)
-    if status == 0 and zero_quaternion(packed, q):
+    if status == 0 and zero_unit_part(packed, q):
         return position * 4 + ZERO_QUATERNION
     return status
 

@@ -306,10 +306,9 @@ def declare(stub):
 # what most calls refuse (a ValueError), written once: a stub's Raises entry names it in a last
 # line "... the shared refusals: ...", after the call's own refusals (each ending in ";")
 SHARED_REFUSALS = ("an input of the wrong size, not real numbers, with NaN or inf, or a zero base "
-                   "quaternion or direction (the message names it); a "
-                   "result that is not finite (inputs too "
-                   "large for float64, or a degenerate model); ``data`` made for a model of "
-                   "another size; an ``out`` that is not as described.")
+                   "quaternion or direction (the message names it); a result that is not "
+                   "finite (inputs too large for float64, or a degenerate model); ``data`` made "
+                   "for a model of another size; an ``out`` that is not as described.")
 
 
 def with_shared_refusals(doc, refusals=SHARED_REFUSALS):

@@ -59,8 +59,8 @@ def integrate(model, q, dv):
     ------
     ValueError
         An input of the wrong size, not real numbers, with NaN or inf, or a zero base quaternion
-        or direction (the message names it); a result that is not finite; an ``out`` that is not as
-        described.
+        or direction (the message names it); a result that is not finite; an ``out`` that is
+        not as described.
 
     """
 

@@ -70,7 +70,7 @@ def root_position_left_out(packed):
 
 
 @helper
-def zero_quaternion(packed, q):
+def zero_unit_part(packed, q):
     """Whether the root's unit part of q (a quaternion, (cos θ, sin θ)) is (almost) zero."""
     if packed.shape[0] == 1:
         return False

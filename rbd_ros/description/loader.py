@@ -266,11 +266,12 @@ def _root_joint(children, root, source, floating_base):
             if joint.mimic is not None:
                 raise URDFError(f"{where}: it cannot mimic another joint")
             axis = None if joint.axis is None else np.asarray(joint.axis, float)
-            if joint.type == "planar" and axis is not None and not (
-                    axis[2] > 0.0 and np.allclose(axis / np.linalg.norm(axis), (0, 0, 1),
-                                                  rtol=0.0, atol=1e-9)):
-                raise URDFError(f"{where}: its axis (the plane's normal) must be 0 0 1, the "
-                                "joint frame's z, as Pinocchio reads it")
+            norm = 0.0 if axis is None else float(np.linalg.norm(axis))
+            if kind.only_axis is not None and axis is not None and not (
+                    norm > 0.0 and np.allclose(axis / norm, kind.only_axis, rtol=0.0, atol=1e-9)):
+                only = " ".join(f"{x:g}" for x in kind.only_axis)
+                raise URDFError(f"{where}: its axis must be {only}, the only one Pinocchio "
+                                f"reads for a {joint.type} joint")
             found = joint
     return found
 

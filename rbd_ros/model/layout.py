@@ -58,8 +58,8 @@ BODY = (
     ("W_DINV", 1, "1 / D"),
     ("W_UU", 1, "u = τ - Sᵀ p^A"),
     ("W_OC", 6, "velocity-product acceleration ċ = v_parent × S q̇"),
-    # last, so that a 1-dof body never loads them: dofs 1..5 of a multi-dof joint below the
-    # root (its dof 0 has W_U, W_DINV, W_UU; rbd_ros.algorithms.aba says why per dof)
+    # last, so that a 1-dof body never loads them: dofs 1..5 of a multi-dof joint other than
+    # the free-flyer root (its dof 0 has W_U, W_DINV, W_UU; rbd_ros.algorithms.aba says why)
     ("W_UK", 30, "U of the joint's dof k ≥ 1 at W_UK + 6 (k - 1)"),
     ("W_DINVK", 5, "1 / D of dof k ≥ 1 at W_DINVK + k - 1"),
     ("W_UUK", 5, "u of dof k ≥ 1 at W_UUK + k - 1"),

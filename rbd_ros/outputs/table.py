@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..algorithms.joints import motion_subspace
+from ..model.joints import KINDS
 
 BASE_DOF_NAMES = ("base_vx", "base_vy", "base_vz", "base_wx", "base_wy", "base_wz")
 JOINT_STATE = "sensor_msgs/msg/JointState"
@@ -71,7 +72,8 @@ def check_base(model):
 
     """
     if model.floating_base and model.nv_base != len(BASE_DOF_NAMES):
-        raise ValueError(f"its root joint is a {model.nv_base}-dof base (a planar joint): the "
+        kind = KINDS[model.joint_type[0]].name
+        raise ValueError(f"its root joint is a {model.nv_base}-dof base (a {kind} joint): the "
                          "node and the replay read a base's state from odometry as a free "
                          "flyer only; the core calls (rbd_ros.rnea, ...) take it")
     return model

@@ -25,8 +25,8 @@ NV = np.array([kind.nv for kind in KINDS], np.int64)
 ROOT_ONLY = np.array([kind.root_only for kind in KINDS], np.bool_)
 AXIS_ROTATES = np.array([kind.axis_motion == "rotate" for kind in KINDS], np.bool_)
 UNIT_START = np.array([(kind.unit_part or (0, 0))[0] for kind in KINDS], np.int64)
-POSITION_LEFT_OUT = np.array([kind.position_left_out for kind in KINDS], np.bool_)
 UNIT_COUNT = np.array([(kind.unit_part or (0, 0))[1] for kind in KINDS], np.int64)
+POSITION_LEFT_OUT = np.array([kind.position_left_out for kind in KINDS], np.bool_)
 
 
 def base_sizes(floating_base):

@@ -19,7 +19,9 @@ class JointKind(NamedTuple):
     "quaternion", a "direction (cos θ, sin θ)"), which the kernels normalize and refuse all
     zero, or None;
     ``position_left_out``: its world placement leaves out its position q[0:3] (the world-frame
-    kernels run in the world translated to it: the free-flyer root, whose module says why).
+    kernels run in the world translated to it: the free-flyer root, whose module says why);
+    ``only_axis``: the one URDF ``<axis>`` it reads as it is (a unit vector; another given is
+    refused), or None where any axis is read.
     The kernels' pieces (jcalc and the others) are the functions of the kind's own module,
     dispatched by ``rbd_ros.algorithms.joints``.
     """
@@ -35,3 +37,4 @@ class JointKind(NamedTuple):
     random: Callable
     unit_part: tuple = None
     position_left_out: bool = False
+    only_axis: tuple = None

@@ -44,7 +44,7 @@ def subspace(axis):
 
 KIND = JointKind(code=CODE, name="planar", urdf_types=("planar",),
                  nq=4, nv=3, root_only=True, axis_motion=None,
-                 unit_part=(2, 2, "direction (cos θ, sin θ)"),
+                 unit_part=(2, 2, "direction (cos θ, sin θ)"), only_axis=(0.0, 0.0, 1.0),
                  neutral=neutral, random=random)
 
 
