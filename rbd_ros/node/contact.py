@@ -11,23 +11,25 @@ Each tick with the measured efforts known steps it once at the input's stamp and
 the newest one (repeated, late, quantized), whose efforts are unknown or non-finite, or that
 would overflow the observer (then reset) publishes none of them, counted; after
 ``BLIND_AFTER`` such ticks in a row the observer cannot observe: ~/collision says so
-(``observing`` false, ``reason``) and /diagnostics is ERROR. :class:`ObserverTicks` is the
-node's side (a collaborator): attach a monitor to each new Robot, step it at each tick.
+(``observing`` false, ``reason``) and /diagnostics is ERROR. Each tick's outcome goes to the
+rule the replay follows too (``rbd_ros.contact.ticks.ObserverOutcomes``: the collision state,
+the counts). :class:`ObserverTicks` is the node's side (a collaborator): attach a monitor to
+each new Robot, step it at each tick.
 """
-import math
-
 import numpy as np
 
 from ..contact import detection as contact
+from ..contact import ticks
 from .. import outputs
 from . import conversions
 from .reporting import one_line
 
-OBSERVER_PARAMETERS = ("observer_gain", "collision_thresholds", "contact_frame")
+OBSERVER_PARAMETERS = ticks.SETTINGS
 # ~/reset_observer's queue: rclpy's default (10) lost the requests that queued while the ticks
 # ran (1 kHz of requests: 976 of 2,998 answered); 1000 hold a second of them
 RESET_DEPTH = 1000
 WARN, ERROR = 1, 2                # diagnostic_msgs/DiagnosticStatus's levels
+settings_problem = ticks.settings_problem
 
 
 def enabled(params):
@@ -36,18 +38,10 @@ def enabled(params):
                 or params["contact_frame"])
 
 
-def settings_problem(model, name, value):
-    """Say why ``value`` of the parameter ``name`` does not fit ``model``, or return None."""
-    if name == "contact_frame":
-        return contact.frame_problem(model, value)
-    try:
-        if name == "collision_thresholds":
-            contact.collision_thresholds(model, value)
-        else:
-            contact.per_dof(model, value, name)
-    except ValueError as exc:
-        return str(exc)
-    return None
+def observer_settings(params):
+    """Return the observer's settings (``ticks.ObserverSettings``) of the node's parameters."""
+    return ticks.ObserverSettings(params["observer_gain"], params["collision_thresholds"],
+                                  params["contact_frame"], params["max_joint_age"])
 
 
 def wrench_encoder(frame):
@@ -64,19 +58,17 @@ class ContactMonitor:
     """
 
     def __init__(self, model, joints, params):
-        for name in OBSERVER_PARAMETERS:
-            why = settings_problem(model, name, params[name])
-            if why:
-                raise ValueError(why)
-        age = params["max_joint_age"]
         self.model = model
-        self.observer = contact.MomentumObserver(model, params["observer_gain"], joints,
-                                                 age if age > 0 else math.inf,
-                                                 frame=params["contact_frame"])
+        self.observer = ticks.new_observer(model, joints, observer_settings(params))
         zeros = np.zeros((1, model.nv))         # its kernel loaded now, not at the first tick
         self.observer.run(np.zeros(1), model.neutral()[None], zeros, zeros)
         self.observer.reset()
-        self.collision = contact.CollisionState(model, params["collision_thresholds"])
+        # the collision state and the counts (samples, tracked, blind, the ticks without r by
+        # outcome), the replay's rule; the counts at the last /diagnostics report
+        self.outcomes = ticks.ObserverOutcomes(model, params["collision_thresholds"])
+        self.collision = self.outcomes.collision
+        self.counts = self.outcomes.counts
+        self._reported = dict(self.counts)
         self.frame = params["contact_frame"]
         self.names = outputs.dof_names(model)
         self.base = model.nv_base
@@ -87,10 +79,6 @@ class ContactMonitor:
         # built with the frame, not at its first tick (the first one imports the message's
         # type support: ~0.2 s)
         self._wrench_encoder = wrench_encoder(self.frame)
-        # samples given, with an estimate, given while it could not observe, that overflowed;
-        # at the last /diagnostics report
-        self.counts = {"samples": 0, "tracked": 0, "blind": 0, "overflows": 0}
-        self._reported = dict(self.counts)
 
     def set(self, name, value):
         """Apply a new (checked) value of the parameter ``name``; the state is kept."""
@@ -102,8 +90,8 @@ class ContactMonitor:
             self.frame = value
             self.observer.set_frame(value)
             self._wrench_encoder = wrench_encoder(value)
-        elif name == "max_joint_age":            # the observer's max_gap (0: none)
-            self.observer.settings[1] = value if value > 0 else math.inf
+        elif name == "max_joint_age":
+            self.observer.settings[1] = ticks.max_gap(value)
 
     def reset(self):
         """Restart the observer at the next sample (r = 0), out of collision."""
@@ -117,30 +105,11 @@ class ContactMonitor:
         ``contact.SampleSkipped`` for a stamp not after the newest (unchanged) or an
         overflow (reset).
         """
-        self.counts["samples"] += 1
         return self.observer.step(self.observer.seconds(*stamp)[()], q, v, tau, fext)
 
-    def collision_changed(self, r):
-        """Check r against the thresholds; return whether the collision state changed."""
-        tracking = self.observer.tracking
-        self.counts["tracked"] += bool(tracking)
-        changed = self.collision.update(r, tracking)
-        if not self.collision.observing:
-            self.counts["blind"] += 1
-        return changed
-
-    def unobserved(self, pubs, stamp, reason):
-        """
-        Count a tick the observer gave no r (``reason``); publish ~/collision on a change.
-
-        ``counts["samples"]`` is the step's, or counted here for a tick it did not see.
-        """
-        if reason == contact.EFFORTS_UNKNOWN:
-            self.counts["samples"] += 1
-        changed = self.collision.unobserved(reason)
-        if not self.collision.observing:
-            self.counts["blind"] += 1
-        if changed and "collision" in pubs:
+    def unobserved(self, pubs, stamp, code):
+        """Count a tick without r (``code``, ``contact.ticks``); publish ~/collision on a change."""
+        if self.outcomes.unobserved(code) and "collision" in pubs:
             pubs["collision"].publish(self.collision_message(self._message("collision"),
                                                              stamp))
 
@@ -183,8 +152,9 @@ class ContactMonitor:
             return ERROR, (f"the observer cannot observe: its last "
                            f"{self.collision.unobserved_run} samples gave no estimate, the "
                            f"last because {reason}")
-        if d["overflows"]:
-            return ERROR, (f"the observer's state would have overflowed at {d['overflows']} "
+        if d["overflow_resets"]:
+            return ERROR, (f"the observer's state would have overflowed at "
+                           f"{d['overflow_resets']} "
                            "samples since the last report (reset each time)")
         if d["blind"]:
             return ERROR, (f"the observer could not observe at {d['blind']} of the "
@@ -209,11 +179,10 @@ class ContactMonitor:
         r = self.step(stamp, q, v, tau, fext)
         if self.encoder is not None and "external_torques" in pubs:
             pubs["external_torques"].publish(self.encoder.encode(stamp, r[self.base:]))
-        if "collision" in pubs and self.collision_changed(r):
+        # /diagnostics tells a collision without ~/collision too
+        if self.outcomes.stepped(r, self.observer.tracking) and "collision" in pubs:
             pubs["collision"].publish(self.collision_message(self._message("collision"),
                                                              stamp))
-        elif "collision" not in pubs:
-            self.collision_changed(r)          # /diagnostics still tells a collision
         if self.frame and "contact_wrench" in pubs:
             if self.observer.wrench_refusal:   # a singular pose of the chain: this tick only
                 return self.observer.wrench_refusal
@@ -257,7 +226,7 @@ class ObserverTicks:
         monitor = robot.contact
         if not effort_known:
             self.skips.skip("observer without efforts")
-            monitor.unobserved(self.publishers, stamp, contact.EFFORTS_UNKNOWN)
+            monitor.unobserved(self.publishers, stamp, ticks.EFFORTS_UNKNOWN_CODE)
             return
         try:
             why = monitor.publish(self.publishers, stamp, robot.q, robot.v, robot.tau, fext)
@@ -266,15 +235,13 @@ class ObserverTicks:
                 self.skips.skip("observer overflow", error=one_line(exc, 300))
                 self.skips.log_line("observer overflow error", one_line(exc, 300), 5.0,
                                     level="error")
-                monitor.counts["overflows"] += 1
             else:
                 self.skips.skip("observer stamp", error=one_line(exc, 300))
-            monitor.unobserved(self.publishers, stamp, contact.OVERFLOWED
-                               if exc.status == contact.OVERFLOW else contact.STAMP_SKIPPED)
+            monitor.unobserved(self.publishers, stamp, exc.status)
             return
         except ValueError as exc:
             self.skips.skip("observer refused", error=one_line(exc, 300))
-            monitor.unobserved(self.publishers, stamp, contact.REFUSED)
+            monitor.unobserved(self.publishers, stamp, ticks.REFUSED_CODE)
             return
         if why:
             self.skips.warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,

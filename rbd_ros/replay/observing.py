@@ -6,35 +6,31 @@ whose dynamics it published and whose efforts are all known, at the input's head
 (in seconds from the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap
 over ``max_joint_age``; a sample the observer refuses publishes nothing. The replay runs the
 same observer over the same ticks a batch of the dynamics at a time
-(``rbd_ros.contact.detection.MomentumObserver.run_with_wrench``: the same kernel, the same numbers,
-the
-contact wrench from the same call), the collision messages by the same rule
-(``rbd_ros.contact.detection.CollisionState``). The report's collision events are the runs of ticks
-in
+(``rbd_ros.contact.detection.MomentumObserver.run_with_wrench``: the same kernel, the same
+numbers, the contact wrench from the same call), then hands each tick's outcome, in order, to
+the node's rule (``rbd_ros.contact.ticks.ObserverOutcomes``: the collision messages, the
+counts of the ticks without r). The report's collision events are the runs of ticks in
 collision: start (the first tick in collision), end (the first tick out of it; None when the
 bag ends in collision), the joints over threshold at any tick, the link isolated at the peak,
 the peak max |r| / threshold.
 """
 import argparse
-import math
 import time
 
 import numpy as np
 
 from ..contact import detection as contact
+from ..contact import ticks as observer_rule
 from .. import outputs as table
 from . import bag_io
 from .errors import ReplayError, excerpt, shorten
 
 NAMES = tuple(table.OBSERVER_BY_NAME) + (table.CONTACT_WRENCH.name,)
 TEXT_EVENTS = 20                 # report.txt's table: the first ones (report.json: all)
-_EFFORTS_UNKNOWN = -100          # a tick's status: its efforts unknown (else the observer's)
-# the report's counts of the ticks without r, and what ~/collision says of them: the node's
-_UNOBSERVED = {_EFFORTS_UNKNOWN: "efforts_unknown", contact.STAMP_NOT_AFTER: "stamp_not_after",
-               contact.OVERFLOW: "overflow_resets"}
-_REASONS = {_EFFORTS_UNKNOWN: contact.EFFORTS_UNKNOWN,
-            contact.STAMP_NOT_AFTER: contact.STAMP_SKIPPED,
-            contact.OVERFLOW: contact.OVERFLOWED, None: contact.REFUSED}
+# the report's counts of the ticks without r: the node's (``rbd_ros.contact.ticks``)
+UNOBSERVED_KEYS = (*observer_rule.UNOBSERVED.values(), observer_rule.REFUSED_KEY)
+# the replay's options of the observer's settings
+OPTIONS = {name: "--" + name.replace("_", "-") for name in observer_rule.SETTINGS}
 
 
 def split_outputs(names, contact_frame):
@@ -65,30 +61,26 @@ class Observed:
     def __init__(self, model, t, joints, settings, names, timing=None):
         gain, thresholds, frame, max_age = settings
         try:
-            contact.per_dof(model, gain, "--observer-gain")
-            contact.collision_thresholds(model, thresholds, "--collision-thresholds")
-        except ValueError as exc:
-            raise ReplayError(shorten(exc, 200)) from None
-        if frame:
-            why = contact.frame_problem(model, frame)
-            if why:
-                raise ReplayError(f"--{shorten(why.replace('_', '-', 1), 200)}")
+            self.observer = observer_rule.new_observer(
+                model, joints, observer_rule.ObserverSettings(gain, thresholds, frame, max_age),
+                wrench="contact_wrench" in names)
+        except ValueError as exc:         # named as the node's parameters: as the options
+            why = str(exc)
+            for name, option in OPTIONS.items():
+                why = why.replace(name, option, 1) if why.startswith(name) else why
+            raise ReplayError(shorten(why, 200)) from None
         self.model, self.t, self.frame, self.names = model, t, frame, names
         self.timing = {} if timing is None else timing
         self.timing.setdefault("observer", 0.0)
-        self.observer = contact.MomentumObserver(model, gain, joints,
-                                                 max_age if max_age > 0 else math.inf,
-                                                 frame=frame if "contact_wrench" in names
-                                                 else None)
-        self.thresholds = contact.collision_thresholds(model, thresholds)
-        self.state = contact.CollisionState(model, self.thresholds)
+        self.outcomes = observer_rule.ObserverOutcomes(model, thresholds)
+        self.thresholds = self.outcomes.collision.thresholds
+        self.state = self.outcomes.collision
         self.dofs = table.dof_names(model)
         self.fed = 0                          # the ticks before it are stepped (or skipped)
         self.by_message = {}
         self.wrench_refused = [0, ""]
         self.closed, self.open = [], None     # the collision events
         self.blind, self.blind_open = [], None   # where it could not observe (start, end)
-        self.unobserved = dict.fromkeys((*_UNOBSERVED.values(), "refused"), 0)
         self._rows, self._r = [], []
 
     @property
@@ -126,7 +118,7 @@ class Observed:
         ticks = lo + np.flatnonzero(~np.asarray(refused[lo:upto], bool))
         self.fed = upto
         keep = ticks[t.effort_known[ticks]]
-        status = np.full(len(ticks), _EFFORTS_UNKNOWN, np.int64)
+        status = np.full(len(ticks), observer_rule.EFFORTS_UNKNOWN_CODE, np.int64)
         if len(keep):
             stamps = self.observer.seconds(t.sec[keep], t.nanosec[keep])   # the node's times
             r, _, done, w, rank = self.observer.run_with_wrench(stamps, t.q[keep], t.v[keep],
@@ -190,12 +182,7 @@ class Observed:
         cls = store.types[table.COLLISION]
         state = self.state
         for row, code in zip(ticks.tolist(), status.tolist()):
-            if code == 0:
-                r, tracking = estimates[row]
-                changed = state.update(r, bool(tracking))
-            else:
-                self.unobserved[_UNOBSERVED.get(code, "refused")] += 1
-                changed = state.unobserved(_REASONS.get(code, _REASONS[None]))
+            changed = self.outcomes.outcome(code, *estimates.get(row, ()))
             if not state.observing:
                 self._blind(row)
             elif self.blind_open is not None:
@@ -239,7 +226,7 @@ class Observed:
                 "observed_ticks": int(sum(len(x) for x in self._rows)),
                 "contact_wrench_refused": self.wrench_refused[0],
                 "contact_wrench_refusal": self.wrench_refused[1] or None,
-                "unobserved_ticks": dict(self.unobserved),
+                "unobserved_ticks": {k: self.outcomes.counts[k] for k in UNOBSERVED_KEYS},
                 "blind": self.blind + ([self.blind_open] if self.blind_open else [])}
 
 

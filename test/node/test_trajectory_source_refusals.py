@@ -1,7 +1,9 @@
 """
-``joint_trajectory_source`` moves the joints of a fixed-base tree: a URDF whose root joint is a
-base (a ``floating`` or a ``planar`` joint from the root link) is refused at start with the
-file's name and the reason, exit status 1 and no traceback, as the console script runs it.
+joint_trajectory_source refuses a URDF rooted in a base joint, by name, at start.
+
+It moves the joints of a fixed-base tree: a URDF whose root joint is a base (a ``floating`` or
+a ``planar`` joint from the root link) is refused with the file's name and the reason, exit
+status 1 and no traceback, as the console script runs it.
 """
 import os
 import subprocess
