@@ -105,9 +105,9 @@ def function_source(piece):
     for k, module in enumerate(reversed(others)):
         call = f"{_short(module)}.{piece.piece}({arguments})"
         if piece.returns:
-            chain += [f"    if kind == {_short(module).upper()}:", f"        return {call}"]
+            chain += [f"    if kind == {_short(module)}.CODE:", f"        return {call}"]
         else:
-            chain += [f"    {'if' if k == 0 else 'elif'} kind == {_short(module).upper()}:",
+            chain += [f"    {'if' if k == 0 else 'elif'} kind == {_short(module)}.CODE:",
                       f"        {call}"]
     last = f"{_short(fallback)}.{piece.piece}({arguments})"
     if piece.returns:
@@ -119,8 +119,9 @@ def function_source(piece):
 
 def module_source():
     """Return the text of ``joint_dispatch.py``."""
-    names = [_short(m).upper() for m in MODULES[1:]] + [_short(m) for m in MODULES]
-    header = _HEADER.format(command=COMMAND, imports=", ".join(sorted(names)))
+    # each kind by its module's own CODE: a new kind needs no name in the registry
+    names = sorted(_short(m) for m in MODULES)
+    header = _HEADER.format(command=COMMAND, imports=", ".join(names))
     return header + "\n\n" + "\n\n".join(function_source(p) for p in PIECES)
 
 

@@ -7,7 +7,7 @@ do not edit. Edit those and run it again; a test fails while this file differs f
 writes. The algorithms import these through ``rbd_ros.algorithms.joints``.
 """
 from .._jit import helper
-from ..model.joints import FREE_FLYER, PLANAR, PRISMATIC, free_flyer, planar, prismatic, revolute
+from ..model.joints import free_flyer, planar, prismatic, revolute
 from ..model.layout import P_TYPE
 
 
@@ -21,11 +21,11 @@ def jcalc(packed, q, i, oM_parent):
     (``rbd_ros.model.joints.free_flyer`` says why).
     """
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.jcalc(packed, q, i, oM_parent)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.jcalc(packed, q, i, oM_parent)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.jcalc(packed, q, i, oM_parent)
     return revolute.jcalc(packed, q, i, oM_parent)
 
@@ -38,11 +38,11 @@ def joint_placement_local(packed, q, i):
     The free-flyer root's is its placement in the world, its quaternion normalized.
     """
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.placement_local(packed, q, i)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.placement_local(packed, q, i)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.placement_local(packed, q, i)
     return revolute.placement_local(packed, q, i)
 
@@ -51,11 +51,11 @@ def joint_placement_local(packed, q, i):
 def jcalc_local(packed, q, v, a, i):
     """Return (X, v_J, S q̈) of body i in its own frame (X = ``joint_placement_local``)."""
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.jcalc_local(packed, q, v, a, i)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.jcalc_local(packed, q, v, a, i)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.jcalc_local(packed, q, v, a, i)
     return revolute.jcalc_local(packed, q, v, a, i)
 
@@ -68,11 +68,11 @@ def joint_motion(packed, i, oM, oS, x):
     x: a velocity, an acceleration or a column of them.
     """
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.motion(packed, i, oM, oS, x)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.motion(packed, i, oM, oS, x)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.motion(packed, i, oM, oS, x)
     return revolute.motion(packed, i, oM, oS, x)
 
@@ -81,11 +81,11 @@ def joint_motion(packed, i, oM, oS, x):
 def joint_tangent(packed, i, x):
     """Return x[idx_v(i) : idx_v(i) + joint_nv] as the first entries of a 6-tuple."""
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.tangent(packed, i, x)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.tangent(packed, i, x)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.tangent(packed, i, x)
     return revolute.tangent(packed, i, x)
 
@@ -94,11 +94,11 @@ def joint_tangent(packed, i, x):
 def subspace_column(packed, i, k, oM, oS):
     """Return column k of the world-frame motion subspace of body i at oM (1-dof: oS)."""
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.subspace_column(packed, i, k, oM, oS)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.subspace_column(packed, i, k, oM, oS)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.subspace_column(packed, i, k, oM, oS)
     return revolute.subspace_column(packed, i, k, oM, oS)
 
@@ -111,11 +111,11 @@ def world_placement_from_local(packed, i, oM_parent, X):
     No second evaluation of the joint's transform (its sine and cosine): oMi = oM_λ ^λX_i.
     """
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.world_from_local(packed, i, oM_parent, X)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.world_from_local(packed, i, oM_parent, X)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.world_from_local(packed, i, oM_parent, X)
     return revolute.world_from_local(packed, i, oM_parent, X)
 
@@ -124,11 +124,11 @@ def world_placement_from_local(packed, i, oM_parent, X):
 def local_subspace_column(packed, i, k):
     """Return column k of the motion subspace of body i's joint in its own frame."""
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.local_subspace_column(packed, i, k)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.local_subspace_column(packed, i, k)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.local_subspace_column(packed, i, k)
     return revolute.local_subspace_column(packed, i, k)
 
@@ -137,11 +137,11 @@ def local_subspace_column(packed, i, k):
 def joint_force_local(packed, i, f):
     """Return Sᵀ f for a force f in body i's own frame (its first joint_nv entries)."""
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         return planar.force_local(packed, i, f)
-    if kind == FREE_FLYER:
+    if kind == free_flyer.CODE:
         return free_flyer.force_local(packed, i, f)
-    if kind == PRISMATIC:
+    if kind == prismatic.CODE:
         return prismatic.force_local(packed, i, f)
     return revolute.force_local(packed, i, f)
 
@@ -154,11 +154,11 @@ def joint_integrate(packed, q, i, d, out):
     ``d``: the joint's tangent step, the first joint_nv entries of a 6-tuple.
     """
     kind = int(packed[i, P_TYPE])
-    if kind == PLANAR:
+    if kind == planar.CODE:
         planar.integrate(packed, q, i, d, out)
-    elif kind == FREE_FLYER:
+    elif kind == free_flyer.CODE:
         free_flyer.integrate(packed, q, i, d, out)
-    elif kind == PRISMATIC:
+    elif kind == prismatic.CODE:
         prismatic.integrate(packed, q, i, d, out)
     else:
         revolute.integrate(packed, q, i, d, out)

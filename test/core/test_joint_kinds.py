@@ -35,9 +35,11 @@ def _dispatching_functions():
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
-        compared = {n.comparators[0].id for n in ast.walk(node) if isinstance(n, ast.Compare)
-                    and isinstance(n.left, ast.Name) and n.left.id == "kind"
-                    and isinstance(n.comparators[0], ast.Name)}
+        # ``kind == <module>.CODE``: the kinds by their modules' own codes
+        compared = {n.comparators[0].value.id for n in ast.walk(node)
+                    if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
+                    and n.left.id == "kind" and isinstance(n.comparators[0], ast.Attribute)
+                    and n.comparators[0].attr == "CODE"}
         calls = {(n.func.value.id, n.func.attr) for n in ast.walk(node)
                  if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                  and isinstance(n.func.value, ast.Name)}
@@ -70,6 +72,7 @@ def test_every_dispatch_chain_names_every_kind():
         assert called == modules, f"{name} dispatches to {sorted(called)}, not {sorted(modules)}"
         assert len({piece for module, piece in calls if module in modules}) == 1, name
         assert len(compared) == len(modules) - 1, f"{name}: one test per kind, one fallback"
+        assert compared < modules, f"{name} tests the code of {sorted(compared - modules)}"
 
 
 def test_the_dispatch_is_what_its_generator_writes_over_the_registry():

@@ -1,0 +1,148 @@
+"""
+A new joint kind is one module, its line in the registry and the dispatch generated again.
+
+doc/contributing.md ("Adding a joint kind") says so of a kind whose motion subspace is
+constant in its body. This test does it, on a copy of the package: it adds
+``test/new_joint_kind/translation.py`` (Pinocchio's ``JointModelTranslation``) as
+``rbd_ros/model/joints/translation.py``, lists it in the registry, runs the dispatch's
+generator, checks that those three files are all that differ from the package, then, in a
+fresh process on the copy (its kernels compiled from nothing), checks the algorithms through
+the new joint below the root (a revolute root, the translation, two revolute joints below
+it) against a Pinocchio model built joint by joint from the same numbers.
+"""
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+KIND_MODULE = os.path.join(ROOT, "test", "new_joint_kind", "translation.py")
+REGISTRY = os.path.join("model", "joints", "__init__.py")
+DISPATCH = os.path.join("algorithms", "joint_dispatch.py")
+
+# run in the copy: the model from arrays and Pinocchio's, the calls compared
+CHECK = r'''
+import numpy as np
+import pinocchio as pin
+import rbd_ros
+from rbd_ros.model import Model
+from rbd_ros.model import inertia as rin
+from rbd_ros.model.joints import KINDS, REVOLUTE
+
+TRANSLATION = next(k.code for k in KINDS if k.name == "translation")
+rng = np.random.default_rng(5)
+
+
+def rotation():
+    x, y, z, w = (lambda u: u / np.linalg.norm(u))(rng.normal(size=4))
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+parent = [-1, 0, 1, 1]
+kinds = [REVOLUTE, TRANSLATION, REVOLUTE, REVOLUTE]
+axes = [(0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)]
+pin_joints = [pin.JointModelRZ(), pin.JointModelTranslation(), pin.JointModelRX(),
+              pin.JointModelRY()]
+pm = pin.Model()
+placements, inertias = [], []
+for i, (lam, joint) in enumerate(zip(parent, pin_joints)):
+    R, p = rotation(), rng.uniform(-0.3, 0.3, 3)
+    mass, com = rng.uniform(0.5, 2.0), rng.uniform(-0.1, 0.1, 3)
+    A = rng.normal(size=(3, 3))
+    centroidal = A @ A.T * 0.01 + 0.01 * np.eye(3)
+    placements.append(np.concatenate([R.ravel(), p]))
+    inertias.append(rin.compact(mass, com, centroidal))
+    jid = pm.addJoint(lam + 1, joint, pin.SE3(R, p), f"j{i}")
+    pm.appendBodyToJoint(jid, pin.Inertia(mass, com, centroidal), pin.SE3.Identity())
+model = Model("translation", parent, kinds, placements, axes, inertias,
+              body_names=[f"b{i}" for i in range(4)],
+              joint_names=["j0", "slide_x", "slide_y", "slide_z", "j2", "j3"])
+assert (model.nq, model.nv) == (pm.nq, pm.nv) == (6, 6), (model.nq, pm.nq)
+pd = pm.createData()
+
+
+def close(ours, ref, tol, what):
+    ours, ref = np.asarray(ours), np.asarray(ref)
+    err = np.max(np.abs(ours - ref)) / max(1.0, np.max(np.abs(ref)))
+    assert err <= tol, f"{what}: {err:.2e} > {tol:g}"
+
+
+def symmetric(upper):
+    return np.triu(upper) + np.triu(upper, 1).T
+
+
+for seed in range(3):
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-1, 1, 6)
+    v, a, tau = (rng.normal(size=6) for _ in range(3))
+    fext = rng.normal(size=(model.nbodies, 6))
+    forces = [pin.Force.Zero()] + [pin.Force(f) for f in fext]
+    close(rbd_ros.rnea(model, q, v, a, fext), pin.rnea(pm, pd, q, v, a, forces), 1e-10, "rnea")
+    close(rbd_ros.aba(model, q, v, tau, fext), pin.aba(pm, pd, q, v, tau, forces), 1e-10, "aba")
+    close(rbd_ros.crba(model, q), symmetric(pin.crba(pm, pd, q)), 1e-10, "crba")
+    close(rbd_ros.minv(model, q), symmetric(pin.computeMinverse(pm, pd, q)), 1e-10, "minv")
+    ours = rbd_ros.rnea_derivatives(model, q, v, a)
+    pin.computeRNEADerivatives(pm, pd, q, v, a)
+    close(ours[0], pd.dtau_dq, 1e-9, "dtau_dq")
+    close(ours[1], pd.dtau_dv, 1e-9, "dtau_dv")
+    ours = rbd_ros.aba_derivatives(model, q, v, tau)
+    pin.computeABADerivatives(pm, pd, q, v, tau)
+    close(ours[0], pd.ddq_dq, 1e-9, "ddq_dq")
+    close(ours[1], pd.ddq_dv, 1e-9, "ddq_dv")
+    close(rbd_ros.integrate(model, q, v), pin.integrate(pm, q, v), 1e-12, "integrate")
+    J = rbd_ros.frame_jacobian(model, q, "b3", "local_world_aligned")
+    pin.computeJointJacobians(pm, pd, q)
+    close(J, pin.getJointJacobian(pm, pd, 4, pin.LOCAL_WORLD_ALIGNED), 1e-10, "J")
+print("OK")
+'''
+
+
+def _copy_with_the_kind(tmp_path):
+    """Return the copy's root: the package, the kind added as contributing.md says."""
+    root = tmp_path / "copy"
+    package = root / "rbd_ros"
+    shutil.copytree(os.path.join(ROOT, "rbd_ros"), package,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(KIND_MODULE, package / "model" / "joints" / "translation.py")
+    registry = (package / REGISTRY).read_text(encoding="utf-8")
+    for old, new in (("from . import free_flyer, planar, prismatic, revolute\n",
+                      "from . import free_flyer, planar, prismatic, revolute, translation\n"),
+                     ("MODULES = (revolute, prismatic, free_flyer, planar)\n",
+                      "MODULES = (revolute, prismatic, free_flyer, planar, translation)\n")):
+        assert old in registry, "the registry's lines moved: update this test"
+        registry = registry.replace(old, new)
+    (package / REGISTRY).write_text(registry, encoding="utf-8")
+    env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    subprocess.run([sys.executable, "-m", "rbd_ros.algorithms.generate_joint_dispatch"],
+                   cwd=root, env=env, check=True, capture_output=True, timeout=300)
+    return root, env
+
+
+def _differing(a, b):
+    """Return the files (relative paths) that differ between the trees a and b, or are new."""
+    found = []
+    comparison = filecmp.dircmp(a, b, ignore=["__pycache__"])
+    stack = [("", comparison)]
+    while stack:
+        prefix, c = stack.pop()
+        found += [os.path.join(prefix, x) for x in c.diff_files + c.left_only + c.right_only]
+        stack += [(os.path.join(prefix, name), sub) for name, sub in c.subdirs.items()]
+    return sorted(found)
+
+
+@pytest.mark.pinocchio
+def test_a_translation_joint_is_one_module_and_runs_below_the_root(tmp_path):
+    root, env = _copy_with_the_kind(tmp_path)
+    assert _differing(os.path.join(ROOT, "rbd_ros"), root / "rbd_ros") == sorted(
+        [DISPATCH, os.path.join("model", "joints", "translation.py"), REGISTRY])
+    dispatch = (root / "rbd_ros" / DISPATCH).read_text(encoding="utf-8")
+    assert "translation.jcalc(" in dispatch and "translation.integrate(" in dispatch
+    result = subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, env=env,
+                            capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0 and result.stdout.strip().endswith("OK"), (
+        result.stdout[-2000:] + result.stderr[-4000:])
