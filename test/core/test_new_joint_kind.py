@@ -28,40 +28,16 @@ CHECK = r'''
 import numpy as np
 import pinocchio as pin
 import rbd_ros
-from rbd_ros.model import Model
-from rbd_ros.model import inertia as rin
 from rbd_ros.model.joints import KINDS, REVOLUTE
+from random_chain import random_chain
 
 TRANSLATION = next(k.code for k in KINDS if k.name == "translation")
-rng = np.random.default_rng(5)
-
-
-def rotation():
-    x, y, z, w = (lambda u: u / np.linalg.norm(u))(rng.normal(size=4))
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
-parent = [-1, 0, 1, 1]
-kinds = [REVOLUTE, TRANSLATION, REVOLUTE, REVOLUTE]
-axes = [(0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)]
-pin_joints = [pin.JointModelRZ(), pin.JointModelTranslation(), pin.JointModelRX(),
-              pin.JointModelRY()]
-pm = pin.Model()
-placements, inertias = [], []
-for i, (lam, joint) in enumerate(zip(parent, pin_joints)):
-    R, p = rotation(), rng.uniform(-0.3, 0.3, 3)
-    mass, com = rng.uniform(0.5, 2.0), rng.uniform(-0.1, 0.1, 3)
-    A = rng.normal(size=(3, 3))
-    centroidal = A @ A.T * 0.01 + 0.01 * np.eye(3)
-    placements.append(np.concatenate([R.ravel(), p]))
-    inertias.append(rin.compact(mass, com, centroidal))
-    jid = pm.addJoint(lam + 1, joint, pin.SE3(R, p), f"j{i}")
-    pm.appendBodyToJoint(jid, pin.Inertia(mass, com, centroidal), pin.SE3.Identity())
-model = Model("translation", parent, kinds, placements, axes, inertias,
-              body_names=[f"b{i}" for i in range(4)],
-              joint_names=["j0", "slide_x", "slide_y", "slide_z", "j2", "j3"])
+joints = [(REVOLUTE, (0.0, 0.0, 1.0), pin.JointModelRZ()),
+          (TRANSLATION, (0.0, 0.0, 0.0), pin.JointModelTranslation()),
+          (REVOLUTE, (1.0, 0.0, 0.0), pin.JointModelRX()),
+          (REVOLUTE, (0.0, 1.0, 0.0), pin.JointModelRY())]
+model, pm = random_chain(pin, [-1, 0, 1, 1], joints,
+                         ["j0", "slide_x", "slide_y", "slide_z", "j2", "j3"], seed=5)
 assert (model.nq, model.nv) == (pm.nq, pm.nv) == (6, 6), (model.nq, pm.nq)
 pd = pm.createData()
 
@@ -117,7 +93,8 @@ def _copy_with_the_kind(tmp_path):
         assert old in registry, "the registry's lines moved: update this test"
         registry = registry.replace(old, new)
     (package / REGISTRY).write_text(registry, encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=str(root), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.path.join(ROOT, "test")]),
+               NUMBA_CACHE_DIR=str(tmp_path / "cache"))
     subprocess.run([sys.executable, "-m", "rbd_ros.algorithms.generate_joint_dispatch"],
                    cwd=root, env=env, check=True, capture_output=True, timeout=300)
     return root, env

@@ -15,6 +15,7 @@ import pytest
 import rbd_ros
 from helpers import assert_close, get_robot
 from oracle import URDF_DIR, Robot
+from random_chain import random_chain
 from rbd_ros import outputs
 from rbd_ros.description.urdf_reader import URDFError
 from rbd_ros.model.joints import PLANAR
@@ -144,46 +145,23 @@ def test_the_node_and_the_replay_refuse_a_planar_base(robot):
     assert outputs.check_base(fixed) is fixed
 
 
-def _rotation(rng):
-    quaternion = rng.normal(size=4)
-    x, y, z, w = quaternion / np.linalg.norm(quaternion)
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
 def _below_the_root(pin, monkeypatch):
     """
     Return a revolute root, a planar joint below it, and two revolute joints below that.
 
-    Built twice from the same numbers: an rbd_ros ``Model`` from its arrays (the root-only
-    rule lifted: the kernels' multi-dof path below the root, which no URDF reaches yet, the
-    model lacking per-joint names for it) and a Pinocchio model joint by joint.
+    Built twice from the same numbers (``random_chain``): an rbd_ros ``Model`` from its arrays
+    (the root-only rule lifted: the kernels' multi-dof path below the root, which no URDF
+    reaches yet, the model lacking per-joint names for it) and a Pinocchio model.
     """
-    from rbd_ros.model import Model, model_tables
-    from rbd_ros.model import inertia as rin
+    from rbd_ros.model import model_tables
     from rbd_ros.model.joints import REVOLUTE
     monkeypatch.setattr(model_tables, "ROOT_ONLY", np.zeros_like(model_tables.ROOT_ONLY))
-    rng = np.random.default_rng(11)
-    parent = [-1, 0, 1, 1]
-    kinds = [REVOLUTE, PLANAR, REVOLUTE, REVOLUTE]
-    axes = [(0.0, 0.0, 1.0), (0.0, 0.0, 0.0), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0)]
-    pin_joints = [pin.JointModelRZ(), pin.JointModelPlanar(), pin.JointModelRX(),
-                  pin.JointModelRY()]
-    pm = pin.Model()
-    placements, inertias = [], []
-    for i, (lam, joint) in enumerate(zip(parent, pin_joints)):
-        R, p = _rotation(rng), rng.uniform(-0.3, 0.3, 3)
-        mass, com = rng.uniform(0.5, 2.0), rng.uniform(-0.1, 0.1, 3)
-        A = rng.normal(size=(3, 3))
-        centroidal = A @ A.T * 0.01 + 0.01 * np.eye(3)
-        placements.append(np.concatenate([R.ravel(), p]))
-        inertias.append(rin.compact(mass, com, centroidal))
-        jid = pm.addJoint(lam + 1, joint, pin.SE3(R, p), f"j{i}")
-        pm.appendBodyToJoint(jid, pin.Inertia(mass, com, centroidal), pin.SE3.Identity())
-    model = Model("below", parent, kinds, placements, axes, inertias,
-                  body_names=[f"b{i}" for i in range(4)],
-                  joint_names=["j0", "plane_x", "plane_y", "plane_theta", "j2", "j3"])
+    joints = [(REVOLUTE, (0.0, 0.0, 1.0), pin.JointModelRZ()),
+              (PLANAR, (0.0, 0.0, 0.0), pin.JointModelPlanar()),
+              (REVOLUTE, (1.0, 0.0, 0.0), pin.JointModelRX()),
+              (REVOLUTE, (0.0, 1.0, 0.0), pin.JointModelRY())]
+    model, pm = random_chain(pin, [-1, 0, 1, 1], joints,
+                             ["j0", "plane_x", "plane_y", "plane_theta", "j2", "j3"])
     assert (model.nq, model.nv, model.floating_base) == (pm.nq, pm.nv, False) == (7, 6, False)
     return model, pm
 
