@@ -104,7 +104,8 @@ NUMPY_STYLE_CLASSES = (
     "Model", "Data", "Dynamics", "DescriptionLimits", "Retimed",
     "identification.IdentificationResult", "contact.MomentumObserver",
     "actuation.dynamics.Actuation", "actuation.joint_parameters.JointParameters",
-    "actuation.command.CommandSettings", "actuation.command.CommandPlan")
+    "actuation.command.CommandSettings", "actuation.command.CommandPlan",
+    "contact.observer_rule.ObserverSettings")
 NUMPY_STYLE_OTHER = (
     "retime", "identify_least_squares", "identify_physically_consistent",
     "is_physically_consistent", "pseudo_inertia", "log_cholesky_from_theta",
@@ -117,7 +118,9 @@ NUMPY_STYLE_OTHER = (
     "actuation.joint_parameters.signals", "actuation.joint_parameters.regressor",
     "actuation.joint_parameters.read_file", "actuation.joint_parameters.check_text",
     "actuation.joint_parameters.write_urdf_dynamics", "actuation.command.settings_problem",
-    "actuation.command.plan", "outputs.dof_names", "inertia.centre_of_mass", "inertia.compact",
+    "actuation.command.plan", "contact.observer_rule.settings_problem",
+    "contact.observer_rule.new_observer", "outputs.dof_names", "inertia.centre_of_mass",
+    "inertia.compact",
     "inertia.rotate", "inertia.translate", "inertia.transform", "inertia.merge",
     "inertia.to_matrix", "inertia.to_theta", "inertia.from_theta", "inertia.principal_moments",
     "inertia.physical_violation", "inertia.factor")

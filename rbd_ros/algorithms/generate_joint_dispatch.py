@@ -4,7 +4,7 @@ Write ``joint_dispatch.py``: the kernels' one dispatch over joint kinds, from th
     python -m rbd_ros.algorithms.generate_joint_dispatch [--check]
 
 A kernel cannot pick a module at run time (numba compiles no call through a variable), so
-each kernel piece that depends on the joint kind is an ``if kind == K: return k.piece(...)``
+each kernel piece that depends on the joint kind is an ``if kind == k.CODE: return k.piece(...)``
 chain over the kinds of the registry (``rbd_ros.model.joints.MODULES``; the first kind, the
 commonest, the fallback). :data:`PIECES` says, per dispatching function, only which piece of
 the kinds' modules it calls, its parameters, which one is the body whose kind it tests and

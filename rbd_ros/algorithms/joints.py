@@ -4,7 +4,7 @@ The kernels' one dispatch over joint kinds: each function calls the kind's own f
 The algorithms never branch on the joint kind themselves; they ask this module, and this
 module only picks the kind's module (``rbd_ros.model.joints``: one module per kind, its
 record and its pieces of jcalc, S·x, Sᵀf and its tangent step). The pieces that depend on
-the kind are each one ``if kind == K: return k.op(...)`` chain over the registry's kinds,
+the kind are each one ``if kind == k.CODE: return k.op(...)`` chain over the kinds,
 written out by ``generate_joint_dispatch`` into ``joint_dispatch.py`` and imported here;
 the functions below read only the registry's per-kind arrays (nq, nv, root only, axis).
 

@@ -12,24 +12,24 @@ the newest one (repeated, late, quantized), whose efforts are unknown or non-fin
 would overflow the observer (then reset) publishes none of them, counted; after
 ``BLIND_AFTER`` such ticks in a row the observer cannot observe: ~/collision says so
 (``observing`` false, ``reason``) and /diagnostics is ERROR. Each tick's outcome goes to the
-rule the replay follows too (``rbd_ros.contact.ticks.ObserverOutcomes``: the collision state,
-the counts). :class:`ObserverTicks` is the node's side (a collaborator): attach a monitor to
-each new Robot, step it at each tick.
+rule the replay follows too (``rbd_ros.contact.observer_rule.ObserverOutcomes``: the
+collision state, the counts). :class:`ObserverTicks` is the node's side (a collaborator):
+attach a monitor to each new Robot, step it at each tick.
 """
 import numpy as np
 
 from ..contact import detection as contact
-from ..contact import ticks
+from ..contact import observer_rule
 from .. import outputs
 from . import conversions
 from .reporting import one_line
 
-OBSERVER_PARAMETERS = ticks.SETTINGS
+OBSERVER_PARAMETERS = observer_rule.SETTINGS
 # ~/reset_observer's queue: rclpy's default (10) lost the requests that queued while the ticks
 # ran (1 kHz of requests: 976 of 2,998 answered); 1000 hold a second of them
 RESET_DEPTH = 1000
 WARN, ERROR = 1, 2                # diagnostic_msgs/DiagnosticStatus's levels
-settings_problem = ticks.settings_problem
+settings_problem = observer_rule.settings_problem
 
 
 def enabled(params):
@@ -39,9 +39,10 @@ def enabled(params):
 
 
 def observer_settings(params):
-    """Return the observer's settings (``ticks.ObserverSettings``) of the node's parameters."""
-    return ticks.ObserverSettings(params["observer_gain"], params["collision_thresholds"],
-                                  params["contact_frame"], params["max_joint_age"])
+    """Return the observer's settings (``ObserverSettings``) of the node's parameters."""
+    return observer_rule.ObserverSettings(params["observer_gain"],
+                                          params["collision_thresholds"],
+                                          params["contact_frame"], params["max_joint_age"])
 
 
 def wrench_encoder(frame):
@@ -59,13 +60,13 @@ class ContactMonitor:
 
     def __init__(self, model, joints, params):
         self.model = model
-        self.observer = ticks.new_observer(model, joints, observer_settings(params))
+        self.observer = observer_rule.new_observer(model, joints, observer_settings(params))
         zeros = np.zeros((1, model.nv))         # its kernel loaded now, not at the first tick
         self.observer.run(np.zeros(1), model.neutral()[None], zeros, zeros)
         self.observer.reset()
         # the collision state and the counts (samples, tracked, blind, the ticks without r by
         # outcome), the replay's rule; the counts at the last /diagnostics report
-        self.outcomes = ticks.ObserverOutcomes(model, params["collision_thresholds"])
+        self.outcomes = observer_rule.ObserverOutcomes(model, params["collision_thresholds"])
         self.collision = self.outcomes.collision
         self.counts = self.outcomes.counts
         self._reported = dict(self.counts)
@@ -91,7 +92,7 @@ class ContactMonitor:
             self.observer.set_frame(value)
             self._wrench_encoder = wrench_encoder(value)
         elif name == "max_joint_age":
-            self.observer.settings[1] = ticks.max_gap(value)
+            self.observer.settings[1] = observer_rule.max_gap(value)
 
     def reset(self):
         """Restart the observer at the next sample (r = 0), out of collision."""
@@ -108,7 +109,7 @@ class ContactMonitor:
         return self.observer.step(self.observer.seconds(*stamp)[()], q, v, tau, fext)
 
     def unobserved(self, pubs, stamp, code):
-        """Count a tick without r (``code``, ``contact.ticks``); publish ~/collision on a change."""
+        """Count a tick without r (``code``: ``observer_rule``'s); publish a ~/collision change."""
         if self.outcomes.unobserved(code) and "collision" in pubs:
             pubs["collision"].publish(self.collision_message(self._message("collision"),
                                                              stamp))
@@ -226,7 +227,7 @@ class ObserverTicks:
         monitor = robot.contact
         if not effort_known:
             self.skips.skip("observer without efforts")
-            monitor.unobserved(self.publishers, stamp, ticks.EFFORTS_UNKNOWN_CODE)
+            monitor.unobserved(self.publishers, stamp, observer_rule.EFFORTS_UNKNOWN_CODE)
             return
         try:
             why = monitor.publish(self.publishers, stamp, robot.q, robot.v, robot.tau, fext)
@@ -241,7 +242,7 @@ class ObserverTicks:
             return
         except ValueError as exc:
             self.skips.skip("observer refused", error=one_line(exc, 300))
-            monitor.unobserved(self.publishers, stamp, ticks.REFUSED_CODE)
+            monitor.unobserved(self.publishers, stamp, observer_rule.REFUSED_CODE)
             return
         if why:
             self.skips.warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,

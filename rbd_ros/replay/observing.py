@@ -8,7 +8,7 @@ over ``max_joint_age``; a sample the observer refuses publishes nothing. The rep
 same observer over the same ticks a batch of the dynamics at a time
 (``rbd_ros.contact.detection.MomentumObserver.run_with_wrench``: the same kernel, the same
 numbers, the contact wrench from the same call), then hands each tick's outcome, in order, to
-the node's rule (``rbd_ros.contact.ticks.ObserverOutcomes``: the collision messages, the
+the node's rule (``rbd_ros.contact.observer_rule.ObserverOutcomes``: the collision messages, the
 counts of the ticks without r). The report's collision events are the runs of ticks in
 collision: start (the first tick in collision), end (the first tick out of it; None when the
 bag ends in collision), the joints over threshold at any tick, the link isolated at the peak,
@@ -20,14 +20,14 @@ import time
 import numpy as np
 
 from ..contact import detection as contact
-from ..contact import ticks as observer_rule
+from ..contact import observer_rule
 from .. import outputs as table
 from . import bag_io
 from .errors import ReplayError, excerpt, shorten
 
 NAMES = tuple(table.OBSERVER_BY_NAME) + (table.CONTACT_WRENCH.name,)
 TEXT_EVENTS = 20                 # report.txt's table: the first ones (report.json: all)
-# the report's counts of the ticks without r: the node's (``rbd_ros.contact.ticks``)
+# the report's counts of the ticks without r: the node's (``rbd_ros.contact.observer_rule``)
 UNOBSERVED_KEYS = (*observer_rule.UNOBSERVED.values(), observer_rule.REFUSED_KEY)
 # the replay's options of the observer's settings
 OPTIONS = {name: "--" + name.replace("_", "-") for name in observer_rule.SETTINGS}
@@ -59,16 +59,15 @@ class Observed:
     """
 
     def __init__(self, model, t, joints, settings, names, timing=None):
-        gain, thresholds, frame, max_age = settings
-        try:
-            self.observer = observer_rule.new_observer(
-                model, joints, observer_rule.ObserverSettings(gain, thresholds, frame, max_age),
-                wrench="contact_wrench" in names)
+        try:          # settings: an ``observer_rule.ObserverSettings``
+            self.observer = observer_rule.new_observer(model, joints, settings,
+                                                       wrench="contact_wrench" in names)
         except ValueError as exc:         # named as the node's parameters: as the options
             why = str(exc)
             for name, option in OPTIONS.items():
                 why = why.replace(name, option, 1) if why.startswith(name) else why
             raise ReplayError(shorten(why, 200)) from None
+        frame, thresholds = settings.contact_frame, settings.collision_thresholds
         self.model, self.t, self.frame, self.names = model, t, frame, names
         self.timing = {} if timing is None else timing
         self.timing.setdefault("observer", 0.0)
@@ -267,7 +266,7 @@ def add_arguments(p):
 def refuse_in_fleet(args, outputs):
     """Raise ReplayError when a fleet run is asked for the observer (one bag at a time)."""
     asked = [n for n in NAMES if n in outputs]
-    asked += [f"--{k.replace('_', '-')}" for k, v in arguments(args).items()
+    asked += [OPTIONS[k] for k, v in arguments(args).items()
               if v != {"observer_gain": table.DEFAULT_OBSERVER_GAIN, "contact_frame": "",
                        "collision_thresholds": table.DEFAULT_COLLISION_THRESHOLD}[k]]
     if asked:

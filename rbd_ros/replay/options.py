@@ -9,6 +9,7 @@ import dataclasses
 from types import MappingProxyType
 
 from .. import outputs as table
+from ..contact.observer_rule import ObserverSettings
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,7 +86,7 @@ class Plan:
     live_options: MappingProxyType
     joint_parameters: tuple     # (model_params, urdf_dynamics)
     max_relative_std: float     # a fraction
-    observer_settings: tuple    # (gain, thresholds, contact frame, max joint age)
+    observer_settings: ObserverSettings
     progress: object
 
     def __getattr__(self, name):
@@ -105,6 +106,6 @@ def plan(bag, options, outputs, observer, progress):
         live_options=MappingProxyType(dict(o.live_options or {})),
         joint_parameters=(o.model_params, o.urdf_dynamics),
         max_relative_std=o.max_relative_std / 100,
-        observer_settings=(o.observer_gain, o.collision_thresholds, o.contact_frame,
-                           o.max_joint_age),
+        observer_settings=ObserverSettings(o.observer_gain, o.collision_thresholds,
+                                           o.contact_frame, o.max_joint_age),
         progress=progress)

@@ -28,23 +28,42 @@ def _module_name(module):
     return module.__name__.rpartition(".")[2]
 
 
+def _tested_module(test):
+    """Return the module whose CODE ``test`` (``kind == <module>.CODE``) compares, or None."""
+    if not (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+            and test.left.id == "kind" and len(test.comparators) == 1):
+        return None
+    code = test.comparators[0]
+    if isinstance(code, ast.Attribute) and code.attr == "CODE" and isinstance(code.value,
+                                                                              ast.Name):
+        return code.value.id
+    return None
+
+
+def _called_modules(statements):
+    """Return the (module, piece) pairs that ``statements`` call as ``module.piece(...)``."""
+    return {(n.func.value.id, n.func.attr) for statement in statements
+            for n in ast.walk(statement) if isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)}
+
+
 def _dispatching_functions():
-    """Return {function: (kinds compared with, (module, piece) called)} of the dispatch."""
+    """
+    Return {function: (kinds compared with, (module, piece) called, branches)} of the dispatch.
+
+    ``branches``: (the module a branch's test compares the code of, the modules its body
+    calls), one per ``if``/``elif``.
+    """
     tree = ast.parse(inspect.getsource(dispatch))
     found = {}
     for node in tree.body:
         if not isinstance(node, ast.FunctionDef):
             continue
-        # ``kind == <module>.CODE``: the kinds by their modules' own codes
-        compared = {n.comparators[0].value.id for n in ast.walk(node)
-                    if isinstance(n, ast.Compare) and isinstance(n.left, ast.Name)
-                    and n.left.id == "kind" and isinstance(n.comparators[0], ast.Attribute)
-                    and n.comparators[0].attr == "CODE"}
-        calls = {(n.func.value.id, n.func.attr) for n in ast.walk(node)
-                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-                 and isinstance(n.func.value, ast.Name)}
+        branches = [(_tested_module(n.test), {m for m, _ in _called_modules(n.body)})
+                    for n in ast.walk(node) if isinstance(n, ast.If)]
+        compared = {module for module, _ in branches if module is not None}
         if compared:
-            found[node.name] = (compared, calls)
+            found[node.name] = (compared, _called_modules([node]), branches)
     return found
 
 
@@ -67,7 +86,9 @@ def test_every_dispatch_chain_names_every_kind():
     chains = _dispatching_functions()
     assert len(chains) >= len(PIECES)
     modules = {_module_name(m) for m in registry.MODULES}
-    for name, (compared, calls) in chains.items():
+    for name, (compared, calls, branches) in chains.items():
+        for tested, called_there in branches:   # each test calls its own kind's piece
+            assert called_there == {tested}, f"{name}: kind {tested} calls {called_there}"
         called = {module for module, _ in calls if module in modules}
         assert called == modules, f"{name} dispatches to {sorted(called)}, not {sorted(modules)}"
         assert len({piece for module, piece in calls if module in modules}) == 1, name

@@ -6,9 +6,10 @@ constant in its body. This test does it, on a copy of the package: it adds
 ``test/new_joint_kind/translation.py`` (Pinocchio's ``JointModelTranslation``) as
 ``rbd_ros/model/joints/translation.py``, lists it in the registry, runs the dispatch's
 generator, checks that those three files are all that differ from the package, then, in a
-fresh process on the copy (its kernels compiled from nothing), checks the algorithms through
-the new joint below the root (a revolute root, the translation, two revolute joints below
-it) against a Pinocchio model built joint by joint from the same numbers.
+fresh process on the copy (its kernels compiled from nothing), runs ``test_joint_kinds``'
+checks of the dispatch and the kinds' pieces over the five kinds and checks the algorithms
+through the new joint below the root (a revolute root, the translation, two revolute joints
+below it) against a Pinocchio model built joint by joint from the same numbers.
 """
 import filecmp
 import os
@@ -28,8 +29,14 @@ CHECK = r'''
 import numpy as np
 import pinocchio as pin
 import rbd_ros
-from rbd_ros.model.joints import KINDS, REVOLUTE
+from rbd_ros.model.joints import KINDS, MODULES, REVOLUTE
 from random_chain import random_chain
+import test_joint_kinds as structure
+
+assert "copy" in rbd_ros.__file__.split("/"), rbd_ros.__file__      # the copy, not the package
+structure.test_every_dispatch_chain_names_every_kind()          # with the new kind
+for module in MODULES:
+    structure.test_every_kind_module_has_every_piece(module)
 
 TRANSLATION = next(k.code for k in KINDS if k.name == "translation")
 joints = [(REVOLUTE, (0.0, 0.0, 1.0), pin.JointModelRZ()),
@@ -71,6 +78,8 @@ for seed in range(3):
     close(ours[0], pd.ddq_dq, 1e-9, "ddq_dq")
     close(ours[1], pd.ddq_dv, 1e-9, "ddq_dv")
     close(rbd_ros.integrate(model, q, v), pin.integrate(pm, q, v), 1e-12, "integrate")
+    close(rbd_ros.joint_torque_regressor(model, q, v, a),
+          pin.computeJointTorqueRegressor(pm, pd, q, v, a), 1e-10, "regressor")
     J = rbd_ros.frame_jacobian(model, q, "b3", "local_world_aligned")
     pin.computeJointJacobians(pm, pd, q)
     close(J, pin.getJointJacobian(pm, pd, 4, pin.LOCAL_WORLD_ALIGNED), 1e-10, "J")
@@ -93,10 +102,13 @@ def _copy_with_the_kind(tmp_path):
         assert old in registry, "the registry's lines moved: update this test"
         registry = registry.replace(old, new)
     (package / REGISTRY).write_text(registry, encoding="utf-8")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), os.path.join(ROOT, "test")]),
+    paths = [str(root), os.path.join(ROOT, "test"), os.path.join(ROOT, "test", "core")]
+    inherited = os.environ.get("PYTHONPATH")      # e.g. a ROS install's Pinocchio: kept
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths + ([inherited] if inherited else [])),
                NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    subprocess.run([sys.executable, "-m", "rbd_ros.algorithms.generate_joint_dispatch"],
-                   cwd=root, env=env, check=True, capture_output=True, timeout=300)
+    result = subprocess.run([sys.executable, "-m", "rbd_ros.algorithms.generate_joint_dispatch"],
+                            cwd=root, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
     return root, env
 
 

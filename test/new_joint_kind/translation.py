@@ -12,6 +12,7 @@ kind rbd_ros ships.
 import numpy as np
 
 from ..._jit import helper
+from . import axis_joint
 from .kind import JointKind
 from ..layout import P_IQ, P_IV, P_PLACEMENT
 from ..se3 import se3_load, se3_mul
@@ -30,8 +31,8 @@ def neutral():
 
 
 def random(rng, lower, upper):
-    """Draw the slide in the unit box (limits are not read)."""
-    return rng.uniform(-1.0, 1.0, size=3)
+    """Draw the slide uniformly within the limits (an unbounded side at ±1 m)."""
+    return axis_joint.random_in_limits(rng, lower, upper, 1.0)
 
 
 def subspace(axis):

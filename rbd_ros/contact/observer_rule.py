@@ -6,10 +6,10 @@ or none. The node steps it at each tick (``rbd_ros.node.contact``); the replay s
 batch of ticks with the same kernel (``rbd_ros.replay.observing``). Either then hands each
 tick's outcome, in order, to one :class:`ObserverOutcomes`: r and whether it is an estimate, or
 the code of why there is none. It keeps the collision state (``isolation.CollisionState``:
-when ~/collision is published, and what it says) and the counts the node's /diagnostics and
-the replay's report give, under the same names. :func:`settings_problem` and
-:func:`new_observer` are the checks of the observer's settings and its construction, shared
-the same way; :class:`ObserverSettings` holds those settings.
+when ~/collision is published, and what it says) and counts the ticks by outcome (the
+replay's report gives those counts; the node's /diagnostics its texts from them).
+:func:`settings_problem` and :func:`new_observer` are the checks of the observer's settings
+and its construction, shared the same way; :class:`ObserverSettings` holds those settings.
 """
 import math
 from dataclasses import dataclass
@@ -19,8 +19,10 @@ from .isolation import (EFFORTS_UNKNOWN, OVERFLOWED, REFUSED, STAMP_SKIPPED, Col
                         collision_thresholds, per_dof)
 
 # a tick's outcome: the observer stepped (r given), or why it gave no r: the efforts of the
-# tick unknown (it was not a sample), the observer's STAMP_NOT_AFTER and OVERFLOW codes, and
-# the sample refused: REFUSED_CODE, or any other code (a status > 0 of the core's checks)
+# tick unknown (the observer was not given it), the observer's STAMP_NOT_AFTER and OVERFLOW
+# codes, and the sample refused: REFUSED_CODE, or any other code (a status > 0 of the core's
+# checks). STEPPED is the observer's own status of a stepped sample (``run``'s), which the
+# replay hands on as it is
 STEPPED = 0
 EFFORTS_UNKNOWN_CODE = -100
 REFUSED_CODE = -101
@@ -39,10 +41,20 @@ SETTINGS = ("observer_gain", "collision_thresholds", "contact_frame")
 @dataclass(frozen=True)
 class ObserverSettings:
     """
-    The observer's settings, as the node's parameters of the same names.
+    The observer's settings, named as the node's parameters (the replay's options).
 
-    ``max_joint_age``: the observer's max_gap (s; 0: none), the longest stamp gap it steps over
-    without restarting.
+    Parameters
+    ----------
+    observer_gain : float or array_like, shape ``(nv,)``
+        K, 1/s: one number or one per dof, finite and > 0.
+    collision_thresholds : float or array_like, shape ``(nv,)``
+        The ``|r|`` over which a dof is in collision, N·m (N): one number or one per dof.
+    contact_frame : str
+        The link whose contact wrench the observer gives; "": none.
+    max_joint_age : float
+        The observer's max_gap (s; 0: none): the longest stamp gap it steps over without
+        restarting.
+
     """
 
     observer_gain: object
@@ -52,7 +64,24 @@ class ObserverSettings:
 
 
 def settings_problem(model, name, value):
-    """Say why ``value`` of the setting ``name`` (of :data:`SETTINGS`) does not fit ``model``."""
+    """
+    Say why ``value`` of the setting ``name`` does not fit ``model``, or return None.
+
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    name : str
+        One of ``SETTINGS``.
+    value : object
+        Its value.
+
+    Returns
+    -------
+    str or None
+        The reason, starting with ``name``; None when the value fits.
+
+    """
     if name == "contact_frame":
         return detection.frame_problem(model, value)
     try:
@@ -72,9 +101,29 @@ def max_gap(max_joint_age):
 
 def new_observer(model, joints, settings, wrench=True):
     """
-    Return the ``MomentumObserver`` of ``settings`` (checked: ValueError naming the setting).
+    Return the momentum observer of ``settings``, checked.
 
-    ``wrench``: whether it gives the contact wrench at ``settings.contact_frame`` (when one).
+    Parameters
+    ----------
+    model : Model
+        The robot.
+    joints : JointParameters or None
+        Its joints' friction and armature (``MomentumObserver``'s ``joint_parameters``).
+    settings : ObserverSettings
+        The settings, each checked by :func:`settings_problem`.
+    wrench : bool
+        Whether it gives the contact wrench at ``settings.contact_frame`` (when one).
+
+    Returns
+    -------
+    MomentumObserver
+        The observer, at its start.
+
+    Raises
+    ------
+    ValueError
+        For the first setting that does not fit ``model``, naming it.
+
     """
     for name in SETTINGS:
         why = settings_problem(model, name, getattr(settings, name))
@@ -89,9 +138,10 @@ class ObserverOutcomes:
     """
     The collision state and the counts over one stream of ticks, fed each tick's outcome.
 
-    ``counts``: ``samples`` (the ticks fed), ``tracked`` (those whose r is an estimate),
+    ``counts``: ``samples`` (the ticks fed, with or without r), ``tracked`` (those whose r is
+    an estimate),
     ``blind`` (those at which it could not observe), and those without r by outcome
-    (:data:`UNOBSERVED`'s names and ``refused``).
+    (``UNOBSERVED``'s names and ``refused``).
     """
 
     def __init__(self, model, thresholds):
@@ -110,7 +160,7 @@ class ObserverOutcomes:
         return changed
 
     def unobserved(self, code):
-        """Take a tick without r (``code``: see :data:`STEPPED`); return whether it changed."""
+        """Take a tick without r (``code``: see ``STEPPED``); return whether it changed."""
         counts = self.counts
         counts["samples"] += 1
         counts[UNOBSERVED.get(code, REFUSED_KEY)] += 1
@@ -120,5 +170,5 @@ class ObserverOutcomes:
         return changed
 
     def outcome(self, code, r=None, tracking=False):
-        """:meth:`stepped` for ``code`` STEPPED (with r, tracking), else :meth:`unobserved`."""
+        """Take a tick's outcome: :meth:`stepped` for ``code`` STEPPED, else :meth:`unobserved`."""
         return self.stepped(r, tracking) if code == STEPPED else self.unobserved(code)
