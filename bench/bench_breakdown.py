@@ -18,7 +18,10 @@ call uses it and the dispatch column elsewhere, is the Python wrapper's own cost
 ``numba = call - kernel`` the cost of reaching the kernel from Python. The first robot, the
 1-joint pendulum, gives each library's floor: what a call costs with almost no dynamics in
 it (crba: ours ~0.41 µs, Pinocchio's ~0.23). Where Pinocchio's kernel is as fast as ours,
-that difference is what keeps our call above Pinocchio's (crba on 6-7-dof arms).
+that difference is what keeps our call above Pinocchio's (crba on 6-7-dof arms; issue 36's
+frame Jacobian, CoM Jacobian and A_G rows, ``--entries frame_jacobian,center_of_mass_jacobian,
+centroidal_momentum_matrix``, the frame Jacobian in local_world_aligned at the model's last
+link).
 All cycle through the same 20 random states (as test/oracle.py draws them); each time is
 the best of 25 timeit-style loops (gc off) of ~2 ms: short loops, many of them, so that
 some run without preemption on a busy machine. Timings on a shared machine are indicative:
@@ -41,7 +44,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.p
 from oracle import Robot, available  # noqa: E402  (also puts the checkout on sys.path)
 
 import rbd_ros  # noqa: E402
-from rbd_ros.algorithms import (aba, aba_derivatives, crba, entries, minv,  # noqa: E402
+from rbd_ros.algorithms import (aba, aba_derivatives, center_of_mass,  # noqa: E402
+                                centroidal_momentum, crba, entries, frame_jacobian, minv,
                                 regressor, rnea, rnea_derivatives)
 
 DEFAULT_ROBOTS = "pendulum,arm7,panda,ur5,hyq,talos"
@@ -55,9 +59,10 @@ def _square(nv, count):
 
 
 # entry -> (public arguments, the kernel, its arguments (names: a state's entry, "@x": an
-# attribute of Data, "%k": a preallocated output of kind k), outputs the wrapper allocates,
-# Pinocchio's function and arguments). Kept in step with the wrappers by hand: the
-# "dispatch" column must call what the public call calls.
+# attribute of Data, "&x": of the Model, "=x": a constant of the row's ``FRAME_ROWS``
+# entry, "%k": a preallocated output of kind k), outputs the wrapper allocates,
+# Pinocchio's function and arguments ("zero": zeros(nv))). Kept in step with the wrappers by
+# hand: the "dispatch" column must call what the public call calls.
 ENTRIES = {
     "rnea": (("q", "v", "a"), lambda: rnea.rnea_kernel,
              ("@body", "q", "v", "a", "@no_fext", "%v"), "v", ("rnea", ("q", "v", "a"))),
@@ -81,7 +86,43 @@ ENTRIES = {
                                lambda: regressor.joint_torque_regressor_kernel,
                                ("@body", "@regressor_block", "q", "v", "a", "%y"), "y",
                                ("computeJointTorqueRegressor", ("q", "v", "a"))),
+    # issue 36's rows: the frame Jacobian (local_world_aligned, the last link of the model,
+    # as bench_core's operational rows), the CoM Jacobian, A_G
+    "frame_jacobian": (("q",), lambda: frame_jacobian.frame_jacobian_kernel,
+                       ("&coupling_table", "@body", "@full_q", "q", "=body", "=placement",
+                        "=reference", "%6"), "6", ("computeFrameJacobian", ("q",))),
+    "center_of_mass_jacobian": (("q",),
+                                lambda: center_of_mass.center_of_mass_jacobian_kernel,
+                                ("&coupling_table", "@body", "@full_q", "q", "%3"), "3",
+                                ("jacobianCenterOfMass", ("q",))),
+    "centroidal_momentum_matrix": (("q",),
+                                   lambda: centroidal_momentum.centroidal_momentum_matrix_kernel,
+                                   ("&coupling_table", "@body", "@full_q", "q", "%6"), "6",
+                                   ("ccrba", ("q", "zero"))),
 }
+
+
+def frame_constants(pair, pin):
+    """
+    Return (public call's extra arguments, the kernel's "=x" constants, Pinocchio's extra).
+
+    The frame Jacobian of the model's last link in local_world_aligned, as bench_core's
+    operational rows time it.
+    """
+    m = pair.model
+    link = [k for k, (body, _, _) in m.link_frames.items() if body >= 0][-1]
+    body, placement, _, reference = frame_jacobian.frame_in(m, link, "local_world_aligned")
+    pin_extra = ((pair.pm.getFrameId(link, pin.BODY), pin.LOCAL_WORLD_ALIGNED) if pin
+                 else ())
+    constants = {"body": body, "placement": placement, "reference": reference}
+    return (link, "local_world_aligned"), constants, pin_extra
+
+
+# the rows whose calls take more than the state: their constants (``frame_constants``)
+FRAME_ROWS = {"frame_jacobian": frame_constants}
+# the outputs' shapes by kind
+SHAPES = {"v": lambda nv: (nv,), "m": lambda nv: (nv, nv), "y": None,
+          "3": lambda nv: (3, nv), "6": lambda nv: (6, nv)}
 # an older tree without the dedicated kernels: RNEA at zero v and a
 FALLBACK = {"gravity_torques": ("@body", "q", "@zeros_v", "@zeros_v", "@no_fext", "%v"),
             "nonlinear_effects": ("@body", "q", "v", "@zeros_v", "@no_fext", "%v")}
@@ -152,19 +193,24 @@ def measure(pair, entry, pin):
     states = [dict(zip(("q", "v", "a", "tau"), pair.random_state(seed)[:4]))
               for seed in range(NSTATES)]
     public = getattr(rbd_ros, entry)
-    full = best_us(*python_loop(public, [(m,) + tuple(s[k] for k in pos) for s in states]))
-
-    def make(kind):
-        return {"v": lambda: np.empty(m.nv), "m": lambda: np.empty((m.nv, m.nv)),
-                "y": lambda: np.empty((m.nv, 10 * m.nbodies))}[kind]()
+    extra, constants, pin_extra = (FRAME_ROWS[entry](pair, pin) if entry in FRAME_ROWS
+                                   else ((), {}, ()))
+    full = best_us(*python_loop(public, [(m,) + tuple(s[k] for k in pos) + extra
+                                         for s in states]))
+    shapes = {kind: (shape(m.nv) if shape else (m.nv, 10 * m.nbodies))
+              for kind, shape in SHAPES.items()}
 
     def kernel_args(s):
         args = [m.packed]
         for slot in slots:
             if slot[0] == "@":
                 args.append(getattr(d, slot[1:]))
+            elif slot[0] == "&":
+                args.append(getattr(m, slot[1:]))
+            elif slot[0] == "=":
+                args.append(constants[slot[1:]])
             elif slot[0] == "%":
-                args.append(make(slot[1]))
+                args.append(np.empty(shapes[slot[1]]))
             else:
                 args.append(s[slot])
         return tuple(args)
@@ -175,7 +221,7 @@ def measure(pair, entry, pin):
     if entries.uses_entry_point(entry):
         entry_point = kernel.overloads[kernel.signatures[0]].entry_point
         entry_us = best_us(*python_loop(entry_point, arglists))
-    state_slots = tuple(k + 1 for k, slot in enumerate(slots) if slot[0] not in "@%")
+    state_slots = tuple(k + 1 for k, slot in enumerate(slots) if slot[0] not in "@&=%")
     stacked = list(arglists[0])
     for k in state_slots:
         stacked[k] = np.ascontiguousarray([a[k] for a in arglists])
@@ -183,7 +229,6 @@ def measure(pair, entry, pin):
     loop(1, *stacked)                                       # compile
     n = max(1, int(LOOP_S / (dispatch * 1e-6)))
     inner = best_us(lambda: loop(n, *stacked), n)
-    shapes = {"v": (m.nv,), "m": (m.nv, m.nv), "y": (m.nv, 10 * m.nbodies)}
     alloc = sum(best_us(*python_loop(np.empty, [(shapes[kind],)] * NSTATES))
                 for kind in outputs)
     pin_us = float("nan")
@@ -192,8 +237,10 @@ def measure(pair, entry, pin):
         pstates = [(pair.q_to_pin(s["q"]), pair.v_to_pin(s["v"]), pair.v_to_pin(s["a"]),
                     pair.v_to_pin(s["tau"])) for s in states]
         index = {"q": 0, "v": 1, "a": 2, "tau": 3}
+        zero = np.zeros(pair.pm.nv)
         pin_us = best_us(*python_loop(pin_fn, [(pair.pm, pair.pd)
-                                               + tuple(p[index[k]] for k in pin_pos)
+                                               + tuple(zero if k == "zero" else p[index[k]]
+                                                       for k in pin_pos) + pin_extra
                                                for p in pstates]))
     return full, dispatch, entry_us, inner, alloc, pin_us
 
