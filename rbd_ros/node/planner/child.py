@@ -12,13 +12,15 @@ lingers in the graph) when the node closes the socket or its process ends, when 
 pid is no longer its parent, or on SIGINT or SIGTERM.
 
 Whatever its main thread is doing (importing, warming up the kernels of a large model,
-computing a request): a watchdog thread (:class:`ParentWatch`) notices each of these within
-:data:`WATCH_POLL` without reading the socket (a hang-up of its peer, ``POLLRDHUP``), tells
-the main loop, and ends the process itself (``os._exit``) if the main thread has not left
-within :data:`GRACE`. While idle the main loop sleeps in its executor (up to
-:data:`IDLE_POLL`) until a request, or until the watchdog wakes it (an rclpy guard
-condition): for a robot or settings the node sent (the socket readable) or to leave. It
-polled the socket 20 times a second before, which cost the idle process 1.6 % of a core.
+computing a request, waiting in its executor): a watchdog thread (:class:`ParentWatch`)
+notices each of these within :data:`WATCH_POLL` without reading the socket (a hang-up of its
+peer, ``POLLRDHUP``; a stop signal by the byte the interpreter writes for it,
+``signal.set_wakeup_fd``), tells the main loop, and ends the process itself (``os._exit``)
+if the main thread has not left within :data:`GRACE`. While idle the main loop sleeps in its
+executor (up to :data:`IDLE_POLL`) until a request, or until the watchdog wakes it (an rclpy
+guard condition): for a robot or settings the node sent (the socket readable: one wake until
+the loop has read it) or to leave. The loop spun 20 times a second before, reading the
+socket: the idle process took 1.6 % of a core, 0.33 % since.
 """
 import argparse
 import mmap
@@ -45,29 +47,35 @@ class ParentWatch:
     A thread that notices the node is gone (or a stop signal) whatever the main thread does.
 
     ``gone`` is set when the parent's pid is no longer this process's parent, the socket's
-    peer hung up (the node closed it, or its process ended) or ``stopped()`` returns true;
-    the process then exits (status 0) unless the main thread says it is :meth:`leaving`
-    within :data:`GRACE` and :meth:`done` within :data:`CLEAN_UP` more.
+    peer hung up (the node closed it, or its process ended), a stop signal came (a byte on
+    ``signal_fd``, the interpreter's wakeup fd) or ``stopped()`` returns true; the process
+    then exits (status 0) unless the main thread says it is :meth:`leaving` within
+    :data:`GRACE` and :meth:`done` within :data:`CLEAN_UP` more. It wakes the main loop
+    (``wake``, given by :meth:`wake_with`) when the socket becomes readable, once until the
+    loop says it has read it (:meth:`taken`), and when ``gone`` is set.
     """
 
-    def __init__(self, parent, fd, stopped):
+    def __init__(self, parent, fd, stopped, signal_fd=None):
         self.gone = threading.Event()
         self._leaving = threading.Event()
         self._done = threading.Event()
-        self._taken = threading.Event()       # the main loop read what the socket held
+        self._taken = threading.Event()       # the main loop read the socket since its wake
         self._wake = None                     # what wakes the main loop (a guard condition)
+        self._wake_failed = False
         self._lock = threading.Lock()
         self._parent, self._stopped = parent, stopped
+        self._fd, self._signal_fd, self._pending = fd, signal_fd, False
         self._poller = select.poll()
         self._poller.register(fd, HANG_UP | select.POLLIN)
+        if signal_fd is not None:
+            self._poller.register(signal_fd, select.POLLIN)
         threading.Thread(target=self._run, daemon=True, name="rbd_parent_watch").start()
 
     def wake_with(self, wake):
         """Call ``wake()`` (thread-safe) to wake the main loop: for the socket, or to leave."""
         with self._lock:
             self._wake = wake
-        if self.gone.is_set():
-            wake()
+        self._wake_main()                     # what came before it is read now
 
     def taken(self):
         """Say that the main loop has read the socket: the watchdog may wake it again."""
@@ -85,24 +93,35 @@ class ParentWatch:
     def _wake_main(self):
         with self._lock:
             wake = self._wake
+        if wake is None:
+            return
         try:
-            if wake is not None:
-                wake()
-        except Exception:                 # noqa: BLE001  the node destroyed as it leaves: the
-            pass                          # watchdog must live on to end a process that hangs
+            wake()
+        except Exception as exc:              # noqa: BLE001  the watchdog must live on
+            if not (self.gone.is_set() or self._leaving.is_set() or self._wake_failed):
+                # not the node destroyed as it leaves: the loop reads every IDLE_POLL
+                self._wake_failed = True
+                print(f"rbd_ros planner process: cannot wake its main loop ({exc!r}); it "
+                      f"reads the node's socket every {IDLE_POLL:g} s", file=sys.stderr)
 
     def _leave(self):
         """Whether to leave; wakes the main loop for a readable socket first."""
+        if self._pending and self._taken.is_set():      # read: watch for the next robot
+            self._pending = False
+            self._poller.modify(self._fd, HANG_UP | select.POLLIN)
         if os.getppid() != self._parent or self._stopped():
             return True
-        events = [e for _, e in self._poller.poll(1000 * WATCH_POLL)]
-        if any(e & (HANG_UP | select.POLLERR | select.POLLNVAL) for e in events):
+        events = dict(self._poller.poll(1000 * WATCH_POLL))
+        if self._signal_fd in events:                 # a stop signal: its handler runs when
+            return True                               # the main thread is out of its wait
+        socket_events = events.get(self._fd, 0)
+        if socket_events & (HANG_UP | select.POLLERR | select.POLLNVAL):
             return True
-        if events:                            # readable: a robot or settings to take
+        if socket_events & select.POLLIN:             # a robot or settings to take
+            self._pending = True                      # until read: the hang-up only
+            self._poller.modify(self._fd, HANG_UP)
             self._taken.clear()
             self._wake_main()
-            # until the main loop has read it (not a busy loop on unread data)
-            self._taken.wait(WATCH_POLL)
         return False
 
     def _run(self):
@@ -115,6 +134,20 @@ class ParentWatch:
         self._wake_main()
         if not (self._leaving.wait(GRACE) and self._done.wait(CLEAN_UP)):
             os._exit(0)                       # the main thread is busy: leave without it
+
+
+def signal_pipe():
+    """
+    Return the read end of a pipe the interpreter writes a byte to at each stop signal.
+
+    ``signal.set_wakeup_fd``: the byte is written by the C-level handler at once, while the
+    Python handler waits for the main thread to leave the executor's wait.
+    """
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    return read
 
 
 def parse_args(argv):
@@ -135,7 +168,7 @@ def main(argv=None):
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, frame: stop.append(signum))
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    watch = ParentWatch(args.parent, args.fd, lambda: bool(stop))
+    watch = ParentWatch(args.parent, args.fd, lambda: bool(stop), signal_pipe())
     try:
         return _serve(args, watch, stop)
     finally:
