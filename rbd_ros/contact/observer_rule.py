@@ -139,9 +139,8 @@ class ObserverOutcomes:
     The collision state and the counts over one stream of ticks, fed each tick's outcome.
 
     ``counts``: ``samples`` (the ticks fed, with or without r), ``tracked`` (those whose r is
-    an estimate),
-    ``blind`` (those at which it could not observe), and those without r by outcome
-    (``UNOBSERVED``'s names and ``refused``).
+    an estimate), ``blind`` (those at which it could not observe), and those without r by
+    outcome (``UNOBSERVED``'s names and ``refused``).
     """
 
     def __init__(self, model, thresholds):
@@ -151,24 +150,20 @@ class ObserverOutcomes:
 
     def stepped(self, r, tracking):
         """Take a tick the observer stepped: r, whether it is an estimate; return if it changed."""
-        counts = self.counts
-        counts["samples"] += 1
-        counts["tracked"] += bool(tracking)
-        changed = self.collision.update(r, bool(tracking))
-        if not self.collision.observing:
-            counts["blind"] += 1
-        return changed
+        self.counts["tracked"] += bool(tracking)
+        return self._counted(self.collision.update(r, bool(tracking)))
 
     def unobserved(self, code):
         """Take a tick without r (``code``: see ``STEPPED``); return whether it changed."""
-        counts = self.counts
-        counts["samples"] += 1
-        counts[UNOBSERVED.get(code, REFUSED_KEY)] += 1
-        changed = self.collision.unobserved(REASONS.get(code, REFUSED))
-        if not self.collision.observing:
-            counts["blind"] += 1
-        return changed
+        self.counts[UNOBSERVED.get(code, REFUSED_KEY)] += 1
+        return self._counted(self.collision.unobserved(REASONS.get(code, REFUSED)))
 
     def outcome(self, code, r=None, tracking=False):
         """Take a tick's outcome: :meth:`stepped` for ``code`` STEPPED, else :meth:`unobserved`."""
         return self.stepped(r, tracking) if code == STEPPED else self.unobserved(code)
+
+    def _counted(self, changed):
+        """Count a tick fed (and one at which it could not observe); return ``changed``."""
+        self.counts["samples"] += 1
+        self.counts["blind"] += not self.collision.observing
+        return changed

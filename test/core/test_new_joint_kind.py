@@ -30,6 +30,7 @@ import numpy as np
 import pinocchio as pin
 import rbd_ros
 from rbd_ros.model.joints import KINDS, MODULES, REVOLUTE
+from oracle import assert_close as close
 from random_chain import random_chain
 import test_joint_kinds as structure
 
@@ -47,12 +48,6 @@ model, pm = random_chain(pin, [-1, 0, 1, 1], joints,
                          ["j0", "slide_x", "slide_y", "slide_z", "j2", "j3"], seed=5)
 assert (model.nq, model.nv) == (pm.nq, pm.nv) == (6, 6), (model.nq, pm.nq)
 pd = pm.createData()
-
-
-def close(ours, ref, tol, what):
-    ours, ref = np.asarray(ours), np.asarray(ref)
-    err = np.max(np.abs(ours - ref)) / max(1.0, np.max(np.abs(ref)))
-    assert err <= tol, f"{what}: {err:.2e} > {tol:g}"
 
 
 def symmetric(upper):

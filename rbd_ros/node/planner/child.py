@@ -19,8 +19,8 @@ peer, ``POLLRDHUP``; a stop signal by the byte the interpreter writes for it,
 if the main thread has not left within :data:`GRACE`. While idle the main loop sleeps in its
 executor (up to :data:`IDLE_POLL`) until a request, or until the watchdog wakes it (an rclpy
 guard condition): for a robot or settings the node sent (the socket readable: one wake until
-the loop has read it) or to leave. The loop spun 20 times a second before, reading the
-socket: the idle process took 1.6 % of a core, 0.33 % since.
+the loop has read it) or to leave, not spinning to read the socket (doc/benchmarks.md: what
+that cost an idle process).
 """
 import argparse
 import mmap
@@ -97,7 +97,7 @@ class ParentWatch:
             return
         try:
             wake()
-        except Exception as exc:              # noqa: BLE001  the watchdog must live on
+        except Exception as exc:              # the watchdog must live on
             if not (self.gone.is_set() or self._leaving.is_set() or self._wake_failed):
                 # not the node destroyed as it leaves: the loop reads every IDLE_POLL
                 self._wake_failed = True
