@@ -26,6 +26,7 @@ from .. import _checks
 from ..actuation.dynamics import Actuation
 from ..algorithms.calls import frame_jacobian
 from ..algorithms.contact_wrench import RANK_SCALE, RCOND, contact_wrench_kernel
+from ..algorithms.entries import first_entry
 from ..algorithms.momentum_observer import momentum_observer_kernel
 from ..actuation.joint_parameters import JointParameters
 from ..model import Data
@@ -176,9 +177,17 @@ class MomentumObserver:
         """
         if not frame:
             self.frame, self._frame = None, (-1, np.zeros(12))
-            return
-        bodies, placements = link_table(self.model, [frame])
-        self.frame, self._frame = frame, (int(bodies[0]), placements[0])
+        else:
+            bodies, placements = link_table(self.model, [frame])
+            self.frame, self._frame = frame, (int(bodies[0]), placements[0])
+        r, restarted, status, w, rank = self._one
+        if self.frame is None:
+            w, rank = w[:0], rank[:0]
+        # a sample of the right types and sizes without fext: the kernel's arguments are
+        # these arrays, refilled in place (the inputs' rows, r, the state), a tuple built once
+        self._step_arguments = (*self._scratch, self.joint, self.settings, self.state, self._v,
+                                *self._inputs, self._no_fext, *self._frame, *self._jacobian,
+                                r, w, rank, restarted, status)
 
     @property
     def gain(self):
@@ -303,7 +312,11 @@ class MomentumObserver:
             raise SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
                                 f"observer was given ({self.newest:.9g} s): a repeated, late "
                                 "or quantized stamp", STAMP_NOT_AFTER)
-        self._run(*arrays, fext, r, restarted, status, w, rank)
+        if fext is self._no_fext and arrays is inputs:     # sizes checked by _fits
+            if _observer_entry(*self._step_arguments) < 0:
+                raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
+        else:
+            self._run(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
             values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
@@ -484,6 +497,9 @@ class MomentumObserver:
                                     self._v, t, q, v, tau, fext, *self._frame,
                                     *self._jacobian, r, w, rank, restarted, status) < 0:
             raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
+
+
+_observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_entry")
 
 
 def _bounded(r, wrench):

@@ -14,6 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _checks
+from .._jit import f64_1d, i64_1d, int64, kernel
 
 # N·m: collision_thresholds below it are refused. Far below any effort sensor's resolution
 # (~1e-3 N·m), and with it r / threshold stays finite for every r the observer keeps (it
@@ -113,24 +114,55 @@ def isolate(model, r, thresholds):
     """
     th = collision_thresholds(model, thresholds, "thresholds")
     bodies = dof_bodies(model)
-    return isolation(model, np.abs(np.asarray(r, np.float64)) / th, bodies,
-                     body_depths(model)[bodies])
+    r = np.ascontiguousarray(r, np.float64).reshape(-1)
+    if r.size != model.nv:
+        raise ValueError(f"r must have {model.nv} entries (one per dof), got {r.size}")
+    over, peak = np.empty(model.nv + 1, np.int64), np.empty(1)
+    return isolation(model, isolation_kernel(r, th, body_depths(model)[bodies], over, peak),
+                     over, peak, bodies)
 
 
-def isolation(model, ratio, bodies, depths):
+@kernel(int64(f64_1d, f64_1d, i64_1d, i64_1d, f64_1d))
+def isolation_kernel(r, thresholds, depths, over, peak):
     """
-    :func:`isolate`'s result from ``ratio`` = |r| / thresholds (nv).
+    Find the dofs where |r_j| > threshold_j; return their number n (-1: sizes that differ).
 
-    ``bodies``: :func:`dof_bodies`; ``depths``: each dof's body's depth in the tree (both
-    kept by a :class:`CollisionState`: computing them is most of an isolation's time).
+    Writes them in v order to ``over[1:n + 1]``, the most distal of them (the deepest
+    ``depths`` entry; ties: the last in v order) to ``over[0]`` (-1 without any) and the
+    largest |r_j| / threshold_j to ``peak[0]`` (NaN where one is NaN, as numpy's max).
+    One pass without temporaries: the node isolates at every tick it is in collision.
     """
-    over = np.flatnonzero(ratio > 1.0)
-    peak = float(ratio.max()) if ratio.size else 0.0
-    if over.size == 0:
-        return Isolation(False, (), None, peak)
-    depth = depths[over]
-    distal = bodies[over[np.flatnonzero(depth == depth.max())[-1]]]
-    return Isolation(True, tuple(over.tolist()), model.body_names[distal], peak)
+    nv = r.shape[0]
+    if thresholds.shape[0] != nv or depths.shape[0] != nv or over.shape[0] < nv + 1 \
+            or peak.shape[0] < 1:
+        return -1
+    n, distal, top = 0, -1, 0.0
+    for j in range(nv):
+        ratio = abs(r[j]) / thresholds[j]
+        if ratio != ratio or ratio > top:     # a NaN sticks: nothing is > NaN
+            top = ratio
+        if ratio > 1.0:
+            n += 1
+            over[n] = j
+            if distal < 0 or depths[j] >= depths[distal]:
+                distal = j
+    over[0] = distal
+    peak[0] = top
+    return n
+
+
+def isolation(model, n, over, peak, bodies):
+    """
+    Return the :class:`Isolation` :func:`isolation_kernel` found (its ``n``, ``over``, ``peak``).
+
+    ``bodies``: :func:`dof_bodies`, kept by a :class:`CollisionState` with the depths.
+    """
+    if n < 0:
+        raise ValueError("r, the thresholds and the dof depths differ in size")
+    if n == 0:
+        return Isolation(False, (), None, float(peak[0]))
+    return Isolation(True, tuple(over[1:n + 1].tolist()), model.body_names[bodies[over[0]]],
+                     float(peak[0]))
 
 
 NO_ISOLATION = Isolation(False, (), None, 0.0)
@@ -153,6 +185,7 @@ class CollisionState:
         self.thresholds = collision_thresholds(model, thresholds)
         self.dof_bodies = dof_bodies(model)
         self.dof_depths = body_depths(model)[self.dof_bodies]
+        self._over, self._peak = np.empty(model.nv + 1, np.int64), np.empty(1)
         self.state = (False, None, True)
         self.isolation = NO_ISOLATION
         self.unobserved_run = 0          # samples in a row without an estimate
@@ -169,10 +202,12 @@ class CollisionState:
         ``tracking``: whether r is an estimate (False: a sample of a restart, ``reason``).
         """
         observing = self._count(tracking, reason)
-        if self.state == (False, None, observing) and not (np.abs(r) > self.thresholds).any():
-            return False          # the usual sample: ~2 µs, where isolate takes ~30 µs
-        ratio = np.abs(np.asarray(r, np.float64)) / self.thresholds
-        self.isolation = isolation(self.model, ratio, self.dof_bodies, self.dof_depths)
+        if r.__class__ is not np.ndarray or r.dtype != np.float64 or not r.flags.c_contiguous:
+            r = np.ascontiguousarray(r, np.float64)
+        n = isolation_kernel(r, self.thresholds, self.dof_depths, self._over, self._peak)
+        if n == 0 and self.state == (False, None, observing):
+            return False                  # the usual sample: the last isolation is kept
+        self.isolation = isolation(self.model, n, self._over, self._peak, self.dof_bodies)
         state = (self.isolation.in_collision, self.isolation.link, observing)
         changed = state != self.state
         self.state = state

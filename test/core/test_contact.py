@@ -130,6 +130,24 @@ def test_stepping_equals_the_array_function_and_restarts():
     assert observer.restarted
 
 
+def test_a_frame_set_later_gives_its_wrench_at_the_next_step():
+    """set_frame between steps: the next step's wrench is the new link's, from that r."""
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    observer = contact.MomentumObserver(m, K)
+    k = np.searchsorted(run.t, ON + 0.2)          # in contact, settled
+    for j in range(k):
+        observer.step(run.t[j], run.q[j], run.v[j], run.tau[j])
+    assert observer.wrench is None
+    observer.set_frame("link7")
+    r = observer.step(run.t[k], run.q[k], run.v[k], run.tau[k])
+    np.testing.assert_allclose(observer.wrench, contact.contact_wrench(m, run.q[k], r, "link7"),
+                               rtol=1e-12, atol=1e-12)
+    observer.set_frame("link4")                   # 4 dof up to it: no 6-d wrench there
+    observer.step(run.t[k + 1], run.q[k + 1], run.v[k + 1], run.tau[k + 1])
+    assert observer.wrench is None and "6 independent directions" in observer.wrench_refusal
+
+
 def test_absolute_stamps_give_the_r_of_relative_ones():
     # ROS stamps ~1.7e9 s: as float seconds their spacing (2.4e-7 s) would move r by ~3e-4
     # N·m at 1 kHz; counted from the first stamp they give r of stamps starting at 0
@@ -301,14 +319,45 @@ def test_the_one_sample_bound_is_the_batch_bound(seed):
     assert sum(contact._bounded(x, w) for x, w in cases) == 4
 
 
-def test_the_collision_state_isolates_as_isolate_does():
+def _isolation_on_pinocchio_tree(robot, r, thresholds):
     """
-    The state's isolation (its dof bodies and depths kept) is :func:`isolate`'s, sample by sample.
+    Apply the isolation rule on Pinocchio's tree: an oracle of :func:`isolate` outside rbd_ros.
 
-    Its peak ratio too where it isolated (below every threshold it keeps the last one).
+    Over threshold: |r_j| > threshold_j; the isolated link is the child link (the body frame
+    Pinocchio's URDF parser puts after the joint) of the deepest such joint, ties to the last
+    in our v order; peak: max |r_j| / threshold_j.
+    """
+    pin, pm = robot.pin, robot.pm
+    ratio = [abs(x) / t for x, t in zip(r, thresholds)]
+    over = tuple(j for j, x in enumerate(ratio) if x > 1.0)
+    peak = max(ratio, default=0.0)
+    if not over:
+        return (False, (), None, peak)
+    joint_of_v = {pm.joints[k].idx_v + i: k for k in range(1, pm.njoints)
+                  for i in range(pm.joints[k].nv)}
+
+    def depth(joint):
+        return 0 if joint == 0 else 1 + depth(pm.parents[joint])
+    deepest = None
+    for j in over:
+        joint = joint_of_v[int(robot.perm_v[j])]
+        if deepest is None or depth(joint) >= depth(deepest):
+            deepest = joint
+    link = next(f.name for f in pm.frames
+                if f.type == pin.FrameType.BODY and f.parentJoint == deepest)
+    return (True, over, link, peak)
+
+
+def test_the_collision_state_isolates_as_pinocchio_tree_says():
+    """
+    The state's isolation and :func:`isolate` are the rule on Pinocchio's tree.
+
+    Sample by sample; the peak ratio too where it isolated (below every threshold the state
+    keeps the last one).
     """
     from rbd_ros.contact import CollisionState, isolate
-    m = Robot("talos").model                 # a tree: legs, arms, head from one base
+    robot = Robot("talos")                   # a tree: legs, arms, head from one base
+    m = robot.model
     thresholds = np.linspace(1.0, 3.0, m.nv)
     state = CollisionState(m, thresholds)
     rng = np.random.default_rng(4)
@@ -316,12 +365,31 @@ def test_the_collision_state_isolates_as_isolate_does():
     for _ in range(200):
         r = rng.normal(size=m.nv) * rng.choice([0.5, 1.5, 3.0])
         state.update(r)
-        expected = isolate(m, r, thresholds)
+        expected = _isolation_on_pinocchio_tree(robot, r, thresholds)
+        assert tuple(isolate(m, r, thresholds)) == expected
         assert state.isolation[:3] == expected[:3]
-        if expected.in_collision:
-            assert state.isolation == expected
+        if expected[0]:
+            assert tuple(state.isolation) == expected
         seen.add(state.isolation.link)
     assert None in seen and len(seen) > 5      # no collision, and several isolated links
+
+
+def test_isolation_refuses_sizes_and_keeps_nan_peaks():
+    """A NaN in r makes the peak NaN (as numpy's max), never an isolation; sizes are checked."""
+    from rbd_ros.contact import isolate
+    from rbd_ros.contact.isolation import isolation_kernel
+    m = Robot("arm7").model
+    r = np.zeros(m.nv)
+    r[[0, 2]] = np.nan, 5.0
+    iso = isolate(m, r, 1.0)
+    assert np.isnan(iso.peak_ratio) and iso.joints == (2,) and iso.link == m.body_names[2]
+    with pytest.raises(ValueError, match=f"{m.nv} entries"):
+        isolate(m, np.zeros(m.nv + 1), 1.0)
+    over, peak = np.empty(m.nv + 1, np.int64), np.empty(1)
+    assert isolation_kernel(np.zeros(m.nv), np.ones(m.nv - 1), np.zeros(m.nv, np.int64),
+                            over, peak) == -1
+    assert isolation_kernel(np.zeros(m.nv), np.ones(m.nv), np.zeros(m.nv, np.int64),
+                            over[:m.nv], peak) == -1
 
 
 def test_the_collision_message_fields():
