@@ -46,8 +46,11 @@ VERSION_PREFIX = "v-"
 
 # The modules that define or feed compiled code: editing any of them invalidates every cached
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
+# Every module that defines a kernel is one (test_jit checks): keyed by content, a cached
+# kernel is otherwise matched by its bytecode alone, which misses an edited constant.
 KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
-                  "batch/algorithm_kernels.py", "algorithms")
+                  "batch/algorithm_kernels.py", "algorithms", "contact/isolation.py",
+                  "contact/measured_wrenches.py")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
 PYTHON_ONLY = tuple(os.path.join("algorithms", f)
@@ -178,6 +181,7 @@ f64_2d = types.Array(types.float64, 2, "C")
 f64_3d = types.Array(types.float64, 3, "C")
 f64_4d = types.Array(types.float64, 4, "C")
 i64_1d = types.Array(types.int64, 1, "C")
+f64_1d_ro = types.Array(types.float64, 1, "C", readonly=True)   # inputs a caller may lock
 f64_2d_ro = types.Array(types.float64, 2, "C", readonly=True)   # the model's packed table
 i64_1d_ro = types.Array(types.int64, 1, "C", readonly=True)     # the model's index arrays
 int64 = types.int64

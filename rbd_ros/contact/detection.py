@@ -139,6 +139,8 @@ class MomentumObserver:
         self.settings[0], self.settings[1] = eps, max_gap
         self.set_gain(gain)
         data = Data(model)          # its own workspace: no call races it
+        # the arrays below are written in place only, never replaced: set_frame builds the
+        # kernel's argument tuple of one sample from them once (_step_arguments)
         nvf = model.nv_full
         self._scratch = (model.packed, model.coupling_table, data.body, data.full_q,
                          np.zeros((4, nvf)))

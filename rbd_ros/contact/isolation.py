@@ -14,7 +14,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _checks
-from .._jit import f64_1d, i64_1d, int64, kernel
+from .._jit import f64_1d, f64_1d_ro, i64_1d, i64_1d_ro, int64, kernel
 
 # N·m: collision_thresholds below it are refused. Far below any effort sensor's resolution
 # (~1e-3 N·m), and with it r / threshold stays finite for every r the observer keeps (it
@@ -109,20 +109,26 @@ def isolate(model, r, thresholds):
     Raises
     ------
     ValueError
-        For thresholds that are not finite, below ``MIN_THRESHOLD`` or of another size.
+        For an r of another size than nv, and for thresholds that are not finite, below
+        ``MIN_THRESHOLD`` or of another size.
 
     """
     th = collision_thresholds(model, thresholds, "thresholds")
     bodies = dof_bodies(model)
-    r = np.ascontiguousarray(r, np.float64).reshape(-1)
-    if r.size != model.nv:
-        raise ValueError(f"r must have {model.nv} entries (one per dof), got {r.size}")
     over, peak = np.empty(model.nv + 1, np.int64), np.empty(1)
-    return isolation(model, isolation_kernel(r, th, body_depths(model)[bodies], over, peak),
-                     over, peak, bodies)
+    return isolation(model, isolation_kernel(_r_vector(model, r), th, body_depths(model)[bodies],
+                                             over, peak), over, peak, bodies)
 
 
-@kernel(int64(f64_1d, f64_1d, i64_1d, i64_1d, f64_1d))
+def _r_vector(model, r):
+    """Return ``r`` as nv contiguous float64 (any shape of nv numbers); ValueError else."""
+    x = np.ascontiguousarray(r, np.float64).reshape(-1)
+    if x.size != model.nv:
+        raise ValueError(f"r must have {model.nv} entries (one per dof), got {x.size}")
+    return x
+
+
+@kernel(int64(f64_1d_ro, f64_1d_ro, i64_1d_ro, i64_1d, f64_1d))
 def isolation_kernel(r, thresholds, depths, over, peak):
     """
     Find the dofs where |r_j| > threshold_j; return their number n (-1: sizes that differ).
@@ -157,8 +163,8 @@ def isolation(model, n, over, peak, bodies):
 
     ``bodies``: :func:`dof_bodies`, kept by a :class:`CollisionState` with the depths.
     """
-    if n < 0:
-        raise ValueError("r, the thresholds and the dof depths differ in size")
+    if n < 0:                     # the thresholds and depths are the model's: r's size
+        raise ValueError(f"r must have {model.nv} entries (one per dof)")
     if n == 0:
         return Isolation(False, (), None, float(peak[0]))
     return Isolation(True, tuple(over[1:n + 1].tolist()), model.body_names[bodies[over[0]]],
@@ -202,8 +208,9 @@ class CollisionState:
         ``tracking``: whether r is an estimate (False: a sample of a restart, ``reason``).
         """
         observing = self._count(tracking, reason)
-        if r.__class__ is not np.ndarray or r.dtype != np.float64 or not r.flags.c_contiguous:
-            r = np.ascontiguousarray(r, np.float64)
+        if r.__class__ is not np.ndarray or r.dtype != np.float64 or r.ndim != 1 \
+                or not r.flags.c_contiguous:
+            r = _r_vector(self.model, r)
         n = isolation_kernel(r, self.thresholds, self.dof_depths, self._over, self._peak)
         if n == 0 and self.state == (False, None, observing):
             return False                  # the usual sample: the last isolation is kept

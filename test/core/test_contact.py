@@ -376,7 +376,7 @@ def test_the_collision_state_isolates_as_pinocchio_tree_says():
 
 def test_isolation_refuses_sizes_and_keeps_nan_peaks():
     """A NaN in r makes the peak NaN (as numpy's max), never an isolation; sizes are checked."""
-    from rbd_ros.contact import isolate
+    from rbd_ros.contact import CollisionState, isolate
     from rbd_ros.contact.isolation import isolation_kernel
     m = Robot("arm7").model
     r = np.zeros(m.nv)
@@ -385,6 +385,21 @@ def test_isolation_refuses_sizes_and_keeps_nan_peaks():
     assert np.isnan(iso.peak_ratio) and iso.joints == (2,) and iso.link == m.body_names[2]
     with pytest.raises(ValueError, match=f"{m.nv} entries"):
         isolate(m, np.zeros(m.nv + 1), 1.0)
+    state = CollisionState(m, 1.0)
+    with pytest.raises(ValueError, match=f"{m.nv} entries"):
+        state.update(np.zeros(m.nv + 1))
+    with pytest.raises(ValueError, match=f"{m.nv} entries"):
+        state.update(np.zeros(1))
+    # a read-only r (np.frombuffer of a message's bytes), a (1, nv) row and a list: the same
+    r = np.zeros(m.nv)
+    r[[1, 3]] = 0.5, -2.0
+    expected = isolate(m, r, 0.1)
+    assert expected.joints == (1, 3)
+    locked = np.frombuffer(r.tobytes(), np.float64)
+    for given in (locked, r[None], r.tolist()):
+        assert isolate(m, given, 0.1) == expected
+        state = CollisionState(m, 0.1)
+        assert state.update(given) and state.isolation == expected
     over, peak = np.empty(m.nv + 1, np.int64), np.empty(1)
     assert isolation_kernel(np.zeros(m.nv), np.ones(m.nv - 1), np.zeros(m.nv, np.int64),
                             over, peak) == -1

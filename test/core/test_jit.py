@@ -6,6 +6,7 @@ import compiles nothing; a kernel's first call compiles exactly its declared sig
 with other argument types raises TypeError and compiles nothing new (the public wrappers
 convert and call again: the same answers as for exact arrays).
 """
+import ast
 import json
 import os
 import subprocess
@@ -200,6 +201,37 @@ def test_warm_cache_defines_every_kernel_of_the_core():
     assert done.returncode == 0, done.stderr[-2000:]
     count, missing = done.stdout.split(" ", 1)
     assert int(count) > 30 and missing.strip() == "[]", done.stdout
+
+
+def test_every_module_that_defines_a_kernel_is_a_hashed_kernel_source():
+    """
+    Editing a module that defines a kernel invalidates the cache.
+
+    Keyed by the sources' content, a cached kernel is otherwise matched by its bytecode alone,
+    which an edited constant leaves as it was: each such module is in KERNEL_SOURCES.
+    """
+    script = ("import importlib, os, pkgutil, rbd_ros\n"
+              "from rbd_ros import _jit\n"
+              "for info in pkgutil.walk_packages(rbd_ros.__path__, 'rbd_ros.'):\n"
+              "    if not info.name.startswith(('rbd_ros.node', 'rbd_ros.replay', "
+              "'rbd_ros.tools', 'rbd_ros.specialized.__main__')):\n"
+              "        importlib.import_module(info.name)\n"
+              "files = {os.path.relpath(k.py_func.__code__.co_filename, _jit.PACKAGE_DIR) "
+              "for k in _jit.KERNELS}\n"
+              "print(len(files), sorted(files))\n")
+    env = dict(os.environ,
+               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    count, files = done.stdout.split(" ", 1)
+    files = ast.literal_eval(files.strip())
+    assert int(count) > 20 and "contact/isolation.py" in files, files
+
+    def hashed(path):
+        return path not in _jit.PYTHON_ONLY and any(
+            path == entry or path.startswith(entry + os.sep) for entry in _jit.KERNEL_SOURCES)
+    assert [f for f in files if not hashed(f)] == []
 
 
 WARM_TWO_KERNELS = """
