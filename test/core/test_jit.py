@@ -180,27 +180,36 @@ def test_warm_cache_removes_only_stale_versions_of_its_own_layout(tmp_path, monk
                     os.path.basename(_jit.version_cache_dir())}
 
 
-def test_warm_cache_defines_every_kernel_of_the_core():
-    # rbd_warm_cache compiles what its _define_kernels() imports: every module of the core that
-    # defines a kernel must be among them (the layers move once left the observer's out)
-    script = ("import importlib, pkgutil, rbd_ros\n"
-              "from rbd_ros import _jit\n"
-              "from rbd_ros.tools import warm_cache\n"
-              "warm_cache._define_kernels()\n"
-              "defined = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
-              "for info in pkgutil.walk_packages(rbd_ros.__path__, 'rbd_ros.'):\n"
-              "    if not info.name.startswith(('rbd_ros.node', 'rbd_ros.replay', "
-              "'rbd_ros.tools', 'rbd_ros.specialized.__main__')):\n"
-              "        importlib.import_module(info.name)\n"
-              "every = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
-              "print(len(defined), sorted(every - defined))\n")
+# imports every module of the core (not the ROS side), each kernel defined once imported
+IMPORT_THE_CORE = ("import importlib, pkgutil, rbd_ros\n"
+                   "for info in pkgutil.walk_packages(rbd_ros.__path__, 'rbd_ros.'):\n"
+                   "    if not info.name.startswith(('rbd_ros.node', 'rbd_ros.replay', "
+                   "'rbd_ros.tools', 'rbd_ros.specialized.__main__')):\n"
+                   "        importlib.import_module(info.name)\n")
+
+
+def _run_printing(script):
+    """Run ``script`` in a fresh interpreter on this checkout; return what it printed."""
     env = dict(os.environ,
                PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
     done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
-    count, missing = done.stdout.split(" ", 1)
-    assert int(count) > 30 and missing.strip() == "[]", done.stdout
+    return done.stdout
+
+
+def test_warm_cache_defines_every_kernel_of_the_core():
+    # rbd_warm_cache compiles what its _define_kernels() imports: every module of the core that
+    # defines a kernel must be among them (the layers move once left the observer's out)
+    printed = _run_printing("from rbd_ros import _jit\n"
+                            "from rbd_ros.tools import warm_cache\n"
+                            "warm_cache._define_kernels()\n"
+                            "defined = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
+                            + IMPORT_THE_CORE +
+                            "every = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
+                            "print(len(defined), sorted(every - defined))\n")
+    count, missing = printed.split(" ", 1)
+    assert int(count) > 30 and missing.strip() == "[]", printed
 
 
 def test_every_module_that_defines_a_kernel_is_a_hashed_kernel_source():
@@ -210,21 +219,13 @@ def test_every_module_that_defines_a_kernel_is_a_hashed_kernel_source():
     Keyed by the sources' content, a cached kernel is otherwise matched by its bytecode alone,
     which an edited constant leaves as it was: each such module is in KERNEL_SOURCES.
     """
-    script = ("import importlib, os, pkgutil, rbd_ros\n"
-              "from rbd_ros import _jit\n"
-              "for info in pkgutil.walk_packages(rbd_ros.__path__, 'rbd_ros.'):\n"
-              "    if not info.name.startswith(('rbd_ros.node', 'rbd_ros.replay', "
-              "'rbd_ros.tools', 'rbd_ros.specialized.__main__')):\n"
-              "        importlib.import_module(info.name)\n"
-              "files = {os.path.relpath(k.py_func.__code__.co_filename, _jit.PACKAGE_DIR) "
-              "for k in _jit.KERNELS}\n"
-              "print(len(files), sorted(files))\n")
-    env = dict(os.environ,
-               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    count, files = done.stdout.split(" ", 1)
+    printed = _run_printing(IMPORT_THE_CORE +
+                            "import os\n"
+                            "from rbd_ros import _jit\n"
+                            "files = {os.path.relpath(k.py_func.__code__.co_filename, "
+                            "_jit.PACKAGE_DIR) for k in _jit.KERNELS}\n"
+                            "print(len(files), sorted(files))\n")
+    count, files = printed.split(" ", 1)
     files = ast.literal_eval(files.strip())
     assert int(count) > 20 and "contact/isolation.py" in files, files
 
