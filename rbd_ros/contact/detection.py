@@ -365,7 +365,7 @@ class MomentumObserver:
         Raises
         ------
         ValueError
-            If the arrays' numbers of samples disagree.
+            If the arrays' numbers of samples disagree, or a row is not the model's size.
 
         """
         return self.run_with_wrench(t, q, v, tau, fext)[:3]
@@ -392,7 +392,7 @@ class MomentumObserver:
         Raises
         ------
         ValueError
-            If the arrays' numbers of samples disagree.
+            If the arrays' numbers of samples disagree, or a row is not the model's size.
 
         """
         t = _checks.matrix(t, "t", 1)
@@ -405,6 +405,7 @@ class MomentumObserver:
         fext = np.zeros((n, 0, 6)) if fext is None else _checks.matrix(fext, "fext", 3)
         if fext.shape[0] != n:
             raise ValueError(f"fext has {fext.shape[0]} samples, t has {n}")
+        _check_widths(self.model, q, v, tau, fext)
         r = np.empty((n, self.model.nv))
         restarted, status = np.zeros(n, np.int64), np.zeros(n, np.int64)
         w = np.zeros((n if self.frame else 0, 6))
@@ -502,6 +503,21 @@ class MomentumObserver:
 
 
 _observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_entry")
+
+
+def _check_widths(model, q, v, tau, fext):
+    """
+    Refuse rows that are not the model's size, naming the array.
+
+    A whole call's mistake, not a sample's: refused per sample (a status for each), every r
+    would be held at its last value, zeros from rest, which reads as "no contact".
+    """
+    for x, name, size in ((q, "q", model.nq), (v, "v", model.nv), (tau, "tau", model.nv)):
+        if x.shape[1] != size:
+            raise ValueError(f"{name} must have {size} columns (the model's), got {x.shape[1]}")
+    if fext.shape[1] not in (0, model.nbodies) or fext.shape[2] != 6:
+        raise ValueError(f"fext must be N x {model.nbodies} x 6 (a wrench per body), got "
+                         f"{' x '.join(map(str, fext.shape))}")
 
 
 def _bounded(r, wrench):

@@ -197,6 +197,15 @@ def test_hostile_samples_are_refused_and_change_nothing():
     tau[4, 0] = np.inf
     r, _, status = contact.observe(m, run.t[:10], run.q[:10], run.v[:10], tau, K)
     assert list(np.flatnonzero(status)) == [4] and np.all(np.isfinite(r))
+    # ... but rows of another size are the whole call's mistake: refused by name, where every
+    # sample's status was set and r held at zero (read as "no contact")
+    t, q, v, tau = run.t[:10], run.q[:10], run.v[:10], run.tau[:10]
+    for name, given in (("q", (np.c_[q, q[:, :1]], v, tau)), ("v", (q, v[:, :-1], tau)),
+                        ("tau", (q, v, np.c_[tau, tau[:, :1]]))):
+        with pytest.raises(ValueError, match=f"{name} must have .* columns"):
+            contact.observe(m, t, *given, K)
+    with pytest.raises(ValueError, match="fext must be"):
+        contact.observe(m, t, q, v, tau, K, fext=np.zeros((10, m.nbodies + 1, 6)))
 
 
 def test_measured_wrench_is_not_external_torque():
