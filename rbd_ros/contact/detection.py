@@ -133,6 +133,7 @@ class MomentumObserver:
     def __init__(self, model, gain, joint_parameters=None, max_gap=np.inf, frame=None):
         self.model = model
         self.joint, eps = _joint_table(model, joint_parameters)
+        max_gap = _number(max_gap, "max_gap")
         if not max_gap > 0:
             raise ValueError(f"max_gap must be > 0 s, got {max_gap!r}")
         self.settings = np.empty(2 + model.nv)
@@ -505,6 +506,17 @@ class MomentumObserver:
 _observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_entry")
 
 
+def _number(value, name):
+    """Return ``value`` as a float; ValueError naming ``name`` where it is not a number."""
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(f"{name} must be a number, got {_checks.excerpt(repr(value))}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {_checks.excerpt(repr(value))}") \
+            from None
+
+
 def _check_widths(model, q, v, tau, fext):
     """
     Refuse rows that are not the model's size, naming the array.
@@ -675,11 +687,14 @@ def contact_wrench(model, q, r, link, force_only=False, rcond=RCOND):
     r = _checks.matrix(r, "r", 1)
     if r.shape != (model.nv,):
         raise ValueError(f"r must have {model.nv} entries, got {r.shape[0]}")
+    rcond = _number(rcond, "rcond")
+    if not 0.0 <= rcond < 1.0:       # NaN or >= 1 cut every pivot: "rank 0" would be the answer
+        raise ValueError(f"rcond must be in [0, 1) (the pivots' relative cut), got {rcond!r}")
     data = model.data
     out, rank = np.zeros(6), np.zeros(1, np.int64)
     status = contact_wrench_kernel(model.packed, model.coupling_table, data.body,
                                    data.full_q, q, int(bodies[0]), placements[0], r,
-                                   int(bool(force_only)), float(rcond), np.zeros((6, model.nv)),
+                                   int(bool(force_only)), rcond, np.zeros((6, model.nv)),
                                    np.zeros((model.nv + 2, 7)), out, rank)
     if status:
         raise _checks.input_error("contact_wrench", status, model, ("q", "r"), (q, r))

@@ -24,6 +24,7 @@ joint that moves it; README: ``fext``). A wrench on a link welded to the world o
 base moves nothing: it adds nothing (the world takes it).
 """
 import math
+import operator
 
 import numpy as np
 
@@ -94,9 +95,13 @@ def body_pose(model, q, body):
     q is the model's configuration (a model with coupled mimic joints: its independent
     joints). The chain walk of :func:`fext_kernel`, compiled.
     """
+    try:
+        body = operator.index(body)       # an index: 1.5 or "1" is no body (int() would take them)
+    except TypeError:
+        raise ValueError(f"body must be an integer index, got {body!r:.60}") from None
     out = np.empty(12)
     q = _full_configuration(model, q)
-    status = body_pose_kernel(model.packed, q, np.zeros(model.nv_full), int(body), out)
+    status = body_pose_kernel(model.packed, q, np.zeros(model.nv_full), body, out)
     if status == BAD_TABLE:
         raise ValueError(f"no body {body} in the model ({model.nbodies} bodies)")
     _refuse(status, model, q)

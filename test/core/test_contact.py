@@ -192,6 +192,13 @@ def test_hostile_samples_are_refused_and_change_nothing():
         observer.set_gain(-1.0)
     with pytest.raises(ValueError, match="gain"):
         contact.MomentumObserver(m, [1.0, 2.0])
+    for bad_gap in ("1", None, 0.0, np.nan, True):
+        with pytest.raises(ValueError, match="max_gap must be"):
+            contact.MomentumObserver(m, K, max_gap=bad_gap)
+    r_any = np.ones(m.nv)                    # NaN or a cut >= 1 would read as "rank 0"
+    for bad_rcond in (np.nan, 1.0, -1e-3, "1e-9", None):
+        with pytest.raises(ValueError, match="rcond must be"):
+            contact.contact_wrench(m, run.q[5], r_any, "link7", rcond=bad_rcond)
     # the array form marks the bad sample and goes on
     tau = run.tau[:10].copy()
     tau[4, 0] = np.inf

@@ -120,6 +120,9 @@ def test_fext_refuses_bad_configurations_and_tables():
             wrench.fext(m, bad_q, one)
         with pytest.raises(ValueError, match="q must be"):
             wrench.body_pose(m, bad_q, 3)
+    for bad_body in (1.5, "1", None, m.nbodies, -1):     # int() would have taken 1.5 and "1"
+        with pytest.raises(ValueError, match="body"):
+            wrench.body_pose(m, q, bad_body)
     bodies, placements = link_table(m, ["link7"])
     frames, values, out = np.array([wrench.WORLD]), np.ones((1, 6)), np.zeros((m.nbodies, 6))
     assert np.isfinite(wrench.fext_into(m, q, bodies, placements, frames, values, out)).all()
