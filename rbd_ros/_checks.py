@@ -38,6 +38,14 @@ def matrix(x, name, ndim=2):
     return arr
 
 
+def number(value, name):
+    """Return ``value`` as a float; a ValueError naming ``name`` where ``float()`` cannot."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {excerpt(value)}") from None
+
+
 def excerpt(value, limit=80):
     """Return ``str(value)`` cut to ``limit`` characters (error messages quote no more)."""
     text = str(value)

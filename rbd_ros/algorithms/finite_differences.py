@@ -138,10 +138,7 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
 
 def _step(eps):
     """Return ε as a float: finite and positive, else ValueError (a step of 0 divides by 0)."""
-    try:
-        eps = float(eps)
-    except (TypeError, ValueError):
-        raise ValueError(f"eps must be a number, got {_checks.excerpt(eps)}") from None
+    eps = _checks.number(eps, "eps")
     if not (math.isfinite(eps) and eps > 0.0):
         raise ValueError(f"eps must be finite and > 0, got {eps!r}")
     return eps

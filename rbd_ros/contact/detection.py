@@ -507,14 +507,10 @@ _observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_en
 
 
 def _number(value, name):
-    """Return ``value`` as a float; ValueError naming ``name`` where it is not a number."""
+    """Return ``value`` as a float (``_checks.number``), a bool or a text refused too."""
     if isinstance(value, (bool, str, bytes)):
         raise ValueError(f"{name} must be a number, got {_checks.excerpt(repr(value))}")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {_checks.excerpt(repr(value))}") \
-            from None
+    return _checks.number(value, name)
 
 
 def _check_widths(model, q, v, tau, fext):

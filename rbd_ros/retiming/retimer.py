@@ -41,6 +41,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _checks
 from ..actuation.dynamics import Actuation
 from ..batch import rnea_batch
 from ..actuation.joint_parameters import JointParameters
@@ -164,10 +165,7 @@ def _limits(model, velocity_scale, effort_scale, acceleration_limits):
 
 def check_scale(name, scale):
     """Return ``scale`` as a float; ValueError unless it is in [``MIN_SCALE``, 1]."""
-    try:
-        scale = float(scale)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number, got {type(scale).__name__}") from None
+    scale = _checks.number(scale, name)
     if not MIN_SCALE <= scale <= 1.0:         # NaN too
         raise ValueError(f"{name} must be in [{MIN_SCALE:g}, 1] (a fraction of the URDF's "
                          f"limits), got {scale!r}")
