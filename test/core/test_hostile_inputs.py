@@ -231,6 +231,7 @@ def test_the_core_refuses_every_result_the_node_would_publish_not_finite():
     results that are all finite.
     """
     from rbd_ros import outputs
+    from rbd_ros.outputs import whole_body   # a submodule: imported here, not by another test
     models = [rbd_ros.load_model(rbd_ros.robots.path("rbd_quadruped"), floating_base=True),
               rbd_ros.load_model(hand_urdf(PAIR, seed=2, name="pair"))]
     rng = np.random.default_rng(61)
@@ -238,7 +239,7 @@ def test_the_core_refuses_every_result_the_node_would_publish_not_finite():
     for model in models:
         for effort_known in (True, False):
             # the per-tick dynamics outputs (the whole-body ones come from whole_body.compute)
-            names = [n for n in outputs.NAMES if n not in outputs.whole_body.NAMES]
+            names = [n for n in outputs.NAMES if n not in whole_body.NAMES]
             work = outputs.computation(names, effort_known)
             keys = tuple(dict.fromkeys(r for o in work.outputs for r in o.results))
             for scale in 10.0 ** np.arange(0, 309, 7):
