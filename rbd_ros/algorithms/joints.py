@@ -15,7 +15,7 @@ needs one tuple type per variable). Sᵀ f of a world-frame force is ``subspace_
 """
 from .._jit import helper
 from ..model.joints import (AXIS_ROTATES, MODULES, NQ, NV, POSITION_LEFT_OUT, ROOT_ONLY,
-                            UNIT_COUNT, UNIT_START, axis_joint, free_flyer)
+                            UNIT_COUNT, UNIT_START, axis_joint, body_fixed, free_flyer)
 from ..model.layout import P_TYPE
 from ..model.spatial import act_force, act_inv_motion
 # the pieces that depend on the kind, one chain each over the registry's kinds (generated);
@@ -26,7 +26,7 @@ from .joint_dispatch import (jcalc, jcalc_local, joint_force_local,  # noqa: F40
                              world_placement_from_local)
 
 UNIT_MOTIONS = free_flyer.UNIT_MOTIONS
-ZERO6 = free_flyer.ZERO6
+ZERO6 = body_fixed.ZERO6
 IDENTITY_SE3 = axis_joint.IDENTITY_SE3
 
 

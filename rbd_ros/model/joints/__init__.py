@@ -1,19 +1,37 @@
 """
-The joint kinds: one module each (its record and its kernel pieces), listed here once.
+The joint kinds: one module each (its record and its kernel pieces), found here.
 
 Everything that depends on a joint's kind reads this registry: the model (nq, nv, which
 kinds only the root may be), the loader (the URDF types read), the size limits (the degrees
 of freedom a URDF type adds), the specialized generator (the 1-dof kinds it writes out) and
 the kernels' one dispatch over kinds (``rbd_ros.algorithms.joints``). doc/contributing.md
 says how to add a kind.
+
+The registry is this package's modules that define a ``KIND``, found by listing the package
+(as a plugin folder): a new kind is its module and nothing here; its ``CODE`` is the next
+integer (they must run 0, 1, ... without a gap: the kernels index arrays by code).
 """
+import importlib
+import pkgutil
+
 import numpy as np
 
 from . import free_flyer, planar, prismatic, revolute
 from .kind import JointKind
 
+
+def _kind_modules():
+    """Return the modules of this package that define a joint kind, in the order of their codes."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{info.name}")
+        if isinstance(getattr(module, "KIND", None), JointKind):
+            found.append(module)
+    return tuple(sorted(found, key=lambda module: module.CODE))
+
+
 # in the order of their codes: KINDS[code] is that kind's record
-MODULES = (revolute, prismatic, free_flyer, planar)
+MODULES = _kind_modules()
 KINDS = tuple(module.KIND for module in MODULES)
 REVOLUTE, PRISMATIC, FREE_FLYER, PLANAR = (revolute.CODE, prismatic.CODE, free_flyer.CODE,
                                            planar.CODE)
@@ -34,7 +52,8 @@ def base_sizes(floating_base):
     return (free_flyer.KIND.nq, free_flyer.KIND.nv) if floating_base else (0, 0)
 
 
-assert all(kind.code == code for code, kind in enumerate(KINDS)), "codes are the indices"
+assert all(kind.code == code and module.CODE == code
+           for code, (module, kind) in enumerate(zip(MODULES, KINDS))), "codes must run 0, 1, ..."
 assert len(BY_URDF_TYPE) == sum(len(kind.urdf_types) for kind in KINDS), "a URDF type twice"
 
 __all__ = ["AXIS_ROTATES", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS", "MODULES", "NQ",

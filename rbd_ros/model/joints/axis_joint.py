@@ -5,7 +5,8 @@ One entry in q and v, the unit axis of the joint frame, S the axis as an angular
 motion.
 
 Each function takes ``rotates``, a constant of the calling kind's module, so that the
-compiled (inlined) code keeps one branch.
+compiled (inlined) code keeps one branch; :func:`pieces` gives a kind its ten kernel pieces
+with its constant bound, so that a 1-dof kind's module is its record and one line.
 """
 import numpy as np
 
@@ -131,3 +132,58 @@ def integrate(packed, q, i, d, out):
     """out[idx_q(i)] = q[idx_q(i)] + d[0]."""
     iq = int(packed[i, P_IQ])
     out[iq] = q[iq] + d[0]
+
+
+def pieces(rotates):
+    """
+    Return a 1-dof kind's kernel pieces, ``rotates`` (its ``ROTATES``) bound in each.
+
+    In the order ``(jcalc, placement_local, jcalc_local, motion, tangent, subspace_column,
+    world_from_local, local_subspace_column, force_local, integrate)``, with the dispatch's
+    signatures (``rbd_ros.algorithms.generate_joint_dispatch.PIECES``). ``rotates`` is a
+    constant of each compiled piece, so the inlined code keeps one branch.
+    """
+    @helper
+    def kind_jcalc(packed, q, i, oM_parent):
+        """(oMi, oS): world placement of body i and its world-frame subspace."""
+        return jcalc(rotates, packed, q, i, oM_parent)
+
+    @helper
+    def kind_placement_local(packed, q, i):
+        """^λX_i = X_T X_J(q_i)."""
+        return placement_local(rotates, packed, q, i)
+
+    @helper
+    def kind_jcalc_local(packed, q, v, a, i):
+        """(X, v_J, S q̈) in the joint's own frame."""
+        return jcalc_local(rotates, packed, q, v, a, i)
+
+    @helper
+    def kind_motion(packed, i, oM, oS, x):
+        """S x[idx_v(i)] in the world frame."""
+        return motion(packed, i, oS, x)
+
+    @helper
+    def subspace_column(packed, i, k, oM, oS):
+        """Return the world-frame subspace: oS itself (one column)."""
+        return oS
+
+    @helper
+    def kind_world_from_local(packed, i, oM_parent, X):
+        """(oMi, oS) from ^λX_i."""
+        return world_from_local(rotates, packed, i, oM_parent, X)
+
+    @helper
+    def local_subspace_column(packed, i, k):
+        """S in the joint's own frame."""
+        ax, ay, az = axis(packed, i)
+        return local_subspace(rotates, ax, ay, az)
+
+    @helper
+    def kind_force_local(packed, i, f):
+        """Sᵀ f, f in the joint's own frame."""
+        return force_local(rotates, packed, i, f)
+
+    return (kind_jcalc, kind_placement_local, kind_jcalc_local, kind_motion, tangent,
+            subspace_column, kind_world_from_local, local_subspace_column, kind_force_local,
+            integrate)

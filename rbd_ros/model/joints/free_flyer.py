@@ -17,18 +17,17 @@ import math
 import numpy as np
 
 from ..._jit import helper
+from . import body_fixed
 from .axis_joint import random_in_limits
 from .kind import JointKind
 from ..layout import P_IQ, P_IV
 from ..matrix6 import load6_vector
 from ..se3 import cross3, rot3, se3_from_quaternion
-from ..spatial import act_motion
 
 CODE = 2
 UNIT_MOTIONS = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
                 (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), (0.0, 0.0, 0.0, 1.0, 0.0, 0.0),
                 (0.0, 0.0, 0.0, 0.0, 1.0, 0.0), (0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
-ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def neutral():
@@ -81,20 +80,7 @@ def placement_local(packed, q, i):
 def jcalc(packed, q, i, oM_parent):
     """(rotation only, unused oS): S is the placement's adjoint itself."""
     qx, qy, qz, qw = unit_quaternion(q, int(packed[i, P_IQ]))
-    return se3_from_quaternion(0.0, 0.0, 0.0, qx, qy, qz, qw), ZERO6
-
-
-@helper
-def jcalc_local(packed, q, v, a, i):
-    """(X, v_J, S q̈): S the identity."""
-    iv = int(packed[i, P_IV])
-    return placement_local(packed, q, i), load6_vector(v, iv), load6_vector(a, iv)
-
-
-@helper
-def motion(packed, i, oM, oS, x):
-    """S x in the world frame, x given in the base frame."""
-    return act_motion(oM, load6_vector(x, int(packed[i, P_IV])))
+    return se3_from_quaternion(0.0, 0.0, 0.0, qx, qy, qz, qw), body_fixed.ZERO6
 
 
 @helper
@@ -103,22 +89,14 @@ def tangent(packed, i, x):
     return load6_vector(x, int(packed[i, P_IV]))
 
 
-@helper
-def subspace_column(packed, i, k, oM, oS):
-    """Column k of S in the world: the base frame's unit twist k, moved by oM."""
-    return act_motion(oM, UNIT_MOTIONS[k])
+jcalc_local, motion, subspace_column, local_subspace_column = body_fixed.subspace_pieces(
+    placement_local, load6_vector, UNIT_MOTIONS)
 
 
 @helper
 def world_from_local(packed, i, oM_parent, X):
     """Its rotation only, as ``jcalc``."""
-    return (X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8], 0.0, 0.0, 0.0), ZERO6
-
-
-@helper
-def local_subspace_column(packed, i, k):
-    """Column k of the identity."""
-    return UNIT_MOTIONS[k]
+    return (X[0], X[1], X[2], X[3], X[4], X[5], X[6], X[7], X[8], 0.0, 0.0, 0.0), body_fixed.ZERO6
 
 
 @helper

@@ -13,16 +13,15 @@ import math
 import numpy as np
 
 from ..._jit import helper
+from . import body_fixed
 from .kind import JointKind
 from ..layout import P_IQ, P_IV, P_PLACEMENT
 from ..se3 import se3_load, se3_mul
-from ..spatial import act_motion
 
 CODE = 3
 # the columns of S in the body frame: linear x, linear y, angular z
 MOTIONS = ((1.0, 0.0, 0.0, 0.0, 0.0, 0.0), (0.0, 1.0, 0.0, 0.0, 0.0, 0.0),
            (0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
-ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 def neutral():
@@ -68,28 +67,9 @@ def placement_local(packed, q, i):
 
 
 @helper
-def jcalc(packed, q, i, oM_parent):
-    """(oMi, unused oS): the columns of S are the body frame's, moved by oMi."""
-    return se3_mul(oM_parent, placement_local(packed, q, i)), ZERO6
-
-
-@helper
 def local_motion(x, iv):
     """S x[iv : iv+3] in the body frame."""
     return x[iv], x[iv + 1], 0.0, 0.0, 0.0, x[iv + 2]
-
-
-@helper
-def jcalc_local(packed, q, v, a, i):
-    """(X, v_J, S q̈) in the body frame."""
-    iv = int(packed[i, P_IV])
-    return placement_local(packed, q, i), local_motion(v, iv), local_motion(a, iv)
-
-
-@helper
-def motion(packed, i, oM, oS, x):
-    """S x in the world frame, x given in the body frame."""
-    return act_motion(oM, local_motion(x, int(packed[i, P_IV])))
 
 
 @helper
@@ -99,22 +79,9 @@ def tangent(packed, i, x):
     return x[iv], x[iv + 1], x[iv + 2], 0.0, 0.0, 0.0
 
 
-@helper
-def subspace_column(packed, i, k, oM, oS):
-    """Column k of S in the world: the body frame's column k, moved by oM."""
-    return act_motion(oM, MOTIONS[k])
-
-
-@helper
-def world_from_local(packed, i, oM_parent, X):
-    """(oMi, unused oS) from ^λX_i."""
-    return se3_mul(oM_parent, X), ZERO6
-
-
-@helper
-def local_subspace_column(packed, i, k):
-    """Column k of S in the body frame."""
-    return MOTIONS[k]
+jcalc_local, motion, subspace_column, local_subspace_column = body_fixed.subspace_pieces(
+    placement_local, local_motion, MOTIONS)
+jcalc, world_from_local = body_fixed.placement_pieces(placement_local)
 
 
 @helper

@@ -5,7 +5,6 @@ q = [x], v = [ẋ]; S = the axis as a linear motion.
 """
 import numpy as np
 
-from ..._jit import helper
 from . import axis_joint
 from .kind import JointKind
 
@@ -33,62 +32,5 @@ KIND = JointKind(code=CODE, name="prismatic", urdf_types=("prismatic",),
                  neutral=neutral, random=random)
 
 
-@helper
-def jcalc(packed, q, i, oM_parent):
-    """(oMi, oS): world placement of body i and its world-frame subspace."""
-    return axis_joint.jcalc(ROTATES, packed, q, i, oM_parent)
-
-
-@helper
-def placement_local(packed, q, i):
-    """^λX_i = X_T X_J(q_i)."""
-    return axis_joint.placement_local(ROTATES, packed, q, i)
-
-
-@helper
-def jcalc_local(packed, q, v, a, i):
-    """(X, v_J, S q̈) in the joint's own frame."""
-    return axis_joint.jcalc_local(ROTATES, packed, q, v, a, i)
-
-
-@helper
-def motion(packed, i, oM, oS, x):
-    """S x[idx_v(i)] in the world frame."""
-    return axis_joint.motion(packed, i, oS, x)
-
-
-@helper
-def tangent(packed, i, x):
-    """x[idx_v(i)], first entry of a 6-tuple."""
-    return axis_joint.tangent(packed, i, x)
-
-
-@helper
-def subspace_column(packed, i, k, oM, oS):
-    """Return the world-frame subspace: oS itself (one column)."""
-    return oS
-
-
-@helper
-def world_from_local(packed, i, oM_parent, X):
-    """(oMi, oS) from ^λX_i."""
-    return axis_joint.world_from_local(ROTATES, packed, i, oM_parent, X)
-
-
-@helper
-def local_subspace_column(packed, i, k):
-    """S in the joint's own frame."""
-    ax, ay, az = axis_joint.axis(packed, i)
-    return axis_joint.local_subspace(ROTATES, ax, ay, az)
-
-
-@helper
-def force_local(packed, i, f):
-    """Sᵀ f, f in the joint's own frame."""
-    return axis_joint.force_local(ROTATES, packed, i, f)
-
-
-@helper
-def integrate(packed, q, i, d, out):
-    """Set q ⊕ d: the angle or displacement plus d[0]."""
-    axis_joint.integrate(packed, q, i, d, out)
+(jcalc, placement_local, jcalc_local, motion, tangent, subspace_column, world_from_local,
+ local_subspace_column, force_local, integrate) = axis_joint.pieces(ROTATES)
