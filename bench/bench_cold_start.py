@@ -66,7 +66,7 @@ if __name__ == "__main__":
 def timed_compile(index):
     """Compile kernel ``index`` in this worker as ``rbd_warm_cache`` does; its record (dict)."""
     from rbd_ros.tools import warm_cache
-    warm_cache._define_kernels()
+    warm_cache.define_kernels()
     from rbd_ros import _jit
     kernel = _jit.KERNELS[index]
     started, cpu, wall = time.perf_counter(), time.process_time(), time.time()
@@ -82,7 +82,7 @@ def compile_every_kernel(jobs):
     if hasattr(warm_cache, "compile_kernels"):
         with open(os.devnull, "w") as quiet:
             return [r._asdict() for r in warm_cache.compile_kernels(jobs=jobs, out=quiet)]
-    warm_cache._define_kernels()
+    warm_cache.define_kernels()
     from rbd_ros import _jit
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(jobs, mp_context=context) as pool:

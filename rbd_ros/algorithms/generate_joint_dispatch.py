@@ -9,9 +9,11 @@ chain over the kinds of the registry (``rbd_ros.model.joints.MODULES``; the firs
 commonest, the fallback). :data:`PIECES` says, per dispatching function, only which piece of
 the kinds' modules it calls, its parameters, which one is the body whose kind it tests and
 its docstring; this script writes the chains out over the registry's kinds into the
-checked-in module ``joint_dispatch.py``, so that a new kind is its module and its line in
-the registry, then this script run again (doc/contributing.md). ``--check`` exits 1,
-writing nothing, where that module differs from what it would write (``test_joint_kinds``).
+checked-in module ``joint_dispatch.py``, so that a new kind is its module, then this script
+run again (doc/contributing.md); the module also names the kinds it was written for
+(``KIND_MODULES``), which ``rbd_ros.algorithms.joints`` checks against the registry before
+any kernel compiles. ``--check`` exits 1, writing nothing, where that module differs from
+what it would write (``test_joint_kinds``).
 """
 import os
 import sys
@@ -79,6 +81,10 @@ writes. The algorithms import these through ``rbd_ros.algorithms.joints``.
 from .._jit import helper
 from ..model.joints import {imports}
 from ..model.layout import P_TYPE
+
+# the kinds this file was written for: rbd_ros.algorithms.joints compiles no kernel beside a
+# registry of other kinds (a kind added without running the generator, a stale file)
+KIND_MODULES = {quoted}
 '''
 
 
@@ -121,7 +127,9 @@ def module_source():
     """Return the text of ``joint_dispatch.py``."""
     # each kind by its module's own CODE: a new kind needs no name in the registry
     names = sorted(_short(m) for m in MODULES)
-    header = _HEADER.format(command=COMMAND, imports=", ".join(names))
+    header = _HEADER.format(command=COMMAND, imports=", ".join(names),
+                            quoted="(" + ", ".join(f'"{name}"' for name in names)
+                            + ("," if len(names) == 1 else "") + ")")
     return header + "\n\n" + "\n\n".join(function_source(p) for p in PIECES)
 
 

@@ -10,6 +10,10 @@ from .._jit import helper
 from ..model.joints import free_flyer, planar, prismatic, revolute
 from ..model.layout import P_TYPE
 
+# the kinds this file was written for: rbd_ros.algorithms.joints compiles no kernel beside a
+# registry of other kinds (a kind added without running the generator, a stale file)
+KIND_MODULES = ("free_flyer", "planar", "prismatic", "revolute")
+
 
 @helper
 def jcalc(packed, q, i, oM_parent):

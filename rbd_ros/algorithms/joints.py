@@ -13,13 +13,14 @@ subspace. Results that depend on the number of degrees of freedom come as 6-tupl
 first ``joint_nv`` entries are used, so that one compiled code path serves every kind (numba
 needs one tuple type per variable). Sᵀ f of a world-frame force is ``subspace_column``·f.
 """
-from .._jit import helper
+from .._jit import before_first_compile, helper
 from ..model.joints import (AXIS_ROTATES, MODULES, NQ, NV, POSITION_LEFT_OUT, ROOT_ONLY,
                             UNIT_COUNT, UNIT_START, axis_joint, body_fixed, free_flyer)
 from ..model.layout import P_TYPE
 from ..model.spatial import act_force, act_inv_motion
 # the pieces that depend on the kind, one chain each over the registry's kinds (generated);
 # the algorithms import them from here
+from . import joint_dispatch
 from .joint_dispatch import (jcalc, jcalc_local, joint_force_local,  # noqa: F401
                              joint_integrate, joint_motion, joint_placement_local,
                              joint_tangent, local_subspace_column, subspace_column,
@@ -28,6 +29,25 @@ from .joint_dispatch import (jcalc, jcalc_local, joint_force_local,  # noqa: F40
 UNIT_MOTIONS = free_flyer.UNIT_MOTIONS
 ZERO6 = body_fixed.ZERO6
 IDENTITY_SE3 = axis_joint.IDENTITY_SE3
+
+
+@before_first_compile
+def check_the_dispatch_is_the_registrys():
+    """
+    Refuse to compile a kernel with a dispatch generated for other kinds than the registry's.
+
+    Such a dispatch sends a body of a kind it does not name to the first kind's pieces: wrong
+    dynamics and no error (a kind added without running the generator, a stale kind module
+    left in a build or install space). Checked before the first kernel compiles or loads, not
+    at import, so that the generator itself runs.
+    """
+    registered = tuple(sorted(module.__name__.rpartition(".")[2] for module in MODULES))
+    written_for = getattr(joint_dispatch, "KIND_MODULES", ())
+    if registered != written_for:
+        raise RuntimeError(
+            f"the joint dispatch was generated for the kinds {', '.join(written_for)}; the "
+            f"registry (rbd_ros/model/joints) has {', '.join(registered)}: run python -m "
+            f"rbd_ros.algorithms.generate_joint_dispatch, or remove the stale kind module")
 
 
 @helper

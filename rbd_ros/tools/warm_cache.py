@@ -25,7 +25,7 @@ WORKER_START_S = 60      # how long a worker waits for the others to start
 _OLD_LAYOUT = re.compile(r"^(\w+_[0-9a-f]{40}|warm-[0-9a-f]{16})$")
 
 
-def _define_kernels():
+def define_kernels():
     """Import every module that defines kernels (``wrench``, ``contact``: not the package's)."""
     import rbd_ros  # noqa: F401
     import rbd_ros.contact.detection  # noqa: F401
@@ -45,7 +45,7 @@ class Compiled(typing.NamedTuple):
 
 def _start_worker(ready):
     """Import the kernels, then wait for the other workers: every one starts compiling at once."""
-    _define_kernels()
+    define_kernels()
     try:
         ready.wait(WORKER_START_S)
     except threading.BrokenBarrierError:    # a worker late or gone: compile without it
@@ -54,7 +54,7 @@ def _start_worker(ready):
 
 def _compile(index):
     """Compile kernel ``index`` of ``rbd_ros._jit.KERNELS`` in this worker; a ``Compiled``."""
-    _define_kernels()
+    define_kernels()
     from rbd_ros import _jit
     kernel = _jit.KERNELS[index]
     started, cpu, wall = time.perf_counter(), time.process_time(), time.time()
@@ -72,7 +72,7 @@ def compile_kernels(names=None, jobs=None, out=sys.stdout):
     process that has initialised LLVM is not safe), and share the disk cache: a kernel that
     calls another loads it from there once a worker has written it.
     """
-    _define_kernels()
+    define_kernels()
     from rbd_ros import _jit
     indices = [k for k, kernel in enumerate(_jit.KERNELS)
                if names is None or kernel.py_func.__name__ in names]
@@ -134,7 +134,7 @@ def prune_stale_versions(now=None):
 
 def warm(jobs=None, out=sys.stdout):
     """Compile every kernel with ``jobs`` processes (default: one per core); seconds taken."""
-    _define_kernels()
+    define_kernels()
     from rbd_ros import _jit
     removed = prune_stale_versions()
     if removed:

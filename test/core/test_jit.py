@@ -199,11 +199,11 @@ def _run_printing(script):
 
 
 def test_warm_cache_defines_every_kernel_of_the_core():
-    # rbd_warm_cache compiles what its _define_kernels() imports: every module of the core that
+    # rbd_warm_cache compiles what its define_kernels() imports: every module of the core that
     # defines a kernel must be among them (the layers move once left the observer's out)
     printed = _run_printing("from rbd_ros import _jit\n"
                             "from rbd_ros.tools import warm_cache\n"
-                            "warm_cache._define_kernels()\n"
+                            "warm_cache.define_kernels()\n"
                             "defined = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"
                             + IMPORT_THE_CORE +
                             "every = {k.py_func.__qualname__ for k in _jit.KERNELS}\n"

@@ -6,11 +6,13 @@ constant in its body. This test does it, on a copy of the package: it adds
 ``test/new_joint_kind/translation.py`` (Pinocchio's ``JointModelTranslation``) as
 ``rbd_ros/model/joints/translation.py`` (the registry finds it: nothing else is edited),
 runs the dispatch's generator, checks that those two files are all that differ from the
-package, then, in a
-fresh process on the copy (its kernels compiled from nothing), runs ``test_joint_kinds``'
-checks of the dispatch and the kinds' pieces over the five kinds and checks the algorithms
-through the new joint below the root (a revolute root, the translation, two revolute joints
-below it) against a Pinocchio model built joint by joint from the same numbers.
+package, then, in a fresh process on the copy (its kernels compiled from nothing), runs
+``test_joint_kinds``' checks of the dispatch and the kinds' pieces over the five kinds and
+checks the algorithms through the new joint below the root (a revolute root, the
+translation, two revolute joints below it) against a Pinocchio model built joint by joint
+from the same numbers. Without the generator run, no kernel compiles (the dispatch would
+send the new kind's bodies to revolute's pieces); codes that leave a gap or repeat are
+refused at import, naming the modules.
 """
 import filecmp
 import os
@@ -82,8 +84,8 @@ print("OK")
 '''
 
 
-def _copy_with_the_kind(tmp_path):
-    """Return the copy's root: the package, the kind added as contributing.md says."""
+def _copy_with_the_kind(tmp_path, generate=True):
+    """Return the copy's root and environment: the kind added as contributing.md says."""
     root = tmp_path / "copy"
     package = root / "rbd_ros"
     shutil.copytree(os.path.join(ROOT, "rbd_ros"), package,
@@ -93,10 +95,15 @@ def _copy_with_the_kind(tmp_path):
     inherited = os.environ.get("PYTHONPATH")      # e.g. a ROS install's Pinocchio: kept
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths + ([inherited] if inherited else [])),
                NUMBA_CACHE_DIR=str(tmp_path / "cache"))
-    result = subprocess.run([sys.executable, "-m", "rbd_ros.algorithms.generate_joint_dispatch"],
-                            cwd=root, env=env, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
+    if generate:
+        result = _run(["-m", "rbd_ros.algorithms.generate_joint_dispatch"], root, env)
+        assert result.returncode == 0, result.stdout + result.stderr
     return root, env
+
+
+def _run(arguments, cwd, env):
+    return subprocess.run([sys.executable, *arguments], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=300)
 
 
 def _differing(a, b):
@@ -122,3 +129,30 @@ def test_a_translation_joint_is_one_module_and_runs_below_the_root(tmp_path):
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0 and result.stdout.strip().endswith("OK"), (
         result.stdout[-2000:] + result.stderr[-4000:])
+
+
+def test_a_kind_the_dispatch_was_not_generated_for_stops_every_kernel(tmp_path):
+    """The module added, the generator not run: no kernel compiles (it would run revolute's)."""
+    root, env = _copy_with_the_kind(tmp_path, generate=False)
+    result = _run(["-c", "import numpy as np, rbd_ros\n"
+                   "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
+                   "rbd_ros.crba(m, m.neutral())"], tmp_path, env)
+    assert result.returncode != 0
+    assert "RuntimeError: the joint dispatch was generated for the kinds free_flyer, planar, " \
+        "prismatic, revolute; the registry (rbd_ros/model/joints) has free_flyer, planar, " \
+        "prismatic, revolute, translation: run python -m " \
+        "rbd_ros.algorithms.generate_joint_dispatch" in result.stderr, result.stderr[-3000:]
+    assert not [f for _, _, files in os.walk(tmp_path / "cache") for f in files
+                if f.endswith((".nbi", ".nbc"))], "a kernel compiled"
+
+
+@pytest.mark.parametrize("code, found", [(5, "translation 5"), (2, "free_flyer 2, translation 2")])
+def test_codes_with_a_gap_or_a_repeat_are_refused_naming_the_modules(tmp_path, code, found):
+    root, env = _copy_with_the_kind(tmp_path, generate=False)
+    module = root / "rbd_ros" / "model" / "joints" / "translation.py"
+    module.write_text(module.read_text(encoding="utf-8").replace("CODE = 4\n", f"CODE = {code}\n"),
+                      encoding="utf-8")
+    result = _run(["-c", "import rbd_ros.model.joints"], tmp_path, env)
+    assert result.returncode != 0
+    assert "ImportError: joint kinds' codes must run 0, 1, ... without a gap or a repeat" \
+        in result.stderr and found in result.stderr, result.stderr[-2000:]

@@ -9,10 +9,11 @@ says how to add a kind.
 
 The registry is this package's modules that define a ``KIND``, found by listing the package
 (as a plugin folder): a new kind is its module and nothing here; its ``CODE`` is the next
-integer (they must run 0, 1, ... without a gap: the kernels index arrays by code).
+integer (they must run 0, 1, ... without a gap: the kernels index arrays by code). The
+shipped kinds keep their names below (``REVOLUTE``, ...) for the code that means them.
 """
 import importlib
-import pkgutil
+import os
 
 import numpy as np
 
@@ -21,13 +22,33 @@ from .kind import JointKind
 
 
 def _kind_modules():
-    """Return the modules of this package that define a joint kind, in the order of their codes."""
+    """
+    Return the modules of this package that define a joint kind, in the order of their codes.
+
+    Its ``.py`` files only (a stray ``.pyc`` is not a kind). ImportError, naming the modules,
+    where codes repeat or leave a gap (the kernels index arrays by code) or a ``KIND`` is not
+    a ``JointKind``. ``rbd_ros.algorithms.joints`` also checks that these are the kinds its
+    generated dispatch was written for.
+    """
+    folder = __path__[0]
+    names = sorted(f[:-3] for f in os.listdir(folder)
+                   if f.endswith(".py") and f != "__init__.py")
     found = []
-    for info in pkgutil.iter_modules(__path__):
-        module = importlib.import_module(f"{__name__}.{info.name}")
-        if isinstance(getattr(module, "KIND", None), JointKind):
-            found.append(module)
-    return tuple(sorted(found, key=lambda module: module.CODE))
+    for name in names:
+        module = importlib.import_module(f"{__name__}.{name}")
+        if not hasattr(module, "KIND"):
+            continue                        # a module of shared pieces (axis_joint, ...)
+        if not isinstance(module.KIND, JointKind) or module.KIND.code != module.CODE:
+            raise ImportError(f"{module.__name__}: KIND must be a JointKind whose code is "
+                              f"the module's CODE")
+        found.append(module)
+    found.sort(key=lambda module: module.CODE)
+    codes = [module.CODE for module in found]
+    if codes != list(range(len(found))):
+        listed = ", ".join(f"{m.__name__.rpartition('.')[2]} {m.CODE}" for m in found)
+        raise ImportError(f"joint kinds' codes must run 0, 1, ... without a gap or a repeat; "
+                          f"found {listed}")
+    return tuple(found)
 
 
 # in the order of their codes: KINDS[code] is that kind's record
@@ -52,9 +73,9 @@ def base_sizes(floating_base):
     return (free_flyer.KIND.nq, free_flyer.KIND.nv) if floating_base else (0, 0)
 
 
-assert all(kind.code == code and module.CODE == code
-           for code, (module, kind) in enumerate(zip(MODULES, KINDS))), "codes must run 0, 1, ..."
-assert len(BY_URDF_TYPE) == sum(len(kind.urdf_types) for kind in KINDS), "a URDF type twice"
+if len(BY_URDF_TYPE) != sum(len(kind.urdf_types) for kind in KINDS):
+    raise ImportError("a URDF joint type is read by two kinds: " + ", ".join(
+        f"{kind.name} {kind.urdf_types}" for kind in KINDS))
 
 __all__ = ["AXIS_ROTATES", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS", "MODULES", "NQ",
            "NV", "PLANAR", "POSITION_LEFT_OUT", "PRISMATIC", "REVOLUTE", "ROOT_ONLY", "UNIT_COUNT",

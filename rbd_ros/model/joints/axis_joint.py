@@ -164,7 +164,7 @@ def pieces(rotates):
         return motion(packed, i, oS, x)
 
     @helper
-    def subspace_column(packed, i, k, oM, oS):
+    def kind_subspace_column(packed, i, k, oM, oS):
         """Return the world-frame subspace: oS itself (one column)."""
         return oS
 
@@ -174,7 +174,7 @@ def pieces(rotates):
         return world_from_local(rotates, packed, i, oM_parent, X)
 
     @helper
-    def local_subspace_column(packed, i, k):
+    def kind_local_subspace_column(packed, i, k):
         """S in the joint's own frame."""
         ax, ay, az = axis(packed, i)
         return local_subspace(rotates, ax, ay, az)
@@ -184,6 +184,7 @@ def pieces(rotates):
         """Sᵀ f, f in the joint's own frame."""
         return force_local(rotates, packed, i, f)
 
+    # the names say "kind_": inside this function the module's own helpers keep theirs
     return (kind_jcalc, kind_placement_local, kind_jcalc_local, kind_motion, tangent,
-            subspace_column, kind_world_from_local, local_subspace_column, kind_force_local,
-            integrate)
+            kind_subspace_column, kind_world_from_local, kind_local_subspace_column,
+            kind_force_local, integrate)
