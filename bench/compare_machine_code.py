@@ -33,8 +33,11 @@ import tempfile
 
 from bench_revisions import HERE, Tree, git
 
-# what a symbol carries that is not code: numba's unique function ids and live addresses
-_IDS = (re.compile(r"B\d+v\d+B"), re.compile(r"\bv\d+\b"), re.compile(r"0x[0-9a-f]{6,}"))
+# what a symbol's name carries that is not code: numba's unique function ids (``B4v367B``)
+# and the addresses of Python objects mangled into names (``gufunc_0x7feb...``,
+# ``at_200x7feb...``); only inside a name, so that an immediate (``$0x3ff0...``) or a
+# constant pool's entry is compared as it is
+_IDS = (re.compile(r"B\d+v\d+B"), re.compile(r"(?<=[A-Za-z0-9_])0x[0-9a-f]{6,}"))
 
 
 def normalized(asm):

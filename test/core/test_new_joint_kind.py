@@ -12,7 +12,9 @@ checks the algorithms through the new joint below the root (a revolute root, the
 translation, two revolute joints below it) against a Pinocchio model built joint by joint
 from the same numbers. Without the generator run, no kernel compiles (the dispatch would
 send the new kind's bodies to revolute's pieces); codes that leave a gap or repeat are
-refused at import, naming the modules.
+refused at import, naming the modules. The shipped planar kind is the same: the package less
+``planar.py``, with the dispatch written for the other kinds, differs from the package in
+those two files only and runs (so adding planar is its module and the generator's run).
 """
 import filecmp
 import os
@@ -84,13 +86,23 @@ print("OK")
 '''
 
 
-def _copy_with_the_kind(tmp_path, generate=True):
-    """Return the copy's root and environment: the kind added as contributing.md says."""
+def _copy_with_the_kind(tmp_path, generate=True, kind="translation"):
+    """
+    Return the copy's root and environment: the kind added as contributing.md says.
+
+    ``kind``: "translation" (the module added) or "-planar" (the shipped planar kind's module
+    taken away: the package as it was before that kind).
+    """
     root = tmp_path / "copy"
     package = root / "rbd_ros"
     shutil.copytree(os.path.join(ROOT, "rbd_ros"), package,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(KIND_MODULE, package / "model" / "joints" / "translation.py")
+    if kind == "-planar":
+        os.remove(package / "model" / "joints" / "planar.py")
+        generate = False           # the stale dispatch imports planar: written from here
+        (package / DISPATCH).write_text(_dispatch_without("planar"), encoding="utf-8")
+    else:
+        shutil.copy(KIND_MODULE, package / "model" / "joints" / "translation.py")
     paths = [str(root), os.path.join(ROOT, "test"), os.path.join(ROOT, "test", "core")]
     inherited = os.environ.get("PYTHONPATH")      # e.g. a ROS install's Pinocchio: kept
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths + ([inherited] if inherited else [])),
@@ -99,6 +111,19 @@ def _copy_with_the_kind(tmp_path, generate=True):
         result = _run(["-m", "rbd_ros.algorithms.generate_joint_dispatch"], root, env)
         assert result.returncode == 0, result.stdout + result.stderr
     return root, env
+
+
+def _dispatch_without(name):
+    """Return what the generator writes over the registry's kinds less ``name``'s module."""
+    from rbd_ros.algorithms import generate_joint_dispatch as generator
+    kept = tuple(m for m in generator.MODULES if m.__name__.rpartition(".")[2] != name)
+    assert len(kept) == len(generator.MODULES) - 1, name
+    shipped = generator.MODULES
+    try:
+        generator.MODULES = kept
+        return generator.module_source()
+    finally:
+        generator.MODULES = shipped
 
 
 def _run(arguments, cwd, env):
@@ -156,3 +181,54 @@ def test_codes_with_a_gap_or_a_repeat_are_refused_naming_the_modules(tmp_path, c
     assert result.returncode != 0
     assert "ImportError: joint kinds' codes must run 0, 1, ... without a gap or a repeat" \
         in result.stderr and found in result.stderr, result.stderr[-2000:]
+
+
+# run in the copy without planar.py: the kinds, a fixed and a floating robot against
+# Pinocchio, a planar URDF refused
+WITHOUT_PLANAR = r'''
+import numpy as np
+import rbd_ros
+from rbd_ros.model.joints import KINDS
+from oracle import URDF_DIR, Robot, assert_close as close
+
+assert "copy" in rbd_ros.__file__.split("/"), rbd_ros.__file__
+assert [kind.name for kind in KINDS] == ["revolute", "prismatic", "free_flyer"], KINDS
+for name in ("panda", "hyq"):
+    r = robot = Robot(name)
+    for seed in range(2):
+        q, v, a, tau, _ = robot.random_state(seed)
+        qp, vp = r.q_to_pin(q), r.v_to_pin(v)
+        close(rbd_ros.rnea(r.model, q, v, a),
+              r.v_from_pin(r.pin.rnea(r.pm, r.pd, qp, vp, r.v_to_pin(a))), 1e-10, "rnea")
+        close(rbd_ros.aba(r.model, q, v, tau),
+              r.v_from_pin(r.pin.aba(r.pm, r.pd, qp, vp, r.v_to_pin(tau))), 1e-9, "aba")
+try:
+    rbd_ros.load_model(URDF_DIR + "/branched_planar.urdf")
+except ValueError as exc:
+    assert "planar" in str(exc), exc
+else:
+    raise AssertionError("a planar joint loaded without its kind")
+print("OK")
+'''
+
+
+@pytest.mark.pinocchio
+def test_the_planar_kind_is_its_module_and_the_generated_dispatch(tmp_path):
+    """
+    The package less ``planar.py``, with the dispatch generated for the other kinds, is whole.
+
+    So adding the planar kind to a package without it is that module and the generator's
+    run: the two files that differ (the copy's own generator, ``--check``, agrees with its
+    dispatch). The copy runs RNEA and ABA on a fixed and a floating
+    robot against Pinocchio (its kernels compiled afresh) and refuses a planar URDF.
+    """
+    root, env = _copy_with_the_kind(tmp_path, kind="-planar")
+    assert _differing(os.path.join(ROOT, "rbd_ros"), root / "rbd_ros") == sorted(
+        [DISPATCH, os.path.join("model", "joints", "planar.py")])
+    check = _run(["-m", "rbd_ros.algorithms.generate_joint_dispatch", "--check"], root, env)
+    assert check.returncode == 0, check.stdout + check.stderr   # the copy's generator agrees
+    dispatch = (root / "rbd_ros" / DISPATCH).read_text(encoding="utf-8")
+    assert "planar" not in dispatch
+    result = _run(["-c", WITHOUT_PLANAR], tmp_path, env)
+    assert result.returncode == 0 and result.stdout.strip().endswith("OK"), (
+        result.stdout[-2000:] + result.stderr[-4000:])

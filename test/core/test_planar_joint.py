@@ -18,9 +18,10 @@ from oracle import URDF_DIR, Robot
 from random_chain import random_chain
 from rbd_ros import outputs
 from rbd_ros.description.urdf_reader import URDFError
-from rbd_ros.model.joints import PLANAR
+from rbd_ros.model.joints import BY_NAME
 
 PATH = os.path.join(URDF_DIR, "branched_planar.urdf")
+PLANAR = BY_NAME["planar"].code
 
 
 def _text():

@@ -10,14 +10,15 @@ says how to add a kind.
 The registry is this package's modules that define a ``KIND``, found by listing the package
 (as a plugin folder): a new kind is its module and nothing here; its ``CODE`` is the next
 integer (they must run 0, 1, ... without a gap: the kernels index arrays by code). The
-shipped kinds keep their names below (``REVOLUTE``, ...) for the code that means them.
+kinds other modules mean by name keep constants below (``REVOLUTE``, ...); the others,
+planar included, are found by name (``BY_NAME``) or URDF type.
 """
 import importlib
 import os
 
 import numpy as np
 
-from . import free_flyer, planar, prismatic, revolute
+from . import free_flyer, prismatic, revolute
 from .kind import JointKind
 
 
@@ -54,8 +55,10 @@ def _kind_modules():
 # in the order of their codes: KINDS[code] is that kind's record
 MODULES = _kind_modules()
 KINDS = tuple(module.KIND for module in MODULES)
-REVOLUTE, PRISMATIC, FREE_FLYER, PLANAR = (revolute.CODE, prismatic.CODE, free_flyer.CODE,
-                                           planar.CODE)
+# the kinds other modules name (the floating base, the 1-dof joints); any other kind is found
+# by its name (BY_NAME) or URDF type, so that its module is all a new kind adds
+REVOLUTE, PRISMATIC, FREE_FLYER = revolute.CODE, prismatic.CODE, free_flyer.CODE
+BY_NAME = {kind.name: kind for kind in KINDS}
 BY_URDF_TYPE = {name: kind for kind in KINDS for name in kind.urdf_types}
 
 # per code, as arrays the kernels index (numba freezes module-level arrays as constants)
@@ -77,6 +80,6 @@ if len(BY_URDF_TYPE) != sum(len(kind.urdf_types) for kind in KINDS):
     raise ImportError("a URDF joint type is read by two kinds: " + ", ".join(
         f"{kind.name} {kind.urdf_types}" for kind in KINDS))
 
-__all__ = ["AXIS_ROTATES", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS", "MODULES", "NQ",
-           "NV", "PLANAR", "POSITION_LEFT_OUT", "PRISMATIC", "REVOLUTE", "ROOT_ONLY", "UNIT_COUNT",
-           "UNIT_START", "base_sizes"]
+__all__ = ["AXIS_ROTATES", "BY_NAME", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS",
+           "MODULES", "NQ", "NV", "POSITION_LEFT_OUT", "PRISMATIC", "REVOLUTE", "ROOT_ONLY",
+           "UNIT_COUNT", "UNIT_START", "base_sizes"]
