@@ -184,8 +184,8 @@ def operational_pairs(pair, pin, states):
     pins_q = [(pair.q_to_pin(q),) for q, _, _, _ in states]
     pins_qv = [(pair.q_to_pin(q), pair.v_to_pin(v)) for q, v, _, _ in states]
 
-    # each of ours twice, written out as a user would (no * or ** call: it costs ~50 ns):
-    # a fresh result, and into the caller's out= with its data=
+    # each of ours twice, written out as a user would (no * or ** call: it costs ~50 ns), each
+    # through one lambda as Pinocchio's: a fresh result, and into the caller's out= and data=
     lwa_ = "local_world_aligned"
     rb = rbd_ros
     ours = {
@@ -205,12 +205,13 @@ def operational_pairs(pair, pin, states):
                   m, q, link, translational=translational, data=d, out=o)),
         "m_u": (lambda m, q: rb.effective_mass(m, q, link, u),
                 lambda m, q, d, o: rb.effective_mass(m, q, link, u, data=d, out=o)),
-        "com": (rb.center_of_mass, lambda m, q, d, o: rb.center_of_mass(m, q, data=d, out=o)),
-        "Jcom": (rb.center_of_mass_jacobian,
+        "com": (lambda m, q: rb.center_of_mass(m, q),
+                lambda m, q, d, o: rb.center_of_mass(m, q, data=d, out=o)),
+        "Jcom": (lambda m, q: rb.center_of_mass_jacobian(m, q),
                  lambda m, q, d, o: rb.center_of_mass_jacobian(m, q, data=d, out=o)),
-        "A_G": (rb.centroidal_momentum_matrix,
+        "A_G": (lambda m, q: rb.centroidal_momentum_matrix(m, q),
                 lambda m, q, d, o: rb.centroidal_momentum_matrix(m, q, data=d, out=o)),
-        "h_G": (rb.centroidal_momentum,
+        "h_G": (lambda m, q, v: rb.centroidal_momentum(m, q, v),
                 lambda m, q, v, d, o: rb.centroidal_momentum(m, q, v, data=d, out=o)),
     }
     theirs = {

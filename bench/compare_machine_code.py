@@ -12,8 +12,10 @@ noise at best (``bench_revisions.py``). This script answers it exactly: each tre
 every kernel of ``rbd_ros._jit.KERNELS`` afresh (an empty numba cache) in a worker process of
 its own, the two run side by side, and each kernel's assembly is compared after dropping what
 names it and not what it does: comments and debug lines, numba's unique ids and addresses in
-symbol names, and the ``NumbaEnv`` symbols (one per inlined helper, named after the module
-that defines it). Per kernel it prints "same" or how many lines differ.
+symbol names, and the names of the ``NumbaEnv`` symbols (one per inlined helper, named after
+the module that defines it: their declarations are left out, an instruction that loads one is
+compared with the name replaced). Immediates and constant pools are compared as they are.
+Per kernel it prints "same" or how many lines differ.
 
 numba's parallel (batch) kernels are not reproducible to the instruction: two compiles of the
 same source differ in the register allocation of the parfor wrapper's argument unpacking.
@@ -38,6 +40,7 @@ from bench_revisions import HERE, Tree, git
 # ``at_200x7feb...``); only inside a name, so that an immediate (``$0x3ff0...``) or a
 # constant pool's entry is compared as it is
 _IDS = (re.compile(r"B\d+v\d+B"), re.compile(r"(?<=[A-Za-z0-9_])0x[0-9a-f]{6,}"))
+_ENV = re.compile(r"_ZN08NumbaEnv\w*")
 
 
 def normalized(asm):
@@ -45,8 +48,12 @@ def normalized(asm):
     lines = []
     for line in asm.splitlines():
         stripped = line.lstrip()
-        if stripped.startswith((";", "#", ".file", ".loc")) or "NumbaEnv" in line:
+        if stripped.startswith((";", "#", ".file", ".loc")):
             continue
+        if "NumbaEnv" in line:
+            if stripped.startswith(".") or stripped.endswith(":"):
+                continue                 # its declaration: one per inlined helper, not code
+            line = _ENV.sub("NumbaEnv", line)   # an instruction that loads it: compared
         for pattern in _IDS:
             line = pattern.sub("ID", line)
         lines.append(line)
@@ -94,7 +101,7 @@ def differing_lines(a, b):
 
 def compare(dirs, labels):
     """Print a row per kernel: its size and, per pair of dumps, "same" or the lines differing."""
-    kernels = sorted(f[:-2] for f in os.listdir(dirs[0]) if f.endswith(".s"))
+    kernels = sorted({f[:-2] for d in dirs for f in os.listdir(d) if f.endswith(".s")})
     pairs = [(0, k) for k in range(1, len(dirs))]
     print(f"{'kernel':<46} {'lines':>6} " + " ".join(f"{labels[k]:>16}" for _, k in pairs))
     changed = 0
@@ -129,7 +136,7 @@ def main():
     if not args.before:
         parser.error("--before REV is required")
     repo = git(HERE, "rev-parse", "--show-toplevel")
-    trees = []
+    trees, workers = [], []
     with tempfile.TemporaryDirectory(prefix="rbd_ros_asm_") as scratch:
         try:
             trees.append(Tree("before", repo, args.before))
@@ -142,11 +149,16 @@ def main():
                 print(f"{label}: {tree.desc}", flush=True)
                 dirs.append(os.path.join(scratch, label.replace(" ", "_")))
                 os.makedirs(dirs[-1])
-            workers = [start_dump(tree.path, d, names) for (tree, _), d in zip(runs, dirs)]
+            for (tree, _), d in zip(runs, dirs):
+                workers.append(start_dump(tree.path, d, names))
             if any([w.wait() for w in workers]):       # every one waited for: they use scratch
                 sys.exit("a worker failed (its error is above)")
             compare(dirs, ["before/" + label for _, label in runs])
         finally:
+            for worker in workers:       # interrupted: none left compiling in a removed tree
+                if worker.poll() is None:
+                    worker.kill()
+                    worker.wait()
             for tree in trees:
                 tree.remove()
 

@@ -13,6 +13,8 @@ subspace. Results that depend on the number of degrees of freedom come as 6-tupl
 first ``joint_nv`` entries are used, so that one compiled code path serves every kind (numba
 needs one tuple type per variable). Sᵀ f of a world-frame force is ``subspace_column``·f.
 """
+import os
+
 from .._jit import before_first_compile, helper
 from ..model.joints import (AXIS_ROTATES, MODULES, NQ, NV, POSITION_LEFT_OUT, ROOT_ONLY,
                             UNIT_COUNT, UNIT_START, axis_joint, body_fixed, free_flyer)
@@ -41,13 +43,18 @@ def check_the_dispatch_is_the_registrys():
     left in a build or install space). Checked before the first kernel compiles or loads, not
     at import, so that the generator itself runs.
     """
-    registered = tuple(sorted(module.__name__.rpartition(".")[2] for module in MODULES))
-    written_for = getattr(joint_dispatch, "KIND_MODULES", ())
+    registered = {module.__name__.rpartition(".")[2] for module in MODULES}
+    written_for = set(getattr(joint_dispatch, "KIND_MODULES", ()))
     if registered != written_for:
+        folder = os.path.dirname(MODULES[0].__file__)
+        new, gone = sorted(registered - written_for), sorted(written_for - registered)
         raise RuntimeError(
-            f"the joint dispatch was generated for the kinds {', '.join(written_for)}; the "
-            f"registry (rbd_ros/model/joints) has {', '.join(registered)}: run python -m "
-            f"rbd_ros.algorithms.generate_joint_dispatch, or remove the stale kind module")
+            f"the joint dispatch does not match the joint kinds in {folder}: "
+            + "; ".join(([f"not generated for {', '.join(new)}"] if new else [])
+                        + ([f"generated for {', '.join(gone)}, which is not there"]
+                           if gone else []))
+            + ": run python -m rbd_ros.algorithms.generate_joint_dispatch from the sources, "
+            "or remove a kind module left there by an older build")
 
 
 @helper

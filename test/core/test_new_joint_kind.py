@@ -90,14 +90,16 @@ def _copy_with_the_kind(tmp_path, generate=True, kind="translation"):
     """
     Return the copy's root and environment: the kind added as contributing.md says.
 
-    ``kind``: "translation" (the module added) or "-planar" (the shipped planar kind's module
-    taken away: the package as it was before that kind).
+    ``kind``: "translation" (the module added), "-planar" (the shipped planar kind's module
+    taken away: the package as it was before that kind) or "-" (the package as it is).
     """
     root = tmp_path / "copy"
     package = root / "rbd_ros"
     shutil.copytree(os.path.join(ROOT, "rbd_ros"), package,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    if kind == "-planar":
+    if kind == "-":
+        pass                       # the package as it is
+    elif kind == "-planar":
         os.remove(package / "model" / "joints" / "planar.py")
         generate = False           # the stale dispatch imports planar: written from here
         (package / DISPATCH).write_text(_dispatch_without("planar"), encoding="utf-8")
@@ -163,10 +165,10 @@ def test_a_kind_the_dispatch_was_not_generated_for_stops_every_kernel(tmp_path):
                    "m = rbd_ros.load_model(rbd_ros.robots.path('rbd_arm7'))\n"
                    "rbd_ros.crba(m, m.neutral())"], tmp_path, env)
     assert result.returncode != 0
-    assert "RuntimeError: the joint dispatch was generated for the kinds free_flyer, planar, " \
-        "prismatic, revolute; the registry (rbd_ros/model/joints) has free_flyer, planar, " \
-        "prismatic, revolute, translation: run python -m " \
-        "rbd_ros.algorithms.generate_joint_dispatch" in result.stderr, result.stderr[-3000:]
+    folder = os.path.join(str(root), "rbd_ros", "model", "joints")
+    assert f"RuntimeError: the joint dispatch does not match the joint kinds in {folder}: not " \
+        "generated for translation: run python -m rbd_ros.algorithms.generate_joint_dispatch" \
+        in result.stderr, result.stderr[-3000:]
     assert not [f for _, _, files in os.walk(tmp_path / "cache") for f in files
                 if f.endswith((".nbi", ".nbc"))], "a kernel compiled"
 
@@ -232,3 +234,24 @@ def test_the_planar_kind_is_its_module_and_the_generated_dispatch(tmp_path):
     result = _run(["-c", WITHOUT_PLANAR], tmp_path, env)
     assert result.returncode == 0 and result.stdout.strip().endswith("OK"), (
         result.stdout[-2000:] + result.stderr[-4000:])
+
+
+def test_a_urdf_type_read_by_two_kinds_is_refused_naming_it(tmp_path):
+    root, env = _copy_with_the_kind(tmp_path, generate=False)
+    module = root / "rbd_ros" / "model" / "joints" / "translation.py"
+    module.write_text(module.read_text(encoding="utf-8").replace(
+        "urdf_types=()", 'urdf_types=("planar",)'), encoding="utf-8")
+    result = _run(["-c", "import rbd_ros.model.joints"], tmp_path, env)
+    assert "ImportError: URDF joint types read by two kinds: planar (planar, translation)" \
+        in result.stderr, result.stderr[-2000:]
+
+
+def test_a_file_that_is_not_a_module_name_is_no_kind(tmp_path):
+    """An editor's or a merge tool's copy (planar.orig.py) is not imported."""
+    root, env = _copy_with_the_kind(tmp_path, generate=False, kind="-")
+    joints = root / "rbd_ros" / "model" / "joints"
+    shutil.copy(joints / "planar.py", joints / "planar.orig.py")
+    result = _run(["-c", "from rbd_ros.model.joints import KINDS; "
+                   "print([k.name for k in KINDS])"], tmp_path, env)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.split() == ["['revolute',", "'prismatic',", "'free_flyer',", "'planar']"]

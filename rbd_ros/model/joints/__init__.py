@@ -32,8 +32,8 @@ def _kind_modules():
     generated dispatch was written for.
     """
     folder = __path__[0]
-    names = sorted(f[:-3] for f in os.listdir(folder)
-                   if f.endswith(".py") and f != "__init__.py")
+    names = sorted(f[:-3] for f in os.listdir(folder)   # not "planar.orig.py", ".#planar.py"
+                   if f.endswith(".py") and f[:-3].isidentifier() and f != "__init__.py")
     found = []
     for name in names:
         module = importlib.import_module(f"{__name__}.{name}")
@@ -76,9 +76,12 @@ def base_sizes(floating_base):
     return (free_flyer.KIND.nq, free_flyer.KIND.nv) if floating_base else (0, 0)
 
 
-if len(BY_URDF_TYPE) != sum(len(kind.urdf_types) for kind in KINDS):
-    raise ImportError("a URDF joint type is read by two kinds: " + ", ".join(
-        f"{kind.name} {kind.urdf_types}" for kind in KINDS))
+_twice = sorted({t for kind in KINDS for t in kind.urdf_types
+                 if sum(t in other.urdf_types for other in KINDS) > 1})
+if _twice:
+    raise ImportError(f"URDF joint types read by two kinds: {', '.join(_twice)} ("
+                      + ", ".join(kind.name for kind in KINDS if set(kind.urdf_types) & set(_twice))
+                      + ")")
 
 __all__ = ["AXIS_ROTATES", "BY_NAME", "BY_URDF_TYPE", "FREE_FLYER", "JointKind", "KINDS",
            "MODULES", "NQ", "NV", "POSITION_LEFT_OUT", "PRISMATIC", "REVOLUTE", "ROOT_ONLY",
