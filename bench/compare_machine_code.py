@@ -27,6 +27,7 @@ worktree; ``--after`` this working tree by default). It takes about as long as c
 kernels twice (~1.5 min on 2 cores).
 """
 import argparse
+import difflib
 import os
 import re
 import subprocess
@@ -89,7 +90,6 @@ def start_dump(tree_path, out_dir, names):
 
 def differing_lines(a, b):
     """Return how many lines of the files a and b are not in their longest common run."""
-    import difflib
     with open(a) as fa, open(b) as fb:
         x, y = fa.read().splitlines(), fb.read().splitlines()
     if x == y:

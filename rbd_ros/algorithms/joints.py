@@ -44,7 +44,7 @@ def check_the_dispatch_is_the_registrys():
     at import, so that the generator itself runs.
     """
     registered = {module.__name__.rpartition(".")[2] for module in MODULES}
-    written_for = set(getattr(joint_dispatch, "KIND_MODULES", ()))
+    written_for = set(joint_dispatch.KIND_MODULES)
     if registered != written_for:
         folder = os.path.dirname(MODULES[0].__file__)
         new, gone = sorted(registered - written_for), sorted(written_for - registered)

@@ -86,32 +86,34 @@ print("OK")
 '''
 
 
-def _copy_with_the_kind(tmp_path, generate=True, kind="translation"):
-    """
-    Return the copy's root and environment: the kind added as contributing.md says.
-
-    ``kind``: "translation" (the module added), "-planar" (the shipped planar kind's module
-    taken away: the package as it was before that kind) or "-" (the package as it is).
-    """
+def _copy(tmp_path):
+    """Return (root, environment) of a copy of the package, run in a fresh cache of its own."""
     root = tmp_path / "copy"
-    package = root / "rbd_ros"
-    shutil.copytree(os.path.join(ROOT, "rbd_ros"), package,
+    shutil.copytree(os.path.join(ROOT, "rbd_ros"), root / "rbd_ros",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    if kind == "-":
-        pass                       # the package as it is
-    elif kind == "-planar":
-        os.remove(package / "model" / "joints" / "planar.py")
-        generate = False           # the stale dispatch imports planar: written from here
-        (package / DISPATCH).write_text(_dispatch_without("planar"), encoding="utf-8")
-    else:
-        shutil.copy(KIND_MODULE, package / "model" / "joints" / "translation.py")
     paths = [str(root), os.path.join(ROOT, "test"), os.path.join(ROOT, "test", "core")]
     inherited = os.environ.get("PYTHONPATH")      # e.g. a ROS install's Pinocchio: kept
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths + ([inherited] if inherited else [])),
                NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    return root, env
+
+
+def _copy_with_the_kind(tmp_path, generate=True):
+    """Return the copy's root and environment: the kind added as contributing.md says."""
+    root, env = _copy(tmp_path)
+    shutil.copy(KIND_MODULE, root / "rbd_ros" / "model" / "joints" / "translation.py")
     if generate:
         result = _run(["-m", "rbd_ros.algorithms.generate_joint_dispatch"], root, env)
         assert result.returncode == 0, result.stdout + result.stderr
+    return root, env
+
+
+def _copy_without_planar(tmp_path):
+    """Return a copy less ``planar.py``, its dispatch written for the other kinds."""
+    root, env = _copy(tmp_path)
+    os.remove(root / "rbd_ros" / "model" / "joints" / "planar.py")
+    # the copy's own generator cannot run: its stale dispatch imports planar
+    (root / "rbd_ros" / DISPATCH).write_text(_dispatch_without("planar"), encoding="utf-8")
     return root, env
 
 
@@ -196,9 +198,9 @@ from oracle import URDF_DIR, Robot, assert_close as close
 assert "copy" in rbd_ros.__file__.split("/"), rbd_ros.__file__
 assert [kind.name for kind in KINDS] == ["revolute", "prismatic", "free_flyer"], KINDS
 for name in ("panda", "hyq"):
-    r = robot = Robot(name)
+    r = Robot(name)
     for seed in range(2):
-        q, v, a, tau, _ = robot.random_state(seed)
+        q, v, a, tau, _ = r.random_state(seed)
         qp, vp = r.q_to_pin(q), r.v_to_pin(v)
         close(rbd_ros.rnea(r.model, q, v, a),
               r.v_from_pin(r.pin.rnea(r.pm, r.pd, qp, vp, r.v_to_pin(a))), 1e-10, "rnea")
@@ -224,7 +226,7 @@ def test_the_planar_kind_is_its_module_and_the_generated_dispatch(tmp_path):
     dispatch). The copy runs RNEA and ABA on a fixed and a floating
     robot against Pinocchio (its kernels compiled afresh) and refuses a planar URDF.
     """
-    root, env = _copy_with_the_kind(tmp_path, kind="-planar")
+    root, env = _copy_without_planar(tmp_path)
     assert _differing(os.path.join(ROOT, "rbd_ros"), root / "rbd_ros") == sorted(
         [DISPATCH, os.path.join("model", "joints", "planar.py")])
     check = _run(["-m", "rbd_ros.algorithms.generate_joint_dispatch", "--check"], root, env)
@@ -248,7 +250,7 @@ def test_a_urdf_type_read_by_two_kinds_is_refused_naming_it(tmp_path):
 
 def test_a_file_that_is_not_a_module_name_is_no_kind(tmp_path):
     """An editor's or a merge tool's copy (planar.orig.py) is not imported."""
-    root, env = _copy_with_the_kind(tmp_path, generate=False, kind="-")
+    root, env = _copy(tmp_path)
     joints = root / "rbd_ros" / "model" / "joints"
     shutil.copy(joints / "planar.py", joints / "planar.orig.py")
     result = _run(["-c", "from rbd_ros.model.joints import KINDS; "
