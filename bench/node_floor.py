@@ -5,13 +5,14 @@ It takes what the node takes and publishes what the node publishes, with nothing
 the node's executor (its ``executor`` parameter, :func:`rbd_ros.node.make_executor`),
 joint_states and odometry subscribed serialized with the node's QoS, a publisher per output
 as the node's (``OutputTopics``: depth 10, the node's name, so the same topics), each output
-serialized as the node serializes it (its pre-serialized encoders, a WrenchStamped message
-refilled for the contact wrench), stamped with the input's stamp and filled with the input's
+serialized as the node serializes it (its pre-serialized encoders, the contact wrench's at
+``--contact-frame`` too), stamped with the input's stamp and filled with the input's
 positions (copied, no dynamics). Once a second it publishes on /diagnostics how many
 joint_states it answered, under the node's name, which bench_node waits on.
 
     python bench/node_floor.py --urdf PATH [--floating-base] --executor events \
-        --outputs torques,accelerations,...,external_torques,contact_wrench
+        --outputs torques,accelerations,...,external_torques,contact_wrench \
+        --contact-frame arm_right_7_link
 """
 import argparse
 import gc
@@ -29,29 +30,30 @@ def parse_args(argv=None):
     ap.add_argument("--floating-base", action="store_true")
     ap.add_argument("--executor", default="events")
     ap.add_argument("--outputs", required=True, help="comma-separated output names")
+    ap.add_argument("--contact-frame", default="contact",
+                    help="the contact wrench's frame_id (the node's contact_frame)")
     return ap.parse_args(argv)
 
 
 class Floor:
     """The relay: joint_states in, the node's output messages out, values copied."""
 
-    def __init__(self, node, model, outputs):
+    def __init__(self, node, model, outputs, contact_frame):
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
         from rbd_ros import outputs as table
         from rbd_ros.formats import cdr
         from rbd_ros.node import conversions
         self.decoder = cdr.JointStateDecoder()
-        self.steps, self.values, self.wrench = [], {}, None
+        self.steps, self.values = [], {}
         for name in outputs:
             o = table.BY_NAME.get(name) or table.OBSERVER_BY_NAME.get(name,
                                                                       table.CONTACT_WRENCH)
             publisher = node.create_publisher(conversions.message_class(o.msgtype), o.topic, 10)
-            if name == "contact_wrench":         # the node fills and publishes a message
-                self.wrench = (publisher, conversions.message_class(o.msgtype)())
-                continue
-            encoder = conversions.output_encoder(o, model)
-            arrays = tuple(self.values.setdefault(n, np.zeros(n))
-                           for n in table.array_sizes(o, model))
+            if name == "contact_wrench":         # the node's encoder at the node's frame
+                encoder, sizes = conversions.WrenchEncoder(contact_frame), (6,)
+            else:
+                encoder, sizes = conversions.output_encoder(o, model), table.array_sizes(o, model)
+            arrays = tuple(self.values.setdefault(n, np.zeros(n)) for n in sizes)
             self.steps.append((publisher.publish, encoder.encode, arrays))
         self.answered = 0
         self.diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -68,12 +70,6 @@ class Floor:
             values[:n] = position[:len(values)]
         for send, encode, arrays in self.steps:
             send(encode(stamp, *arrays))
-        if self.wrench is not None:
-            publisher, msg = self.wrench
-            msg.header.stamp.sec, msg.header.stamp.nanosec = stamp
-            f, t = msg.wrench.force, msg.wrench.torque
-            f.x, f.y, f.z, t.x, t.y, t.z = (float(x) for x in position[:6])
-            publisher.publish(msg)
         self.answered += 1
 
     def publish_diagnostics(self):
@@ -102,7 +98,7 @@ def main(argv=None):
                                mimic="independent")
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(NODE_NAME)
-    floor = Floor(node, model, [n for n in args.outputs.split(",") if n])
+    floor = Floor(node, model, [n for n in args.outputs.split(",") if n], args.contact_frame)
     node.create_subscription(JointState, "joint_states", floor.on_joint_states, STATE_QOS,
                              raw=True)
     if args.floating_base:                   # taken, as the node takes it

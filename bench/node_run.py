@@ -243,6 +243,8 @@ def start_node(args, tree, outputs):
         cmd = [sys.executable, os.path.join(HERE, "node_floor.py"), "--urdf", args.urdf_path,
                "--executor", args.executor, "--outputs", ",".join(outputs)]
         cmd += ["--floating-base"] if floating else []
+        frame = getattr(args, "contact_frame", "")
+        cmd += ["--contact-frame", frame] if frame else []
         node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=tree.env(),
                                 cwd=tempfile.gettempdir(), start_new_session=True)
