@@ -243,6 +243,8 @@ class DynamicsNode(Node):
             self._planner_process.robot_changed(robot)
         self._observer.attach(robot, self._topics.observing)
         self._command.robot_changed(robot)
+        if self._payload_samples is not None:
+            self._payload_samples.prepare(len(robot.cache.position))
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,

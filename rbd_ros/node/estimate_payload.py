@@ -37,10 +37,14 @@ class SampleRing:
 
     def __init__(self, width, capacity=CAPACITY):
         self.width, self.capacity = width, capacity
-        self.t = np.zeros(capacity)
-        self.q = np.zeros((capacity, width))
-        self.v = np.zeros((capacity, width))
-        self.effort = np.zeros((capacity, width))
+        # written through here (np.full; np.zeros' pages are mapped at their first write):
+        # else the ticks' first pass through the ring (20 s, 15 MB on talos: numpy asks huge
+        # pages for these) took the page faults, ~10 µs a tick on average and stalls of
+        # milliseconds (doc/benchmarks.md, "the payload ring's pages")
+        self.t = np.full(capacity, 0.0)
+        self.q = np.full((capacity, width), 0.0)
+        self.v = np.full((capacity, width), 0.0)
+        self.effort = np.full((capacity, width), 0.0)
         self.count = self.head = 0
         self.latest = -np.inf
         self.lock = threading.Lock()
@@ -83,6 +87,15 @@ class PayloadSamples:
     def __init__(self):
         self.ring = None
 
+    def prepare(self, width):
+        """
+        Make the ring of a robot with ``width`` joints now, if it has none of that size.
+
+        Called as the node swaps a robot in, so that no tick makes (and writes through) it.
+        """
+        if self.ring is None or self.ring.width != width:
+            self.ring = SampleRing(width)
+
     def record(self, cache, stamp):
         """
         Keep the merged joint state (``JointCache``) of a joint_states message in the ring.
@@ -92,7 +105,8 @@ class PayloadSamples:
         """
         ring = self.ring
         if ring is None or ring.width != len(cache.position):
-            ring = self.ring = SampleRing(len(cache.position))
+            self.prepare(len(cache.position))      # a robot not swapped in through the node
+            ring = self.ring
         ring.add(stamp[0] + 1e-9 * stamp[1], cache.position, cache.velocity, cache.effort)
 
 
