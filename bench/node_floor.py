@@ -45,11 +45,15 @@ class Floor:
         from rbd_ros.node import conversions
         self.decoder = cdr.JointStateDecoder()
         self.steps, self.values = [], {}
+        known = {**table.BY_NAME, "external_torques": table.OBSERVER_BY_NAME["external_torques"],
+                 "contact_wrench": table.CONTACT_WRENCH}
         for name in outputs:
-            o = table.BY_NAME.get(name) or table.OBSERVER_BY_NAME.get(name,
-                                                                      table.CONTACT_WRENCH)
+            if name not in known:                # collision, effort_command: not relayed
+                raise SystemExit(f"node_floor: no relay of the output {name!r}: of "
+                                 f"{', '.join(known)}")
+            o = known[name]
             publisher = node.create_publisher(conversions.message_class(o.msgtype), o.topic, 10)
-            if name == "contact_wrench":         # the node's encoder at the node's frame
+            if name == "contact_wrench":         # as the node publishes it: bytes, its frame
                 encoder, sizes = conversions.WrenchEncoder(contact_frame), (6,)
             else:
                 encoder, sizes = conversions.output_encoder(o, model), table.array_sizes(o, model)

@@ -2,19 +2,22 @@
 Where the node's CPU goes, library by library, beside its messaging floor's: ``perf``.
 
 Runs ``bench_node.py`` with the arguments given after ``--`` and samples each process it
-starts in the node's place (the node, the node with the observer, the floor) with
-``perf record -e cpu-clock`` for ``--seconds``, once it has run ``--delay`` seconds (past the
-bench's start-up and warm-up). Then prints, per shared library (the Python interpreter,
-numpy, the numba kernels "[JIT]", Fast DDS, libc, the kernel, ...), the CPU per message
-(samples / frequency / messages, the messages taken as ``--rate`` × seconds) of each
-process, and each node's excess over the floor. The bench's own table follows as usual.
+starts in the node's place (the node, the node with the observer, an older revision's node
+with ``--before``, the floor) with ``perf record -e cpu-clock`` for ``--seconds``, once it has
+run ``--delay`` seconds (past the bench's start-up and warm-up). Then prints, per shared
+library (the Python interpreter, numpy, the numba kernels "[JIT]", BLAS, Fast DDS, libc, the
+kernel, ...), the CPU per message of each kind of process (perf's cpu-clock time over the
+messages sent meanwhile, bench_node's ``--rate`` × seconds, its processes of a kind summed),
+and each node's excess over the floor. The bench's own table comes first, as usual; its CPU
+per message counts the messages answered and the planner child, this table neither, and perf
+adds its own sampling, so the two differ by a few per cent.
 
     python bench/node_perf.py -- --fixed-base --floor --observer arm_right_7_link \
         --outputs torques,accelerations,inverse_inertia,rnea_derivatives,aba_derivatives \
         --duration 25
 
-Needs ``perf`` (linux-tools) and the right to profile the processes
-(``/proc/sys/kernel/perf_event_paranoid`` ≤ 1, or root). Python 3.11 has no perf map of its
+Needs ``perf`` (linux-tools) and the right to profile the processes with the kernel's share
+(root, or ``/proc/sys/kernel/perf_event_paranoid`` ≤ 1). Python 3.11 has no perf map of its
 frames: what runs Python code is "libpython"; which Python function it is, py-spy tells.
 """
 import argparse
@@ -31,6 +34,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
 WATCHED = re.compile(r"-m rbd_ros\.node\.dynamics_node|node_floor\.py")
+EXITED = 143                        # perf record's status when the process left meanwhile
 
 
 def parse_args(argv=None):
@@ -38,69 +42,109 @@ def parse_args(argv=None):
     ap.add_argument("--seconds", type=float, default=8.0, help="seconds sampled per process")
     ap.add_argument("--delay", type=float, default=10.0,
                     help="seconds after a process starts before sampling it")
-    ap.add_argument("--rate", type=float, default=1000.0,
-                    help="joint_states per second (bench_node's --rate)")
     ap.add_argument("--top", type=int, default=12, help="libraries shown")
     ap.add_argument("bench", nargs=argparse.REMAINDER, help="-- then bench_node's arguments")
     args = ap.parse_args(argv)
     args.bench = [a for a in args.bench if a != "--"]
+    args.rate = bench_rate(args.bench)
     return args
 
 
-def label(cmdline):
-    """Name a watched process by its command line: floor, observer or node."""
+def bench_rate(argv):
+    """bench_node's ``--rate`` among its arguments (its default, 1,000 a second)."""
+    rate = 1000.0
+    for k, a in enumerate(argv):
+        if a == "--rate" and k + 1 < len(argv):
+            rate = float(argv[k + 1])
+        elif a.startswith("--rate="):
+            rate = float(a.split("=", 1)[1])
+    return rate
+
+
+def label(cmdline, tree, here):
+    """
+    Name a watched process: floor, observer, node, or "before ..." for another tree's node.
+
+    ``cmdline``: its command line; ``tree``: its PYTHONPATH (bench_node runs a tree's node
+    with the tree there); ``here``: this checkout's root.
+    """
     if "node_floor.py" in cmdline:
         return "floor"
     frame = re.search(r"contact_frame:=(\S*)", cmdline)
-    return "observer" if frame and frame.group(1) else "node"
+    observer = (frame and frame.group(1)) or "publish_external_torques:=true" in cmdline
+    name = "observer" if observer else "node"
+    if tree and os.path.realpath(tree) != os.path.realpath(here):
+        name = f"before {os.path.basename(tree.rstrip(os.sep))}"
+    return name
 
 
-def watched_processes():
-    """{pid: command line} of the processes bench_node starts in the node's place."""
+def watched_processes(parent):
+    """{pid: (command line, PYTHONPATH)} of the node-like children of ``parent``."""
     found = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            if ppid != parent:
+                continue
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                env = dict(v.split(b"=", 1) for v in f.read().split(b"\0") if b"=" in v)
+        except (OSError, ValueError, IndexError):
+            continue                      # gone meanwhile
         if WATCHED.search(cmdline):
-            found[int(entry)] = cmdline
+            found[int(entry)] = (cmdline, env.get(b"PYTHONPATH", b"").decode(errors="replace"))
     return found
 
 
 def by_library(path):
-    """{library: samples} of one perf.data."""
+    """{library: cpu-clock nanoseconds} of one perf.data."""
     return parse_report(subprocess.run(
         ["perf", "report", "-i", path, "--stdio", "--no-children", "-g", "none", "--sort", "dso",
-         "-F", "sample,dso"], capture_output=True, text=True, check=True).stdout)
+         "-F", "period,dso"], capture_output=True, text=True, check=True).stdout)
 
 
 def parse_report(text):
-    """{library: samples} of ``perf report --sort dso -F sample,dso``'s text."""
-    samples = collections.Counter()
+    """{library: nanoseconds} of ``perf report --sort dso -F period,dso``'s text."""
+    period = collections.Counter()
     for line in text.splitlines():
         fields = line.split(None, 1)
         if len(fields) == 2 and fields[0].isdigit():
             name = fields[1].strip()
-            samples[re.sub(r"^\[JIT\].*", "[JIT] (numba kernels)", name)] += int(fields[0])
-    return samples
+            period[re.sub(r"^\[JIT\].*", "[JIT] (numba kernels)", name)] += int(fields[0])
+    return period
 
 
-def sample(pid, name, args, results, workdir):
-    """Wait ``--delay``, record the process ``--seconds``, keep its samples by library."""
+def running(pid):
+    """Whether the process ``pid`` is still there (not gone, not a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def sample(pid, name, args, results, failures, workdir):
+    """Wait ``--delay``, record the process ``--seconds``, keep its time by library."""
     time.sleep(args.delay)
-    path = os.path.join(workdir, f"{name}-{pid}.data")
+    path = os.path.join(workdir, f"{pid}.data")
     done = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQUENCY),
                            "-p", str(pid), "-o", path, "--", "sleep", str(args.seconds)],
                           capture_output=True, text=True)
-    if done.returncode != 0 or not os.path.exists(path):
-        print(f"node_perf: perf record of {name} (pid {pid}) failed: "
-              f"{done.stderr.strip()[:200]}", file=sys.stderr)
-        return
-    results.append((name, pid, by_library(path)))
+    left = done.returncode == EXITED or not running(pid)
+    why = ("it left before the end of the recording (--duration shorter than --delay + "
+           "--seconds?)" if left else done.stderr.strip()[:200] if done.returncode
+           else "" if os.path.exists(path) else "no perf.data written")
+    if not why:
+        try:
+            results.append((name, pid, by_library(path)))
+            return
+        except subprocess.CalledProcessError as exc:
+            why = f"perf report failed: {exc.stderr.strip()[:200]}"
+    failures.append(f"{name} (pid {pid}): {why}")
 
 
 def print_table(args, results):
@@ -108,12 +152,12 @@ def print_table(args, results):
     if not results:
         print("node_perf: no process was sampled")
         return
-    samples, count = collections.defaultdict(collections.Counter), collections.Counter()
-    for name, _, s in results:
-        samples[name].update(s)
+    period, count = collections.defaultdict(collections.Counter), collections.Counter()
+    for name, _, ns in results:
+        period[name].update(ns)
         count[name] += 1
-    per = {name: {k: n / FREQUENCY / (args.rate * args.seconds * count[name]) * 1e6
-                  for k, n in s.items()} for name, s in sorted(samples.items())}
+    per = {name: {k: t * 1e-3 / (args.rate * args.seconds * count[name])
+                  for k, t in ns.items()} for name, ns in sorted(period.items())}
     floor = per.get("floor")
     total = collections.Counter()
     for cost in per.values():
@@ -122,8 +166,8 @@ def print_table(args, results):
     width = max(len(k) for k in libraries + ["library"])
     excess = [name for name in per if floor is not None and name != "floor"]
     print(f"\nCPU per message by library, µs: perf cpu-clock at {FREQUENCY} Hz, {args.seconds:g} s "
-          f"per process ({', '.join(f'{n}: {count[n]}' for n in per)} processes), the "
-          f"messages taken as --rate {args.rate:g}/s; the planner child is not sampled")
+          f"per process ({', '.join(f'{n}: {count[n]}' for n in per)} processes), over the "
+          f"messages sent at {args.rate:g}/s; the planner child is not sampled")
     print(f"{'library':<{width}} " + " ".join(f"{c:>10}" for c in per)
           + "".join(f" {c + ' - floor':>18}" for c in excess))
     for k in libraries + ["(all)"]:
@@ -137,22 +181,29 @@ def main(argv=None):
     args = parse_args(argv)
     if shutil.which("perf") is None:
         raise SystemExit("node_perf: no perf on PATH (linux-tools)")
+    with open("/proc/sys/kernel/perf_event_paranoid") as f:
+        if os.geteuid() != 0 and int(f.read()) > 1:
+            print("node_perf: perf_event_paranoid > 1 and not root: the kernel's share is not "
+                  "sampled (its row is missing)", file=sys.stderr)
+    here = os.path.dirname(HERE)
     bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), *args.bench])
-    seen, threads, results = set(), [], []
+    seen, threads, results, failures = set(), [], [], []
     with tempfile.TemporaryDirectory(prefix="node_perf_") as workdir:
         while bench.poll() is None:
-            for pid, cmdline in watched_processes().items():
+            for pid, (cmdline, tree) in watched_processes(bench.pid).items():
                 if pid not in seen:
                     seen.add(pid)
-                    t = threading.Thread(target=sample, daemon=True,
-                                         args=(pid, label(cmdline), args, results, workdir))
+                    t = threading.Thread(target=sample, daemon=True, args=(
+                        pid, label(cmdline, tree, here), args, results, failures, workdir))
                     t.start()
                     threads.append(t)
             time.sleep(0.2)
         for t in threads:
             t.join()
         print_table(args, results)
-    return bench.returncode
+    for failure in failures:
+        print(f"node_perf: not sampled: {failure}", file=sys.stderr)
+    return bench.returncode or (1 if failures or not results else 0)
 
 
 if __name__ == "__main__":

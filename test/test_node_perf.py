@@ -1,4 +1,4 @@
-"""``bench/node_perf.py``: its labels, its sums per message, and perf's own report parsed."""
+"""``bench/node_perf.py``: its labels, its sums per message, and a real ``perf record``."""
 import argparse
 import os
 import shutil
@@ -10,23 +10,36 @@ import pytest
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import node_perf  # noqa: E402
 
+NODE = "python -m rbd_ros.node.dynamics_node --ros-args -r __node:=rbd_dynamics"
 
-def test_a_process_is_named_by_its_command_line():
-    assert node_perf.label("python node_floor.py --urdf x --contact-frame arm") == "floor"
-    assert node_perf.label("python -m rbd_ros.node.dynamics_node --ros-args -p "
-                           "contact_frame:=arm_right_7_link -p x:=1") == "observer"
-    assert node_perf.label("python -m rbd_ros.node.dynamics_node --ros-args -p "
-                           "contact_frame:= -p x:=1") == "node"
-    assert node_perf.label("python -m rbd_ros.node.dynamics_node --ros-args") == "node"
+
+def test_a_process_is_named_by_its_command_line_and_tree(tmp_path):
+    here = str(tmp_path / "repo")
+    assert node_perf.label("python node_floor.py --urdf x --contact-frame arm", here,
+                           here) == "floor"
+    assert node_perf.label(f"{NODE} -p contact_frame:=arm_right_7_link", here,
+                           here) == "observer"
+    # the observer's torques without its wrench: no frame, still the observer
+    assert node_perf.label(f"{NODE} -p contact_frame:= -p publish_external_torques:=true",
+                           here, here) == "observer"
+    assert node_perf.label(f"{NODE} -p contact_frame:= -p publish_torques:=true", here,
+                           here) == "node"
+    before = str(tmp_path / "cache" / "8f66d75")
+    assert node_perf.label(f"{NODE} -p publish_torques:=true", before, here) == "before 8f66d75"
+
+
+def test_bench_node_s_rate_is_read_from_its_arguments():
+    assert node_perf.bench_rate(["--fixed-base", "--floor"]) == 1000.0
+    assert node_perf.bench_rate(["--rate", "500", "--floor"]) == 500.0
+    assert node_perf.bench_rate(["--rate=2000"]) == 2000.0
 
 
 def test_the_table_sums_the_processes_of_a_kind_per_message(capsys):
     args = argparse.Namespace(rate=1000.0, seconds=2.0, top=5)
-    f = node_perf.FREQUENCY
-    # two floor processes: 2 x 2000 messages; 4 f samples of libpython are 4 s of CPU
-    results = [("floor", 1, {"libpython": 2 * f, "[kernel]": f}),
-               ("floor", 2, {"libpython": 2 * f, "[kernel]": f}),
-               ("observer", 3, {"libpython": 3 * f, "[kernel]": f})]
+    # two floor processes: 2 x 2000 messages; 4 s of libpython is 1000 µs a message
+    results = [("floor", 1, {"libpython": 2e9, "[kernel]": 1e9}),
+               ("floor", 2, {"libpython": 2e9, "[kernel]": 1e9}),
+               ("observer", 3, {"libpython": 3e9, "[kernel]": 1e9})]
     node_perf.print_table(args, results)
     rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()
             if line.startswith(("libpython", "[kernel]", "(all)"))}
@@ -36,19 +49,24 @@ def test_the_table_sums_the_processes_of_a_kind_per_message(capsys):
     assert [float(x) for x in rows["(all)"]] == pytest.approx([1500.0, 2000.0, 500.0])
 
 
-def test_perf_s_own_report_is_read_by_library(tmp_path):
-    """A real ``perf record`` of a Python loop: its samples are the interpreter's."""
-    if shutil.which("perf") is None:
-        pytest.skip("no perf on PATH")
-    data = tmp_path / "loop.data"
-    done = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", "999", "-o",
-                           str(data), "--", sys.executable, "-c",
-                           "import time\nt = time.process_time()\n"
-                           "while time.process_time() - t < 0.5: sum(range(1000))"],
-                          capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.skip(f"perf record is not allowed here: {done.stderr.strip()[:100]}")
-    samples = node_perf.by_library(str(data))
-    top, count = samples.most_common(1)[0]
-    assert "python" in top and count > 100, samples
-    assert sum(samples.values()) >= 0.8 * 0.5 * 999
+@pytest.mark.skipif(shutil.which("perf") is None, reason="no perf on PATH")
+def test_a_running_process_is_sampled_and_one_that_leaves_is_said(tmp_path):
+    """``sample`` on a real process: its time is the interpreter's; a process gone is named."""
+    args = argparse.Namespace(delay=0.0, seconds=0.6)
+    busy = subprocess.Popen([sys.executable, "-c", "while True: sum(range(1000))"])
+    brief = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
+    results, failures = [], []
+    try:                       # the brief one first: it leaves while it is being recorded
+        node_perf.sample(brief.pid, "floor", args, results, failures, str(tmp_path))
+        node_perf.sample(busy.pid, "node", args, results, failures, str(tmp_path))
+    finally:
+        busy.kill()
+        brief.kill()
+        busy.wait()
+        brief.wait()
+    assert [r[0] for r in results] == ["node"], failures
+    period = results[0][2]
+    top, ns = period.most_common(1)[0]
+    assert "python" in top, period
+    assert ns > 0.5 * 0.6e9                        # a busy loop: most of the 0.6 s on the CPU
+    assert len(failures) == 1 and failures[0].startswith("floor") and "left" in failures[0]
