@@ -74,7 +74,11 @@ def label(cmdline, tree, here):
     observer = (frame and frame.group(1)) or "publish_external_torques:=true" in cmdline
     name = "observer" if observer else "node"
     if tree and os.path.realpath(tree) != os.path.realpath(here):
-        name = f"before {os.path.basename(tree.rstrip(os.sep))}"
+        # node_run.SourceTree: a revision's tree is .../bench_node/<sha>/tree
+        path = tree.rstrip(os.sep)
+        if os.path.basename(path) == "tree":
+            path = os.path.dirname(path)
+        name = f"before {os.path.basename(path)}"
     return name
 
 
@@ -134,7 +138,8 @@ def sample(pid, name, args, results, failures, workdir):
     done = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQUENCY),
                            "-p", str(pid), "-o", path, "--", "sleep", str(args.seconds)],
                           capture_output=True, text=True)
-    left = done.returncode == EXITED or not running(pid)
+    left = done.returncode == EXITED or (done.returncode != 0 or not os.path.exists(path)) \
+        and not running(pid)
     why = ("it left before the end of the recording (--duration shorter than --delay + "
            "--seconds?)" if left else done.stderr.strip()[:200] if done.returncode
            else "" if os.path.exists(path) else "no perf.data written")
@@ -181,10 +186,14 @@ def main(argv=None):
     args = parse_args(argv)
     if shutil.which("perf") is None:
         raise SystemExit("node_perf: no perf on PATH (linux-tools)")
-    with open("/proc/sys/kernel/perf_event_paranoid") as f:
-        if os.geteuid() != 0 and int(f.read()) > 1:
-            print("node_perf: perf_event_paranoid > 1 and not root: the kernel's share is not "
-                  "sampled (its row is missing)", file=sys.stderr)
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            paranoid = int(f.read())
+    except (OSError, ValueError):
+        paranoid = None
+    if os.geteuid() != 0 and paranoid is not None and paranoid > 1:
+        print(f"node_perf: perf_event_paranoid is {paranoid} and this is not root: perf may "
+              "not sample the kernel's share (2) or any process (3 or more)", file=sys.stderr)
     here = os.path.dirname(HERE)
     bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), *args.bench])
     seen, threads, results, failures = set(), [], [], []

@@ -244,7 +244,7 @@ class DynamicsNode(Node):
         self._observer.attach(robot, self._topics.observing)
         self._command.robot_changed(robot)
         if self._payload_samples is not None:
-            self._payload_samples.prepare(len(robot.cache.position))
+            self._payload_samples.prepare(robot.cache.joint_names)
         self._robot = robot
         if gc.get_freeze_count() == 0:
             # once, at the first model: the ~130,000 objects of the imports (rclpy, numba,

@@ -33,10 +33,16 @@ MAX_RELATIVE_STD = 0.10    # the mass's relative std above which an estimate is 
 
 
 class SampleRing:
-    """The last :data:`CAPACITY` (stamp, q, v, effort) of one robot's joints, as received."""
+    """
+    The last :data:`CAPACITY` (stamp, q, v, effort) of one robot's joints, as received.
 
-    def __init__(self, width, capacity=CAPACITY):
-        self.width, self.capacity = width, capacity
+    ``names``: the joints, in the order of the columns.
+    """
+
+    def __init__(self, names, capacity=CAPACITY):
+        self.names, self.capacity = tuple(names), capacity
+        self.width = width = len(self.names)
+        self.source = self.names          # the joint cache's names it last took samples of
         # written through here (np.full; np.zeros' pages are mapped at their first write):
         # else the ticks' first pass through the ring (20 s, 15 MB on talos: numpy asks huge
         # pages for these) took the page faults, ~10 µs a tick on average and stalls of
@@ -87,26 +93,36 @@ class PayloadSamples:
     def __init__(self):
         self.ring = None
 
-    def prepare(self, width):
+    def prepare(self, joint_names):
         """
-        Make the ring of a robot with ``width`` joints now, if it has none of that size.
+        Make the ring of a robot with the joints ``joint_names`` now, unless it has them.
 
-        Called as the node swaps a robot in, so that no tick makes (and writes through) it.
+        Called as the node swaps a robot in (its ``JointCache.joint_names``), so that no tick
+        makes (and writes through) it; the same joints (a parameter change, the description
+        again) keep the samples.
         """
-        if self.ring is None or self.ring.width != width:
-            self.ring = SampleRing(width)
+        ring = self.ring
+        if ring is None or ring.names != tuple(joint_names):
+            ring = SampleRing(joint_names)
+        ring.source = joint_names
+        self.ring = ring
 
     def record(self, cache, stamp):
         """
         Keep the merged joint state (``JointCache``) of a joint_states message in the ring.
 
-        Stamped ``stamp`` (sec, nanosec); a cache of another size (a new robot) starts a new
-        ring. Unknown values are kept as they are (NaN), and left out by an estimate.
+        Stamped ``stamp`` (sec, nanosec). Unknown values are kept as they are (NaN), and
+        left out by an estimate. The sample of a robot swapped out meanwhile (its tick began
+        before the swap) is not kept.
         """
         ring = self.ring
-        if ring is None or ring.width != len(cache.position):
-            self.prepare(len(cache.position))      # a robot not swapped in through the node
+        if ring is None:
+            self.prepare(cache.joint_names)       # a robot not swapped in through the node
             ring = self.ring
+        elif ring.source is not cache.joint_names:
+            if ring.names != cache.joint_names:
+                return
+            ring.source = cache.joint_names       # the same joints: a new cache of them
         ring.add(stamp[0] + 1e-9 * stamp[1], cache.position, cache.velocity, cache.effort)
 
 

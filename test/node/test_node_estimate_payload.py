@@ -161,7 +161,7 @@ def test_estimate_payload_off_the_ticks(harness, pin):
 def test_sample_ring_keeps_the_last_samples_in_order():
     """The ring: bounded, oldest overwritten, out-of-order stamps skipped, NaN rows left out."""
     from rbd_ros.node.estimate_payload import SampleRing
-    ring = SampleRing(2, capacity=5)
+    ring = SampleRing(("a", "b"), capacity=5)
     for k in range(7):
         ring.add(float(k), [k, k], [k, -k], [np.nan if k == 5 else 1.0, 2.0])
     ring.add(3.5, [9, 9], [9, 9], [9, 9])          # before the last stamp: not kept
@@ -181,21 +181,54 @@ def test_the_ring_is_written_through_when_it_is_made():
     np.zeros' pages were mapped at their first write, so the ticks' first pass through a
     talos-sized ring (3 × 5 MB, huge pages where the kernel finds them) took ≥ 49 page faults,
     some of them milliseconds long. Now the adds take none (the inputs are arrays: nothing is
-    allocated per add).
+    allocated per add). This thread's faults only: others of the process may run meanwhile.
     """
     import resource
-    from rbd_ros.node.estimate_payload import CAPACITY, PayloadSamples
-    samples = PayloadSamples()
-    samples.prepare(32)
-    ring = samples.ring
-    samples.prepare(32)
-    assert samples.ring is ring                    # the same size: the samples are kept
+    from rbd_ros.node.estimate_payload import CAPACITY, SampleRing
+    ring = SampleRing([f"j{k}" for k in range(32)])
     row = np.linspace(0.0, 1.0, 32)
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    before = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
     for k in range(CAPACITY):
         ring.add(1.0 + 1e-3 * k, row, row, row)
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    faults = resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
     assert faults < 5, f"{faults} page faults in {CAPACITY} adds"
     assert ring.count == CAPACITY and ring.q[-1, -1] == 1.0
-    samples.prepare(7)
-    assert samples.ring.width == 7 and samples.ring.count == 0     # another robot: a new ring
+
+
+def test_a_robot_swap_keeps_the_samples_of_the_same_joints_only():
+    """
+    The ring follows the joints: kept for the same ones, new for others (even as many).
+
+    A tick that began before a swap to other joints (its cache the old robot's) records
+    nothing into the new robot's ring; a new cache of the same joints (the description
+    again) is taken on, and so is a last sample of the old one: the same joints.
+    """
+    from rbd_ros.node.estimate_payload import PayloadSamples
+    from rbd_ros.node.joint_cache import JointCache
+
+    def merged(names, value):
+        cache = JointCache(names)
+        n = len(names)
+        cache.merge(names, np.full(n, value), np.zeros(n), np.zeros(n), (1, 0), 0.0)
+        return cache
+
+    samples = PayloadSamples()
+    arm = merged(("a", "b"), 0.5)
+    samples.prepare(arm.joint_names)
+    ring = samples.ring
+    samples.record(arm, (1, 0))
+    samples.prepare(arm.joint_names)                # a parameter change: the same cache
+    assert samples.ring is ring and ring.count == 1
+    again = merged(("a", "b"), 0.25)                # the description again: the same joints
+    samples.prepare(again.joint_names)
+    assert samples.ring is ring
+    samples.record(arm, (2, 0))                     # the old cache's tick: the same joints
+    samples.record(again, (3, 0))
+    assert ring.count == 3 and list(ring.q[:3, 0]) == [0.5, 0.5, 0.25]
+    other = merged(("c", "d"), 1.0)                 # another robot with as many joints
+    samples.prepare(other.joint_names)
+    assert samples.ring is not ring and samples.ring.count == 0
+    samples.record(again, (4, 0))                   # a sample of the robot swapped out
+    assert samples.ring.count == 0
+    samples.record(other, (5, 0))
+    assert samples.ring.count == 1 and samples.ring.names == ("c", "d")
