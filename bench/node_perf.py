@@ -173,13 +173,14 @@ def print_table(args, results):
     print(f"\nCPU per message by library, µs: perf cpu-clock at {FREQUENCY} Hz, {args.seconds:g} s "
           f"per process ({', '.join(f'{n}: {count[n]}' for n in per)} processes), over the "
           f"messages sent at {args.rate:g}/s; the planner child is not sampled")
-    print(f"{'library':<{width}} " + " ".join(f"{c:>10}" for c in per)
-          + "".join(f" {c + ' - floor':>18}" for c in excess))
+    columns = {c: max(10, len(c)) for c in per}
+    print(f"{'library':<{width}} " + " ".join(f"{c:>{columns[c]}}" for c in per)
+          + "".join(f" {c + ' - floor':>{columns[c] + 8}}" for c in excess))
     for k in libraries + ["(all)"]:
         value = {name: sum(cost.values()) if k == "(all)" else cost.get(k, 0.0)
                  for name, cost in per.items()}
-        print(f"{k:<{width}} " + " ".join(f"{value[n]:10.1f}" for n in per)
-              + "".join(f" {value[n] - value['floor']:+18.1f}" for n in excess))
+        print(f"{k:<{width}} " + " ".join(f"{value[n]:{columns[n]}.1f}" for n in per)
+              + "".join(f" {value[n] - value['floor']:+{columns[n] + 8}.1f}" for n in excess))
 
 
 def main(argv=None):
