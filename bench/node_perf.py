@@ -31,6 +31,8 @@ import tempfile
 import threading
 import time
 
+from node_run import stat_fields
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
 WATCHED = re.compile(r"-m rbd_ros\.node\.dynamics_node|node_floor\.py")
@@ -89,9 +91,7 @@ def watched_processes(parent):
         if not entry.isdigit():
             continue
         try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            if ppid != parent:
+            if int(stat_fields(entry)[1]) != parent:
                 continue
             with open(f"/proc/{entry}/cmdline", "rb") as f:
                 cmdline = f.read().replace(b"\0", b" ").decode(errors="replace")
@@ -125,8 +125,7 @@ def parse_report(text):
 def running(pid):
     """Whether the process ``pid`` is still there (not gone, not a zombie)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        return stat_fields(pid)[0] != "Z"
     except (OSError, IndexError):
         return False
 
@@ -138,12 +137,15 @@ def sample(pid, name, args, results, failures, workdir):
     done = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQUENCY),
                            "-p", str(pid), "-o", path, "--", "sleep", str(args.seconds)],
                           capture_output=True, text=True)
-    left = done.returncode == EXITED or (done.returncode != 0 or not os.path.exists(path)) \
-        and not running(pid)
-    why = ("it left before the end of the recording (--duration shorter than --delay + "
-           "--seconds?)" if left else done.stderr.strip()[:200] if done.returncode
-           else "" if os.path.exists(path) else "no perf.data written")
-    if not why:
+    recorded = done.returncode == 0 and os.path.exists(path)
+    if done.returncode == EXITED or not recorded and not running(pid):
+        why = ("it left before the end of the recording (--duration shorter than --delay + "
+               "--seconds?)")
+    elif done.returncode:
+        why = done.stderr.strip()[:200]
+    elif not recorded:
+        why = "no perf.data written"
+    else:
         try:
             results.append((name, pid, by_library(path)))
             return

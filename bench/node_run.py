@@ -24,10 +24,19 @@ NODE_NAME = "rbd_dynamics"
 STATES = 1000                     # distinct states, cycled
 
 
+def stat_fields(pid):
+    """
+    Return the fields of /proc/<pid>/stat after the command name: [state, ppid, ...].
+
+    Split after the name's last ")": the name may hold spaces and parentheses.
+    """
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid):
     """Return utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = stat_fields(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
