@@ -48,7 +48,12 @@ def parse_args(argv=None):
     ap.add_argument("bench", nargs=argparse.REMAINDER, help="-- then bench_node's arguments")
     args = ap.parse_args(argv)
     args.bench = [a for a in args.bench if a != "--"]
-    args.rate = bench_rate(args.bench)
+    try:
+        args.rate = bench_rate(args.bench)
+    except ValueError as exc:
+        ap.error(f"bench_node's --rate: {exc}")
+    if not args.rate > 0 or args.seconds <= 0 or args.delay < 0:
+        ap.error("--rate and --seconds must be > 0, --delay >= 0")
     return args
 
 

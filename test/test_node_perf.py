@@ -36,6 +36,17 @@ def test_bench_node_s_rate_is_read_from_its_arguments():
     assert node_perf.bench_rate(["--rate=2000"]) == 2000.0
 
 
+@pytest.mark.parametrize("argv", [["--", "--rate", "fast"], ["--", "--rate=0"],
+                                  ["--seconds", "0", "--", "--floor"],
+                                  ["--delay", "-1", "--", "--floor"]])
+def test_bad_arguments_are_refused_with_a_message(argv, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        node_perf.parse_args(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "error:" in err and ("--rate" in err or "--seconds" in err), err
+
+
 def test_the_table_sums_the_processes_of_a_kind_per_message(capsys):
     args = argparse.Namespace(rate=1000.0, seconds=2.0, top=5)
     # two floor processes: 2 x 2000 messages; 4 s of libpython is 1000 µs a message
