@@ -1,0 +1,285 @@
+"""
+Where one message of the dynamics node goes, part by part: back to back, and paced.
+
+Builds the node (``DynamicsNode``) in this process with a receiver process subscribed to
+its outputs (``bench_node.py --receiver``: every publish reaches a matched subscriber, as in
+``bench_node``'s runs), then hands serialized joint_states to its joint_states subscription's
+callback, as its executor would, twice: back to back ("hot": each message right after the
+last, the caches warm) and paced at ``--rate`` (waiting for each message's time, as the node
+waits for the next message). Each part of the callback (decoding, the joint cache, the tick
+rule, the dynamics kernel, the publishes, the observer, ...) is timed where the node calls
+it; the table gives each part's µs per message in both runs and their ratio.
+
+Why: a bench_node run measures the node waking up for every message, an in-process loop
+measures it with everything in cache; what the node costs per message, and which part of it
+grows when the caches are cold, is the paced column. With ``--floor`` the messaging floor's
+relay (``node_floor.py``, ``bench_node --floor``'s) is timed the same way, its runs
+alternating with the node's, and the node's callback is given over the floor's.
+
+    python bench/node_tick_parts.py --observer arm_right_7_link --messages 3000 --floor
+"""
+import argparse
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "test"))
+sys.path.insert(0, HERE)
+
+FIVE = ("torques", "accelerations", "inverse_inertia", "rnea_derivatives", "aba_derivatives")
+
+
+def parse_args(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--robot", default="talos", help="a robot of test/oracle.py (talos)")
+    ap.add_argument("--outputs", default=",".join(FIVE),
+                    help="comma-separated dynamics outputs (the five of bench_node's goal)")
+    ap.add_argument("--observer", metavar="LINK", default="",
+                    help="the observer on, its external torques and contact wrench at LINK")
+    ap.add_argument("--messages", type=positive_int, default=3000,
+                    help="messages per run (3000)")
+    ap.add_argument("--rounds", type=positive_int, default=2,
+                    help="hot and paced runs each, alternating; the best kept (2)")
+    ap.add_argument("--rate", type=positive_float, default=1000.0,
+                    help="messages per second of the paced runs (1000)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also time the messaging floor's relay (node_floor.py) the same way")
+    return ap.parse_args(argv)
+
+
+def positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
+
+
+def positive_float(text):
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def parts():
+    """Return [(label, owner, attribute)]: what the node calls per message, where it looks it up."""
+    from rbd_ros.actuation import dynamics
+    from rbd_ros.contact.detection import MomentumObserver
+    from rbd_ros.node import conversions, dynamics_node
+    from rbd_ros.node.contact import ContactMonitor, ObserverTicks
+    from rbd_ros.node.effort_command import EffortCommand
+    from rbd_ros.node.estimate_payload import PayloadSamples
+    from rbd_ros.node.joint_cache import JointCache
+    from rbd_ros.outputs.tick_rule import TickRule
+    return [("decode", conversions, "decode_joint_state"), ("joint cache", JointCache, "merge"),
+            ("payload samples", PayloadSamples, "record"), ("tick rule", TickRule, "reason"),
+            ("effort command", EffortCommand, "tick"), ("dynamics", dynamics, "compute"),
+            ("publish outputs", dynamics_node, "publish"),
+            ("observer", ObserverTicks, "observe"),
+            ("  its step", MomentumObserver, "step"),
+            ("  its publishes", ContactMonitor, "publish")]
+
+
+def nested(label):
+    """Whether ``label`` is a part inside the part above it (not added to the total)."""
+    return label.startswith(" ")
+
+
+def timed(totals, label, function):
+    """Return ``function`` adding its seconds per call to ``totals[label]``."""
+    clock = time.perf_counter
+
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        start = clock()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            totals[label] = totals.get(label, 0.0) + clock() - start
+    return call
+
+
+def serialized_states(urdf, count, rate):
+    """Return ``count`` serialized joint_states of bench_node's trajectory, stamped at ``rate``."""
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+    from node_run import make_states
+    names, states = make_states(urdf, 1000, rate)
+    start_ns = time.time_ns() - 10**9 * 3600   # an hour ago: no stamp ahead of the clock
+    raws = []
+    for k in range(count):
+        q, v, tau, _ = states[k % len(states)]
+        msg = JointState(name=names, position=q, velocity=v, effort=tau)
+        stamp = start_ns + round(k * 1e9 / rate)
+        msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
+        raws.append(serialize_message(msg))
+    return raws
+
+
+def make_node(context, text, outputs, observer):
+    """Return the node, in this process, with ``outputs`` on (and the observer at ``observer``)."""
+    from rclpy.parameter import Parameter
+    from rbd_ros.node.dynamics_node import DynamicsNode
+    from rbd_ros.outputs import NAMES
+    overrides = [Parameter("robot_description", value=text),
+                 Parameter("floating_base", value=False),
+                 Parameter("mimic_joints", value="independent"),
+                 Parameter("planner_process", value=False)]
+    overrides += [Parameter(f"publish_{k}", value=k in outputs) for k in NAMES]
+    if observer:
+        overrides += [Parameter("contact_frame", value=observer),
+                      Parameter("publish_external_torques", value=True)]
+    return DynamicsNode(context=context, parameter_overrides=overrides)
+
+
+def wait_for(condition, seconds, what):
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def run(callback, raws, period):
+    """Feed ``raws`` to ``callback``; each at its time when ``period`` > 0. Seconds in it."""
+    clock, sleep = time.perf_counter, time.sleep
+    busy = 0.0
+    due = clock()
+    for raw in raws:
+        if period:
+            wait = due - clock()
+            if wait > 0:
+                sleep(wait)
+            due += period
+        start = clock()
+        callback(raw)
+        busy += clock() - start
+    return busy
+
+
+def measure(args, callback, chunks, best, timers=True):
+    """
+    Time ``callback`` over one hot and one paced chunk; keep each mode's best in ``best``.
+
+    ``best``: {mode: (callback µs/message, {part: µs/message})}; ``chunks``: an iterator
+    of message lists; ``timers``: time the node's parts too (the floor has none).
+    """
+    totals = {}
+    originals = [(owner, attribute, getattr(owner, attribute)) for _, owner, attribute in parts()]
+    if timers:
+        for (label, _, _), (owner, attribute, function) in zip(parts(), originals):
+            setattr(owner, attribute, timed(totals, label, function))
+    try:
+        run(callback, next(chunks), 0.0)                  # warm up: first uses, caches
+        for mode, period in (("hot", 0.0), ("paced", 1.0 / args.rate)):
+            totals.clear()
+            raws = next(chunks)
+            busy = run(callback, raws, period) / len(raws) * 1e6
+            if mode not in best or busy < best[mode][0]:
+                best[mode] = (busy, {k: v / len(raws) * 1e6 for k, v in totals.items()})
+    finally:
+        for owner, attribute, function in originals:
+            setattr(owner, attribute, function)
+
+
+def print_table(best, outputs, floor=None):
+    """Print the parts of ``best``'s runs, hot and paced; ``floor``: the floor's best, if run."""
+    hot, paced = best["hot"], best["paced"]
+    labels = [label for label, _, _ in parts() if label in hot[1] or label in paced[1]]
+    print(f"{'part':<18} {'hot µs':>8} {'paced µs':>9} {'paced/hot':>9}")
+    print("-" * 47)
+    for label in labels:
+        h, p = hot[1].get(label, 0.0), paced[1].get(label, 0.0)
+        print(f"{label:<18} {h:>8.1f} {p:>9.1f} {p / h if h else float('nan'):>9.2f}")
+    rest = [c - sum(v for k, v in d.items() if not nested(k)) for c, d in (hot, paced)]
+    print(f"{'the rest':<18} {rest[0]:>8.1f} {rest[1]:>9.1f} "
+          f"{rest[1] / rest[0] if rest[0] > 0 else float('nan'):>9.2f}")
+    print(f"{'callback':<18} {hot[0]:>8.1f} {paced[0]:>9.1f} {paced[0] / hot[0]:>9.2f}")
+    if floor:
+        h, p = floor["hot"][0], floor["paced"][0]
+        print(f"{'floor callback':<18} {h:>8.1f} {p:>9.1f} {p / h:>9.2f}")
+        print(f"{'node / floor':<18} {hot[0] / h:>8.2f} {paced[0] / p:>9.2f}")
+    print(f"\noutputs: {', '.join(outputs)}; µs per message, the best of the rounds; every "
+          "part's timer included in the callback's")
+
+
+def session(context, kind, args, text, outputs):
+    """
+    Return (rclpy node, its joint_states callback): the dynamics node, or the floor's relay.
+
+    ``kind``: "node" or "floor" (``node_floor.Floor``, as ``bench_node --floor`` runs it).
+    """
+    if kind == "node":
+        node = make_node(context, text, outputs, args.observer)
+        return node, next(s.callback for s in node.subscriptions
+                          if s.topic_name == "/joint_states")
+    import rbd_ros
+    from rclpy.node import Node
+    from node_floor import NODE_NAME, Floor
+    from oracle import ROBOTS
+    model = rbd_ros.load_model(ROBOTS[args.robot][0], floating_base=False, mimic="independent")
+    node = Node(NODE_NAME, context=context)
+    relayed = outputs + (["external_torques", "contact_wrench"] if args.observer else [])
+    floor = Floor(node, model, relayed, args.observer or "contact")
+    return node, floor.on_joint_states
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    import rclpy
+    from rclpy.context import Context
+    from oracle import ROBOTS
+    import bench_record
+    from node_run import stop
+    outputs = [k for k in args.outputs.split(",") if k]
+    observed = outputs + (["external_torques", "contact_wrench"] if args.observer else [])
+    urdf = ROBOTS[args.robot][0]
+    with open(urdf) as f:
+        text = f.read()
+    kinds = ("node", "floor") if args.floor else ("node",)
+    fed = args.messages * 3 * args.rounds * len(kinds)
+    raws = serialized_states(urdf, fed, args.rate)
+    chunks = iter(raws[k:k + args.messages] for k in range(0, len(raws), args.messages))
+    received_path = os.path.join(tempfile.mkdtemp(prefix="node_tick_parts_"),
+                                 "received.npy")
+    receiver = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
+                                 "--receiver", received_path, "--receiver-outputs",
+                                 ",".join(observed)],
+                                stdout=subprocess.PIPE, text=True, start_new_session=True)
+    context = Context()
+    rclpy.init(context=context)
+    best = {kind: {} for kind in kinds}
+    print(f"{args.robot} (fixed base), {args.messages} messages a run at {args.rate:g} Hz "
+          f"paced; load average {bench_record.load_average()}")
+    try:
+        receiver.stdout.readline()                        # "ready"
+        for _ in range(args.rounds):
+            for kind in kinds:
+                node, callback = session(context, kind, args, text, outputs)
+                try:
+                    topics = {f"/{node.get_name()}/{k}" for k in observed}
+                    publishers = [p for p in node.publishers if p.topic_name in topics]
+                    wait_for(lambda: len(publishers) == len(topics) and all(
+                        p.get_subscription_count() for p in publishers), 30,
+                        "the receiver to match")
+                    measure(args, callback, chunks, best[kind], timers=kind == "node")
+                finally:
+                    node.destroy_node()
+    finally:
+        rclpy.shutdown(context=context)
+        stop(receiver)
+    received = len(np.load(received_path)) if os.path.exists(received_path) else 0
+    print_table(best["node"], observed, best.get("floor"))
+    print(f"the receiver got {received} of the {fed * len(observed)} outputs of the {fed} "
+          "messages (the hot runs publish faster than it takes them: some are dropped)")
+    return best, received
+
+
+if __name__ == "__main__":
+    main()

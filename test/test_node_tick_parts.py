@@ -1,0 +1,74 @@
+"""``bench/node_tick_parts.py``: its arguments, its timers, its pacing, and a real run."""
+import os
+import sys
+import time
+
+import pytest
+
+from helpers import ros_domain_id
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
+import node_tick_parts  # noqa: E402
+
+
+@pytest.mark.parametrize("argv", [["--messages", "0"], ["--rounds", "-1"], ["--rate", "0"],
+                                  ["--rate", "inf"], ["--rate", "fast"]])
+def test_a_count_or_rate_that_is_not_positive_is_refused(argv, capsys):
+    with pytest.raises(SystemExit) as exc:
+        node_tick_parts.parse_args(argv)
+    assert exc.value.code == 2
+    assert "argument --" in capsys.readouterr().err
+
+
+def test_a_timed_function_adds_its_seconds_and_passes_on_what_it_returns_or_raises():
+    totals = {}
+
+    def sleeper(seconds, fail=False):
+        time.sleep(seconds)
+        if fail:
+            raise KeyError("x")
+        return seconds
+
+    timed = node_tick_parts.timed(totals, "part", sleeper)
+    assert timed(0.02) == 0.02
+    with pytest.raises(KeyError):
+        timed(0.01, fail=True)
+    assert 0.03 <= totals["part"] < 0.5
+
+
+def test_a_paced_run_waits_for_each_message_and_counts_only_the_calls():
+    calls = []
+    start = time.perf_counter()
+    busy = node_tick_parts.run(lambda raw: calls.append(time.perf_counter()), range(11), 0.01)
+    elapsed = time.perf_counter() - start
+    assert len(calls) == 11
+    assert calls[-1] - calls[0] >= 0.1 - 1e-3        # ten periods between the first and last
+    assert busy < elapsed / 5                         # the waits are not counted
+
+
+def test_nested_parts_are_not_added_to_the_total():
+    labels = [label for label, _, _ in node_tick_parts.parts()]
+    assert "  its step" in labels and node_tick_parts.nested("  its step")
+    assert not node_tick_parts.nested("dynamics")
+
+
+def test_a_real_run_times_every_part_and_restores_the_node(capsys):
+    from rbd_ros.node.joint_cache import JointCache
+    merge = JointCache.merge
+    ros_domain_id()
+    best, received = node_tick_parts.main(["--robot", "arm7", "--messages", "150", "--rounds",
+                                           "1", "--observer", "link7", "--outputs",
+                                           "torques,accelerations", "--floor"])
+    assert JointCache.merge is merge                  # the timers are taken off again
+    for mode in ("hot", "paced"):
+        assert best["floor"][mode][0] > 0 and best["floor"][mode][1] == {}   # no parts
+        callback, parts = best["node"][mode]
+        for label in ("decode", "joint cache", "dynamics", "publish outputs", "observer",
+                      "  its step"):
+            assert parts[label] > 0, (mode, label)
+        top = sum(v for k, v in parts.items() if not node_tick_parts.nested(k))
+        assert top <= callback
+        assert parts["  its step"] <= parts["observer"]
+    assert received > 0
+    out = capsys.readouterr().out
+    assert "the rest" in out and "paced/hot" in out and "node / floor" in out
