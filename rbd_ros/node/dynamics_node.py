@@ -360,7 +360,7 @@ class DynamicsNode(Node):
         self._last_computed_update = cache.updates
         now = time.monotonic()
         state = robot.state                       # views of the cache: set the ages only
-        state.joint_age = now - cache.received.min()
+        state.joint_age = now - cache.oldest_received
         state.base_age = now - robot.base_received
         state.acceleration_known = robot.commanded is True
         wrenches = self._wrenches

@@ -121,7 +121,7 @@ class EffortCommand:
             self._withhold("waiting for joint_states after the model changed or the command "
                            "was enabled")
             return
-        age = now - cache.received.min()
+        age = now - cache.oldest_received
         timeout = self.params["command_timeout"]
         if age > timeout:
             self._withhold(f"stale input: joint_states {age:.3f} s old (command_timeout "
@@ -258,7 +258,7 @@ class EffortCommand:
         robot = self.node.current_robot()
         if not self.enabled or robot is None:
             return
-        age = time.monotonic() - robot.cache.received.min()
+        age = time.monotonic() - robot.cache.oldest_received
         timeout = self.params["command_timeout"]
         if age > timeout and not (self.level == ERROR and self.status.startswith(
                 "withheld: stale input")):

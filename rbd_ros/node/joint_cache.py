@@ -40,6 +40,9 @@ class JointCache:
         self.velocity = np.full(n, np.nan)
         self.effort = np.full(n, np.nan)
         self.received = np.full(n, -np.inf)   # time.monotonic() of each joint's last update
+        # received.min(), kept by merge: a numpy reduction per tick (~2 µs) where nearly every
+        # message updates every joint, which makes it the message's receipt time
+        self.oldest_received = -np.inf
         self.stamp = None                 # stamp of the latest message merged
         self.updates = 0                  # messages merged since the last take()
         self._maps = {}                   # names tuple -> (model, message indices, unknown)
@@ -79,7 +82,7 @@ class JointCache:
         if ours == list(range(n)) and len(key) == n:
             # the message lists every joint in model order (the usual driver): slices, no
             # index arrays, so a merge copies three arrays and nothing else
-            result = (slice(None), slice(None), (), None)
+            result = (_EVERY_JOINT, _EVERY_JOINT, (), None)
         else:
             result = (np.array(ours, np.intp), np.array(theirs, np.intp), tuple(unknown),
                       followers)
@@ -118,6 +121,7 @@ class JointCache:
         self.velocity[ours] = vel[theirs] if vel.size else np.nan
         self.effort[ours] = eff[theirs] if eff.size else np.nan
         self.received[ours] = now
+        self.oldest_received = now if ours is _EVERY_JOINT else float(self.received.min())
         self.stamp = stamp
         self.updates += 1
         return unknown, True
@@ -147,6 +151,9 @@ class JointCache:
     def older_than(self, max_age, now):
         """Names of the joints not updated for more than ``max_age`` seconds."""
         return [self.joint_names[i] for i in np.flatnonzero(now - self.received > max_age)]
+
+
+_EVERY_JOINT = slice(None)      # the indices of a message that lists every joint in model order
 
 
 def _is_double_buffer(values):
