@@ -42,14 +42,18 @@ def test_a_paced_run_waits_for_each_message_and_counts_only_the_calls():
     busy = node_tick_parts.run(lambda raw: calls.append(time.perf_counter()), range(11), 0.01)
     elapsed = time.perf_counter() - start
     assert len(calls) == 11
-    assert calls[-1] - calls[0] >= 0.1 - 1e-3        # ten periods between the first and last
+    assert calls[-1] - start >= 0.1                   # the last waits for its time: 10 periods
     assert busy < elapsed / 5                         # the waits are not counted
 
 
-def test_nested_parts_are_not_added_to_the_total():
-    labels = [label for label, _, _ in node_tick_parts.parts()]
-    assert "  its step" in labels and node_tick_parts.nested("  its step")
-    assert not node_tick_parts.nested("dynamics")
+def test_the_rest_is_the_callback_less_its_outermost_parts(capsys):
+    parts = {"decode": 1.0, "observer": 4.0, "  its step and publishes": 3.5,
+             "    its step": 3.0}
+    best = {"hot": (10.0, parts), "paced": (20.0, {k: 2 * v for k, v in parts.items()})}
+    node_tick_parts.print_table(best, ["torques"])
+    rows = {line[:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["the rest"] == ["5.0", "10.0", "2.00"]      # 10 - 1 - 4, 20 - 2 - 8
+    assert rows["its step"] == ["3.0", "6.0", "2.00"]
 
 
 def test_a_real_run_times_every_part_and_restores_the_node(capsys):
@@ -64,11 +68,12 @@ def test_a_real_run_times_every_part_and_restores_the_node(capsys):
         assert best["floor"][mode][0] > 0 and best["floor"][mode][1] == {}   # no parts
         callback, parts = best["node"][mode]
         for label in ("decode", "joint cache", "dynamics", "publish outputs", "observer",
-                      "  its step"):
+                      "    its step"):
             assert parts[label] > 0, (mode, label)
         top = sum(v for k, v in parts.items() if not node_tick_parts.nested(k))
         assert top <= callback
-        assert parts["  its step"] <= parts["observer"]
+        assert parts["    its step"] <= parts["  its step and publishes"] <= parts["observer"]
+    assert best["node"]["paced, untimed"][1] == {}    # no timers in that run
     assert received > 0
     out = capsys.readouterr().out
     assert "the rest" in out and "paced/hot" in out and "node / floor" in out
