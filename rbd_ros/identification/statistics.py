@@ -271,13 +271,11 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
     has least squares' identifiable combinations exactly, ``least_squares_realizable``), and
     only where there is none fits on the pseudo-inertia LMIs.
     """
-    from scipy.optimize import least_squares as solve
-
     if prior_weight < 0:
         raise ValueError("prior_weight must be >= 0")
     if stats.rows == 0:
         raise ValueError("no samples")
-    nb, p = model.nbodies, 10 * model.nbodies
+    p = 10 * model.nbodies
     x0, eps = _start(model, kinds, start)
     lsq = least_squares(model, stats, kinds, start=start)
     x_ls = np.r_[lsq.theta.ravel(), lsq.extra["joint_parameters"].vector(kinds)]
@@ -286,34 +284,51 @@ def consistent(model, stats, kinds=(), prior_weight=1e-4, start=None, max_iter=2
         return _result(model, stats, kinds, eps, x_ls, x0,
                        {"phi": log_cholesky_from_theta(lsq.theta), "optimizer": None,
                         "least_squares_consistent": True, "least_squares_realizable": True})
-    R, c = stats.R, stats.c
-    D = column_scales(R)
-    _, s, Vt = np.linalg.svd(R * D)
+    D = column_scales(stats.R)
+    _, s, Vt = np.linalg.svd(stats.R * D)
     r = int(np.sum(s > rank_tolerance(stats) * s[0])) if s.size and s[0] > 0 else 0
+    null_space = (Vt[r:], D)                # V_nᵀ and the column scales D
     if formulation == "convex":
-        from . import convex as identification_convex
-        x = identification_convex.complete(nb, x_ls, Vt[r:], D, lower, x0)
-        if x is not None:                   # least squares is realizable: keep its β̂
-            return _result(model, stats, kinds, eps, x, x0,
-                           {"optimizer": None, "least_squares_consistent": False,
-                            "least_squares_realizable": True})
-        x, solver, status = identification_convex.fit(nb, stats, x0, lower, Vt[r:], D,
-                                                      prior_weight)
-        x[p:] = np.maximum(x[p:], lower[p:])            # the solver's tolerance
-        x[:p] = strictly_inside(x[:p].reshape(nb, 10)).ravel()
-        return _result(model, stats, kinds, eps, x, x0,
-                       {"optimizer": None, "solver": solver, "status": status,
-                        "least_squares_consistent": False,
-                        "least_squares_realizable": False})
+        return _convex_fit(model, stats, kinds, eps, x_ls, x0, lower, null_space,
+                           prior_weight)
     if formulation != "log-cholesky":
         raise ValueError(f"unknown formulation {formulation!r}: convex or log-cholesky")
+    return _log_cholesky_fit(model, stats, kinds, eps, lsq, x_ls, x0, lower, null_space,
+                             prior_weight, method, max_iter)
+
+
+def _convex_fit(model, stats, kinds, eps, x_ls, x0, lower, null_space, prior_weight):
+    """:func:`consistent`'s convex formulation: least squares completed, else the LMI fit."""
+    from . import convex as identification_convex
+    nb, p = model.nbodies, 10 * model.nbodies
+    Vn, D = null_space
+    x = identification_convex.complete(nb, x_ls, Vn, D, lower, x0)
+    if x is not None:                       # least squares is realizable: keep its β̂
+        return _result(model, stats, kinds, eps, x, x0,
+                       {"optimizer": None, "least_squares_consistent": False,
+                        "least_squares_realizable": True})
+    x, solver, status = identification_convex.fit(nb, stats, x0, lower, Vn, D, prior_weight)
+    x[p:] = np.maximum(x[p:], lower[p:])                # the solver's tolerance
+    x[:p] = strictly_inside(x[:p].reshape(nb, 10)).ravel()
+    return _result(model, stats, kinds, eps, x, x0,
+                   {"optimizer": None, "solver": solver, "status": status,
+                    "least_squares_consistent": False, "least_squares_realizable": False})
+
+
+def _log_cholesky_fit(model, stats, kinds, eps, lsq, x_ls, x0, lower, null_space,
+                      prior_weight, method, max_iter):
+    """:func:`consistent`'s log-Cholesky formulation: a bounded nonlinear least squares."""
+    from scipy.optimize import least_squares as solve
+
+    nb, p = model.nbodies, 10 * model.nbodies
+    R, c = stats.R, stats.c
     theta0 = x0[:p].reshape(nb, 10)
     if not is_physically_consistent(theta0)[0]:
         theta0 = nearest_consistent(theta0)
     phi0 = log_cholesky_from_theta(theta0).ravel()
     z0 = np.r_[log_cholesky_from_theta(nearest_consistent(lsq.theta, START_LIFT)).ravel(),
                np.maximum(x_ls[p:], lower[p:])]
-    null = Vt[r:] / D                                   # V_nᵀ D⁻¹
+    null = null_space[0] / null_space[1]                # V_nᵀ D⁻¹
     sn = 1.0 / np.sqrt(stats.rows)
     sw, se = np.sqrt(prior_weight) * sn, np.sqrt(REGULARIZATION)
     # the null-space prior is scaled like the data rows (D⁻¹: column norms of Y, times 1/√n)

@@ -10,7 +10,8 @@ from . import inertia as _inertia
 from .data import Data, Frozen
 from .joints import KINDS, NQ, NV, ROOT_ONLY
 from .joints.axis_joint import random_in_limits
-from .model_tables import check_tree, excerpt, gravity_vector, link_frames_mapping, read_only
+from .model_tables import (check_tree, excerpt, gravity_vector, link_frames_mapping,
+                           read_only, tree_indices)
 from .model_tables import link_table  # noqa: F401  (the node's wrenches import it from here)
 from .layout import (P_AXIS, P_COLS, P_GRAVITY, P_IQ, P_IV, P_PARENT, P_PLACEMENT, P_THETA,
                      P_TYPE, P_VEND)
@@ -117,22 +118,7 @@ class Model(Frozen):
         nb = len(parent)
         check_tree(parent, joint_type)
         nq_body, nv_body = NQ[joint_type], NV[joint_type]
-        idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
-        idx_v = np.concatenate([[0], np.cumsum(nv_body)[:-1]]).astype(np.int64)
-
-        # subtree_end[i]: bodies i..subtree_end[i]-1 form the subtree rooted at i (DFS order)
-        subtree_end = np.arange(1, nb + 1)
-        for i in range(nb - 1, -1, -1):
-            if parent[i] >= 0:
-                subtree_end[parent[i]] = max(subtree_end[parent[i]], subtree_end[i])
-        # dof_parent[k]: the degree of freedom supporting dof k (-1 at a root); inside a free
-        # flyer each dof hangs from the previous one
-        dof_parent = np.empty(int(nv_body.sum()), np.int64)
-        for i in range(nb):
-            p, first, n = parent[i], idx_v[i], nv_body[i]
-            dof_parent[first] = -1 if p < 0 else idx_v[p] + nv_body[p] - 1
-            dof_parent[first + 1:first + n] = np.arange(first, first + n - 1)
-
+        idx_q, idx_v, subtree_end, dof_parent = tree_indices(parent, nq_body, nv_body)
         inertia = np.asarray(inertia, np.float64).reshape(nb, 10)
         packed = np.zeros((nb + 1, P_COLS))
         packed[:nb, P_PARENT] = parent

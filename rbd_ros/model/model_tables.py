@@ -44,6 +44,29 @@ def check_tree(parent, joint_type):
         raise ValueError(f"a {' or '.join(names)} joint can only be the root")
 
 
+def tree_indices(parent, nq_body, nv_body):
+    """
+    Return (idx_q, idx_v, subtree_end, dof_parent) of a tree in depth-first order.
+
+    idx_q, idx_v: each body's first configuration and velocity index; subtree_end[i]:
+    bodies i..subtree_end[i]-1 form the subtree rooted at i; dof_parent[k]: the degree of
+    freedom supporting dof k (-1 at a root), inside a free flyer the previous one.
+    """
+    nb = len(parent)
+    idx_q = np.concatenate([[0], np.cumsum(nq_body)[:-1]]).astype(np.int64)
+    idx_v = np.concatenate([[0], np.cumsum(nv_body)[:-1]]).astype(np.int64)
+    subtree_end = np.arange(1, nb + 1)
+    for i in range(nb - 1, -1, -1):
+        if parent[i] >= 0:
+            subtree_end[parent[i]] = max(subtree_end[parent[i]], subtree_end[i])
+    dof_parent = np.empty(int(nv_body.sum()), np.int64)
+    for i in range(nb):
+        p, first, n = parent[i], idx_v[i], nv_body[i]
+        dof_parent[first] = -1 if p < 0 else idx_v[p] + nv_body[p] - 1
+        dof_parent[first + 1:first + n] = np.arange(first, first + n - 1)
+    return idx_q, idx_v, subtree_end, dof_parent
+
+
 def link_frames_mapping(body_names, frames):
     """
     Return the read-only ``link_frames`` mapping: link -> (body, R, p).

@@ -52,6 +52,17 @@ def parser():
             "dynamics node's own rule, with its parameters (--max-joint-age, "
             "--unknown-velocity, --acceleration zero for a node without "
             "acceleration_topic).", 90))
+    _input_arguments(p)
+    _rule_arguments(p)
+    _writing_arguments(p)
+    _identification_arguments(p)
+    observing.add_arguments(p)
+    fleet_options.add_arguments(p)
+    return p
+
+
+def _input_arguments(p):
+    """Add the bag, its topics and the model: what is read."""
     p.add_argument("bag", nargs="+", help="input rosbag2 (directory, .mcap or .db3); "
                    "several bags, directories searched for bags, @LIST files: a fleet run")
     p.add_argument("-o", "--output", help="output bag directory, must not exist (default: "
@@ -65,6 +76,10 @@ def parser():
                    help="free-flyer root; base state from --odom-topic")
     p.add_argument("--odom-topic", default="/odom", help="nav_msgs/Odometry of the base")
     p.add_argument("--mimic", choices=("coupled", "independent", "error"), default="coupled")
+
+
+def _rule_arguments(p):
+    """Add the outputs, the acceleration and the node's rule: what, and for which messages."""
     p.add_argument("--outputs", default=",".join(table.DEFAULTS),
                    help=f"comma-separated, of {','.join(table.NAMES + observing.NAMES)}")
     p.add_argument("--all", action="store_true", help="every output")
@@ -83,6 +98,10 @@ def parser():
                    default=table.UNKNOWN_VELOCITY[0],
                    help="the node's unknown_velocity: a NaN, inf or absent velocity skips "
                    "the message (skip) or counts as 0 (zero); default %(default)s")
+
+
+def _writing_arguments(p):
+    """Add the output bag, the report and the live run: where and how the results go."""
     p.add_argument("--node-name", default="rbd_dynamics", help="output topics: /NAME/...")
     p.add_argument("--batch-size", type=int, default=4096)
     p.add_argument("--report-dir", help="report.txt, report.json, plots; must not exist "
@@ -93,6 +112,10 @@ def parser():
                    help="play the bag into a dynamics_node over ROS 2 and record its outputs "
                    "(the node's log: REPORT_DIR/node.log)")
     p.add_argument("--rate", type=float, default=1.0, help="--live: playback speed factor")
+
+
+def _identification_arguments(p):
+    """Add the identification of the inertial parameters and of the payload."""
     p.add_argument("--identify", nargs="?", const="consistent", default=None,
                    choices=tuple(identification.METHODS),
                    help="identify the inertial parameters from the bag (default method: "
@@ -107,9 +130,6 @@ def parser():
     p.add_argument("--max-relative-std", type=_percent, default=10.0, metavar="PERCENT",
                    help="--identify: a value whose standard deviation is above this "
                    "percentage of it is reported as not identified (default %(default)s)")
-    observing.add_arguments(p)
-    fleet_options.add_arguments(p)
-    return p
 
 
 def _percent(text):

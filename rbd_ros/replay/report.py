@@ -115,6 +115,23 @@ def text(rep):
              f"messages {rep['messages']}, answered {rep['answered']}, skipped "
              f"{rep['skipped_total']}"
              + "".join(f"; {k}: {v}" for k, v in rep["skipped"].items())]
+    lines += _input_lines(rep) + _joint_lines(rep) + _timing_lines(rep) + _live_lines(rep)
+    ident = rep.get("identification")
+    if ident:
+        from .identify import text as identification_text
+        lines += identification_text(ident)
+    if rep.get("payload"):
+        from .payload import text as payload_text
+        lines += payload_text(rep["payload"])
+    if rep.get("collisions"):
+        from .observing import text as collisions_text
+        lines += collisions_text(rep["collisions"])
+    return "\n".join(lines)
+
+
+def _input_lines(rep):
+    """Return the lines on the inputs: refusals, the rule, what was missing or ignored."""
+    lines = []
     refused = rep.get("first_refused")
     if refused:
         lines.append(f"refused: {rep['skipped'].get('refused', 0)} messages whose dynamics are "
@@ -143,35 +160,33 @@ def text(rep):
                      f"{acc['order']}, times: {acc['time']}")
     else:
         lines.append(f"acceleration: {acc['method']}")
+    return lines
+
+
+def _joint_lines(rep):
+    """Return the per-joint error table."""
     width = max([len(j["name"]) for j in rep["joints"]] + [5])
-    lines.append(f"{'joint':<{width}} {'n':>7} {'rms err':>10} {'max err':>10} {'corr':>7} "
-                 f"{'rms meas':>10}")
+    lines = [f"{'joint':<{width}} {'n':>7} {'rms err':>10} {'max err':>10} {'corr':>7} "
+             f"{'rms meas':>10}"]
     for j in rep["joints"]:
         lines.append(f"{j['name']:<{width}} {j['n']:>7} {_f(j['rms'], '10.4g')} "
                      f"{_f(j['max'], '10.4g')} {_f(j['corr'], '7.4f')} "
                      f"{_f(j['rms_meas'], '10.4g')}")
-    lines += _timing_lines(rep)
+    return lines
+
+
+def _live_lines(rep):
+    """Return the line comparing the live node's answers with the offline ones (or none)."""
     live = rep.get("live")
-    if live:
-        lines.append(f"live: node answered {live['answered']} of {live['expected']} expected "
-                     f"messages, {live['unanswered']} not answered, {live['unexpected']} "
-                     f"unexpected answers; max difference to offline {live['max_diff']:.3g} "
-                     f"(tolerance {live['tolerance']:g}): "
-                     f"{'AGREE' if live['agree'] else 'DISAGREE'} "
-                     f"({live['disagreeing']} disagreeing, {live['resent']} resent"
-                     + (f", {live['non_finite']} with NaN/inf not written"
-                        if live.get("non_finite") else "") + ")")
-    ident = rep.get("identification")
-    if ident:
-        from .identify import text as identification_text
-        lines += identification_text(ident)
-    if rep.get("payload"):
-        from .payload import text as payload_text
-        lines += payload_text(rep["payload"])
-    if rep.get("collisions"):
-        from .observing import text as collisions_text
-        lines += collisions_text(rep["collisions"])
-    return "\n".join(lines)
+    if not live:
+        return []
+    not_written = (f", {live['non_finite']} with NaN/inf not written"
+                   if live.get("non_finite") else "")
+    return [f"live: node answered {live['answered']} of {live['expected']} expected "
+            f"messages, {live['unanswered']} not answered, {live['unexpected']} "
+            f"unexpected answers; max difference to offline {live['max_diff']:.3g} "
+            f"(tolerance {live['tolerance']:g}): {'AGREE' if live['agree'] else 'DISAGREE'} "
+            f"({live['disagreeing']} disagreeing, {live['resent']} resent{not_written})"]
 
 
 def _segment_lines(rep):
