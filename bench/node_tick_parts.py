@@ -174,7 +174,9 @@ def measure(args, node, callback, chunks, best):
     message lists; ``node``: the dynamics node (each message must publish) or None.
     """
     totals = {}
-    originals = [(owner, attribute, getattr(owner, attribute)) for _, owner, attribute in parts()]
+    timed_parts = parts()
+    originals = [(owner, attribute, getattr(owner, attribute))
+                 for _, owner, attribute in timed_parts]
     runs = (("hot", 0.0, True), ("paced", 1.0 / args.rate, True),
             ("paced, untimed", 1.0 / args.rate, False))
     run(callback, next(chunks), 0.0)                      # warm up: first uses, caches
@@ -183,7 +185,7 @@ def measure(args, node, callback, chunks, best):
         before = node.stats() if node is not None else None
         totals.clear()
         if timers and node is not None:
-            for (label, _, _), (owner, attribute, function) in zip(parts(), originals):
+            for (label, _, _), (owner, attribute, function) in zip(timed_parts, originals):
                 setattr(owner, attribute, timed(totals, label, function))
         try:
             busy = run(callback, raws, period) / len(raws) * 1e6
@@ -232,11 +234,13 @@ def print_table(best, outputs, floor=None):
           "node / floor ratio uses it)")
 
 
-def session(context, kind, args, text, outputs):
+def session(context, kind, args, text, outputs, observed):
     """
     Return (rclpy node, its joint_states callback): the dynamics node, or the floor's relay.
 
-    ``kind``: "node" or "floor" (``node_floor.Floor``, as ``bench_node --floor`` runs it).
+    ``kind``: "node" or "floor" (``node_floor.Floor``, as ``bench_node --floor`` runs it);
+    ``outputs``: the dynamics outputs on; ``observed``: those and the observer's, the
+    floor's to relay.
     """
     if kind == "node":
         node = make_node(context, text, outputs, args.observer)
@@ -248,8 +252,7 @@ def session(context, kind, args, text, outputs):
     from oracle import ROBOTS
     model = rbd_ros.load_model(ROBOTS[args.robot][0], floating_base=False, mimic="independent")
     node = Node(NODE_NAME, context=context)
-    relayed = outputs + (["external_torques", "contact_wrench"] if args.observer else [])
-    floor = Floor(node, model, relayed, args.observer or "contact")
+    floor = Floor(node, model, observed, args.observer or "contact")
     return node, floor.on_joint_states
 
 
@@ -284,7 +287,7 @@ def main(argv=None):
         receiver.stdout.readline()        # the receiver has subscribed: matching can begin
         for _ in range(args.rounds):
             for kind in kinds:
-                node, callback = session(context, kind, args, text, outputs)
+                node, callback = session(context, kind, args, text, outputs, observed)
                 try:
                     topics = {f"/{node.get_name()}/{k}" for k in observed}
                     publishers = [p for p in node.publishers if p.topic_name in topics]

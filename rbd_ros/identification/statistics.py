@@ -328,7 +328,8 @@ def _log_cholesky_fit(model, stats, kinds, eps, lsq, x_ls, x0, lower, null_space
     phi0 = log_cholesky_from_theta(theta0).ravel()
     z0 = np.r_[log_cholesky_from_theta(nearest_consistent(lsq.theta, START_LIFT)).ravel(),
                np.maximum(x_ls[p:], lower[p:])]
-    null = null_space[0] / null_space[1]                # V_nᵀ D⁻¹
+    Vn, D = null_space
+    null = Vn / D                                       # V_nᵀ D⁻¹
     sn = 1.0 / np.sqrt(stats.rows)
     sw, se = np.sqrt(prior_weight) * sn, np.sqrt(REGULARIZATION)
     # the null-space prior is scaled like the data rows (D⁻¹: column norms of Y, times 1/√n)

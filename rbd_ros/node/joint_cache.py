@@ -18,6 +18,8 @@ from .. import outputs
 from ..description.mimic_coupling import MIMIC_TOLERANCE
 from .reporting import names_excerpt
 
+_EVERY_JOINT = slice(None)      # the indices of a message that lists every joint in model order
+
 
 class JointCache:
     """
@@ -151,9 +153,6 @@ class JointCache:
     def older_than(self, max_age, now):
         """Names of the joints not updated for more than ``max_age`` seconds."""
         return [self.joint_names[i] for i in np.flatnonzero(now - self.received > max_age)]
-
-
-_EVERY_JOINT = slice(None)      # the indices of a message that lists every joint in model order
 
 
 def _is_double_buffer(values):
