@@ -52,6 +52,23 @@ def checked(function, out, shapes, inputs):
     return arrays
 
 
+def refused(function, out, shapes, inputs):
+    """
+    Return the ValueError for an ``out=`` a kernel would not write into (``OUTPUT_REFUSED``).
+
+    A kernel that tests its outputs (an entry's ``checks_outputs``) refuses what
+    :func:`checked` does: a wrong shape, not C-contiguous, memory shared with an input or
+    another output; this words it.
+    """
+    try:
+        checked(function, out, shapes, inputs)
+    except ValueError as error:
+        return error
+    # the kernel and checked disagree: still a refusal, never a result from a refused array
+    return ValueError(f"{function}: out does not fit what the kernel writes (shapes {shapes}, "
+                      "C-contiguous, no memory shared with the inputs or another output)")
+
+
 def _fit(arrays, shapes, inputs):
     """
     Whether ``arrays`` pass every test of :func:`checked`, tested fast; False: look closer.

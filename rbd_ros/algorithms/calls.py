@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _checks, _output_arrays
 from ..model.data import Data as _Data
+from .common import OUTPUT_REFUSED
 from .entries import DECLARED, first_entry
 from .aba import aba_kernel
 from .aba_derivatives import aba_derivatives_kernel
@@ -41,6 +42,7 @@ _ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
 _OWNED_TARGET = _output_arrays.OWNED_TARGET
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
+_refused_output = _output_arrays.refused
 
 
 __all__ = ['rnea', 'nonlinear_effects', 'gravity_torques', 'crba', 'minv', 'minv_cholesky', 'aba',
@@ -57,18 +59,15 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
     nv = model.nv
     if out is None:
         tau = _empty(nv)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None and a is not out
-          and a.__class__ is _ndarray and a.base is None
-          and (fext is None
-               or fext is not out and fext.__class__ is _ndarray and fext.base is None)):
+    elif out.__class__ is _ndarray:
         tau = out
     else:
         tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
-    special = model._specialized.rnea      # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None and fext is None:
+    # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
+    # the two reads of the slot cost more than the test)
+    if data is None and fext is None and (special := model._specialized.rnea) is not None:
+        if out is not None:
+            tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
         try:
             status = special(q, v, a, tau)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -80,6 +79,8 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
         return tau
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
         return coupling.rnea(model, q, v, a, fext, data, tau)
     if data is None:
         data = model.data
@@ -90,10 +91,14 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
     try:
         status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
         q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a'),
                          _checks.matrix(fext, 'fext'))
         status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
         raise _checks.input_error('rnea', status, model, ('q', 'v', 'a', 'fext'), (q, v, a, fext))
     return tau
 
@@ -103,15 +108,15 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
     nv = model.nv
     if out is None:
         tau = _empty(nv)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None):
+    elif out.__class__ is _ndarray:
         tau = out
     else:
         tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
-    special = model._specialized.nonlinear_effects      # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None:
+    # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
+    # the two reads of the slot cost more than the test)
+    if data is None and (special := model._specialized.nonlinear_effects) is not None:
+        if out is not None:
+            tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
         try:
             status = special(q, v, tau)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -122,6 +127,8 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
         return tau
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
         return coupling.rnea(model, q, v, model.data.zeros_v, None, data, tau)
     if data is None:
         data = model.data
@@ -130,14 +137,15 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
     try:
         status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
         raise _checks.input_error('nonlinear_effects', status, model, ('q', 'v'), (q, v))
     return tau
-
-
-_gravity_torques_entry = first_entry(gravity_kernel, globals(), '_gravity_torques_entry')
 
 
 def gravity_torques(model, q, *, data=None, out=None):
@@ -145,14 +153,15 @@ def gravity_torques(model, q, *, data=None, out=None):
     nv = model.nv
     if out is None:
         tau = _empty(nv)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray:
         tau = out
     else:
         tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
-    special = model._specialized.gravity_torques      # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None:
+    # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
+    # the two reads of the slot cost more than the test)
+    if data is None and (special := model._specialized.gravity_torques) is not None:
+        if out is not None:
+            tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
         try:
             status = special(q, tau)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -163,26 +172,25 @@ def gravity_torques(model, q, *, data=None, out=None):
         return tau
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
         return coupling.rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data, tau)
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
-        if typed:
-            status = _gravity_torques_entry(model.packed, data.body, q, tau)
-        else:
-            status = gravity_kernel(model.packed, data.body, q, tau)
+        status = gravity_kernel(model.packed, data.body, q, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
         q = _checks.vector(q, 'q')
         status = gravity_kernel(model.packed, data.body, q, tau)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('gravity_torques', out, ((nv,),), {'q': q})
         raise _checks.input_error('gravity_torques', status, model, ('q',), (q,))
     return tau
-
-
-_crba_entry = first_entry(crba_kernel, globals(), '_crba_entry')
 
 
 def crba(model, q, *, data=None, out=None):
@@ -190,14 +198,15 @@ def crba(model, q, *, data=None, out=None):
     nv = model.nv
     if out is None:
         M = _empty((nv, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray:
         M = out
     else:
         M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
-    special = model._specialized.crba      # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None:
+    # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
+    # the two reads of the slot cost more than the test)
+    if data is None and (special := model._specialized.crba) is not None:
+        if out is not None:
+            M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
         try:
             status = special(q, M)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -208,26 +217,25 @@ def crba(model, q, *, data=None, out=None):
         return M
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
         return coupling.crba(model, q, data, M)
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
-        if typed:
-            status = _crba_entry(model.packed, data.body, q, M)
-        else:
-            status = crba_kernel(model.packed, data.body, q, M)
+        status = crba_kernel(model.packed, data.body, q, M)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = crba_kernel(model.packed, data.body, q, M)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('crba', out, ((nv, nv),), {'q': q})
         raise _checks.input_error('crba', status, model, ('q',), (q,))
     return M
-
-
-_minv_entry = first_entry(minv_kernel, globals(), '_minv_entry')
 
 
 def minv(model, q, *, data=None, out=None):
@@ -235,14 +243,15 @@ def minv(model, q, *, data=None, out=None):
     nv = model.nv
     if out is None:
         Minv = _empty((nv, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray:
         Minv = out
     else:
         Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
-    special = model._specialized.minv      # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None:
+    # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
+    # the two reads of the slot cost more than the test)
+    if data is None and (special := model._specialized.minv) is not None:
+        if out is not None:
+            Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
         try:
             status = special(q, Minv)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -253,21 +262,23 @@ def minv(model, q, *, data=None, out=None):
         return Minv
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
         return coupling.minv(model, q, data, Minv)
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
-        if typed:
-            status = _minv_entry(model.packed, data.body, data.force_sets, q, Minv)
-        else:
-            status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
+        status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('minv', out, ((nv, nv),), {'q': q})
         raise _checks.input_error('minv', status, model, ('q',), (q,))
     return Minv
 
@@ -315,18 +326,15 @@ def aba(model, q, v, tau, fext=None, *, data=None, out=None):
     nv = model.nv
     if out is None:
         qdd = _empty(nv)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None and tau is not out
-          and tau.__class__ is _ndarray and tau.base is None
-          and (fext is None
-               or fext is not out and fext.__class__ is _ndarray and fext.base is None)):
+    elif out.__class__ is _ndarray:
         qdd = out
     else:
         qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
+                                   fext})
         return coupling.aba(model, q, v, tau, fext, data, qdd)
     if data is None:
         data = model.data
@@ -337,17 +345,18 @@ def aba(model, q, v, tau, fext=None, *, data=None, out=None):
     try:
         status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
+                                   fext})
         q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
                            'tau'), _checks.matrix(fext, 'fext'))
         status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
         raise _checks.input_error('aba', status, model, ('q', 'v', 'tau', 'fext'), (q, v, tau,
                                   fext))
     return qdd
-
-
-_rnea_derivatives_entry = first_entry(rnea_derivatives_kernel, globals(),
-                                      '_rnea_derivatives_entry')
 
 
 def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
@@ -358,56 +367,41 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
         dv = _empty((nv, nv))
         M = _empty((nv, nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.shape == (nv, nv)
-          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
-          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET and (M := out[2]).__class__ is _ndarray
-          and M.dtype is _f8 and M.shape == (nv, nv)
-          and M.flags.num & _OWNED_TARGET == _OWNED_TARGET and dq is not dv and dq is not M
-          and dv is not M and q.__class__ is _ndarray and q.base is None and q is not dq
-          and q is not dv and q is not M and v.__class__ is _ndarray and v.base is None
-          and v is not dq and v is not dv and v is not M and a.__class__ is _ndarray
-          and a.base is None and a is not dq and a is not dv and a is not M
-          and (fext is None
-               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
-               and fext is not dv and fext is not M)):
+          and (dv := out[1]).__class__ is _ndarray and (M := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
         dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
                                     q, 'v': v, 'a': a, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
+                                        {'q': q, 'v': v, 'a': a, 'fext': fext})
         return coupling.rnea_derivatives(model, q, v, a, fext, data, (dq, dv, M))
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    fext_default = fext is None
-    if fext_default:
+    if fext is None:
         fext = data.no_fext
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and v.dtype is _f8 and v.strides == _VECTOR
-                 and a.dtype is _f8 and a.strides == _VECTOR
-                 and (fext_default or fext.dtype is _f8 and fext.strides == _ROWS6))
-        if typed:
-            status = _rnea_derivatives_entry(model.packed, data.body, data.dof, data.body_matrix,
-                                             q, v, a, fext, dq, dv, M)
-        else:
-            status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                             q, v, a, fext, dq, dv, M)
+        status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v,
+                                         a, fext, dq, dv, M)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
+                                        {'q': q, 'v': v, 'a': a, 'fext': fext})
         q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a'),
                          _checks.matrix(fext, 'fext'))
         status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v,
                                          a, fext, dq, dv, M)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
+                                  q, 'v': v, 'a': a, 'fext': fext})
         raise _checks.input_error('rnea_derivatives', status, model, ('q', 'v', 'a', 'fext'), (q,
                                   v, a, fext))
     return dq, dv, M
-
-
-_aba_derivatives_entry = first_entry(aba_derivatives_kernel, globals(), '_aba_derivatives_entry')
 
 
 def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
@@ -418,54 +412,40 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
         dv = _empty((nv, nv))
         Minv = _empty((nv, nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.shape == (nv, nv)
-          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
-          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (Minv := out[2]).__class__ is _ndarray and Minv.dtype is _f8
-          and Minv.shape == (nv, nv) and Minv.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and dq is not dv and dq is not Minv and dv is not Minv and q.__class__ is _ndarray
-          and q.base is None and q is not dq and q is not dv and q is not Minv
-          and v.__class__ is _ndarray and v.base is None and v is not dq and v is not dv
-          and v is not Minv and tau.__class__ is _ndarray and tau.base is None and tau is not dq
-          and tau is not dv and tau is not Minv
-          and (fext is None
-               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
-               and fext is not dv and fext is not Minv)):
+          and (dv := out[1]).__class__ is _ndarray and (Minv := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
         dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
                                        {'q': q, 'v': v, 'tau': tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
+                                           {'q': q, 'v': v, 'tau': tau, 'fext': fext})
         return coupling.aba_derivatives(model, q, v, tau, fext, data, (dq, dv, Minv))
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    fext_default = fext is None
-    if fext_default:
+    if fext is None:
         fext = data.no_fext
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and v.dtype is _f8 and v.strides == _VECTOR
-                 and tau.dtype is _f8 and tau.strides == _VECTOR
-                 and (fext_default or fext.dtype is _f8 and fext.strides == _ROWS6))
-        if typed:
-            status = _aba_derivatives_entry(model.packed, data.body, data.dof, data.body_matrix,
-                                            data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
-                                            Minv)
-        else:
-            status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                            data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
-                                            Minv)
+        status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
+                                        data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
+                                        Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
+                                           {'q': q, 'v': v, 'tau': tau, 'fext': fext})
         q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
                            'tau'), _checks.matrix(fext, 'fext'))
         status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
                                         data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
                                         Minv)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q': q,
+                                  'v': v, 'tau': tau, 'fext': fext})
         raise _checks.input_error('aba_derivatives', status, model, ('q', 'v', 'tau', 'fext'), (q,
                                   v, tau, fext))
     return dq, dv, Minv
@@ -612,39 +592,34 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
     return Y
 
 
-_coriolis_matrix_entry = first_entry(coriolis_kernel, globals(), '_coriolis_matrix_entry')
-
-
 def coriolis_matrix(model, q, v, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in coriolis.py)."""
     nv = model.nv
     if out is None:
         C = _empty((nv, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None):
+    elif out.__class__ is _ndarray:
         C = out
     else:
         C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
         return coupling.coriolis_matrix(model, q, v, data, C)
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
-        if typed:
-            status = _coriolis_matrix_entry(model.packed, data.body, data.dof, data.body_matrix, q,
-                                            v, C)
-        else:
-            status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
+        status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
         raise _checks.input_error('coriolis_matrix', status, model, ('q', 'v'), (q, v))
     return C
 
@@ -661,9 +636,7 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
         body, placement, table, frame = frame_in(model, link, reference)
     if out is None:
         J = _empty((6, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         J = out
     else:
         J, = _checked_output('frame_jacobian', out, ((6, nv),), {'q': q})
@@ -680,10 +653,14 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
             status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, body,
                                            placement, frame, J)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            J, = _checked_output('frame_jacobian', out, ((6, nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, body,
                                        placement, frame, J)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('frame_jacobian', out, ((6, nv),), {'q': q})
         raise _checks.input_error('frame_jacobian', status, model, ('q',), (q,))
     return J
 
@@ -859,9 +836,7 @@ def frame_placement(model, q, link, *, data=None, out=None):
         body, placement, table = frame_of_link(model, link)
     if out is None:
         out = _empty((4, 4))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (4, 4)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         pass
     else:
         out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
@@ -878,10 +853,14 @@ def frame_placement(model, q, link, *, data=None, out=None):
             status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, body,
                                             placement, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
         q = _checks.vector(q, 'q')
         status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, body,
                                         placement, out)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('frame_placement', out, ((4, 4),), {'q': q})
         raise _checks.input_error('frame_placement', status, model, ('q',), (q,))
     return out
 
@@ -899,10 +878,7 @@ def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=
         body, placement, table, frame = frame_in(model, link, reference)
     if out is None:
         dJ = _empty((6, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         dJ = out
     else:
         dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v': v})
@@ -921,11 +897,17 @@ def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=
                                                           data.full_q, data.full_v, q, v, body,
                                                           placement, frame, dJ)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v':
+                                  v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = frame_jacobian_time_variation_kernel(model.packed, table, data.body, data.full_q,
                                                       data.full_v, q, v, body, placement, frame,
                                                       dJ)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v':
+                                  v})
         raise _checks.input_error('frame_jacobian_time_variation', status, model, ('q', 'v'), (q,
                                   v))
     return dJ
@@ -943,10 +925,7 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
         body, placement, table, frame = frame_in(model, link, reference)
     if out is None:
         bias = _empty(6)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
         bias = out
     else:
         bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
@@ -965,10 +944,14 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
                                                     data.full_v, q, v, body, placement, frame,
                                                     bias)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = frame_acceleration_bias_kernel(model.packed, table, data.body, data.full_q,
                                                 data.full_v, q, v, body, placement, frame, bias)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
         raise _checks.input_error('frame_acceleration_bias', status, model, ('q', 'v'), (q, v))
     return bias
 
@@ -1080,11 +1063,8 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     velocity = v is not None
     if out is None:
         out = _empty(6 if v is not None else 3)
-    elif (out.__class__ is _ndarray and out.dtype is _f8
-          and out.shape == ((6 if v is not None else 3,))
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None
-          and (v is None or v is not out and v.__class__ is _ndarray and v.base is None)):
+    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable
+          and out.shape == ((6 if v is not None else 3,))):
         pass
     else:
         out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
@@ -1106,10 +1086,16 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
             status = center_of_mass_kernel(model.packed, table, data.body, data.full_q,
                                            data.full_v, q, v, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
+                                   'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = center_of_mass_kernel(model.packed, table, data.body, data.full_q, data.full_v, q,
                                        v, out)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
+                                  'v': v})
         raise _checks.input_error('center_of_mass', status, model, ('q', 'v'), (q, v))
     return (out[:3], out[3:]) if velocity else out
 
@@ -1124,9 +1110,7 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
     table = model.coupling_table
     if out is None:
         Jc = _empty((3, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (3, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         Jc = out
     else:
         Jc, = _checked_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
@@ -1143,9 +1127,13 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
             status = center_of_mass_jacobian_kernel(model.packed, table, data.body, data.full_q, q,
                                                     Jc)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            Jc, = _checked_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = center_of_mass_jacobian_kernel(model.packed, table, data.body, data.full_q, q, Jc)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
         raise _checks.input_error('center_of_mass_jacobian', status, model, ('q',), (q,))
     return Jc
 
@@ -1160,9 +1148,7 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
     table = model.coupling_table
     if out is None:
         A = _empty((6, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         A = out
     else:
         A, = _checked_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
@@ -1179,16 +1165,16 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
             status = centroidal_momentum_matrix_kernel(model.packed, table, data.body, data.full_q,
                                                        q, A)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            A, = _checked_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = centroidal_momentum_matrix_kernel(model.packed, table, data.body, data.full_q, q,
                                                    A)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
         raise _checks.input_error('centroidal_momentum_matrix', status, model, ('q',), (q,))
     return A
-
-
-_centroidal_momentum_entry = first_entry(centroidal_momentum_kernel, globals(),
-                                         '_centroidal_momentum_entry')
 
 
 def centroidal_momentum(model, q, v, *, data=None, out=None):
@@ -1196,10 +1182,7 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
     table = model.coupling_table
     if out is None:
         h = _empty(6)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (6,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None):
+    elif out.__class__ is _ndarray:
         h = out
     else:
         h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
@@ -1208,18 +1191,17 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
-        if typed:
-            status = _centroidal_momentum_entry(model.packed, table, data.body, data.full_q,
-                                                data.full_v, q, v, h)
-        else:
-            status = centroidal_momentum_kernel(model.packed, table, data.body, data.full_q,
-                                                data.full_v, q, v, h)
+        status = centroidal_momentum_kernel(model.packed, table, data.body, data.full_q,
+                                            data.full_v, q, v, h)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = centroidal_momentum_kernel(model.packed, table, data.body, data.full_q,
                                             data.full_v, q, v, h)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
         raise _checks.input_error('centroidal_momentum', status, model, ('q', 'v'), (q, v))
     return h
 

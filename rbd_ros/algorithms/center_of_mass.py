@@ -15,13 +15,14 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.se3 import cross3, rot3, se3_load, se3_store, store6
 from ..model.spatial import load6
-from .common import (NO_MASS, matrix_status, placement_step, store_motion, vector_status,
-                     velocity_step)
+from .common import (NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, matrix_status, placement_step,
+                     store_motion, vector_fits, vector_status, velocity_step)
 from .entries import declare
 from .frame_jacobian import add_column, world_origin
 from .frame_jacobian_time_variation import tree_motion
 from .frame_placement import tree_configuration
 from .joints import joint_nv, subspace_column
+from .mimic import caller_nv
 
 
 @helper
@@ -48,6 +49,8 @@ def center_of_mass_kernel(packed, table, ws, qf, VF, q, v, out):
     Without ċ the velocities are not computed (nor is v read): c alone is a placements pass.
     """
     velocity = out.shape[0] == 6
+    if not ((vector_fits(out, 3) or vector_fits(out, 6)) and apart(out, q) and apart(out, v)):
+        return OUTPUT_REFUSED
     if velocity:
         status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
     else:
@@ -105,6 +108,8 @@ def subtree_first_moments(packed, ws, q):
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_2d))
 def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
     """Jc (3 × nv) at q: column j the subtree's linear momentum under S_j, over the mass."""
+    if not (matrix_fits(Jc, 3, caller_nv(packed, table)) and apart(Jc, q)):
+        return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
     if status:
         return status

@@ -19,13 +19,14 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load10
 from ..model.se3 import cross3, se3_load, se3_store, store6, store10
-from .common import (NO_MASS, matrix_status, placement_step, store_motion, vector_status,
-                     velocity_step)
+from .common import (NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, matrix_status, placement_step,
+                     store_motion, vector_fits, vector_status, velocity_step)
 from .entries import declare
 from .frame_jacobian import add_column
 from .frame_jacobian_time_variation import tree_motion
 from .frame_placement import tree_configuration
 from .joints import joint_nv, subspace_column
+from .mimic import caller_nv
 
 ZERO10 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -96,6 +97,8 @@ def total_momentum(packed, ws, q, v):
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_2d))
 def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
     """Set A (6 × nv) to A_G at q."""
+    if not (matrix_fits(A, 6, caller_nv(packed, table)) and apart(A, q)):
+        return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
     status = status or centroidal_matrix_columns(packed, table, ws, qt, A)
     return status or matrix_status(A)
@@ -104,6 +107,8 @@ def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_1d))
 def centroidal_momentum_kernel(packed, table, ws, qf, VF, q, v, out):
     """Set out (6) to h_G at (q, v): linear momentum, angular momentum about the centre of mass."""
+    if not (vector_fits(out, 6) and apart(out, q) and apart(out, v)):
+        return OUTPUT_REFUSED
     status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
     if status:
         return status

@@ -29,6 +29,11 @@ NOT_FINITE_RESULT = RESULT_POSITION * 4 + NOT_FINITE
 # any argument position (13 * 4 on; ``rbd_ros._checks`` words each)
 (ZERO_DIRECTION, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, CANNOT_MOVE_ALONG,
  NO_MASS) = (13 * 4 + k for k in range(5))
+# the caller's ``out=`` is not of the result's shape, not C-contiguous, or shares memory with
+# an input or another output ("position" 14 stands for the outputs): the call's Python side
+# words it (``rbd_ros._output_arrays.refused``), and tests in Python only what numba's
+# unboxing trusts (type, dtype, number of dimensions, writeable)
+OUTPUT_REFUSED = 14 * 4 + WRONG_SIZE
 
 
 @helper
@@ -50,6 +55,47 @@ def matrix_status(A):
     and columns did not (three 38 × 38 checks: 0.2 µs against 1.0 µs).
     """
     return vector_status(A.reshape(A.size))
+
+
+@helper
+def apart(x, y):
+    """
+    Whether the C-contiguous arrays x and y share no byte: ``np.may_share_memory`` is False.
+
+    Each spans one byte range, so comparing the bounds is exact, as numpy's test is.
+    """
+    if x.size == 0 or y.size == 0:
+        return True
+    x0, y0 = x.ctypes.data, y.ctypes.data
+    return x0 + x.size * x.itemsize <= y0 or y0 + y.size * y.itemsize <= x0
+
+
+@helper
+def vector_fits(x, n):
+    """Whether x has n entries and is C-contiguous (any stride for n < 2, as numpy's flag)."""
+    return x.shape[0] == n and (n < 2 or x.strides[0] == x.itemsize)
+
+
+@helper
+def matrix_fits(x, rows, cols):
+    """Whether x is rows × cols and C-contiguous (numpy's flag: a 1-long axis's stride is free)."""
+    if x.shape[0] != rows or x.shape[1] != cols:
+        return False
+    return rows * cols == 0 or ((rows == 1 or x.strides[0] == cols * x.itemsize)
+                                and (cols == 1 or x.strides[1] == x.itemsize))
+
+
+@helper
+def apart_from_state(x, q, v, u, fext):
+    """Whether x shares no memory with any of a state's (q, v, u, fext)."""
+    return apart(x, q) and apart(x, v) and apart(x, u) and apart(x, fext)
+
+
+@helper
+def square_outputs_fit(A, B, C, n):
+    """Whether A, B and C are n × n, C-contiguous, and share no memory with each other."""
+    return (matrix_fits(A, n, n) and matrix_fits(B, n, n) and matrix_fits(C, n, n)
+            and apart(A, B) and apart(A, C) and apart(B, C))
 
 
 @helper

@@ -25,7 +25,8 @@ from ..model.spatial import (add6, cross_motion, dot6, inertia_act, inertia_appl
                              scale6)
 from ..model.matrix6 import mat6_apply, mat6_apply_transpose
 from ..model.se3 import store6, store10
-from .common import (check_configuration, check_vector, matrix_status, model_sizes,
+from .common import (OUTPUT_REFUSED, apart, check_configuration, check_vector, matrix_fits,
+                     matrix_status, model_sizes,
                      placement_step, store_motion, velocity_step)
 from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_matrix, reduced_sizes
@@ -41,6 +42,8 @@ D_DFDV = D_DA
 def coriolis_kernel(packed, ws, dws, bws, q, v, C):
     """C (nv × nv, all entries written) at (q, v); ws, dws, bws as ``rnea_derivatives``."""
     nb, nq, nv = model_sizes(packed)
+    if not (matrix_fits(C, nv, nv) and apart(C, q) and apart(C, v)):
+        return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
     if status:
         return status

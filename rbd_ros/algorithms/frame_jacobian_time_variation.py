@@ -18,14 +18,14 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
 from ..model.spatial import act_inv_motion, add6, cross_motion, load6, sub6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .common import (check_vector, model_sizes, placement_step, store_motion, supports,
-                     velocity_step)
+from .common import (OUTPUT_REFUSED, apart, check_vector, matrix_fits, model_sizes,
+                     placement_step, store_motion, supports, velocity_step)
 from .entries import declare
 from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, placement_tuple,  # noqa: F401
                              reference_placement)
 from .frame_placement import link_status, tree_configuration
 from .joints import joint_nv, subspace_column
-from .mimic import expand_motion, reduced_sizes
+from .mimic import caller_nv, expand_motion, reduced_sizes
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -105,6 +105,8 @@ def time_variation_columns(packed, table, ws, nqf, body, X, vX, dJ):
 def frame_jacobian_time_variation_kernel(packed, table, ws, qf, VF, q, v, body, placement,
                                          reference, dJ):
     """Set dJ (6 × nv) to J̇ of the frame ``placement`` on ``body`` at (q, v) in ``reference``."""
+    if not (matrix_fits(dJ, 6, caller_nv(packed, table)) and apart(dJ, q) and apart(dJ, v)):
+        return OUTPUT_REFUSED
     status, qt, vt = tree_state(packed, table, qf, VF[0], q, v, body, placement)
     if status:
         return status

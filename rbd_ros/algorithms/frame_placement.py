@@ -10,7 +10,7 @@ floating base. A coupled model (mimic joints): q expanded to the tree first.
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
-from .common import check_configuration, model_sizes
+from .common import OUTPUT_REFUSED, apart, check_configuration, matrix_fits, model_sizes
 from .entries import declare
 from .frame_jacobian import (BAD_FRAME, frame_of_link, placement_tuple,  # noqa: F401
                              store_placements, world_origin)
@@ -56,6 +56,8 @@ def frame_world_placement(packed, ws, q, body, placement):
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, int64, f64_1d, f64_2d))
 def frame_placement_kernel(packed, table, ws, qf, q, body, placement, out):
     """Set out (4 × 4) to ^0M_f of the frame ``placement`` (^bM_f) on ``body`` at q."""
+    if not (matrix_fits(out, 4, 4) and apart(out, q)):
+        return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
     status = status or link_status(packed, body, placement)
     if status:

@@ -28,6 +28,18 @@ arrays only: float64 (``dtype is``) and C-contiguous of the declared number of d
 the dispatcher (TypeError: the call converts it once and calls again), so what is refused,
 and the message, are the dispatcher path's; read-only inputs are read as they are (kernels
 never write their inputs); alignment is not tested.
+
+The caller's ``out=``: where the kernel tests its outputs (an entry's ``checks_outputs``: the
+shape, C-contiguity, and memory shared with an input or another output, by comparing byte
+ranges; status ``OUTPUT_REFUSED`` before it writes anything), the call tests inline only
+what its route trusts: through the dispatcher, that ``out`` is an ndarray (the dispatcher
+refuses another dtype, number of dimensions or layout, and a read-only array: TypeError);
+through the entry point, also its dtype, number of dimensions and that it is writeable.
+A refusal either way is worded by the full test (``_output_arrays.checked``), so the
+messages are the batch calls'. That saves ~0.1-0.25 µs a call (rnea on ur5: the inline
+test of one output and four inputs cost more than the kernel's arithmetic). The routes
+that run other code (the specialized and the coupled ones) test ``out`` in full first.
+The other calls test it inline in full (``_OWNED_INPUT``).
 """
 import importlib
 import os
@@ -54,6 +66,7 @@ import numpy as np
 
 from .. import _checks, _output_arrays
 from ..model.data import Data as _Data
+from .common import OUTPUT_REFUSED
 from .entries import DECLARED, first_entry
 {imports}
 
@@ -65,6 +78,7 @@ _ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
 _OWNED_TARGET = _output_arrays.OWNED_TARGET
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
+_refused_output = _output_arrays.refused
 '''
 
 # Each call's docstring is its declaration's, kept once, next to its kernel.
@@ -80,9 +94,10 @@ _FAST_TEST = {"vector": "{x}.dtype is _f8 and {x}.strides == _VECTOR",
 _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}, {x!r})"}
 
 _SPECIAL = '''\
-    special = model._specialized.{slot}      # rbd_ros.specialize: the model's own kernel
-    if special is not None and data is None{no_fext}:
-        try:
+    # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
+    # the two reads of the slot cost more than the test)
+    if data is None{no_fext} and (special := model._specialized.{slot}) is not None:
+{special_check}        try:
 {special_call}
         except (TypeError, ValueError):         # not float64 C arrays: convert once
 {special_convert}
@@ -95,7 +110,7 @@ _SPECIAL = '''\
 _COUPLED = '''\
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
-{coupled_call}
+{coupled_check}{coupled_call}
 '''
 
 # The results: fresh, or the caller's ``out=`` checked as a batch call's (the kernel writes
@@ -198,6 +213,45 @@ def _prepare_kind(step):
     return step[0] if isinstance(step, tuple) else step
 
 
+def _checked(name, entry, indent, head=None):
+    """
+    Return the line that checks the caller's ``out=`` in full (``_checked_output``).
+
+    ``head``: what calls the test instead, with the same arguments (``_refused_output``).
+    """
+    given = entries.caller_outputs(entry)
+    targets = ", ".join(given) + ("," if len(given) == 1 else "")
+    shapes = "(" + "".join(f"{entries.shape_source(x)}, " for x in given.values()).rstrip() + ")"
+    arguments = [repr(name), "out", shapes,
+                 "{" + ", ".join(f"{x!r}: {x}" for x in entry.inputs) + "}"]
+    return wrapped(head or f"{targets} = _checked_output", arguments, indent) + "\n"
+
+
+def _left_to_kernel(name, entry, given):
+    """
+    Return the inline tests of ``out=`` where the kernel tests the rest (``checks_outputs``).
+
+    Numba's dispatcher refuses an array of another dtype, number of dimensions, layout or a
+    read-only one; the entry point trusts those (it checks the item size only), so a call
+    through it tests them here. A shape that depends on an argument is tested here too (the
+    kernel cannot tell which was asked). The kernel tests shapes, C-contiguity and memory
+    shared with an input or another output.
+    """
+    through_entry = entries.uses_entry_point(name)
+    single = len(given) == 1
+    tests = [] if single else ["out.__class__ is tuple", f"len(out) == {len(given)}"]
+    for j, (target, shape) in enumerate(given.items()):
+        x = "out" if single else target
+        tests.append("out.__class__ is _ndarray" if single
+                     else f"({target} := out[{j}]).__class__ is _ndarray")
+        if through_entry:
+            ndim = 2 if shape.startswith("(") else 1
+            tests += [f"{x}.dtype is _f8", f"{x}.ndim == {ndim}", f"{x}.flags.writeable"]
+        if " if " in shape:
+            tests.append(f"{x}.shape == {_grouped(entries.shape_source(shape))}")
+    return tests
+
+
 def _outputs(name, entry, has_out):
     given = entries.caller_outputs(entry)
     fresh = "".join(f"{x} = _empty({shape})\n" for x, shape in given.items())
@@ -205,7 +259,14 @@ def _outputs(name, entry, has_out):
         return textwrap.indent(fresh, "    ")
     inputs = list(entry.inputs)
     text = "    if out is None:\n" + textwrap.indent(fresh, "        ")
-    if len(given) == 1:
+    if entry.checks_outputs:
+        text += condition("elif", _left_to_kernel(name, entry, given), 4) + "\n"
+        if len(given) > 1:
+            text += "        pass    # the tests bound the targets\n"
+        else:
+            target = next(iter(given))
+            text += f"        {target} = out\n" if target != "out" else "        pass\n"
+    elif len(given) == 1:
         (target, shape), = given.items()
         tests = ["out.__class__ is _ndarray", "out.dtype is _f8",
                  f"out.shape == {_grouped(entries.shape_source(shape))}",
@@ -222,11 +283,7 @@ def _outputs(name, entry, has_out):
     else:
         text += condition("elif", _tuple_tests(entry, given), 4) + "\n"
         text += "        pass    # the tests bound the targets\n"
-    targets = ", ".join(given) + ("," if len(given) == 1 else "")
-    shapes = "(" + "".join(f"{entries.shape_source(x)}, " for x in given.values()).rstrip() + ")"
-    arguments = [repr(name), "out", shapes, "{" + ", ".join(f"{x!r}: {x}" for x in inputs) + "}"]
-    text += "    else:\n" + wrapped(f"{targets} = _checked_output", arguments, 8) + "\n"
-    return text
+    return text + "    else:\n" + _checked(name, entry, 8)
 
 
 def _tuple_tests(entry, given):
@@ -271,6 +328,19 @@ def _converted(names, inputs, indent):
     return line if len(line) <= WIDTH else wrapped(f"{', '.join(names)} = ", values, indent)
 
 
+def _late_check(name, entry, indent):
+    """
+    Return the full test of ``out=`` where a route's kernel does not test it, else "".
+
+    A ``checks_outputs`` call leaves part of it to the generic kernel; the specialized and
+    the coupled routes run other code, and the kernel's retry after a TypeError is told
+    first what was wrong with ``out``.
+    """
+    if not entry.checks_outputs:
+        return ""
+    return " " * indent + "if out is not None:\n" + _checked(name, entry, indent + 4)
+
+
 def _special(name, entry):
     slot, arguments = entry.special
     inputs = entry.inputs
@@ -278,6 +348,7 @@ def _special(name, entry):
     call = wrapped("status = special", arguments.split(", "), 12)
     return _SPECIAL.format(
         slot=slot, no_fext=" and fext is None" if "fext" in inputs else "",
+        special_check=_late_check(name, entry, 8),
         special_call=call, special_convert=_converted(plain, inputs, 12),
         special_error=_error(name, inputs, plain + ["model.data.no_fext"] * ("fext" in inputs),
                              12),
@@ -300,7 +371,7 @@ def call_source(name, parameters, module, entry):
     if entry.special:
         body += _special(name, entry)
     if entry.coupled:
-        body += _COUPLED.format(coupled_call=wrapped(
+        body += _COUPLED.format(coupled_check=_late_check(name, entry, 8), coupled_call=wrapped(
             "return coupling." + entry.coupled.split("(", 1)[0],
             entry.coupled.split("(", 1)[1][:-1].split(", "), 8))
     given = entries.caller_outputs(entry)
@@ -332,10 +403,13 @@ def call_source(name, parameters, module, entry):
             body += f"    if {x} is None:\n        {x} = data.{attribute}\n"
         body += "    try:\n" + wrapped(f"status = {kernel}", arguments, 8) + "\n"
     body += ("    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: "
-             "convert once\n" + _converted(list(inputs), inputs, 8) + "\n"
-             + wrapped(f"status = {kernel}", arguments, 8) + "\n"
-             + "    if status:\n" + _error(name, inputs, list(inputs), 8) + "\n"
-             + _returned(entry.returns, 4) + "\n")
+             "convert once\n" + (_late_check(name, entry, 8) if has_out else "")
+             + _converted(list(inputs), inputs, 8) + "\n"
+             + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n")
+    if entry.checks_outputs and has_out:
+        body += ("        if status == OUTPUT_REFUSED:\n"
+                 + _checked(name, entry, 12, "raise _refused_output"))
+    body += _error(name, inputs, list(inputs), 8) + "\n" + _returned(entry.returns, 4) + "\n"
     return "\n".join(lines) + "\n" + body
 
 

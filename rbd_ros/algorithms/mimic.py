@@ -32,7 +32,7 @@ import math
 
 from .._jit import helper
 from .common import (NOT_FINITE_RESULT, check_configuration, check_forces, check_vector,
-                     mirror_upper)
+                     mirror_upper, model_sizes)
 
 T_SOURCE, T_MULTIPLIER, T_OFFSET = range(3)
 
@@ -41,6 +41,12 @@ T_SOURCE, T_MULTIPLIER, T_OFFSET = range(3)
 def reduced_sizes(table):
     """(nq_r, nv_r) of the coupling table."""
     return int(table[0, 0]), int(table[0, 1])
+
+
+@helper
+def caller_nv(packed, table):
+    """Return the nv of the caller's arrays: the tree's, or the reduced one (a coupling table)."""
+    return model_sizes(packed)[2] if table.shape[0] == 0 else int(table[0, 1])
 
 
 @helper

@@ -16,8 +16,9 @@ from ..model.layout import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI,
 from ..model.spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
                              inertia_apply, load6, load10, sub6)
 from ..model.se3 import cross3, rot3, rot3_t, se3_load, se3_store, store6
-from .common import (begin_state_pass, check_configuration, check_vector, configuration_status,
-                     model_sizes, set_world, vector_status)
+from .common import (OUTPUT_REFUSED, apart, apart_from_state, begin_state_pass,
+                     check_configuration, check_vector, configuration_status, model_sizes,
+                     set_world, vector_fits, vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
 from .entries import declare
 
@@ -68,6 +69,8 @@ def rnea_passes(packed, ws, q, v, a, fext, tau):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
 def rnea_kernel(packed, ws, q, v, a, fext, tau):
+    if not (vector_fits(tau, model_sizes(packed)[2]) and apart_from_state(tau, q, v, a, fext)):
+        return OUTPUT_REFUSED
     status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
     if status:
         return status
@@ -84,6 +87,8 @@ def nonlinear_effects_kernel(packed, ws, q, v, tau):
     writes the torques into it.
     """
     _, nq, nv = model_sizes(packed)
+    if not (vector_fits(tau, nv) and apart(tau, q) and apart(tau, v)):
+        return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
     if status:
         return status
@@ -196,7 +201,9 @@ def gravity_backward_step(packed, ws, tau, i):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d))
 def gravity_kernel(packed, ws, q, tau):
-    nb, _, status = configuration_status(packed, q)
+    nb, nv, status = configuration_status(packed, q)
+    if not (vector_fits(tau, nv) and apart(tau, q)):
+        return OUTPUT_REFUSED
     if status:
         return status
     for k in range(3):                 # line 3: a_0 = -a_g

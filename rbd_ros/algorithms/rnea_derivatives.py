@@ -42,7 +42,8 @@ from ..model.spatial import (add6, add10, cross_force, cross_motion, dot6, inert
                              load10)
 from ..model.matrix6 import mat6_apply, mat6_apply_transpose
 from ..model.se3 import store6, store10
-from .common import (begin_state_pass, body_bias_force, matrix_status, placement_step,
+from .common import (OUTPUT_REFUSED, apart_from_state, begin_state_pass, body_bias_force,
+                     matrix_status, model_sizes, placement_step, square_outputs_fit,
                      store_motion, velocity_step)
 from .joints import UNIT_MOTIONS, ZERO6, joint_motion, joint_nv, subspace_column
 from .entries import declare
@@ -186,6 +187,10 @@ def rnea_derivatives_kernel(packed, ws, dws, bws, q, v, a, fext, dtau_dq, dtau_d
 
     ws, dws, bws: the workspace's ``body``, ``dof`` and ``body_matrix`` arrays.
     """
+    if not (square_outputs_fit(dtau_dq, dtau_dv, M, model_sizes(packed)[2])
+            and apart_from_state(dtau_dq, q, v, a, fext)
+            and apart_from_state(dtau_dv, q, v, a, fext) and apart_from_state(M, q, v, a, fext)):
+        return OUTPUT_REFUSED
     status = begin_state_pass(packed, ws, q, v, a, fext)          # and RNEA lines 2-3
     if status:
         return status
