@@ -1064,7 +1064,7 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     if out is None:
         out = _empty(6 if v is not None else 3)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable
-          and out.shape == ((6 if v is not None else 3,))):
+          and len(out) == (6 if v is not None else 3)):
         pass
     else:
         out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,

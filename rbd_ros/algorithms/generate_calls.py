@@ -247,8 +247,9 @@ def _left_to_kernel(name, entry, given):
         if through_entry:
             ndim = 2 if shape.startswith("(") else 1
             tests += [f"{x}.dtype is _f8", f"{x}.ndim == {ndim}", f"{x}.flags.writeable"]
-        if " if " in shape:
-            tests.append(f"{x}.shape == {_grouped(entries.shape_source(shape))}")
+        if " if " in shape:     # a vector's length is its shape: len() is read without a tuple
+            tests.append(f"{x}.shape == {_grouped(entries.shape_source(shape))}"
+                         if shape.startswith("(") else f"len({x}) == ({shape})")
     return tests
 
 
