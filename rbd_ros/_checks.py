@@ -9,9 +9,9 @@ once and calls again.
 """
 import numpy as np
 
-from .algorithms.common import (CANNOT_MOVE_ALONG, NO_MASS, NOT_FINITE, RESULT_POSITION,
-                                SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, WRONG_SIZE,
-                                ZERO_DIRECTION, ZERO_QUATERNION)
+from .algorithms.common import (CANNOT_MOVE_ALONG, NO_MASS, NOT_FINITE, OUTPUT_REFUSED,
+                                RESULT_POSITION, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL,
+                                WRONG_SIZE, ZERO_DIRECTION, ZERO_QUATERNION)
 from .model import Data
 from .model.joints import KINDS
 
@@ -71,7 +71,8 @@ def input_error(function, status, model, names, values=None):
         return ValueError(f"{function}: the result is not finite: the inputs are too large "
                           f"for float64 or the model is degenerate ({_magnitudes(names, values)})")
     name = names[position - 1] if 0 < position <= len(names) else f"argument {position}"
-    value = None if values is None else np.asarray(values[position - 1])
+    value = (None if values is None or not 0 < position <= len(values)
+             else np.asarray(values[position - 1]))
     if kind == WRONG_SIZE:
         got = "" if value is None else f" {value.shape}"
         return ValueError(f"{function}: {name} has the wrong size{got}; expected "
@@ -93,6 +94,10 @@ def input_error(function, status, model, names, values=None):
 
 # quantities not defined at the inputs given (``algorithms.common``)
 _REFUSALS = {
+    # the public calls word it with the full test of out= (_output_arrays.refused); this is
+    # for a kernel reached another way
+    OUTPUT_REFUSED: ("an output does not fit what the kernel writes: the wrong shape, not "
+                     "C-contiguous, or sharing memory with an input or another output"),
     ZERO_DIRECTION: "direction is the zero vector: it names no direction",
     SINGULAR_OPERATIONAL: (
         "J M⁻¹ Jᵀ of the frame is singular (the joints supporting it have fewer than 6 "

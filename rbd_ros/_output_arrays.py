@@ -56,9 +56,8 @@ def refused(function, out, shapes, inputs):
     """
     Return the ValueError for an ``out=`` a kernel would not write into (``OUTPUT_REFUSED``).
 
-    A kernel that tests its outputs (an entry's ``checks_outputs``) refuses what
-    :func:`checked` does: a wrong shape, not C-contiguous, memory shared with an input or
-    another output; this words it.
+    The kernels of the public calls refuse what :func:`checked` does (a wrong shape, not
+    C-contiguous, memory shared with an input or another output); this words it.
     """
     try:
         checked(function, out, shapes, inputs)

@@ -39,7 +39,6 @@ _ndarray = np.ndarray
 _f8 = np.dtype(np.float64)
 _VECTOR = (8,)              # the strides of a C-contiguous float64 vector
 _ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
-_OWNED_TARGET = _output_arrays.OWNED_TARGET
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
 _refused_output = _output_arrays.refused
@@ -291,14 +290,14 @@ def minv_cholesky(model, q, *, data=None, out=None):
     nv = model.nv
     if out is None:
         Minv = _empty((nv, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         Minv = out
     else:
         Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
         return coupling.minv(model, q, data, Minv, 'minv_cholesky')
     if data is None:
         data = model.data
@@ -313,10 +312,14 @@ def minv_cholesky(model, q, *, data=None, out=None):
             status = minv_cholesky_kernel(model.packed, data.body, q, model.dof_parent,
                                           data.matrix, Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = minv_cholesky_kernel(model.packed, data.body, q, model.dof_parent, data.matrix,
                                       Minv)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('minv_cholesky', out, ((nv, nv),), {'q': q})
         raise _checks.input_error('minv_cholesky', status, model, ('q',), (q,))
     return Minv
 
@@ -459,20 +462,16 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
     nv = model.nv
     if out is None:
         out = _empty((5 * nv + 2, nv))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (5 * nv + 2, nv)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None
-          and (a is None or a is not out and a.__class__ is _ndarray and a.base is None)
-          and tau is not out and tau.__class__ is _ndarray and tau.base is None
-          and (fext is None
-               or fext is not out and fext.__class__ is _ndarray and fext.base is None)):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         pass
     else:
         out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a': a,
                                'tau': tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a':
+                                   a, 'tau': tau, 'fext': fext})
         return coupling.compute_all(model, q, v, a, tau, fext, data, out)
     if data is None:
         data = model.data
@@ -499,12 +498,18 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
                                         data.force_sets, data.all_body, data.all_dof,
                                         data.all_stacked, q, v, a, tau, fext, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a':
+                                   a, 'tau': tau, 'fext': fext})
         q, v, a, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
                               'a'), _checks.vector(tau, 'tau'), _checks.matrix(fext, 'fext'))
         status = compute_all_kernel(model.packed, data.body, data.dof, data.body_matrix,
                                     data.force_sets, data.all_body, data.all_dof, data.all_stacked,
                                     q, v, a, tau, fext, out)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a': a,
+                                  'tau': tau, 'fext': fext})
         raise _checks.input_error('compute_all', status, model, ('q', 'v', 'a', 'tau', 'fext'), (q,
                                   v, a, tau, fext))
     return Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv], out[2 * nv:3 * nv],
@@ -518,24 +523,16 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, o
         tau_id = _empty(nv)
         qdd = _empty(nv)
     elif (out.__class__ is tuple and len(out) == 2 and (tau_id := out[0]).__class__ is _ndarray
-          and tau_id.dtype is _f8 and tau_id.shape == (nv,)
-          and tau_id.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (qdd := out[1]).__class__ is _ndarray and qdd.dtype is _f8 and qdd.shape == (nv,)
-          and qdd.flags.num & _OWNED_TARGET == _OWNED_TARGET and tau_id is not qdd
-          and q.__class__ is _ndarray and q.base is None and q is not tau_id and q is not qdd
-          and v.__class__ is _ndarray and v.base is None and v is not tau_id and v is not qdd
-          and a.__class__ is _ndarray and a.base is None and a is not tau_id and a is not qdd
-          and tau.__class__ is _ndarray and tau.base is None and tau is not tau_id
-          and tau is not qdd
-          and (fext is None
-               or fext.__class__ is _ndarray and fext.base is None and fext is not tau_id
-               and fext is not qdd)):
+          and (qdd := out[1]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
         tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),), {'q':
                                       q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),),
+                                          {'q': q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
         return coupling.inverse_and_forward_dynamics(model, q, v, a, tau, fext, data, tau_id, qdd)
     if data is None:
         data = model.data
@@ -547,11 +544,17 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, o
         status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext, tau_id,
                                             qdd)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),),
+                                          {'q': q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
         q, v, a, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
                               'a'), _checks.vector(tau, 'tau'), _checks.matrix(fext, 'fext'))
         status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext, tau_id,
                                             qdd)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),), {'q': q,
+                                  'v': v, 'a': a, 'tau': tau, 'fext': fext})
         raise _checks.input_error('inverse_and_forward_dynamics', status, model, ('q', 'v', 'a',
                                   'tau', 'fext'), (q, v, a, tau, fext))
     return tau_id, qdd
@@ -563,17 +566,16 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
     nb = model.nbodies
     if out is None:
         Y = _empty((nv, 10 * nb))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nv, 10 * nb)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and v is not out
-          and v.__class__ is _ndarray and v.base is None and a is not out
-          and a.__class__ is _ndarray and a.base is None):
+    elif out.__class__ is _ndarray:
         Y = out
     else:
         Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v, 'a':
                              a})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v,
+                                 'a': a})
         return coupling.joint_torque_regressor(model, q, v, a, data, Y)
     if data is None:
         data = model.data
@@ -583,10 +585,16 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
         status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block, q, v,
                                                a, Y)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v,
+                                 'a': a})
         q, v, a = _checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a')
         status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block, q, v,
                                                a, Y)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v,
+                                  'a': a})
         raise _checks.input_error('joint_torque_regressor', status, model, ('q', 'v', 'a'), (q, v,
                                   a))
     return Y
@@ -665,10 +673,6 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
     return J
 
 
-_rnea_derivatives_fd_entry = first_entry(finite_differences_kernel, globals(),
-                                         '_rnea_derivatives_fd_entry')
-
-
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, data=None,
                         out=None):
     """Run the kernel (the docstring: its declaration's, in finite_differences.py)."""
@@ -680,25 +684,16 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         dv = _empty((nv, nv))
         da = _empty((nv, nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.shape == (nv, nv)
-          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
-          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (da := out[2]).__class__ is _ndarray and da.dtype is _f8 and da.shape == (nv, nv)
-          and da.flags.num & _OWNED_TARGET == _OWNED_TARGET and dq is not dv and dq is not da
-          and dv is not da and q.__class__ is _ndarray and q.base is None and q is not dq
-          and q is not dv and q is not da and v.__class__ is _ndarray and v.base is None
-          and v is not dq and v is not dv and v is not da and a.__class__ is _ndarray
-          and a.base is None and a is not dq and a is not dv and a is not da
-          and (fext is None
-               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
-               and fext is not dv and fext is not da)):
+          and (dv := out[1]).__class__ is _ndarray and (da := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
         dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
                                      {'q': q, 'v': v, 'a': a, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
+                                         nv),), {'q': q, 'v': v, 'a': a, 'fext': fext})
         return coupling.finite_differences(rnea, 'rnea_derivatives_fd', model, q, v, a, fext, eps,
                                            central, data, (dq, dv, da))
     q_step = _empty(nq)
@@ -707,33 +702,26 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    fext_default = fext is None
-    if fext_default:
+    if fext is None:
         fext = data.no_fext
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and v.dtype is _f8 and v.strides == _VECTOR
-                 and a.dtype is _f8 and a.strides == _VECTOR
-                 and (fext_default or fext.dtype is _f8 and fext.strides == _ROWS6))
-        if typed:
-            status = _rnea_derivatives_fd_entry(which, model.packed, data.body, q, v, a, fext, eps,
-                                                central, dq, dv, da, q_step, work)
-        else:
-            status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
-                                               central, dq, dv, da, q_step, work)
+        status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
+                                           central, dq, dv, da, q_step, work)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
+                                         nv),), {'q': q, 'v': v, 'a': a, 'fext': fext})
         q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a'),
                          _checks.matrix(fext, 'fext'))
         status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
                                            central, dq, dv, da, q_step, work)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
+                                  {'q': q, 'v': v, 'a': a, 'fext': fext})
         raise _checks.input_error('rnea_derivatives_fd', status, model, ('q', 'v', 'a', 'fext'),
                                   (q, v, a, fext))
     return dq, dv, da
-
-
-_aba_derivatives_fd_entry = first_entry(finite_differences_kernel, globals(),
-                                        '_aba_derivatives_fd_entry')
 
 
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, data=None,
@@ -747,26 +735,16 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         dv = _empty((nv, nv))
         dtau = _empty((nv, nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.shape == (nv, nv)
-          and dq.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.shape == (nv, nv)
-          and dv.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and (dtau := out[2]).__class__ is _ndarray and dtau.dtype is _f8
-          and dtau.shape == (nv, nv) and dtau.flags.num & _OWNED_TARGET == _OWNED_TARGET
-          and dq is not dv and dq is not dtau and dv is not dtau and q.__class__ is _ndarray
-          and q.base is None and q is not dq and q is not dv and q is not dtau
-          and v.__class__ is _ndarray and v.base is None and v is not dq and v is not dv
-          and v is not dtau and tau.__class__ is _ndarray and tau.base is None and tau is not dq
-          and tau is not dv and tau is not dtau
-          and (fext is None
-               or fext.__class__ is _ndarray and fext.base is None and fext is not dq
-               and fext is not dv and fext is not dtau)):
+          and (dv := out[1]).__class__ is _ndarray and (dtau := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
         dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
                                        {'q': q, 'v': v, 'tau': tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
+                                           nv),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
         return coupling.finite_differences(aba, 'aba_derivatives_fd', model, q, v, tau, fext, eps,
                                            central, data, (dq, dv, dtau))
     q_step = _empty(nq)
@@ -775,26 +753,23 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    fext_default = fext is None
-    if fext_default:
+    if fext is None:
         fext = data.no_fext
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and v.dtype is _f8 and v.strides == _VECTOR
-                 and tau.dtype is _f8 and tau.strides == _VECTOR
-                 and (fext_default or fext.dtype is _f8 and fext.strides == _ROWS6))
-        if typed:
-            status = _aba_derivatives_fd_entry(which, model.packed, data.body, q, v, tau, fext,
-                                               eps, central, dq, dv, dtau, q_step, work)
-        else:
-            status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext,
-                                               eps, central, dq, dv, dtau, q_step, work)
+        status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext, eps,
+                                           central, dq, dv, dtau, q_step, work)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
+                                           nv),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
         q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
                            'tau'), _checks.matrix(fext, 'fext'))
         status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext, eps,
                                            central, dq, dv, dtau, q_step, work)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
+                                  q, 'v': v, 'tau': tau, 'fext': fext})
         raise _checks.input_error('aba_derivatives_fd', status, model, ('q', 'v', 'tau', 'fext'),
                                   (q, v, tau, fext))
     return dq, dv, dtau
@@ -805,22 +780,25 @@ def integrate(model, q, dv, *, out=None):
     nq = model.nq
     if out is None:
         out = _empty(nq)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (nq,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and dv is not out
-          and dv.__class__ is _ndarray and dv.base is None):
+    elif out.__class__ is _ndarray:
         pass
     else:
         out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
+        if out is not None:
+            out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
         return coupling.integrate(model, q, dv, out)
     try:
         status = integrate_kernel(model.packed, q, dv, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
         q, dv = _checks.vector(q, 'q'), _checks.vector(dv, 'dv')
         status = integrate_kernel(model.packed, q, dv, out)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
         raise _checks.input_error('integrate', status, model, ('q', 'dv'), (q, dv))
     return out
 
@@ -969,10 +947,8 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
         body, placement, table, frame = frame_in(model, link, reference)
     if out is None:
         Lambda = _empty((3, 3) if translational else (6, 6))
-    elif (out.__class__ is _ndarray and out.dtype is _f8
-          and out.shape == ((3, 3) if translational else (6, 6))
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None):
+    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable
+          and out.shape == ((3, 3) if translational else (6, 6))):
         Lambda = out
     else:
         Lambda, = _checked_output('operational_space_inertia', out, ((3, 3) if translational else
@@ -996,6 +972,9 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
                                                       body, placement, frame, 1 if translational
                                                       else 0, data.matrix, data.frame_work, Lambda)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            Lambda, = _checked_output('operational_space_inertia', out, ((3, 3) if translational
+                                      else (6, 6),), {'q': q})
         q = _checks.vector(q, 'q')
         status = operational_space_inertia_kernel(model.packed, table, data.body, data.force_sets,
                                                   data.full_q, data.full_matrices,
@@ -1003,6 +982,9 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
                                                   1 if translational else 0, data.matrix,
                                                   data.frame_work, Lambda)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('operational_space_inertia', out, ((3, 3) if translational else
+                                  (6, 6),), {'q': q})
         raise _checks.input_error('operational_space_inertia', status, model, ('q',), (q,))
     return Lambda
 
@@ -1018,10 +1000,7 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
         body, placement, table = frame_of_link(model, link)
     if out is None:
         mass = _empty(1)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.shape == (1,)
-          and out.flags.num & _OWNED_TARGET == _OWNED_TARGET and q is not out
-          and q.__class__ is _ndarray and q.base is None and direction is not out
-          and direction.__class__ is _ndarray and direction.base is None):
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
         mass = out
     else:
         mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction': direction})
@@ -1043,12 +1022,17 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
                                            q, body, placement, direction, data.matrix,
                                            data.frame_work, mass)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
+        if out is not None:
+            mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction':
+                                    direction})
         q, direction = _checks.vector(q, 'q'), _checks.vector(direction, 'direction')
         status = effective_mass_kernel(model.packed, table, data.body, data.force_sets,
                                        data.full_q, data.full_matrices, data.reduced_matrices, q,
                                        body, placement, direction, data.matrix, data.frame_work,
                                        mass)
     if status:
+        if status == OUTPUT_REFUSED:
+            raise _refused_output('effective_mass', out, ((1,),), {'q': q, 'direction': direction})
         raise _checks.input_error('effective_mass', status, model, ('q', 'direction'), (q,
                                   direction))
     return float(mass[0])
@@ -1062,13 +1046,12 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     table = model.coupling_table
     velocity = v is not None
     if out is None:
-        out = _empty(6 if v is not None else 3)
+        out = _empty(6 if velocity else 3)
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable
-          and len(out) == (6 if v is not None else 3)):
+          and len(out) == (6 if velocity else 3)):
         pass
     else:
-        out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
-                               'v': v})
+        out, = _checked_output('center_of_mass', out, ((6 if velocity else 3,),), {'q': q, 'v': v})
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
@@ -1087,15 +1070,15 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
                                            data.full_v, q, v, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            out, = _checked_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
-                                   'v': v})
+            out, = _checked_output('center_of_mass', out, ((6 if velocity else 3,),), {'q': q, 'v':
+                                   v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = center_of_mass_kernel(model.packed, table, data.body, data.full_q, data.full_v, q,
                                        v, out)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('center_of_mass', out, ((6 if v is not None else 3,),), {'q': q,
-                                  'v': v})
+            raise _refused_output('center_of_mass', out, ((6 if velocity else 3,),), {'q': q, 'v':
+                                  v})
         raise _checks.input_error('center_of_mass', status, model, ('q', 'v'), (q, v))
     return (out[:3], out[3:]) if velocity else out
 

@@ -26,14 +26,15 @@ ZERO_QUATERNION = 3
 RESULT_POSITION = 15
 NOT_FINITE_RESULT = RESULT_POSITION * 4 + NOT_FINITE
 # a quantity the inputs are fine for but that is not defined there: statuses past those of
-# any argument position (13 * 4 on; ``rbd_ros._checks`` words each)
+# any argument position (REFUSAL_POSITION * 4 on; ``rbd_ros._checks`` words each)
+REFUSAL_POSITION = 13
 (ZERO_DIRECTION, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, CANNOT_MOVE_ALONG,
- NO_MASS) = (13 * 4 + k for k in range(5))
+ NO_MASS) = (REFUSAL_POSITION * 4 + k for k in range(5))
 # the caller's ``out=`` is not of the result's shape, not C-contiguous, or shares memory with
 # an input or another output ("position" 14 stands for the outputs): the call's Python side
 # words it (``rbd_ros._output_arrays.refused``), and tests in Python only what numba's
 # unboxing trusts (type, dtype, number of dimensions, writeable)
-OUTPUT_REFUSED = 14 * 4 + WRONG_SIZE
+OUTPUT_REFUSED = (REFUSAL_POSITION + 1) * 4 + WRONG_SIZE
 
 
 @helper

@@ -40,8 +40,9 @@ from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, 
 from ..model.spatial import add6, dot6, inertia_apply, load6, load10
 from ..model.se3 import store6
 from .aba import aba_forward_step, aba_kernel, acceleration_step
-from .common import (RESULT_POSITION, check_inputs, check_vector, matrix_status, mirror_upper,
-                     model_sizes, set_world)
+from .common import (OUTPUT_REFUSED, REFUSAL_POSITION, apart, apart_from_state, check_inputs,
+                     check_vector, matrix_fits, matrix_status, mirror_upper, model_sizes, set_world,
+                     vector_fits)
 from .joints import joint_nv
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
@@ -144,7 +145,10 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     ``out`` rows: M⁻¹ [0, nv), ∂τ/∂q [nv, 2nv), ∂τ/∂q̇ [2nv, 3nv), ∂q̈/∂q, ∂q̈/∂q̇, then τ and
     q̈. ``stacked``: ∂ID/∂q at q̈.
     """
-    nv = out.shape[1]
+    nv = model_sizes(packed)[2]
+    if not (matrix_fits(out, 5 * nv + 2, nv) and apart_from_state(out, q, v, a, fext)
+            and apart(out, tau_in)):
+        return OUTPUT_REFUSED
     status = check_inputs(packed, q, v, a, fext, 5) or check_vector(tau_in, nv, 4)
     if status:
         return status
@@ -210,8 +214,13 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d, f64_1d))
 def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
+    nv = model_sizes(packed)[2]
+    if not (vector_fits(tau, nv) and vector_fits(qdd, nv) and apart(tau, qdd)
+            and apart_from_state(tau, q, v, a, fext) and apart(tau, tau_in)
+            and apart_from_state(qdd, q, v, a, fext) and apart(qdd, tau_in)):
+        return OUTPUT_REFUSED
     # statuses name an argument by position (* 4): renumber to this kernel's (q, v, a, tau, fext)
-    # (a result's status keeps its RESULT_POSITION)
+    # (those past the argument positions, a refusal's or a result's, are kept)
     status = rnea_kernel(packed, ws, q, v, a, fext, tau)
     if status:
         position = status // 4
@@ -219,7 +228,7 @@ def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     status = aba_kernel(packed, ws, q, v, tau_in, fext, qdd)
     if status:
         position = status // 4
-        return (position + 1 if 3 <= position < RESULT_POSITION else position) * 4 + status % 4
+        return (position + 1 if 3 <= position < REFUSAL_POSITION else position) * 4 + status % 4
     return 0
 
 

@@ -13,7 +13,8 @@ linear rows exists, m_u = 1 / (uᵀ Λ_t⁻¹ u). A model with mimic joints: J_r
 import math
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
-from .common import CANNOT_MOVE_ALONG, ZERO_DIRECTION, check_vector, vector_status
+from .common import (CANNOT_MOVE_ALONG, OUTPUT_REFUSED, ZERO_DIRECTION, apart, check_vector,
+                     vector_fits, vector_status)
 from .entries import declare
 from .frame_jacobian import LOCAL_WORLD_ALIGNED, frame_of_link  # noqa: F401
 from .operational_space_inertia import jacobian_and_minv
@@ -55,6 +56,8 @@ def mass_along(J, Minv, direction, w, out):
 def effective_mass_kernel(packed, table, ws, FP, qf, MF, R, q, body, placement, direction,
                           matrix, work, out):
     """out[0]: the effective mass of the frame's origin along ``direction`` (root frame)."""
+    if not (vector_fits(out, 1) and apart(out, q) and apart(out, direction)):
+        return OUTPUT_REFUSED
     status, J, Minv = jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement,
                                         LOCAL_WORLD_ALIGNED, matrix, work)
     status = status or check_vector(direction, 3, 2)

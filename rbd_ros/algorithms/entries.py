@@ -37,10 +37,7 @@ Entry = collections.namedtuple("Entry", (
                     # ("steps", the function of the finite differences' steps), or None
     "out",          # the outputs the caller's ``out=`` gives, where not all are (the others
                     # are the call's scratch), or None
-    "checks_outputs",   # True where the kernel refuses an ``out=`` of the wrong shape, not
-                        # C-contiguous, or sharing memory with an input or another output
-                        # (OUTPUT_REFUSED): the call then leaves those tests to it
-), defaults=(None, None, False))
+), defaults=(None, None))
 
 
 def _finite_differences_row(name, dynamics, u, steps):
@@ -62,29 +59,24 @@ ENTRIES = {
         "rnea_kernel", {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"},
         {"fext": "no_fext"},
         "model.packed, data.body, q, v, a, fext, tau", {"tau": "nv"}, "tau",
-        ("rnea", "q, v, a, tau"), "rnea(model, q, v, a, fext, data, tau)",
-        checks_outputs=True),
+        ("rnea", "q, v, a, tau"), "rnea(model, q, v, a, fext, data, tau)"),
     "nonlinear_effects": Entry(
         "nonlinear_effects_kernel", {"q": "vector", "v": "vector"},
         {}, "model.packed, data.body, q, v, tau", {"tau": "nv"}, "tau",
         ("nonlinear_effects", "q, v, tau"),
-        "rnea(model, q, v, model.data.zeros_v, None, data, tau)",
-        checks_outputs=True),
+        "rnea(model, q, v, model.data.zeros_v, None, data, tau)"),
     "gravity_torques": Entry(
         "gravity_kernel", {"q": "vector"}, {},
         "model.packed, data.body, q, tau", {"tau": "nv"}, "tau", ("gravity_torques", "q, tau"),
-        "rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data, tau)",
-        checks_outputs=True),
+        "rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data, tau)"),
     "crba": Entry(
         "crba_kernel", {"q": "vector"}, {},
         "model.packed, data.body, q, M", {"M": "(nv, nv)"}, "M", ("crba", "q, M"),
-        "crba(model, q, data, M)",
-        checks_outputs=True),
+        "crba(model, q, data, M)"),
     "minv": Entry(
         "minv_kernel", {"q": "vector"}, {},
         "model.packed, data.body, data.force_sets, q, Minv", {"Minv": "(nv, nv)"}, "Minv",
-        ("minv", "q, Minv"), "minv(model, q, data, Minv)",
-        checks_outputs=True),
+        ("minv", "q, Minv"), "minv(model, q, data, Minv)"),
     "minv_cholesky": Entry(
         "minv_cholesky_kernel", {"q": "vector"}, {},
         "model.packed, data.body, q, model.dof_parent, data.matrix, Minv",
@@ -93,23 +85,20 @@ ENTRIES = {
         "aba_kernel", {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"},
         {"fext": "no_fext"},
         "model.packed, data.body, q, v, tau, fext, qdd", {"qdd": "nv"}, "qdd", None,
-        "aba(model, q, v, tau, fext, data, qdd)",
-        checks_outputs=True),
+        "aba(model, q, v, tau, fext, data, qdd)"),
     "rnea_derivatives": Entry(
         "rnea_derivatives_kernel",
         {"q": "vector", "v": "vector", "a": "vector", "fext": "rows6"}, {"fext": "no_fext"},
         "model.packed, data.body, data.dof, data.body_matrix, q, v, a, fext, dq, dv, M",
         {"dq": "(nv, nv)", "dv": "(nv, nv)", "M": "(nv, nv)"}, "dq, dv, M", None,
-        "rnea_derivatives(model, q, v, a, fext, data, (dq, dv, M))",
-        checks_outputs=True),
+        "rnea_derivatives(model, q, v, a, fext, data, (dq, dv, M))"),
     "aba_derivatives": Entry(
         "aba_derivatives_kernel",
         {"q": "vector", "v": "vector", "tau": "vector", "fext": "rows6"}, {"fext": "no_fext"},
         "model.packed, data.body, data.dof, data.body_matrix, data.force_sets, data.stacked, "
         "q, v, tau, fext, dq, dv, Minv",
         {"dq": "(nv, nv)", "dv": "(nv, nv)", "Minv": "(nv, nv)"}, "dq, dv, Minv", None,
-        "aba_derivatives(model, q, v, tau, fext, data, (dq, dv, Minv))",
-        checks_outputs=True),
+        "aba_derivatives(model, q, v, tau, fext, data, (dq, dv, Minv))"),
     "compute_all": Entry(
         "compute_all_kernel",
         {"q": "vector", "v": "vector", "a": "vector", "tau": "vector", "fext": "rows6"},
@@ -134,14 +123,12 @@ ENTRIES = {
     "coriolis_matrix": Entry(
         "coriolis_kernel", {"q": "vector", "v": "vector"}, {},
         "model.packed, data.body, data.dof, data.body_matrix, q, v, C", {"C": "(nv, nv)"}, "C",
-        None, "coriolis_matrix(model, q, v, data, C)",
-        checks_outputs=True),
+        None, "coriolis_matrix(model, q, v, data, C)"),
     "frame_jacobian": Entry(
         "frame_jacobian_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.full_q, q, body, placement, frame, J",
         {"J": "(6, nv)"}, "J", None, None,
-        ("link_in_reference",),
-        checks_outputs=True),
+        ("link_in_reference",)),
     "rnea_derivatives_fd": _finite_differences_row("rnea_derivatives_fd", "rnea", "a",
                                                    "inverse_dynamics_steps"),
     "aba_derivatives_fd": _finite_differences_row("aba_derivatives_fd", "aba", "tau",
@@ -155,20 +142,17 @@ ENTRIES = {
         "frame_placement_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.full_q, q, body, placement, out",
         {"out": "(4, 4)"}, "out", None, None,
-        ("link",),
-        checks_outputs=True),
+        ("link",)),
     "frame_jacobian_time_variation": Entry(
         "frame_jacobian_time_variation_kernel", {"q": "vector", "v": "vector"}, {},
         "model.packed, table, data.body, data.full_q, data.full_v, q, v, body, placement, "
         "frame, dJ", {"dJ": "(6, nv)"}, "dJ", None, None,
-        ("link_in_reference",),
-        checks_outputs=True),
+        ("link_in_reference",)),
     "frame_acceleration_bias": Entry(
         "frame_acceleration_bias_kernel", {"q": "vector", "v": "vector"}, {},
         "model.packed, table, data.body, data.full_q, data.full_v, q, v, body, placement, "
         "frame, bias", {"bias": "6"}, "bias", None, None,
-        ("link_in_reference",),
-        checks_outputs=True),
+        ("link_in_reference",)),
     "operational_space_inertia": Entry(
         "operational_space_inertia_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.force_sets, data.full_q, data.full_matrices, "
@@ -185,24 +169,20 @@ ENTRIES = {
     "center_of_mass": Entry(
         "center_of_mass_kernel", {"q": "vector", "v": "vector"}, {"v": "zeros_v"},
         "model.packed, table, data.body, data.full_q, data.full_v, q, v, out",
-        {"out": "6 if v is not None else 3"}, "(out[:3], out[3:]) if velocity else out", None,
-        None, ("coupling", "velocity"),
-        checks_outputs=True),
+        {"out": "6 if velocity else 3"}, "(out[:3], out[3:]) if velocity else out", None,
+        None, ("coupling", "velocity")),
     "center_of_mass_jacobian": Entry(
         "center_of_mass_jacobian_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.full_q, q, Jc",
-        {"Jc": "(3, nv)"}, "Jc", None, None, ("coupling",),
-        checks_outputs=True),
+        {"Jc": "(3, nv)"}, "Jc", None, None, ("coupling",)),
     "centroidal_momentum_matrix": Entry(
         "centroidal_momentum_matrix_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.full_q, q, A", {"A": "(6, nv)"}, "A", None,
-        None, ("coupling",),
-        checks_outputs=True),
+        None, ("coupling",)),
     "centroidal_momentum": Entry(
         "centroidal_momentum_kernel", {"q": "vector", "v": "vector"}, {},
         "model.packed, table, data.body, data.full_q, data.full_v, q, v, h", {"h": "6"}, "h",
-        None, None, ("coupling",),
-        checks_outputs=True),
+        None, None, ("coupling",)),
 }
 
 # The parameters the public calls share, word for word: (type, description). A stub's
@@ -272,17 +252,16 @@ def uses_entry_point(name):
     the dispatcher's typing ~30 ns per argument (rnea on ur5, 3 vectors, 7 arguments:
     dispatcher 946 ns a call, entry point 976, entry point without the tests 732). So the
     entry point serves a call whose kernel takes at least 3 arguments per array tested
-    (frame_jacobian: 9 for q and J); the others call the dispatcher. Where the kernel tests
-    its outputs (``checks_outputs``), each output the caller may give is tested in Python
-    on the entry point's route (dtype, dimensions, writeable: ~75 ns) and counts as one:
-    crba (4 arguments, q and M) and the derivatives (13-14, 3 inputs and 3 outputs) then
-    call the dispatcher (ur5 and arm7, 2026-12-03: crba the same either way, the
-    derivatives 0.03-0.1 µs faster).
+    (frame_jacobian: 9 for q and J); the others call the dispatcher. Each output the caller
+    may give counts as one: the kernel tests its shape and overlaps, the entry point's route
+    tests in Python what the dispatcher would (dtype, dimensions, writeable: ~75 ns):
+    gravity_torques, crba, minv, coriolis_matrix, centroidal_momentum and the derivatives
+    (11-14 arguments for 3 inputs and 3 outputs) then call the dispatcher (ur5 and arm7,
+    2026-12-03: crba the same either way, the analytical derivatives ~0.1-0.2 µs faster).
     """
     entry = ENTRIES[name]
     tested = sum(1 for x in entry.inputs if x not in entry.defaults)
-    if entry.checks_outputs:
-        tested += len(caller_outputs(entry))
+    tested += len(caller_outputs(entry))
     return len(entry.arguments.split(", ")) >= _ARGUMENTS_PER_TEST * tested
 
 

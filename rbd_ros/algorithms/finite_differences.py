@@ -16,7 +16,8 @@ from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
 from ..model.layout import P_IV
 from .aba import aba_kernel
-from .common import check_configuration, check_vector, matrix_status, model_sizes, vector_status
+from .common import (OUTPUT_REFUSED, apart, apart_from_state, check_configuration, check_vector,
+                     matrix_status, model_sizes, square_outputs_fit, vector_fits, vector_status)
 from .joints import joint_integrate, joint_tangent
 from .rnea import rnea_kernel
 from .entries import declare
@@ -25,6 +26,8 @@ from .entries import declare
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, f64_1d))
 def integrate_kernel(packed, q, dv, out):
     nb, nq, nv = model_sizes(packed)
+    if not (vector_fits(out, nq) and apart(out, q) and apart(out, dv)):
+        return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(dv, nv, 2)
     if status:
         return status
@@ -102,7 +105,10 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
     Central differences (f(x + ε) - f(x - ε)) / 2ε, or forward ones (f(x + ε) - f(x)) / ε.
     work rows: 0 v step, 1 u step, 2 f(x + ε), 3 f(x - ε) or f(x).
     """
-    nv = v.shape[0]
+    nv = model_sizes(packed)[2]
+    if not (square_outputs_fit(d_dq, d_dv, d_du, nv) and apart_from_state(d_dq, q, v, u, fext)
+            and apart_from_state(d_dv, q, v, u, fext) and apart_from_state(d_du, q, v, u, fext)):
+        return OUTPUT_REFUSED
     v_step, u_step, f_plus, f_minus = work[0], work[1], work[2], work[3]
     status = dynamics(which, packed, ws, q, v, u, fext, f_minus)     # also checks the inputs
     if status:

@@ -29,17 +29,16 @@ the dispatcher (TypeError: the call converts it once and calls again), so what i
 and the message, are the dispatcher path's; read-only inputs are read as they are (kernels
 never write their inputs); alignment is not tested.
 
-The caller's ``out=``: where the kernel tests its outputs (an entry's ``checks_outputs``: the
-shape, C-contiguity, and memory shared with an input or another output, by comparing byte
-ranges; status ``OUTPUT_REFUSED`` before it writes anything), the call tests inline only
-what its route trusts: through the dispatcher, that ``out`` is an ndarray (the dispatcher
+The caller's ``out=``: every kernel tests its outputs (the shape, C-contiguity, and memory
+shared with an input or another output, by comparing byte ranges; status
+``OUTPUT_REFUSED`` before it writes anything), and the call tests inline only what its
+route trusts: through the dispatcher, that ``out`` is an ndarray (the dispatcher
 refuses another dtype, number of dimensions or layout, and a read-only array: TypeError);
 through the entry point, also its dtype, number of dimensions and that it is writeable.
 A refusal either way is worded by the full test (``_output_arrays.checked``), so the
 messages are the batch calls'. That saves ~0.1-0.25 µs a call (rnea on ur5: the inline
 test of one output and four inputs cost more than the kernel's arithmetic). The routes
 that run other code (the specialized and the coupled ones) test ``out`` in full first.
-The other calls test it inline in full (``_OWNED_INPUT``).
 """
 import importlib
 import os
@@ -75,7 +74,6 @@ _ndarray = np.ndarray
 _f8 = np.dtype(np.float64)
 _VECTOR = (8,)              # the strides of a C-contiguous float64 vector
 _ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
-_OWNED_TARGET = _output_arrays.OWNED_TARGET
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
 _refused_output = _output_arrays.refused
@@ -113,17 +111,10 @@ _COUPLED = '''\
 {coupled_check}{coupled_call}
 '''
 
-# The results: fresh, or the caller's ``out=`` checked as a batch call's (the kernel writes
-# into them), made before every route (specialized, coupled, generic): each writes them.
-# The common case is tested inline, one array ``out`` or a tuple of several (_tuple_tests),
-# as _checked_output tests it (each an ndarray of the float64 dtype itself, C-contiguous,
-# writeable, owning its memory, beside inputs that are none of them and no view: arrays
-# numpy allocated each for itself do not overlap); anything else goes through
-# _checked_output, which says what is wrong. "No view" is ``base`` None, a read without the
-# ~50 ns object a ``flags`` read builds: every array numpy, ctypes, buffers or numba make
-# over another's memory has a base; one that an extension builds over foreign memory without
-# setting it (the C API allows it) is trusted as an array of its own.
-_OWNED_INPUT = "{x} is not out and {x}.__class__ is _ndarray and {x}.base is None"
+# The results: fresh, or the caller's ``out=``, made before every route (specialized,
+# coupled, generic): each writes them. The kernel tests them (module docstring); the call
+# tests inline what the route trusts (_left_to_kernel), anything else goes through
+# _checked_output, which says what is wrong.
 
 # What a call works out before its kernel (an Entry's ``prepare``): a link's frame is
 # looked up in ``model.frame_lookups`` inline (~0.1 µs less than calling the function that
@@ -229,7 +220,7 @@ def _checked(name, entry, indent, head=None):
 
 def _left_to_kernel(name, entry, given):
     """
-    Return the inline tests of ``out=`` where the kernel tests the rest (``checks_outputs``).
+    Return the inline tests of ``out=``: what the route trusts; the kernel tests the rest.
 
     Numba's dispatcher refuses an array of another dtype, number of dimensions, layout or a
     read-only one; the entry point trusts those (it checks the item size only), so a call
@@ -239,6 +230,9 @@ def _left_to_kernel(name, entry, given):
     """
     through_entry = entries.uses_entry_point(name)
     single = len(given) == 1
+    clash = set(given) & (set(entry.inputs) | {"model", "data", "out"})
+    if not single and clash:    # the walrus targets would overwrite what the tests read
+        raise TypeError(f"outputs named as inputs or parameters: {', '.join(sorted(clash))}")
     tests = [] if single else ["out.__class__ is tuple", f"len(out) == {len(given)}"]
     for j, (target, shape) in enumerate(given.items()):
         x = "out" if single else target
@@ -258,61 +252,14 @@ def _outputs(name, entry, has_out):
     fresh = "".join(f"{x} = _empty({shape})\n" for x, shape in given.items())
     if not has_out:
         return textwrap.indent(fresh, "    ")
-    inputs = list(entry.inputs)
     text = "    if out is None:\n" + textwrap.indent(fresh, "        ")
-    if entry.checks_outputs:
-        text += condition("elif", _left_to_kernel(name, entry, given), 4) + "\n"
-        if len(given) > 1:
-            text += "        pass    # the tests bound the targets\n"
-        else:
-            target = next(iter(given))
-            text += f"        {target} = out\n" if target != "out" else "        pass\n"
-    elif len(given) == 1:
-        (target, shape), = given.items()
-        tests = ["out.__class__ is _ndarray", "out.dtype is _f8",
-                 f"out.shape == {_grouped(entries.shape_source(shape))}",
-                 "out.flags.num & _OWNED_TARGET == _OWNED_TARGET"]
-        for x in inputs:        # fext and the defaulted inputs may be None: not read then
-            owned = _OWNED_INPUT.format(x=x)
-            optional = x in entry.defaults or x == "fext"
-            if optional:
-                tests.append(f"({x} is None or {owned})")
-            else:
-                tests += owned.split(" and ")
-        text += condition("elif", tests, 4) + "\n"
-        text += f"        {target} = out\n" if target != "out" else "        pass\n"
-    else:
-        text += condition("elif", _tuple_tests(entry, given), 4) + "\n"
+    text += condition("elif", _left_to_kernel(name, entry, given), 4) + "\n"
+    if len(given) > 1:
         text += "        pass    # the tests bound the targets\n"
+    else:
+        target = next(iter(given))
+        text += f"        {target} = out\n" if target != "out" else "        pass\n"
     return text + "    else:\n" + _checked(name, entry, 8)
-
-
-def _tuple_tests(entry, given):
-    """
-    Return the inline tests of a tuple ``out`` of several results, which bind the targets.
-
-    As one result's: each an ndarray of the float64 dtype itself, C-contiguous, writeable,
-    owning its memory, none the same array as another, beside inputs that are none of them
-    and no view. A list, or anything else, goes through _checked_output.
-    """
-    targets = list(given)
-    clash = set(targets) & (set(entry.inputs) | {"model", "data", "out"})
-    if clash:       # the walrus targets would overwrite what the tests read
-        raise TypeError(f"outputs named as inputs or parameters: {', '.join(sorted(clash))}")
-    tests = ["out.__class__ is tuple", f"len(out) == {len(targets)}"]
-    for j, (target, shape) in enumerate(given.items()):
-        tests += [f"({target} := out[{j}]).__class__ is _ndarray", f"{target}.dtype is _f8",
-                  f"{target}.shape == {_grouped(entries.shape_source(shape))}",
-                  f"{target}.flags.num & _OWNED_TARGET == _OWNED_TARGET"]
-    tests += [f"{a} is not {b}" for j, a in enumerate(targets) for b in targets[j + 1:]]
-    for x in entry.inputs:      # fext and the defaulted inputs may be None: not read then
-        owned = [f"{x}.__class__ is _ndarray", f"{x}.base is None"]
-        owned += [f"{x} is not {target}" for target in targets]
-        if x in entry.defaults or x == "fext":
-            tests.append(f"({x} is None or {' and '.join(owned)})")
-        else:
-            tests += owned
-    return tests
 
 
 def _error(name, names, values, indent):
@@ -331,25 +278,22 @@ def _converted(names, inputs, indent):
 
 def _late_check(name, entry, indent):
     """
-    Return the full test of ``out=`` where a route's kernel does not test it, else "".
+    Return the full test of ``out=`` where the generic kernel does not make it.
 
-    A ``checks_outputs`` call leaves part of it to the generic kernel; the specialized and
-    the coupled routes run other code, and the kernel's retry after a TypeError is told
-    first what was wrong with ``out``.
+    The specialized and the coupled routes run other code; the kernel's retry after a
+    TypeError is told first what was wrong with ``out``.
     """
-    if not entry.checks_outputs:
-        return ""
     return " " * indent + "if out is not None:\n" + _checked(name, entry, indent + 4)
 
 
-def _special(name, entry):
+def _special(name, entry, has_out):
     slot, arguments = entry.special
     inputs = entry.inputs
     plain = [x for x in inputs if x != "fext"]
     call = wrapped("status = special", arguments.split(", "), 12)
     return _SPECIAL.format(
         slot=slot, no_fext=" and fext is None" if "fext" in inputs else "",
-        special_check=_late_check(name, entry, 8),
+        special_check=_late_check(name, entry, 8) if has_out else "",
         special_call=call, special_convert=_converted(plain, inputs, 12),
         special_error=_error(name, inputs, plain + ["model.data.no_fext"] * ("fext" in inputs),
                              12),
@@ -370,9 +314,10 @@ def call_source(name, parameters, module, entry):
         body += _PREPARE[_prepare_kind(step)].format(function=function)
     body += _outputs(name, entry, has_out)
     if entry.special:
-        body += _special(name, entry)
+        body += _special(name, entry, has_out)
     if entry.coupled:
-        body += _COUPLED.format(coupled_check=_late_check(name, entry, 8), coupled_call=wrapped(
+        body += _COUPLED.format(coupled_check=_late_check(name, entry, 8) if has_out else "",
+                                coupled_call=wrapped(
             "return coupling." + entry.coupled.split("(", 1)[0],
             entry.coupled.split("(", 1)[1][:-1].split(", "), 8))
     given = entries.caller_outputs(entry)
@@ -407,7 +352,7 @@ def call_source(name, parameters, module, entry):
              "convert once\n" + (_late_check(name, entry, 8) if has_out else "")
              + _converted(list(inputs), inputs, 8) + "\n"
              + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n")
-    if entry.checks_outputs and has_out:
+    if has_out:
         body += ("        if status == OUTPUT_REFUSED:\n"
                  + _checked(name, entry, 12, "raise _refused_output"))
     body += _error(name, inputs, list(inputs), 8) + "\n" + _returned(entry.returns, 4) + "\n"

@@ -21,7 +21,8 @@ import math
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
-from .common import SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, matrix_status
+from .common import (OUTPUT_REFUSED, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, apart,
+                     matrix_fits, matrix_status)
 from .coupled import coupled_minv_kernel
 from .entries import declare
 from .frame_jacobian import (frame_in, frame_jacobian_in, jacobian_columns,  # noqa: F401
@@ -126,11 +127,13 @@ def jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement, refe
 def operational_space_inertia_kernel(packed, table, ws, FP, qf, MF, R, q, body, placement,
                                      reference, translational, matrix, work, Lambda):
     """Lambda (6 × 6, or 3 × 3 if ``translational``) of the frame at q in ``reference``."""
+    n = 3 if translational else 6
+    if not (matrix_fits(Lambda, n, n) and apart(Lambda, q)):
+        return OUTPUT_REFUSED
     status, J, Minv = jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement,
                                         reference, matrix, work)
     if status:
         return status
-    n = Lambda.shape[0]
     projected_inverse_inertia(J, Minv, n, work[1], Lambda)
     if not spd_inverse(Lambda, work[2]):
         return SINGULAR_TRANSLATIONAL if translational else SINGULAR_OPERATIONAL

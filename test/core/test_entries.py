@@ -153,9 +153,9 @@ def out_model(robot_name):
 def out_shapes(name, model):
     """Return the shapes of the arrays ``out=`` gives to the call ``name`` (from its row)."""
     # operational_space_inertia's shape depends on translational (False: the call's default)
-    # and center_of_mass's on v (given: ``call`` passes the state's)
+    # and center_of_mass's on velocity (v given: ``call`` passes the state's)
     sizes = {"nv": model.nv, "nq": model.nq, "nb": model.nbodies, "translational": False,
-             "v": ()}
+             "velocity": True}
     shapes = [eval(shape, {}, sizes) for shape in
               entries.caller_outputs(entries.ENTRIES[name]).values()]
     return tuple(shape if isinstance(shape, tuple) else (shape,) for shape in shapes)
@@ -244,6 +244,8 @@ def _bad_outs(shapes, inputs):
     yield "read-only", put(read_only)
     yield "byte-swapped", put(np.empty(shape, ">f8"))
     yield "fortran", put(np.empty(shape, order="F"))
+    yield "flat", put(np.empty(int(np.prod(shape))))         # the entry point trusts ndim
+    yield "extra axis", put(np.empty(shape + (1,)))
     yield "list", put(np.empty(shape).tolist())
     yield "aliasing an input", put(inputs[:np.prod(shape)].reshape(shape))
     if several:
@@ -288,8 +290,8 @@ def test_a_bad_out_is_refused_as_a_batch_call_refuses_it(name, robot_name):
                                            _bad_outs(batch_shapes, batch_buffer)):
         if kind == "strided" and np.prod(shapes[0]) == 1:
             continue        # an array of one number is contiguous whatever its stride
-        if kind == "fortran" and len(shapes[1 if len(shapes) > 1 else 0]) == 1:
-            continue        # a vector in Fortran order is C-contiguous too
+        if kind in ("fortran", "flat") and len(shapes[1 if len(shapes) > 1 else 0]) == 1:
+            continue        # a vector in Fortran order, or flattened, is what it was
         message = _refusal(call, name, m, s, out=bad)
         assert message.startswith(f"{name}: out"), (kind, message)
         expected = _refusal(getattr(rbd_ros, batch_name), m, batch_state["q"],
@@ -333,6 +335,60 @@ def test_an_output_that_is_an_input_or_another_output_itself_is_refused():
     assert all(x is y for x, y in zip(result, given))
     for x, y in zip(result, fresh):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize("name", sorted(entries.ENTRIES))
+def test_every_input_and_every_other_output_an_out_overlaps_is_named(name):
+    """
+    Each kernel tests ``out=`` against each array input and each other output it is given.
+
+    Every input in turn, then every pair of outputs, shares the first bytes of one buffer
+    with an output (its start, so that a missing test would let the kernel overwrite what it
+    reads): refused with that input's or output's name, and nothing is written.
+    """
+    m = out_model("arm7")
+    shapes = out_shapes(name, m)
+    names = ("out",) if len(shapes) == 1 else tuple(f"out[{j}]" for j in range(len(shapes)))
+    size = sum(int(np.prod(x)) for x in shapes) + 8 * m.nv * m.nbodies
+    for x in entries.ENTRIES[name].inputs:
+        s = clean_state(m)
+        if x == "fext":     # ``call`` passes it apart, where given
+            s["fext"] = np.zeros((m.nbodies, 6))
+        buffer = np.zeros(size)
+        buffer[:s[x].size] = s[x].ravel()
+        s[x] = buffer[:s[x].size].reshape(s[x].shape)
+        before = {k: y.copy() for k, y in s.items()}
+        for j, shape in enumerate(shapes):
+            arrays = [np.empty(y) for y in shapes]
+            arrays[j] = buffer[:int(np.prod(shape))].reshape(shape)
+            message = _refusal(call, name, m, s, s["fext"] if x == "fext" else None,
+                               out=out_argument(arrays))
+            assert message.startswith(f"{name}: {names[j]} shares memory with {x}"), message
+            for k, y in s.items():
+                assert np.array_equal(y, before[k]), (name, x, k)
+    s = clean_state(m)
+    for i in range(len(shapes)):
+        for j in range(i + 1, len(shapes)):
+            arrays = [np.empty(y) for y in shapes]
+            buffer = np.empty(size)
+            arrays[i] = buffer[:int(np.prod(shapes[i]))].reshape(shapes[i])
+            arrays[j] = buffer[:int(np.prod(shapes[j]))].reshape(shapes[j])
+            message = _refusal(call, name, m, s, out=tuple(arrays))
+            assert message.startswith(f"{name}: {names[j]} shares memory with {names[i]}"), \
+                message
+
+
+def test_center_of_mass_without_v_converts_q_as_with_it():
+    """v left out (c alone) and q a list: converted, with and without out=, not refused."""
+    m = get_robot("arm7").model
+    q = clean_state(m)["q"]
+    expected = rbd_ros.center_of_mass(m, q)
+    np.testing.assert_array_equal(rbd_ros.center_of_mass(m, list(q)), expected)
+    out = np.empty(3)
+    assert rbd_ros.center_of_mass(m, list(q), out=out) is out
+    np.testing.assert_array_equal(out, expected)
+    position, velocity = rbd_ros.center_of_mass(m, list(q), np.zeros(m.nv))
+    np.testing.assert_array_equal(position, expected)
 
 
 def test_out_beside_an_input_that_is_not_an_array():

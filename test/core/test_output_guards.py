@@ -1,10 +1,10 @@
 """
 The kernels' tests of a caller's ``out=`` (``algorithms.common``) against numpy's own answers.
 
-A call whose kernel tests its outputs (an entry's ``checks_outputs``) leaves to the kernel
-the shape, C-contiguity and memory shared with an input: what it refuses must be what
-numpy's ``flags.c_contiguous`` and ``np.may_share_memory`` say, or a call would write into
-an array its full test (``_output_arrays.checked``) refuses, or refuse one it accepts. The
+Every public call leaves to its kernel the shape, C-contiguity and memory shared with an
+input of the caller's ``out=``: what the kernel refuses must be what numpy's
+``flags.c_contiguous`` and ``np.may_share_memory`` say, or a call would write into an array
+its full test (``_output_arrays.checked``) refuses, or refuse one it accepts. The
 tests compile the helpers into a numba function of their own, as the kernels inline them,
 and ask both on views of one buffer: offsets, steps, transposes, axes of length 1 (whose
 stride numpy ignores) and empty arrays.
@@ -31,8 +31,9 @@ def _views(rng, buffer, count):
         if rng.random() < 0.4:
             step = int(rng.choice([1, 1, 2, -1]))
             n = int(rng.integers(0, 6))
-            base = buffer[start:] if step > 0 else buffer[start + n:start:-1] if n else buffer[:0]
-            yield np.ascontiguousarray(base[::step][:n]) if rng.random() < 0.1 else base[::step][:n]
+            x = buffer[start:start + abs(step) * n:abs(step)]
+            x = x[::-1] if step < 0 else x
+            yield np.ascontiguousarray(x) if rng.random() < 0.1 else x
             continue
         rows, cols = (int(k) for k in rng.integers(0, 5, size=2))
         step = int(rng.choice([1, 1, 1, 2]))
@@ -48,7 +49,10 @@ def _views(rng, buffer, count):
 
 
 def test_the_kernels_tests_of_an_output_are_numpys():
-    """Fits == C-contiguous (shape as given); apart == not may_share_memory (C arrays)."""
+    """Fits == C-contiguous (shape as given); apart == not may_share_memory (C arrays).
+
+    On up to 600 views (a 2-D one that does not fit in the buffer is skipped).
+    """
     rng = np.random.default_rng(20261203)
     buffer = np.zeros(64)
     other = np.zeros(16)
@@ -69,6 +73,7 @@ def test_the_kernels_tests_of_an_output_are_numpys():
     assert any(x.ndim == 2 and 1 in x.shape and x.size > 1 and x.strides[0] != 8 * x.shape[1]
                and x.flags.c_contiguous for x in views)
     assert any(x.size == 0 for x in views)
+    assert any(x.ndim == 1 and x.size > 1 and x.strides[0] < 0 for x in views)
 
 
 @pytest.mark.parametrize("route", ["rnea", "crba", "frame_jacobian"])
@@ -76,8 +81,8 @@ def test_an_output_with_a_free_stride_is_written(route):
     """
     An out whose only odd stride is that of an axis of length 1 is C-contiguous: accepted.
 
-    A one-joint pendulum (nv = 1): rnea's (1,) and crba's (1, 1) through the dispatcher and
-    the entry point, frame_jacobian's (6, 1) through the entry point.
+    A one-joint pendulum (nv = 1): rnea's (1,) and crba's (1, 1) through the dispatcher,
+    frame_jacobian's (6, 1) through the entry point.
     """
     m = rbd_ros.load_model(_PENDULUM)
     assert m.nv == 1
@@ -121,3 +126,14 @@ def test_a_refusal_the_full_test_would_not_make_is_still_a_refusal():
     assert str(error).startswith("rnea: out does not fit what the kernel writes (shapes ((3,),)")
     error = _output_arrays.refused("rnea", fine, ((4,),), {"q": np.zeros(3)})
     assert str(error) == "rnea: out must have shape (4,), got (3,)"
+
+
+def test_a_kernel_refusal_reached_another_way_is_worded():
+    """OUTPUT_REFUSED through ``_checks.input_error`` (a batch's or a coupled route's status)."""
+    from rbd_ros import _checks
+    from rbd_ros.algorithms.common import OUTPUT_REFUSED
+    m = rbd_ros.load_model(_PENDULUM)
+    error = _checks.input_error("rnea", OUTPUT_REFUSED, m, ("q", "v", "a", "fext"),
+                                (np.zeros(1),) * 4)
+    assert str(error) == ("rnea: an output does not fit what the kernel writes: the wrong shape, "
+                          "not C-contiguous, or sharing memory with an input or another output")
