@@ -379,7 +379,7 @@ def test_every_input_and_every_other_output_an_out_overlaps_is_named(name):
 
 
 def test_center_of_mass_without_v_converts_q_as_with_it():
-    """v left out (c alone) and q a list: converted, with and without out=, not refused."""
+    """Without v (c alone) a q to convert is converted, with and without out=, not refused."""
     m = get_robot("arm7").model
     q = clean_state(m)["q"]
     expected = rbd_ros.center_of_mass(m, q)

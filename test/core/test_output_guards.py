@@ -49,7 +49,8 @@ def _views(rng, buffer, count):
 
 
 def test_the_kernels_tests_of_an_output_are_numpys():
-    """Fits == C-contiguous (shape as given); apart == not may_share_memory (C arrays).
+    """
+    Fits == C-contiguous (shape as given); apart == not may_share_memory (C arrays).
 
     On up to 600 views (a 2-D one that does not fit in the buffer is skipped).
     """
