@@ -36,9 +36,9 @@ route trusts: through the dispatcher, that ``out`` is an ndarray (the dispatcher
 refuses another dtype, number of dimensions or layout, and a read-only array: TypeError);
 through the entry point, also its dtype, number of dimensions and that it is writeable.
 A refusal either way is worded by the full test (``_output_arrays.checked``), so the
-messages are the batch calls'. That saves ~0.1-0.25 µs a call (rnea on ur5: the inline
-test of one output and four inputs cost more than the kernel's arithmetic). The routes
-that run other code (the specialized and the coupled ones) test ``out`` in full first.
+messages are the batch calls' (doc/benchmarks.md, "The kernels test ``out=``", says what
+that saves). The routes that run other code (the specialized and the coupled ones) test
+``out`` in full first.
 """
 import importlib
 import os
