@@ -46,6 +46,13 @@ def number(value, name):
         raise ValueError(f"{name} must be a number, got {excerpt(value)}") from None
 
 
+def plain_number(value, name):
+    """Return ``value`` as a float (:func:`number`); a bool or a text is refused too."""
+    if isinstance(value, (bool, str, bytes)):
+        raise ValueError(f"{name} must be a number, got {excerpt(repr(value))}")
+    return number(value, name)
+
+
 def excerpt(value, limit=80):
     """Return ``str(value)`` cut to ``limit`` characters (error messages quote no more)."""
     text = str(value)

@@ -14,9 +14,10 @@ On a floating base (its pose and twist in q, v) r covers every dof: the base row
 external wrench on the base coordinates.
 
 Collision detection and isolation (:func:`isolate`, :class:`CollisionState`) are in
-``isolation`` (given here too). :func:`contact_wrench` gives the wrench at a link's
-frame that explains r, F̂ = (J_linkᵀ)⁺ r; :class:`MomentumObserver` given a ``frame`` computes
-it in the same compiled call as r (the node's tick: one call).
+``isolation``; which samples are stepped, and the runs over N of them, in ``samples``;
+:func:`contact_wrench`, the wrench at a link's frame that explains r, F̂ = (J_linkᵀ)⁺ r, in
+``wrench`` (all given here too). :class:`MomentumObserver` given a ``frame`` computes the
+wrench in the same compiled call as r (the node's tick: one call).
 """
 import math
 
@@ -24,23 +25,21 @@ import numpy as np
 
 from .. import _checks
 from ..actuation.dynamics import Actuation
-from ..algorithms.calls import frame_jacobian
-from ..algorithms.contact_wrench import RANK_SCALE, RCOND, contact_wrench_kernel
 from ..algorithms.entries import first_entry
 from ..algorithms.momentum_observer import momentum_observer_kernel
 from ..actuation.joint_parameters import JointParameters
 from ..model import Data
 from ..model.model import link_table
+from . import samples
 from .isolation import (BLIND_AFTER, EFFORTS_UNKNOWN, MIN_THRESHOLD, OVERFLOWED,  # noqa: F401
                         REFUSED, STAMP_SKIPPED, CollisionState, Isolation, body_depths,
                         collision_thresholds, dof_bodies, isolate, per_dof)
+from .samples import (OVERFLOW, R_LIMIT, STAMP_NOT_AFTER, SampleSkipped,  # noqa: F401
+                      bounded, overflow_text)
+from .wrench import (contact_wrench, frame_problem, link_jacobian_transpose,  # noqa: F401
+                     wrench_refusal)
 
 _NAMES = ("q", "v", "tau", "fext", "t")
-# the statuses of samples that the glue around the kernel skips (the kernel's are > 0)
-STAMP_NOT_AFTER = -1      # a stamp not after the newest one given: skipped, state unchanged
-OVERFLOW = -2             # a sample whose |r| would exceed R_LIMIT: the observer reset
-# N·m: no robot feels it; with it r², and r / threshold (≥ MIN_THRESHOLD), stay finite
-R_LIMIT = 1e150
 
 
 def _joint_table(model, joint_parameters):
@@ -55,19 +54,6 @@ def _joint_table(model, joint_parameters):
                          "joint_friction.JointParameters of this model's joints")
     return (np.array([act.armature, act.viscous, act.coulomb, act.offset], np.float64),
             float(act.epsilon))
-
-
-class SampleSkipped(ValueError):
-    """
-    A sample the observer did not step: ``status`` says why (STAMP_NOT_AFTER, OVERFLOW).
-
-    STAMP_NOT_AFTER leaves the state as it was; OVERFLOW has reset it (the next sample
-    restarts the observer).
-    """
-
-    def __init__(self, message, status):
-        super().__init__(message)
-        self.status = status
 
 
 class MomentumObserver:
@@ -133,7 +119,7 @@ class MomentumObserver:
     def __init__(self, model, gain, joint_parameters=None, max_gap=np.inf, frame=None):
         self.model = model
         self.joint, eps = _joint_table(model, joint_parameters)
-        max_gap = _number(max_gap, "max_gap")
+        max_gap = _checks.plain_number(max_gap, "max_gap")
         if not max_gap > 0:
             raise ValueError(f"max_gap must be > 0 s, got {max_gap!r}")
         self.settings = np.empty(2 + model.nv)
@@ -319,13 +305,13 @@ class MomentumObserver:
             if _observer_entry(*self._step_arguments) < 0:
                 raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
         else:
-            self._run(*arrays, fext, r, restarted, status, w, rank)
+            self.step_rows(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
             values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
                                       values)
         self.newest = stamp               # stepped: its stamp is used (admitted: the newest)
-        if not _bounded(r[0], w[0] if self.frame is not None else None):
+        if not bounded(r[0], w[0] if self.frame is not None else None):
             self.state[:] = 0.0
             raise SampleSkipped(overflow_text(arrays[3][0]), OVERFLOW)
         self.restarted = bool(restarted[0])
@@ -396,92 +382,45 @@ class MomentumObserver:
             If the arrays' numbers of samples disagree, or a row is not the model's size.
 
         """
-        t = _checks.matrix(t, "t", 1)
-        n = t.shape[0]
-        pairs = ((q, "q"), (v, "v"), (tau, "tau"))
-        q, v, tau = (_checks.matrix(x, name) for x, name in pairs)
-        for x, name in ((q, "q"), (v, "v"), (tau, "tau")):
-            if x.shape[0] != n:
-                raise ValueError(f"{name} has {x.shape[0]} samples, t has {n}")
-        fext = np.zeros((n, 0, 6)) if fext is None else _checks.matrix(fext, "fext", 3)
-        if fext.shape[0] != n:
-            raise ValueError(f"fext has {fext.shape[0]} samples, t has {n}")
-        _check_widths(self.model, q, v, tau, fext)
-        r = np.empty((n, self.model.nv))
-        restarted, status = np.zeros(n, np.int64), np.zeros(n, np.int64)
-        w = np.zeros((n if self.frame else 0, 6))
-        rank = np.full(len(w), -1, np.int64)
-        before = (self.state.copy(), self.newest)
-        refused = np.zeros(n, bool)       # samples whose inputs the kernel refuses: their
-        while True:                       # stamps are not used; found by stepping
-            self._step_admitted(t, q, v, tau, fext, r, restarted, status, w, rank, refused)
-            found = (status > 0) & ~refused
-            if not found.any():
-                break
-            refused |= found              # again from the start, those stamps not used
-            self.state[:], self.newest = before
-        _hold(r, status, before[0][3 + 3 * self.model.nv:3 + 4 * self.model.nv])
-        self.tracking = _tracking(restarted, status, before[0][0])
-        return r, restarted.astype(bool), status, w, rank
-
-    def _step_admitted(self, t, q, v, tau, fext, r, restarted, status, w, rank, refused):
-        """Step the samples :meth:`_admit` admits (``refused``: not their stamps), in place."""
-        n = len(t)
-        rows = np.flatnonzero(self._admit(t, refused))
-        status[:], restarted[:], rank[:], w[:] = STAMP_NOT_AFTER, 0, -1, 0.0
-        while len(rows):                  # again after a sample that overflows: reset
-            part = (slice(None) if len(rows) == n else rows)
-            out = (r[part], restarted[part], status[part], w[part] if len(w) else w,
-                   rank[part] if len(w) else rank)
-            self._run(t[part], q[part], v[part], tau[part], fext[part], *out)
-            if not isinstance(part, slice):
-                r[part], restarted[part], status[part] = out[:3]
-                if len(w):
-                    w[part], rank[part] = out[3:]
-            size = np.abs(out[0]).max(axis=1)
-            if len(w):
-                size = np.maximum(size, np.abs(out[3]).max(axis=1))
-            bad = np.flatnonzero((out[2] == 0) & ~(size <= R_LIMIT))
-            if not len(bad):
-                return
-            k = rows[bad[0]]
-            status[k], r[k], restarted[k] = OVERFLOW, 0.0, 0
-            if len(w):
-                rank[k], w[k] = -1, 0.0
-            self.state[:] = 0.0
-            rows = rows[bad[0] + 1:]
+        return samples.run(self, t, q, v, tau, fext)
 
     def _admitted(self, t):
         """Whether a sample at ``t`` is stepped (:meth:`_admit` for one; the newest kept)."""
         return not math.isfinite(t) or t > self.newest or t < self.newest - self.settings[1]
 
-    def _admit(self, t, refused):
+    def step_rows(self, t, q, v, tau, fext, r, restarted, status, w, rank):
         """
-        Return which samples at the times ``t`` are stepped; keep the newest stamp used.
+        Step the kernel over the samples given, writing its results into the arrays given.
 
-        A finite stamp not after the newest before it is not, unless it is more than
-        max_gap before it (a clock set back: it becomes the newest). Non-finite stamps and
-        the ``refused`` samples are (the kernel refuses them), and their stamps are not used.
+        What ``rbd_ros.contact.samples.run`` calls on the samples it admits. Rows of the
+        wrong width are refused, every sample (its status), r held at its last value.
+
+        Parameters
+        ----------
+        t : ndarray, shape (N,)
+            Times, s.
+        q, v, tau : ndarray
+            Configurations (N, nq), velocities and measured efforts (N, nv).
+        fext : ndarray, shape (N, nbodies, 6) or (N, 0, 6)
+            Measured external wrenches, or none.
+        r : ndarray, shape (N, nv)
+            Written: the estimates.
+        restarted, status : ndarray of int, shape (N,)
+            Written: where a sample (re)started the observer; each sample's status.
+        w, rank : ndarray
+            Written: the contact wrenches (N, 6) and their rank statuses (N,); (0, 6) and
+            (0,) without a frame.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            If the contact frame does not fit the model.
+
         """
-        keep = np.ones(len(t), bool)
-        newest, gap, start = self.newest, self.settings[1], 0
-        while start < len(t):
-            part = t[start:]
-            used = np.isfinite(part) & ~refused[start:]
-            times = np.where(used, part, -np.inf)
-            newest_before = np.maximum.accumulate(np.r_[newest, times[:-1]])
-            with np.errstate(invalid="ignore"):
-                back = np.flatnonzero(used & (part < newest_before - gap))
-                stop = back[0] if len(back) else len(part)
-                keep[start:start + stop] = ~used[:stop] | (part[:stop] > newest_before[:stop])
-            if stop == len(part):
-                newest = max(newest, times.max())
-                break
-            newest, start = part[stop], start + stop + 1
-        self.newest = newest
-        return keep
-
-    def _run(self, t, q, v, tau, fext, r, restarted, status, w, rank):
         nq, nv = self.model.nq, self.model.nv
         if q.shape[1] != nq or v.shape[1] != nv or tau.shape[1] != nv:
             bad = next(k for k, (x, n) in enumerate(((q, nq), (v, nv), (tau, nv)))
@@ -504,78 +443,6 @@ class MomentumObserver:
 
 
 _observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_entry")
-
-
-def _number(value, name):
-    """Return ``value`` as a float (``_checks.number``), a bool or a text refused too."""
-    if isinstance(value, (bool, str, bytes)):
-        raise ValueError(f"{name} must be a number, got {_checks.excerpt(repr(value))}")
-    return _checks.number(value, name)
-
-
-def _check_widths(model, q, v, tau, fext):
-    """
-    Refuse rows that are not the model's size, naming the array.
-
-    A whole call's mistake, not a sample's: refused per sample (a status for each), every r
-    would be held at its last value, zeros from rest, which reads as "no contact".
-    """
-    for x, name, size in ((q, "q", model.nq), (v, "v", model.nv), (tau, "tau", model.nv)):
-        if x.shape[1] != size:
-            raise ValueError(f"{name} must have {size} columns (the model's), got {x.shape[1]}")
-    if fext.shape[1] not in (0, model.nbodies) or fext.shape[2] != 6:
-        raise ValueError(f"fext must be N x {model.nbodies} x 6 (a wrench per body), got "
-                         f"{' x '.join(map(str, fext.shape))}")
-
-
-def _bounded(r, wrench):
-    """
-    Whether every |r_j| (and the contact wrench's) stays within R_LIMIT (NaN does not).
-
-    A dot product first: r·r ≤ R_LIMIT² bounds every |r_j| by R_LIMIT (one numpy call where
-    min and max are two, ~2.5 µs each); only a sum above it (or not finite) is looked at
-    entry by entry, as the batch path (``_step_admitted``) tests every sample.
-    """
-    for x in (r,) if wrench is None else (r, wrench):
-        if not x.dot(x) <= _R_LIMIT_SQUARED and not (-R_LIMIT <= x.min() and x.max() <= R_LIMIT):
-            return False
-    return True
-
-
-_R_LIMIT_SQUARED = R_LIMIT * R_LIMIT      # 1e300: finite
-
-
-def overflow_text(tau):
-    """Say that the observer overflowed and was reset, at the efforts ``tau``."""
-    return (f"the observer's state would overflow (|r| beyond {R_LIMIT:g} N·m; efforts up to "
-            f"{float(np.max(np.abs(tau), initial=0.0)):.3g}): reset, it restarts at the "
-            "next sample")
-
-
-def _hold(r, status, before):
-    """Give the samples skipped for their stamps the r of the sample before (``before``)."""
-    skipped = np.flatnonzero(status == STAMP_NOT_AFTER)
-    if not len(skipped):
-        return
-    last = np.maximum.accumulate(np.where(status != STAMP_NOT_AFTER, np.arange(len(r)), -1))
-    source = last[skipped]
-    r[skipped] = np.where(source[:, None] >= 0, r[np.maximum(source, 0)], before)
-
-
-def _tracking(restarted, status, started):
-    """
-    Return where r is an estimate: from the third sample stepped after a (re)start on.
-
-    ``started``: the kernel's stage before the samples (0: none; 1, 1.5: one, two; 2).
-    """
-    tracking = np.zeros(len(status), bool)
-    rows = np.flatnonzero(status == 0)
-    k = np.arange(len(rows))
-    last = np.maximum.accumulate(np.where(restarted[rows] != 0, k, -1))
-    before = {0.0: 0, 1.0: 1, 1.5: 2}.get(float(started), 3)
-    count = np.where(last >= 0, k - last + 1, before + k + 1)
-    tracking[rows] = count >= 3
-    return tracking
 
 
 def _fits(x, row):
@@ -632,69 +499,3 @@ def observe(model, t, q, v, tau, gain, fext=None, joint_parameters=None, max_gap
 
     """
     return MomentumObserver(model, gain, joint_parameters, max_gap).run(t, q, v, tau, fext)
-
-
-def frame_problem(model, link):
-    """Say why the contact wrench at ``link`` (contact_frame) cannot be had, or None."""
-    if not link:
-        return None
-    if link not in model.link_frames:
-        names = list(model.link_frames)
-        return (f"contact_frame {link[:60]!r} is not a link of the model (its links: "
-                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
-    try:
-        contact_wrench(model, model.neutral(), np.zeros(model.nv), link)
-    except ValueError as exc:
-        return f"contact_frame: {exc}"
-    return None
-
-
-def link_jacobian_transpose(model, q, link):
-    """Return Jᵀ (nv × 6) of ``link``'s frame at q: τ = Jᵀ [f; n] for a wrench at its origin."""
-    return frame_jacobian(model, q, link).T
-
-
-def wrench_refusal(link, rank):
-    """Say why the contact wrench at ``link`` was not had, from its rank status, or None."""
-    rank6, rank3 = rank % RANK_SCALE, rank // RANK_SCALE
-    if rank < 0:
-        return "the observer refused the sample"
-    if rank6 == 6 or rank3 == 3:
-        return None
-    if rank < RANK_SCALE:
-        return (f"the contact wrench at {link!r} needs 6 independent directions, its chain "
-                f"gives {rank6} (fewer than 6 dof, or a singular pose): estimate the force "
-                "only (force_only, contact at the frame's origin)")
-    return (f"the contact force at {link!r} needs 3 independent directions, its chain gives "
-            f"{rank3}")
-
-
-def contact_wrench(model, q, r, link, force_only=False, rcond=RCOND):
-    """
-    Return F̂ = [f; n] (6) at ``link``'s frame origin in its axes: (J_linkᵀ)⁺ r, least squares.
-
-    It needs six independent directions of the link's motion (six dof in its chain): with
-    fewer, a ValueError says so, unless ``force_only``: the contact is then taken as a pure
-    force at the frame's origin (n = 0), f = (J_vᵀ)⁺ r, which needs three. One compiled
-    call (``algorithms/contact_wrench.py``: the frame's Jacobian, a pivoted QR).
-    """
-    bodies, placements = link_table(model, [link])
-    q = _checks.matrix(q, "q", 1)
-    r = _checks.matrix(r, "r", 1)
-    if r.shape != (model.nv,):
-        raise ValueError(f"r must have {model.nv} entries, got {r.shape[0]}")
-    rcond = _number(rcond, "rcond")
-    if not 0.0 <= rcond < 1.0:       # NaN or >= 1 cut every pivot: "rank 0" would be the answer
-        raise ValueError(f"rcond must be in [0, 1) (the pivots' relative cut), got {rcond!r}")
-    data = model.data
-    out, rank = np.zeros(6), np.zeros(1, np.int64)
-    status = contact_wrench_kernel(model.packed, model.coupling_table, data.body,
-                                   data.full_q, q, int(bodies[0]), placements[0], r,
-                                   int(bool(force_only)), rcond, np.zeros((6, model.nv)),
-                                   np.zeros((model.nv + 2, 7)), out, rank)
-    if status:
-        raise _checks.input_error("contact_wrench", status, model, ("q", "r"), (q, r))
-    why = wrench_refusal(link, int(rank[0]))
-    if why:
-        raise ValueError(why)
-    return out

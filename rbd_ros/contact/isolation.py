@@ -18,7 +18,7 @@ from .._jit import f64_1d, f64_1d_ro, i64_1d, i64_1d_ro, int64, kernel
 
 # N·m: collision_thresholds below it are refused. Far below any effort sensor's resolution
 # (~1e-3 N·m), and with it r / threshold stays finite for every r the observer keeps (it
-# resets where |r| would exceed detection.R_LIMIT, 1e150 N·m)
+# resets where |r| would exceed samples.R_LIMIT, 1e150 N·m)
 MIN_THRESHOLD = 1e-6
 # samples: the observer cannot observe once this many in a row gave no estimate of r (stamps
 # quantized to 10 ms at 1 kHz skip 9 in a row and still observe)

@@ -331,8 +331,8 @@ def test_the_one_sample_bound_is_the_batch_bound(seed):
             (x if where == "r" else w)[rng.integers(6)] = bad
             cases.append((x, w))
     for x, w in cases:
-        assert contact._bounded(x, w) == batch(x, w), (x, w)
-    assert sum(contact._bounded(x, w) for x, w in cases) == 4
+        assert contact.bounded(x, w) == batch(x, w), (x, w)
+    assert sum(contact.bounded(x, w) for x, w in cases) == 4
 
 
 def _isolation_on_pinocchio_tree(robot, r, thresholds):
