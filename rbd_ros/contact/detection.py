@@ -16,8 +16,8 @@ external wrench on the base coordinates.
 Collision detection and isolation (:func:`isolate`, :class:`CollisionState`) are in
 ``isolation``; which samples are stepped, and the runs over N of them, in ``samples``;
 :func:`contact_wrench`, the wrench at a link's frame that explains r, F̂ = (J_linkᵀ)⁺ r, in
-``wrench`` (all given here too). :class:`MomentumObserver` given a ``frame`` computes the
-wrench in the same compiled call as r (the node's tick: one call).
+``wrench`` (their public names given here too). :class:`MomentumObserver` given a ``frame``
+computes the wrench in the same compiled call as r (the node's tick: one call).
 """
 import math
 
@@ -297,7 +297,7 @@ class MomentumObserver:
             arrays = (_checks.matrix([t], "t", 1), _row(q, "q"), _row(v, "v"),
                       _row(tau, "tau"))
         stamp = arrays[0][0]
-        if not self._admitted(stamp):
+        if not samples.admitted(self, stamp):
             raise SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
                                 f"observer was given ({self.newest:.9g} s): a repeated, late "
                                 "or quantized stamp", STAMP_NOT_AFTER)
@@ -384,16 +384,16 @@ class MomentumObserver:
         """
         return samples.run(self, t, q, v, tau, fext)
 
-    def _admitted(self, t):
-        """Whether a sample at ``t`` is stepped (:meth:`_admit` for one; the newest kept)."""
-        return not math.isfinite(t) or t > self.newest or t < self.newest - self.settings[1]
-
     def step_rows(self, t, q, v, tau, fext, r, restarted, status, w, rank):
         """
         Step the kernel over the samples given, writing its results into the arrays given.
 
-        What ``rbd_ros.contact.samples.run`` calls on the samples it admits. Rows of the
-        wrong width are refused, every sample (its status), r held at its last value.
+        The raw step that :meth:`step` and ``rbd_ros.contact.samples.run`` make on the samples
+        they admit: it neither tests the stamps nor updates :attr:`newest`, nor resets the
+        state where ``|r|`` would overflow, nor sets :attr:`restarted`, :attr:`tracking` or
+        :attr:`wrench`; those are the caller's (``samples``). Rows of the wrong width, or an
+        fext of the wrong shape, are refused for every sample (its status, r held at its
+        last value, ``restarted`` not written).
 
         Parameters
         ----------
@@ -406,7 +406,8 @@ class MomentumObserver:
         r : ndarray, shape (N, nv)
             Written: the estimates.
         restarted, status : ndarray of int, shape (N,)
-            Written: where a sample (re)started the observer; each sample's status.
+            Written: where a sample (re)started the observer (not on a refusal); each
+            sample's status.
         w, rank : ndarray
             Written: the contact wrenches (N, 6) and their rank statuses (N,); (0, 6) and
             (0,) without a frame.

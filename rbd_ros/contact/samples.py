@@ -2,11 +2,15 @@
 The samples the momentum observer steps: whose stamp is used, which overflow, N at a time.
 
 :class:`rbd_ros.contact.detection.MomentumObserver` steps one sample (``step``) or N
-(``run``, ``run_with_wrench``: :func:`run` here); both skip a sample whose stamp is not
-after the newest one (STAMP_NOT_AFTER) and reset the observer where ``|r|`` would exceed
-R_LIMIT (OVERFLOW), so the numbers are the same one at a time (the node) or all at once
-(the replay).
+(``run``, ``run_with_wrench``: :func:`run` here), admitted by the same rule
+(:func:`admitted` for one, :func:`_admit` for N): a sample whose stamp is not after the
+newest one is skipped (STAMP_NOT_AFTER), unless it is more than ``max_gap`` before it (a
+clock set back: it restarts the observer); where ``|r|`` would exceed R_LIMIT or not be
+finite the observer is reset (OVERFLOW). So the numbers are the same one at a time (the
+node) or all at once (the replay).
 """
+import math
+
 import numpy as np
 
 from .. import _checks
@@ -96,6 +100,12 @@ def _step_admitted(observer, t, q, v, tau, fext, r, restarted, status, w, rank, 
         rows = rows[bad[0] + 1:]
 
 
+def admitted(observer, t):
+    """Whether ``observer`` steps a sample at ``t`` (:func:`_admit`'s rule for one sample)."""
+    return (not math.isfinite(t) or t > observer.newest
+            or t < observer.newest - observer.settings[1])
+
+
 def _admit(observer, t, refused):
     """
     Return which samples at the times ``t`` are stepped; keep the newest stamp used.
@@ -178,11 +188,11 @@ def tracking(restarted, status, started):
 
     ``started``: the kernel's stage before the samples (0: none; 1, 1.5: one, two; 2).
     """
-    tracking = np.zeros(len(status), bool)
+    estimate = np.zeros(len(status), bool)
     rows = np.flatnonzero(status == 0)
     k = np.arange(len(rows))
     last = np.maximum.accumulate(np.where(restarted[rows] != 0, k, -1))
     before = {0.0: 0, 1.0: 1, 1.5: 2}.get(float(started), 3)
     count = np.where(last >= 0, k - last + 1, before + k + 1)
-    tracking[rows] = count >= 3
-    return tracking
+    estimate[rows] = count >= 3
+    return estimate

@@ -26,7 +26,7 @@ _OLD_LAYOUT = re.compile(r"^(\w+_[0-9a-f]{40}|warm-[0-9a-f]{16})$")
 
 
 def define_kernels():
-    """Import every module that defines kernels (``wrench``, ``contact``: not the package's)."""
+    """Import every module that defines kernels (the contact ones: not the package's)."""
     import rbd_ros  # noqa: F401
     import rbd_ros.contact.detection  # noqa: F401
     import rbd_ros.contact.measured_wrenches  # noqa: F401
