@@ -80,7 +80,7 @@ def _fit(arrays, shapes, inputs):
     read per input: each ``flags`` read builds an object (~50 ns), ``base`` does not. Every
     array numpy, ctypes, buffers or numba make over another's memory has a base; one that
     an extension builds over foreign memory without setting it (the C API allows it) is
-    trusted as an array of its own, here as in the generated calls' inline test.
+    trusted as an array of its own.
     """
     for arr, shape in zip(arrays, shapes):
         if (arr.__class__ is not _NDARRAY or arr.dtype is not _F8 or arr.shape != shape

@@ -18,14 +18,14 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
 from ..model.spatial import act_inv_motion, add6, cross_motion, load6, sub6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .common import (OUTPUT_REFUSED, apart, check_vector, matrix_fits, model_sizes,
-                     placement_step, store_motion, supports, velocity_step)
+from .common import (OUTPUT_REFUSED, apart, check_vector, matrix_fits, placement_step,
+                     store_motion, supports, velocity_step)
 from .entries import declare
 from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, placement_tuple,  # noqa: F401
                              reference_placement)
 from .frame_placement import link_status, tree_configuration
 from .joints import joint_nv, subspace_column
-from .mimic import caller_nv, expand_motion, reduced_sizes
+from .mimic import caller_nv, expand_motion
 
 ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
@@ -34,8 +34,7 @@ ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 def tree_motion(packed, table, qf, vf, q, v):
     """Return (status, q, v of the tree): checked (q at 1, v at 2), expanded through G."""
     status, qt = tree_configuration(packed, table, qf, q)
-    nv = model_sizes(packed)[2] if table.shape[0] == 0 else reduced_sizes(table)[1]
-    status = status or check_vector(v, nv, 2)
+    status = status or check_vector(v, caller_nv(packed, table), 2)
     if status or table.shape[0] == 0:
         return status, qt, v
     expand_motion(table, qf.shape[0], v, vf)

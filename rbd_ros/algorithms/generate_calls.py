@@ -247,11 +247,14 @@ def _left_to_kernel(name, entry, given):
     return tests
 
 
-def _outputs(name, entry, has_out):
+def _outputs(name, entry):
+    """
+    Return the lines that make the results: fresh, or the caller's ``out=``.
+
+    Every call takes ``out=``: ``entries.declare`` adds it to every signature.
+    """
     given = entries.caller_outputs(entry)
     fresh = "".join(f"{x} = _empty({shape})\n" for x, shape in given.items())
-    if not has_out:
-        return textwrap.indent(fresh, "    ")
     text = "    if out is None:\n" + textwrap.indent(fresh, "        ")
     text += condition("elif", _left_to_kernel(name, entry, given), 4) + "\n"
     if len(given) > 1:
@@ -286,14 +289,14 @@ def _late_check(name, entry, indent):
     return " " * indent + "if out is not None:\n" + _checked(name, entry, indent + 4)
 
 
-def _special(name, entry, has_out):
+def _special(name, entry):
     slot, arguments = entry.special
     inputs = entry.inputs
     plain = [x for x in inputs if x != "fext"]
     call = wrapped("status = special", arguments.split(", "), 12)
     return _SPECIAL.format(
         slot=slot, no_fext=" and fext is None" if "fext" in inputs else "",
-        special_check=_late_check(name, entry, 8) if has_out else "",
+        special_check=_late_check(name, entry, 8),
         special_call=call, special_convert=_converted(plain, inputs, 12),
         special_error=_error(name, inputs, plain + ["model.data.no_fext"] * ("fext" in inputs),
                              12),
@@ -304,7 +307,7 @@ def call_source(name, parameters, module, entry):
     """Return the source of the public call ``name`` (its ``def`` to its last line)."""
     kernel, entry_point = entry.kernel, f"_{name}_entry"
     inputs = entry.inputs
-    has_out, has_data = "out=None" in parameters, "data=None" in parameters
+    has_data = "data=None" in parameters
     shapes = " ".join(entry.outputs.values())
     lines = [wrapped(f"def {name}", ["model"] + parameters.split(", "), 0, ":"),
              f'    """Run the kernel (the docstring: its declaration\'s, in {module}.py)."""']
@@ -312,11 +315,11 @@ def call_source(name, parameters, module, entry):
     for step in entry.prepare or ():
         function = step[1] if isinstance(step, tuple) else ""
         body += _PREPARE[_prepare_kind(step)].format(function=function)
-    body += _outputs(name, entry, has_out)
+    body += _outputs(name, entry)
     if entry.special:
-        body += _special(name, entry, has_out)
+        body += _special(name, entry)
     if entry.coupled:
-        body += _COUPLED.format(coupled_check=_late_check(name, entry, 8) if has_out else "",
+        body += _COUPLED.format(coupled_check=_late_check(name, entry, 8),
                                 coupled_call=wrapped(
             "return coupling." + entry.coupled.split("(", 1)[0],
             entry.coupled.split("(", 1)[1][:-1].split(", "), 8))
@@ -349,12 +352,11 @@ def call_source(name, parameters, module, entry):
             body += f"    if {x} is None:\n        {x} = data.{attribute}\n"
         body += "    try:\n" + wrapped(f"status = {kernel}", arguments, 8) + "\n"
     body += ("    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: "
-             "convert once\n" + (_late_check(name, entry, 8) if has_out else "")
+             "convert once\n" + _late_check(name, entry, 8)
              + _converted(list(inputs), inputs, 8) + "\n"
-             + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n")
-    if has_out:
-        body += ("        if status == OUTPUT_REFUSED:\n"
-                 + _checked(name, entry, 12, "raise _refused_output"))
+             + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n"
+             + "        if status == OUTPUT_REFUSED:\n"
+             + _checked(name, entry, 12, "raise _refused_output"))
     body += _error(name, inputs, list(inputs), 8) + "\n" + _returned(entry.returns, 4) + "\n"
     return "\n".join(lines) + "\n" + body
 

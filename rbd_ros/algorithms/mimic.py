@@ -46,7 +46,7 @@ def reduced_sizes(table):
 @helper
 def caller_nv(packed, table):
     """Return the nv of the caller's arrays: the tree's, or the reduced one (a coupling table)."""
-    return model_sizes(packed)[2] if table.shape[0] == 0 else int(table[0, 1])
+    return model_sizes(packed)[2] if table.shape[0] == 0 else reduced_sizes(table)[1]
 
 
 @helper
