@@ -89,8 +89,8 @@ ENTRIES = {
     # issue 36's rows: the frame Jacobian (local_world_aligned, the last link of the model,
     # as bench_core's operational rows), the CoM Jacobian, A_G
     "frame_jacobian": (("q",), lambda: frame_jacobian.frame_jacobian_kernel,
-                       ("&coupling_table", "@body", "@full_q", "q", "=body", "=placement",
-                        "=reference", "%6"), "6", ("computeFrameJacobian", ("q",))),
+                       ("&coupling_table", "@body", "@full_q", "q", "=frame", "%6"), "6",
+                       ("computeFrameJacobian", ("q",))),
     "center_of_mass_jacobian": (("q",),
                                 lambda: center_of_mass.center_of_mass_jacobian_kernel,
                                 ("&coupling_table", "@body", "@full_q", "q", "%3"), "3",
@@ -111,10 +111,10 @@ def frame_constants(pair, pin):
     """
     m = pair.model
     link = [k for k, (body, _, _) in m.link_frames.items() if body >= 0][-1]
-    body, placement, _, reference = frame_jacobian.frame_in(m, link, "local_world_aligned")
+    frame, _ = frame_jacobian.frame_in(m, link, "local_world_aligned")
     pin_extra = ((pair.pm.getFrameId(link, pin.BODY), pin.LOCAL_WORLD_ALIGNED) if pin
                  else ())
-    constants = {"body": body, "placement": placement, "reference": reference}
+    constants = {"frame": frame}
     return (link, "local_world_aligned"), constants, pin_extra
 
 

@@ -9,9 +9,10 @@ once and calls again.
 """
 import numpy as np
 
-from .algorithms.common import (CANNOT_MOVE_ALONG, NO_MASS, NOT_FINITE, OUTPUT_REFUSED,
-                                RESULT_POSITION, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL,
-                                WRONG_SIZE, ZERO_DIRECTION, ZERO_QUATERNION)
+from .algorithms.common import (CANNOT_MOVE_ALONG, INPUT_STRIDED, NO_MASS, NOT_FINITE,
+                                OUTPUT_REFUSED, RESULT_POSITION, SINGULAR_OPERATIONAL,
+                                SINGULAR_TRANSLATIONAL, WRONG_SIZE, ZERO_DIRECTION,
+                                ZERO_QUATERNION)
 from .model import Data
 from .model.joints import KINDS
 
@@ -105,6 +106,8 @@ _REFUSALS = {
     # for a kernel reached another way
     OUTPUT_REFUSED: ("an output does not fit what the kernel writes: the wrong shape, not "
                      "C-contiguous, or sharing memory with an input or another output"),
+    # the public calls copy the input and call again; this is for a kernel reached another way
+    INPUT_STRIDED: "an input is not C-contiguous: the kernel reads C-contiguous arrays only",
     ZERO_DIRECTION: "direction is the zero vector: it names no direction",
     SINGULAR_OPERATIONAL: (
         "J M⁻¹ Jᵀ of the frame is singular (the joints supporting it have fewer than 6 "

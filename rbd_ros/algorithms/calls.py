@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import _checks, _output_arrays
 from ..model.data import Data as _Data
-from .common import OUTPUT_REFUSED
+from .common import INPUT_STRIDED, OUTPUT_REFUSED
 from .entries import DECLARED, first_entry
 from .aba import aba_kernel
 from .aba_derivatives import aba_derivatives_kernel
@@ -37,8 +37,6 @@ from .rnea_derivatives import rnea_derivatives_kernel
 _empty = np.empty
 _ndarray = np.ndarray
 _f8 = np.dtype(np.float64)
-_VECTOR = (8,)              # the strides of a C-contiguous float64 vector
-_ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
 _refused_output = _output_arrays.refused
@@ -55,18 +53,18 @@ __all__ = ['rnea', 'nonlinear_effects', 'gravity_torques', 'crba', 'minv', 'minv
 
 def rnea(model, q, v, a, fext=None, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in rnea.py)."""
-    nv = model.nv
     if out is None:
-        tau = _empty(nv)
+        tau = _empty(model.nv)
     elif out.__class__ is _ndarray:
         tau = out
     else:
-        tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+        tau, = _checked_output('rnea', out, ((model.nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
     # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
     # the two reads of the slot cost more than the test)
     if data is None and fext is None and (special := model._specialized.rnea) is not None:
         if out is not None:
-            tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+            tau, = _checked_output('rnea', out, ((model.nv,),), {'q': q, 'v': v, 'a': a, 'fext':
+                                   fext})
         try:
             status = special(q, v, a, tau)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -79,7 +77,8 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+            tau, = _checked_output('rnea', out, ((model.nv,),), {'q': q, 'v': v, 'a': a, 'fext':
+                                   fext})
         return coupling.rnea(model, q, v, a, fext, data, tau)
     if data is None:
         data = model.data
@@ -91,31 +90,32 @@ def rnea(model, q, v, a, fext=None, *, data=None, out=None):
         status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            tau, = _checked_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+            tau, = _checked_output('rnea', out, ((model.nv,),), {'q': q, 'v': v, 'a': a, 'fext':
+                                   fext})
         q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a'),
                          _checks.matrix(fext, 'fext'))
         status = rnea_kernel(model.packed, data.body, q, v, a, fext, tau)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('rnea', out, ((nv,),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+            raise _refused_output('rnea', out, ((model.nv,),), {'q': q, 'v': v, 'a': a, 'fext':
+                                  fext})
         raise _checks.input_error('rnea', status, model, ('q', 'v', 'a', 'fext'), (q, v, a, fext))
     return tau
 
 
 def nonlinear_effects(model, q, v, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in rnea.py)."""
-    nv = model.nv
     if out is None:
-        tau = _empty(nv)
+        tau = _empty(model.nv)
     elif out.__class__ is _ndarray:
         tau = out
     else:
-        tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
+        tau, = _checked_output('nonlinear_effects', out, ((model.nv,),), {'q': q, 'v': v})
     # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
     # the two reads of the slot cost more than the test)
     if data is None and (special := model._specialized.nonlinear_effects) is not None:
         if out is not None:
-            tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
+            tau, = _checked_output('nonlinear_effects', out, ((model.nv,),), {'q': q, 'v': v})
         try:
             status = special(q, v, tau)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -127,7 +127,7 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
+            tau, = _checked_output('nonlinear_effects', out, ((model.nv,),), {'q': q, 'v': v})
         return coupling.rnea(model, q, v, model.data.zeros_v, None, data, tau)
     if data is None:
         data = model.data
@@ -137,30 +137,29 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
         status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            tau, = _checked_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
+            tau, = _checked_output('nonlinear_effects', out, ((model.nv,),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = nonlinear_effects_kernel(model.packed, data.body, q, v, tau)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('nonlinear_effects', out, ((nv,),), {'q': q, 'v': v})
+            raise _refused_output('nonlinear_effects', out, ((model.nv,),), {'q': q, 'v': v})
         raise _checks.input_error('nonlinear_effects', status, model, ('q', 'v'), (q, v))
     return tau
 
 
 def gravity_torques(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in rnea.py)."""
-    nv = model.nv
     if out is None:
-        tau = _empty(nv)
+        tau = _empty(model.nv)
     elif out.__class__ is _ndarray:
         tau = out
     else:
-        tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
+        tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
     # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
     # the two reads of the slot cost more than the test)
     if data is None and (special := model._specialized.gravity_torques) is not None:
         if out is not None:
-            tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
+            tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
         try:
             status = special(q, tau)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -172,7 +171,7 @@ def gravity_torques(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
+            tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
         return coupling.rnea(model, q, model.data.zeros_v, model.data.zeros_v, None, data, tau)
     if data is None:
         data = model.data
@@ -182,30 +181,29 @@ def gravity_torques(model, q, *, data=None, out=None):
         status = gravity_kernel(model.packed, data.body, q, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            tau, = _checked_output('gravity_torques', out, ((nv,),), {'q': q})
+            tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
         q = _checks.vector(q, 'q')
         status = gravity_kernel(model.packed, data.body, q, tau)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('gravity_torques', out, ((nv,),), {'q': q})
+            raise _refused_output('gravity_torques', out, ((model.nv,),), {'q': q})
         raise _checks.input_error('gravity_torques', status, model, ('q',), (q,))
     return tau
 
 
 def crba(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in crba.py)."""
-    nv = model.nv
     if out is None:
-        M = _empty((nv, nv))
+        M = _empty((model.nv, model.nv))
     elif out.__class__ is _ndarray:
         M = out
     else:
-        M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
+        M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
     # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
     # the two reads of the slot cost more than the test)
     if data is None and (special := model._specialized.crba) is not None:
         if out is not None:
-            M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
+            M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
         try:
             status = special(q, M)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -217,7 +215,7 @@ def crba(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
+            M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
         return coupling.crba(model, q, data, M)
     if data is None:
         data = model.data
@@ -227,30 +225,29 @@ def crba(model, q, *, data=None, out=None):
         status = crba_kernel(model.packed, data.body, q, M)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            M, = _checked_output('crba', out, ((nv, nv),), {'q': q})
+            M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = crba_kernel(model.packed, data.body, q, M)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('crba', out, ((nv, nv),), {'q': q})
+            raise _refused_output('crba', out, ((model.nv, model.nv),), {'q': q})
         raise _checks.input_error('crba', status, model, ('q',), (q,))
     return M
 
 
 def minv(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in minv.py)."""
-    nv = model.nv
     if out is None:
-        Minv = _empty((nv, nv))
+        Minv = _empty((model.nv, model.nv))
     elif out.__class__ is _ndarray:
         Minv = out
     else:
-        Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
+        Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
     # rbd_ros.specialize: the model's own kernel; data= asks for the generic one (tested first:
     # the two reads of the slot cost more than the test)
     if data is None and (special := model._specialized.minv) is not None:
         if out is not None:
-            Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
+            Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
         try:
             status = special(q, Minv)
         except (TypeError, ValueError):         # not float64 C arrays: convert once
@@ -262,7 +259,7 @@ def minv(model, q, *, data=None, out=None):
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
+            Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
         return coupling.minv(model, q, data, Minv)
     if data is None:
         data = model.data
@@ -272,12 +269,12 @@ def minv(model, q, *, data=None, out=None):
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            Minv, = _checked_output('minv', out, ((nv, nv),), {'q': q})
+            Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('minv', out, ((nv, nv),), {'q': q})
+            raise _refused_output('minv', out, ((model.nv, model.nv),), {'q': q})
         raise _checks.input_error('minv', status, model, ('q',), (q,))
     return Minv
 
@@ -287,24 +284,23 @@ _minv_cholesky_entry = first_entry(minv_cholesky_kernel, globals(), '_minv_chole
 
 def minv_cholesky(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in minv_cholesky.py)."""
-    nv = model.nv
     if out is None:
-        Minv = _empty((nv, nv))
+        Minv = _empty((model.nv, model.nv))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         Minv = out
     else:
-        Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
+        Minv, = _checked_output('minv_cholesky', out, ((model.nv, model.nv),), {'q': q})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
+            Minv, = _checked_output('minv_cholesky', out, ((model.nv, model.nv),), {'q': q})
         return coupling.minv(model, q, data, Minv, 'minv_cholesky')
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1
         if typed:
             status = _minv_cholesky_entry(model.packed, data.body, q, model.dof_parent,
                                           data.matrix, Minv)
@@ -313,30 +309,35 @@ def minv_cholesky(model, q, *, data=None, out=None):
                                           data.matrix, Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            Minv, = _checked_output('minv_cholesky', out, ((nv, nv),), {'q': q})
+            Minv, = _checked_output('minv_cholesky', out, ((model.nv, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = minv_cholesky_kernel(model.packed, data.body, q, model.dof_parent, data.matrix,
                                       Minv)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q = _checks.vector(q, 'q')
+            status = _minv_cholesky_entry(model.packed, data.body, q, model.dof_parent,
+                                          data.matrix, Minv)
         if status == OUTPUT_REFUSED:
-            raise _refused_output('minv_cholesky', out, ((nv, nv),), {'q': q})
-        raise _checks.input_error('minv_cholesky', status, model, ('q',), (q,))
+            raise _refused_output('minv_cholesky', out, ((model.nv, model.nv),), {'q': q})
+        if status:
+            raise _checks.input_error('minv_cholesky', status, model, ('q',), (q,))
     return Minv
 
 
 def aba(model, q, v, tau, fext=None, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in aba.py)."""
-    nv = model.nv
     if out is None:
-        qdd = _empty(nv)
+        qdd = _empty(model.nv)
     elif out.__class__ is _ndarray:
         qdd = out
     else:
-        qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+        qdd, = _checked_output('aba', out, ((model.nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
+                               fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
+            qdd, = _checked_output('aba', out, ((model.nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
                                    fext})
         return coupling.aba(model, q, v, tau, fext, data, qdd)
     if data is None:
@@ -349,14 +350,15 @@ def aba(model, q, v, tau, fext=None, *, data=None, out=None):
         status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            qdd, = _checked_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
+            qdd, = _checked_output('aba', out, ((model.nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
                                    fext})
         q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
                            'tau'), _checks.matrix(fext, 'fext'))
         status = aba_kernel(model.packed, data.body, q, v, tau, fext, qdd)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('aba', out, ((nv,),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+            raise _refused_output('aba', out, ((model.nv,),), {'q': q, 'v': v, 'tau': tau, 'fext':
+                                  fext})
         raise _checks.input_error('aba', status, model, ('q', 'v', 'tau', 'fext'), (q, v, tau,
                                   fext))
     return qdd
@@ -364,22 +366,23 @@ def aba(model, q, v, tau, fext=None, *, data=None, out=None):
 
 def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in rnea_derivatives.py)."""
-    nv = model.nv
     if out is None:
-        dq = _empty((nv, nv))
-        dv = _empty((nv, nv))
-        M = _empty((nv, nv))
+        dq = _empty((model.nv, model.nv))
+        dv = _empty((model.nv, model.nv))
+        M = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
           and (dv := out[1]).__class__ is _ndarray and (M := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
-        dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
-                                    q, 'v': v, 'a': a, 'fext': fext})
+        dq, dv, M = _checked_output('rnea_derivatives', out, ((model.nv, model.nv), (model.nv,
+                                    model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
+                                    'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                        {'q': q, 'v': v, 'a': a, 'fext': fext})
+            dq, dv, M = _checked_output('rnea_derivatives', out, ((model.nv, model.nv), (model.nv,
+                                        model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
+                                        'fext': fext})
         return coupling.rnea_derivatives(model, q, v, a, fext, data, (dq, dv, M))
     if data is None:
         data = model.data
@@ -392,16 +395,18 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
                                          a, fext, dq, dv, M)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            dq, dv, M = _checked_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                        {'q': q, 'v': v, 'a': a, 'fext': fext})
+            dq, dv, M = _checked_output('rnea_derivatives', out, ((model.nv, model.nv), (model.nv,
+                                        model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
+                                        'fext': fext})
         q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a'),
                          _checks.matrix(fext, 'fext'))
         status = rnea_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v,
                                          a, fext, dq, dv, M)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('rnea_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
-                                  q, 'v': v, 'a': a, 'fext': fext})
+            raise _refused_output('rnea_derivatives', out, ((model.nv, model.nv), (model.nv,
+                                  model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
+                                  'fext': fext})
         raise _checks.input_error('rnea_derivatives', status, model, ('q', 'v', 'a', 'fext'), (q,
                                   v, a, fext))
     return dq, dv, M
@@ -409,22 +414,23 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
 
 def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in aba_derivatives.py)."""
-    nv = model.nv
     if out is None:
-        dq = _empty((nv, nv))
-        dv = _empty((nv, nv))
-        Minv = _empty((nv, nv))
+        dq = _empty((model.nv, model.nv))
+        dv = _empty((model.nv, model.nv))
+        Minv = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
           and (dv := out[1]).__class__ is _ndarray and (Minv := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
-        dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                       {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+        dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv), (model.nv,
+                                       model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'tau':
+                                       tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                           {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+            dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv),
+                                           (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                           'v': v, 'tau': tau, 'fext': fext})
         return coupling.aba_derivatives(model, q, v, tau, fext, data, (dq, dv, Minv))
     if data is None:
         data = model.data
@@ -438,8 +444,9 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
                                         Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            dq, dv, Minv = _checked_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                           {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+            dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv),
+                                           (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                           'v': v, 'tau': tau, 'fext': fext})
         q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
                            'tau'), _checks.matrix(fext, 'fext'))
         status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
@@ -447,8 +454,9 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
                                         Minv)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('aba_derivatives', out, ((nv, nv), (nv, nv), (nv, nv),), {'q': q,
-                                  'v': v, 'tau': tau, 'fext': fext})
+            raise _refused_output('aba_derivatives', out, ((model.nv, model.nv), (model.nv,
+                                  model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'tau': tau,
+                                  'fext': fext})
         raise _checks.input_error('aba_derivatives', status, model, ('q', 'v', 'tau', 'fext'), (q,
                                   v, tau, fext))
     return dq, dv, Minv
@@ -461,17 +469,17 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in compute_all.py)."""
     nv = model.nv
     if out is None:
-        out = _empty((5 * nv + 2, nv))
+        out = _empty((5 * model.nv + 2, model.nv))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         pass
     else:
-        out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a': a,
-                               'tau': tau, 'fext': fext})
+        out, = _checked_output('compute_all', out, ((5 * model.nv + 2, model.nv),), {'q': q, 'v':
+                               v, 'a': a, 'tau': tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a':
-                                   a, 'tau': tau, 'fext': fext})
+            out, = _checked_output('compute_all', out, ((5 * model.nv + 2, model.nv),), {'q': q,
+                                   'v': v, 'a': a, 'tau': tau, 'fext': fext})
         return coupling.compute_all(model, q, v, a, tau, fext, data, out)
     if data is None:
         data = model.data
@@ -484,11 +492,10 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
     if fext_default:
         fext = data.no_fext
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and v.dtype is _f8 and v.strides == _VECTOR
-                 and (a_default or a.dtype is _f8 and a.strides == _VECTOR)
-                 and tau.dtype is _f8 and tau.strides == _VECTOR
-                 and (fext_default or fext.dtype is _f8 and fext.strides == _ROWS6))
+        typed = (q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
+                 and (a_default or a.dtype is _f8 and a.ndim == 1)
+                 and tau.dtype is _f8 and tau.ndim == 1
+                 and (fext_default or fext.dtype is _f8 and fext.ndim == 2))
         if typed:
             status = _compute_all_entry(model.packed, data.body, data.dof, data.body_matrix,
                                         data.force_sets, data.all_body, data.all_dof,
@@ -499,40 +506,48 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
                                         data.all_stacked, q, v, a, tau, fext, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            out, = _checked_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a':
-                                   a, 'tau': tau, 'fext': fext})
+            out, = _checked_output('compute_all', out, ((5 * model.nv + 2, model.nv),), {'q': q,
+                                   'v': v, 'a': a, 'tau': tau, 'fext': fext})
         q, v, a, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
                               'a'), _checks.vector(tau, 'tau'), _checks.matrix(fext, 'fext'))
         status = compute_all_kernel(model.packed, data.body, data.dof, data.body_matrix,
                                     data.force_sets, data.all_body, data.all_dof, data.all_stacked,
                                     q, v, a, tau, fext, out)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q, v, a, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
+                                  'a'), _checks.vector(tau, 'tau'), _checks.matrix(fext, 'fext'))
+            status = _compute_all_entry(model.packed, data.body, data.dof, data.body_matrix,
+                                        data.force_sets, data.all_body, data.all_dof,
+                                        data.all_stacked, q, v, a, tau, fext, out)
         if status == OUTPUT_REFUSED:
-            raise _refused_output('compute_all', out, ((5 * nv + 2, nv),), {'q': q, 'v': v, 'a': a,
-                                  'tau': tau, 'fext': fext})
-        raise _checks.input_error('compute_all', status, model, ('q', 'v', 'a', 'tau', 'fext'), (q,
-                                  v, a, tau, fext))
+            raise _refused_output('compute_all', out, ((5 * model.nv + 2, model.nv),), {'q': q,
+                                  'v': v, 'a': a, 'tau': tau, 'fext': fext})
+        if status:
+            raise _checks.input_error('compute_all', status, model, ('q', 'v', 'a', 'tau', 'fext'),
+                                      (q, v, a, tau, fext))
     return Dynamics(out[5 * nv], out[5 * nv + 1], out[0:nv], out[nv:2 * nv], out[2 * nv:3 * nv],
                     out[3 * nv:4 * nv], out[4 * nv:5 * nv])
 
 
 def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in compute_all.py)."""
-    nv = model.nv
     if out is None:
-        tau_id = _empty(nv)
-        qdd = _empty(nv)
+        tau_id = _empty(model.nv)
+        qdd = _empty(model.nv)
     elif (out.__class__ is tuple and len(out) == 2 and (tau_id := out[0]).__class__ is _ndarray
           and (qdd := out[1]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
-        tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),), {'q':
-                                      q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
+        tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((model.nv,),
+                                      (model.nv,),), {'q': q, 'v': v, 'a': a, 'tau': tau, 'fext':
+                                      fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),),
-                                          {'q': q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
+            tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((model.nv,),
+                                          (model.nv,),), {'q': q, 'v': v, 'a': a, 'tau': tau,
+                                          'fext': fext})
         return coupling.inverse_and_forward_dynamics(model, q, v, a, tau, fext, data, tau_id, qdd)
     if data is None:
         data = model.data
@@ -545,16 +560,17 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, o
                                             qdd)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),),
-                                          {'q': q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
+            tau_id, qdd = _checked_output('inverse_and_forward_dynamics', out, ((model.nv,),
+                                          (model.nv,),), {'q': q, 'v': v, 'a': a, 'tau': tau,
+                                          'fext': fext})
         q, v, a, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
                               'a'), _checks.vector(tau, 'tau'), _checks.matrix(fext, 'fext'))
         status = inverse_and_forward_kernel(model.packed, data.body, q, v, a, tau, fext, tau_id,
                                             qdd)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('inverse_and_forward_dynamics', out, ((nv,), (nv,),), {'q': q,
-                                  'v': v, 'a': a, 'tau': tau, 'fext': fext})
+            raise _refused_output('inverse_and_forward_dynamics', out, ((model.nv,), (model.nv,),),
+                                  {'q': q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
         raise _checks.input_error('inverse_and_forward_dynamics', status, model, ('q', 'v', 'a',
                                   'tau', 'fext'), (q, v, a, tau, fext))
     return tau_id, qdd
@@ -562,20 +578,18 @@ def inverse_and_forward_dynamics(model, q, v, *, a, tau, fext=None, data=None, o
 
 def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in regressor.py)."""
-    nv = model.nv
-    nb = model.nbodies
     if out is None:
-        Y = _empty((nv, 10 * nb))
+        Y = _empty((model.nv, 10 * model.nbodies))
     elif out.__class__ is _ndarray:
         Y = out
     else:
-        Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v, 'a':
-                             a})
+        Y, = _checked_output('joint_torque_regressor', out, ((model.nv, 10 * model.nbodies),),
+                             {'q': q, 'v': v, 'a': a})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v,
-                                 'a': a})
+            Y, = _checked_output('joint_torque_regressor', out, ((model.nv, 10 * model.nbodies),),
+                                 {'q': q, 'v': v, 'a': a})
         return coupling.joint_torque_regressor(model, q, v, a, data, Y)
     if data is None:
         data = model.data
@@ -586,15 +600,15 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
                                                a, Y)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            Y, = _checked_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v,
-                                 'a': a})
+            Y, = _checked_output('joint_torque_regressor', out, ((model.nv, 10 * model.nbodies),),
+                                 {'q': q, 'v': v, 'a': a})
         q, v, a = _checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a')
         status = joint_torque_regressor_kernel(model.packed, data.body, data.regressor_block, q, v,
                                                a, Y)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('joint_torque_regressor', out, ((nv, 10 * nb),), {'q': q, 'v': v,
-                                  'a': a})
+            raise _refused_output('joint_torque_regressor', out, ((model.nv, 10 * model.nbodies),),
+                                  {'q': q, 'v': v, 'a': a})
         raise _checks.input_error('joint_torque_regressor', status, model, ('q', 'v', 'a'), (q, v,
                                   a))
     return Y
@@ -602,17 +616,16 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
 
 def coriolis_matrix(model, q, v, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in coriolis.py)."""
-    nv = model.nv
     if out is None:
-        C = _empty((nv, nv))
+        C = _empty((model.nv, model.nv))
     elif out.__class__ is _ndarray:
         C = out
     else:
-        C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
+        C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v': v})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
+            C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v': v})
         return coupling.coriolis_matrix(model, q, v, data, C)
     if data is None:
         data = model.data
@@ -622,12 +635,13 @@ def coriolis_matrix(model, q, v, *, data=None, out=None):
         status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            C, = _checked_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
+            C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('coriolis_matrix', out, ((nv, nv),), {'q': q, 'v': v})
+            raise _refused_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v':
+                                  v})
         raise _checks.input_error('coriolis_matrix', status, model, ('q', 'v'), (q, v))
     return C
 
@@ -637,67 +651,70 @@ _frame_jacobian_entry = first_entry(frame_jacobian_kernel, globals(), '_frame_ja
 
 def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in frame_jacobian.py)."""
-    nv = model.nv
     try:
-        body, placement, table, frame = model.frame_lookups[link, reference]
+        frame, table = model.frame_lookups[reference][link]
     except (KeyError, TypeError):   # the first call with them, or not a link and a reference
-        body, placement, table, frame = frame_in(model, link, reference)
+        frame, table = frame_in(model, link, reference)
     if out is None:
-        J = _empty((6, nv))
+        J = _empty((6, model.nv))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         J = out
     else:
-        J, = _checked_output('frame_jacobian', out, ((6, nv),), {'q': q})
+        J, = _checked_output('frame_jacobian', out, ((6, model.nv),), {'q': q})
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1
         if typed:
-            status = _frame_jacobian_entry(model.packed, table, data.body, data.full_q, q, body,
-                                           placement, frame, J)
+            status = _frame_jacobian_entry(model.packed, table, data.body, data.full_q, q, frame,
+                                           J)
         else:
-            status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, body,
-                                           placement, frame, J)
+            status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, frame,
+                                           J)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            J, = _checked_output('frame_jacobian', out, ((6, nv),), {'q': q})
+            J, = _checked_output('frame_jacobian', out, ((6, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
-        status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, body,
-                                       placement, frame, J)
+        status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, frame, J)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q = _checks.vector(q, 'q')
+            status = _frame_jacobian_entry(model.packed, table, data.body, data.full_q, q, frame,
+                                           J)
         if status == OUTPUT_REFUSED:
-            raise _refused_output('frame_jacobian', out, ((6, nv),), {'q': q})
-        raise _checks.input_error('frame_jacobian', status, model, ('q',), (q,))
+            raise _refused_output('frame_jacobian', out, ((6, model.nv),), {'q': q})
+        if status:
+            raise _checks.input_error('frame_jacobian', status, model, ('q',), (q,))
     return J
 
 
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, data=None,
                         out=None):
     """Run the kernel (the docstring: its declaration's, in finite_differences.py)."""
-    nv = model.nv
-    nq = model.nq
     which, eps, central = inverse_dynamics_steps(eps, central)
     if out is None:
-        dq = _empty((nv, nv))
-        dv = _empty((nv, nv))
-        da = _empty((nv, nv))
+        dq = _empty((model.nv, model.nv))
+        dv = _empty((model.nv, model.nv))
+        da = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
           and (dv := out[1]).__class__ is _ndarray and (da := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
-        dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                     {'q': q, 'v': v, 'a': a, 'fext': fext})
+        dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
+                                     model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
+                                     'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
-                                         nv),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+            dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv),
+                                         (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                         'v': v, 'a': a, 'fext': fext})
         return coupling.finite_differences(rnea, 'rnea_derivatives_fd', model, q, v, a, fext, eps,
                                            central, data, (dq, dv, da))
-    q_step = _empty(nq)
-    work = _empty((4, nv))
+    q_step = _empty(model.nq)
+    work = _empty((4, model.nv))
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
@@ -709,16 +726,18 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
                                            central, dq, dv, da, q_step, work)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
-                                         nv),), {'q': q, 'v': v, 'a': a, 'fext': fext})
+            dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv),
+                                         (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                         'v': v, 'a': a, 'fext': fext})
         q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a, 'a'),
                          _checks.matrix(fext, 'fext'))
         status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
                                            central, dq, dv, da, q_step, work)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('rnea_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                  {'q': q, 'v': v, 'a': a, 'fext': fext})
+            raise _refused_output('rnea_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
+                                  model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
+                                  'fext': fext})
         raise _checks.input_error('rnea_derivatives_fd', status, model, ('q', 'v', 'a', 'fext'),
                                   (q, v, a, fext))
     return dq, dv, da
@@ -727,28 +746,28 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, data=None,
                        out=None):
     """Run the kernel (the docstring: its declaration's, in finite_differences.py)."""
-    nv = model.nv
-    nq = model.nq
     which, eps, central = forward_dynamics_steps(eps, central)
     if out is None:
-        dq = _empty((nv, nv))
-        dv = _empty((nv, nv))
-        dtau = _empty((nv, nv))
+        dq = _empty((model.nv, model.nv))
+        dv = _empty((model.nv, model.nv))
+        dtau = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
           and (dv := out[1]).__class__ is _ndarray and (dtau := out[2]).__class__ is _ndarray):
         pass    # the tests bound the targets
     else:
-        dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),),
-                                       {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+        dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
+                                       model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'tau':
+                                       tau, 'fext': fext})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
-                                           nv),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+            dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv),
+                                           (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                           'v': v, 'tau': tau, 'fext': fext})
         return coupling.finite_differences(aba, 'aba_derivatives_fd', model, q, v, tau, fext, eps,
                                            central, data, (dq, dv, dtau))
-    q_step = _empty(nq)
-    work = _empty((4, nv))
+    q_step = _empty(model.nq)
+    work = _empty((4, model.nv))
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
@@ -760,16 +779,18 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
                                            central, dq, dv, dtau, q_step, work)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv,
-                                           nv),), {'q': q, 'v': v, 'tau': tau, 'fext': fext})
+            dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv),
+                                           (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                           'v': v, 'tau': tau, 'fext': fext})
         q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
                            'tau'), _checks.matrix(fext, 'fext'))
         status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext, eps,
                                            central, dq, dv, dtau, q_step, work)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('aba_derivatives_fd', out, ((nv, nv), (nv, nv), (nv, nv),), {'q':
-                                  q, 'v': v, 'tau': tau, 'fext': fext})
+            raise _refused_output('aba_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
+                                  model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'tau': tau,
+                                  'fext': fext})
         raise _checks.input_error('aba_derivatives_fd', status, model, ('q', 'v', 'tau', 'fext'),
                                   (q, v, tau, fext))
     return dq, dv, dtau
@@ -777,28 +798,27 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
 
 def integrate(model, q, dv, *, out=None):
     """Run the kernel (the docstring: its declaration's, in finite_differences.py)."""
-    nq = model.nq
     if out is None:
-        out = _empty(nq)
+        out = _empty(model.nq)
     elif out.__class__ is _ndarray:
         pass
     else:
-        out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
+        out, = _checked_output('integrate', out, ((model.nq,),), {'q': q, 'dv': dv})
     coupling = model.coupling
     if coupling is not None:    # mimic joints: the reduced system (description.mimic_coupling)
         if out is not None:
-            out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
+            out, = _checked_output('integrate', out, ((model.nq,),), {'q': q, 'dv': dv})
         return coupling.integrate(model, q, dv, out)
     try:
         status = integrate_kernel(model.packed, q, dv, out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            out, = _checked_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
+            out, = _checked_output('integrate', out, ((model.nq,),), {'q': q, 'dv': dv})
         q, dv = _checks.vector(q, 'q'), _checks.vector(dv, 'dv')
         status = integrate_kernel(model.packed, q, dv, out)
     if status:
         if status == OUTPUT_REFUSED:
-            raise _refused_output('integrate', out, ((nq,),), {'q': q, 'dv': dv})
+            raise _refused_output('integrate', out, ((model.nq,),), {'q': q, 'dv': dv})
         raise _checks.input_error('integrate', status, model, ('q', 'dv'), (q, dv))
     return out
 
@@ -809,9 +829,9 @@ _frame_placement_entry = first_entry(frame_placement_kernel, globals(), '_frame_
 def frame_placement(model, q, link, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in frame_placement.py)."""
     try:
-        body, placement, table = model.frame_lookups[link, LINK_ONLY]
+        frame, table = model.frame_lookups[LINK_ONLY][link]
     except (KeyError, TypeError):   # the first call with it, or not a link
-        body, placement, table = frame_of_link(model, link)
+        frame, table = frame_of_link(model, link)
     if out is None:
         out = _empty((4, 4))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
@@ -823,23 +843,27 @@ def frame_placement(model, q, link, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1
         if typed:
-            status = _frame_placement_entry(model.packed, table, data.body, data.full_q, q, body,
-                                            placement, out)
+            status = _frame_placement_entry(model.packed, table, data.body, data.full_q, q, frame,
+                                            out)
         else:
-            status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, body,
-                                            placement, out)
+            status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, frame,
+                                            out)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
         q = _checks.vector(q, 'q')
-        status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, body,
-                                        placement, out)
+        status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, frame, out)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q = _checks.vector(q, 'q')
+            status = _frame_placement_entry(model.packed, table, data.body, data.full_q, q, frame,
+                                            out)
         if status == OUTPUT_REFUSED:
             raise _refused_output('frame_placement', out, ((4, 4),), {'q': q})
-        raise _checks.input_error('frame_placement', status, model, ('q',), (q,))
+        if status:
+            raise _checks.input_error('frame_placement', status, model, ('q',), (q,))
     return out
 
 
@@ -849,45 +873,50 @@ _frame_jacobian_time_variation_entry = first_entry(frame_jacobian_time_variation
 
 def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in frame_jacobian_time_variation.py)."""
-    nv = model.nv
     try:
-        body, placement, table, frame = model.frame_lookups[link, reference]
+        frame, table = model.frame_lookups[reference][link]
     except (KeyError, TypeError):   # the first call with them, or not a link and a reference
-        body, placement, table, frame = frame_in(model, link, reference)
+        frame, table = frame_in(model, link, reference)
     if out is None:
-        dJ = _empty((6, nv))
+        dJ = _empty((6, model.nv))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         dJ = out
     else:
-        dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v': v})
+        dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, model.nv),), {'q': q, 'v':
+                              v})
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
         if typed:
             status = _frame_jacobian_time_variation_entry(model.packed, table, data.body,
-                                                          data.full_q, data.full_v, q, v, body,
-                                                          placement, frame, dJ)
+                                                          data.full_q, data.full_v, q, v, frame,
+                                                          dJ)
         else:
             status = frame_jacobian_time_variation_kernel(model.packed, table, data.body,
-                                                          data.full_q, data.full_v, q, v, body,
-                                                          placement, frame, dJ)
+                                                          data.full_q, data.full_v, q, v, frame,
+                                                          dJ)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v':
-                                  v})
+            dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, model.nv),), {'q': q,
+                                  'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = frame_jacobian_time_variation_kernel(model.packed, table, data.body, data.full_q,
-                                                      data.full_v, q, v, body, placement, frame,
-                                                      dJ)
+                                                      data.full_v, q, v, frame, dJ)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
+            status = _frame_jacobian_time_variation_entry(model.packed, table, data.body,
+                                                          data.full_q, data.full_v, q, v, frame,
+                                                          dJ)
         if status == OUTPUT_REFUSED:
-            raise _refused_output('frame_jacobian_time_variation', out, ((6, nv),), {'q': q, 'v':
-                                  v})
-        raise _checks.input_error('frame_jacobian_time_variation', status, model, ('q', 'v'), (q,
-                                  v))
+            raise _refused_output('frame_jacobian_time_variation', out, ((6, model.nv),), {'q': q,
+                                  'v': v})
+        if status:
+            raise _checks.input_error('frame_jacobian_time_variation', status, model, ('q', 'v'),
+                                      (q, v))
     return dJ
 
 
@@ -898,9 +927,9 @@ _frame_acceleration_bias_entry = first_entry(frame_acceleration_bias_kernel, glo
 def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in frame_acceleration_bias.py)."""
     try:
-        body, placement, table, frame = model.frame_lookups[link, reference]
+        frame, table = model.frame_lookups[reference][link]
     except (KeyError, TypeError):   # the first call with them, or not a link and a reference
-        body, placement, table, frame = frame_in(model, link, reference)
+        frame, table = frame_in(model, link, reference)
     if out is None:
         bias = _empty(6)
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
@@ -912,25 +941,28 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR and v.dtype is _f8 and v.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
         if typed:
             status = _frame_acceleration_bias_entry(model.packed, table, data.body, data.full_q,
-                                                    data.full_v, q, v, body, placement, frame,
-                                                    bias)
+                                                    data.full_v, q, v, frame, bias)
         else:
             status = frame_acceleration_bias_kernel(model.packed, table, data.body, data.full_q,
-                                                    data.full_v, q, v, body, placement, frame,
-                                                    bias)
+                                                    data.full_v, q, v, frame, bias)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = frame_acceleration_bias_kernel(model.packed, table, data.body, data.full_q,
-                                                data.full_v, q, v, body, placement, frame, bias)
+                                                data.full_v, q, v, frame, bias)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
+            status = _frame_acceleration_bias_entry(model.packed, table, data.body, data.full_q,
+                                                    data.full_v, q, v, frame, bias)
         if status == OUTPUT_REFUSED:
             raise _refused_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
-        raise _checks.input_error('frame_acceleration_bias', status, model, ('q', 'v'), (q, v))
+        if status:
+            raise _checks.input_error('frame_acceleration_bias', status, model, ('q', 'v'), (q, v))
     return bias
 
 
@@ -942,9 +974,9 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
                               *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in operational_space_inertia.py)."""
     try:
-        body, placement, table, frame = model.frame_lookups[link, reference]
+        frame, table = model.frame_lookups[reference][link]
     except (KeyError, TypeError):   # the first call with them, or not a link and a reference
-        body, placement, table, frame = frame_in(model, link, reference)
+        frame, table = frame_in(model, link, reference)
     if out is None:
         Lambda = _empty((3, 3) if translational else (6, 6))
     elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable
@@ -958,19 +990,19 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1
         if typed:
             status = _operational_space_inertia_entry(model.packed, table, data.body,
                                                       data.force_sets, data.full_q,
                                                       data.full_matrices, data.reduced_matrices, q,
-                                                      body, placement, frame, 1 if translational
-                                                      else 0, data.matrix, data.frame_work, Lambda)
+                                                      frame, 1 if translational else 0,
+                                                      data.matrix, data.frame_work, Lambda)
         else:
             status = operational_space_inertia_kernel(model.packed, table, data.body,
                                                       data.force_sets, data.full_q,
                                                       data.full_matrices, data.reduced_matrices, q,
-                                                      body, placement, frame, 1 if translational
-                                                      else 0, data.matrix, data.frame_work, Lambda)
+                                                      frame, 1 if translational else 0,
+                                                      data.matrix, data.frame_work, Lambda)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             Lambda, = _checked_output('operational_space_inertia', out, ((3, 3) if translational
@@ -978,14 +1010,22 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
         q = _checks.vector(q, 'q')
         status = operational_space_inertia_kernel(model.packed, table, data.body, data.force_sets,
                                                   data.full_q, data.full_matrices,
-                                                  data.reduced_matrices, q, body, placement, frame,
-                                                  1 if translational else 0, data.matrix,
+                                                  data.reduced_matrices, q, frame, 1 if
+                                                  translational else 0, data.matrix,
                                                   data.frame_work, Lambda)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q = _checks.vector(q, 'q')
+            status = _operational_space_inertia_entry(model.packed, table, data.body,
+                                                      data.force_sets, data.full_q,
+                                                      data.full_matrices, data.reduced_matrices, q,
+                                                      frame, 1 if translational else 0,
+                                                      data.matrix, data.frame_work, Lambda)
         if status == OUTPUT_REFUSED:
             raise _refused_output('operational_space_inertia', out, ((3, 3) if translational else
                                   (6, 6),), {'q': q})
-        raise _checks.input_error('operational_space_inertia', status, model, ('q',), (q,))
+        if status:
+            raise _checks.input_error('operational_space_inertia', status, model, ('q',), (q,))
     return Lambda
 
 
@@ -995,9 +1035,9 @@ _effective_mass_entry = first_entry(effective_mass_kernel, globals(), '_effectiv
 def effective_mass(model, q, link, direction, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in effective_mass.py)."""
     try:
-        body, placement, table = model.frame_lookups[link, LINK_ONLY]
+        frame, table = model.frame_lookups[LINK_ONLY][link]
     except (KeyError, TypeError):   # the first call with it, or not a link
-        body, placement, table = frame_of_link(model, link)
+        frame, table = frame_of_link(model, link)
     if out is None:
         mass = _empty(1)
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
@@ -1009,18 +1049,15 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and direction.dtype is _f8 and direction.strides == _VECTOR)
+        typed = q.dtype is _f8 and q.ndim == 1 and direction.dtype is _f8 and direction.ndim == 1
         if typed:
             status = _effective_mass_entry(model.packed, table, data.body, data.force_sets,
                                            data.full_q, data.full_matrices, data.reduced_matrices,
-                                           q, body, placement, direction, data.matrix,
-                                           data.frame_work, mass)
+                                           q, frame, direction, data.matrix, data.frame_work, mass)
         else:
             status = effective_mass_kernel(model.packed, table, data.body, data.force_sets,
                                            data.full_q, data.full_matrices, data.reduced_matrices,
-                                           q, body, placement, direction, data.matrix,
-                                           data.frame_work, mass)
+                                           q, frame, direction, data.matrix, data.frame_work, mass)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction':
@@ -1028,13 +1065,18 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
         q, direction = _checks.vector(q, 'q'), _checks.vector(direction, 'direction')
         status = effective_mass_kernel(model.packed, table, data.body, data.force_sets,
                                        data.full_q, data.full_matrices, data.reduced_matrices, q,
-                                       body, placement, direction, data.matrix, data.frame_work,
-                                       mass)
+                                       frame, direction, data.matrix, data.frame_work, mass)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q, direction = _checks.vector(q, 'q'), _checks.vector(direction, 'direction')
+            status = _effective_mass_entry(model.packed, table, data.body, data.force_sets,
+                                           data.full_q, data.full_matrices, data.reduced_matrices,
+                                           q, frame, direction, data.matrix, data.frame_work, mass)
         if status == OUTPUT_REFUSED:
             raise _refused_output('effective_mass', out, ((1,),), {'q': q, 'direction': direction})
-        raise _checks.input_error('effective_mass', status, model, ('q', 'direction'), (q,
-                                  direction))
+        if status:
+            raise _checks.input_error('effective_mass', status, model, ('q', 'direction'), (q,
+                                      direction))
     return float(mass[0])
 
 
@@ -1060,8 +1102,7 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     if v_default:
         v = data.zeros_v
     try:
-        typed = (q.dtype is _f8 and q.strides == _VECTOR
-                 and (v_default or v.dtype is _f8 and v.strides == _VECTOR))
+        typed = q.dtype is _f8 and q.ndim == 1 and (v_default or v.dtype is _f8 and v.ndim == 1)
         if typed:
             status = _center_of_mass_entry(model.packed, table, data.body, data.full_q,
                                            data.full_v, q, v, out)
@@ -1076,10 +1117,15 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
         status = center_of_mass_kernel(model.packed, table, data.body, data.full_q, data.full_v, q,
                                        v, out)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
+            status = _center_of_mass_entry(model.packed, table, data.body, data.full_q,
+                                           data.full_v, q, v, out)
         if status == OUTPUT_REFUSED:
             raise _refused_output('center_of_mass', out, ((6 if velocity else 3,),), {'q': q, 'v':
                                   v})
-        raise _checks.input_error('center_of_mass', status, model, ('q', 'v'), (q, v))
+        if status:
+            raise _checks.input_error('center_of_mass', status, model, ('q', 'v'), (q, v))
     return (out[:3], out[3:]) if velocity else out
 
 
@@ -1089,20 +1135,19 @@ _center_of_mass_jacobian_entry = first_entry(center_of_mass_jacobian_kernel, glo
 
 def center_of_mass_jacobian(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in center_of_mass.py)."""
-    nv = model.nv
     table = model.coupling_table
     if out is None:
-        Jc = _empty((3, nv))
+        Jc = _empty((3, model.nv))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         Jc = out
     else:
-        Jc, = _checked_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
+        Jc, = _checked_output('center_of_mass_jacobian', out, ((3, model.nv),), {'q': q})
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1
         if typed:
             status = _center_of_mass_jacobian_entry(model.packed, table, data.body, data.full_q, q,
                                                     Jc)
@@ -1111,13 +1156,18 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
                                                     Jc)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            Jc, = _checked_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
+            Jc, = _checked_output('center_of_mass_jacobian', out, ((3, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = center_of_mass_jacobian_kernel(model.packed, table, data.body, data.full_q, q, Jc)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q = _checks.vector(q, 'q')
+            status = _center_of_mass_jacobian_entry(model.packed, table, data.body, data.full_q, q,
+                                                    Jc)
         if status == OUTPUT_REFUSED:
-            raise _refused_output('center_of_mass_jacobian', out, ((3, nv),), {'q': q})
-        raise _checks.input_error('center_of_mass_jacobian', status, model, ('q',), (q,))
+            raise _refused_output('center_of_mass_jacobian', out, ((3, model.nv),), {'q': q})
+        if status:
+            raise _checks.input_error('center_of_mass_jacobian', status, model, ('q',), (q,))
     return Jc
 
 
@@ -1127,20 +1177,19 @@ _centroidal_momentum_matrix_entry = first_entry(centroidal_momentum_matrix_kerne
 
 def centroidal_momentum_matrix(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in centroidal_momentum.py)."""
-    nv = model.nv
     table = model.coupling_table
     if out is None:
-        A = _empty((6, nv))
+        A = _empty((6, model.nv))
     elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         A = out
     else:
-        A, = _checked_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
+        A, = _checked_output('centroidal_momentum_matrix', out, ((6, model.nv),), {'q': q})
     if data is None:
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        typed = q.dtype is _f8 and q.strides == _VECTOR
+        typed = q.dtype is _f8 and q.ndim == 1
         if typed:
             status = _centroidal_momentum_matrix_entry(model.packed, table, data.body, data.full_q,
                                                        q, A)
@@ -1149,14 +1198,19 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
                                                        q, A)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
-            A, = _checked_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
+            A, = _checked_output('centroidal_momentum_matrix', out, ((6, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = centroidal_momentum_matrix_kernel(model.packed, table, data.body, data.full_q, q,
                                                    A)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            q = _checks.vector(q, 'q')
+            status = _centroidal_momentum_matrix_entry(model.packed, table, data.body, data.full_q,
+                                                       q, A)
         if status == OUTPUT_REFUSED:
-            raise _refused_output('centroidal_momentum_matrix', out, ((6, nv),), {'q': q})
-        raise _checks.input_error('centroidal_momentum_matrix', status, model, ('q',), (q,))
+            raise _refused_output('centroidal_momentum_matrix', out, ((6, model.nv),), {'q': q})
+        if status:
+            raise _checks.input_error('centroidal_momentum_matrix', status, model, ('q',), (q,))
     return A
 
 

@@ -19,8 +19,9 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load10
 from ..model.se3 import cross3, se3_load, se3_store, store6, store10
-from .common import (NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, matrix_status, placement_step,
-                     store_motion, vector_fits, vector_status, velocity_step)
+from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, matrix_status,
+                     placement_step, plain, store_motion, vector_fits, vector_status,
+                     velocity_step)
 from .entries import declare
 from .frame_jacobian import add_column
 from .frame_jacobian_time_variation import tree_motion
@@ -97,6 +98,8 @@ def total_momentum(packed, ws, q, v):
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_2d))
 def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
     """Set A (6 × nv) to A_G at q."""
+    if not plain(q):
+        return INPUT_STRIDED
     if not (matrix_fits(A, 6, caller_nv(packed, table)) and apart(A, q)):
         return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)

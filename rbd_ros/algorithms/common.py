@@ -35,6 +35,11 @@ REFUSAL_POSITION = 13
 # words it (``rbd_ros._output_arrays.refused``), and tests in Python only what numba's
 # unboxing trusts (type, dtype, number of dimensions, writeable)
 OUTPUT_REFUSED = (REFUSAL_POSITION + 1) * 4 + WRONG_SIZE
+# an input that is not C-contiguous, reached a kernel through its entry point (which reads
+# it as if it were): the kernel reads nothing of it and the call copies it, then calls again.
+# Testing the strides in the kernel costs ~1 ns; in Python, ~50 ns an input (the strides
+# tuple numpy builds)
+INPUT_STRIDED = OUTPUT_REFUSED + 1
 
 
 @helper
@@ -69,6 +74,18 @@ def apart(x, y):
         return True
     x0, y0 = x.ctypes.data, y.ctypes.data
     return x0 + x.size * x.itemsize <= y0 or y0 + y.size * y.itemsize <= x0
+
+
+@helper
+def plain(x):
+    """Whether the 1-D x is C-contiguous (numpy's flag: any stride for fewer than 2 entries)."""
+    return x.shape[0] < 2 or x.strides[0] == x.itemsize
+
+
+@helper
+def plain_rows(x):
+    """Whether the 2-D x is C-contiguous (numpy's flag: a 1-long axis's stride is free)."""
+    return matrix_fits(x, x.shape[0], x.shape[1])
 
 
 @helper

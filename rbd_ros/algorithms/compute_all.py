@@ -40,9 +40,9 @@ from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, 
 from ..model.spatial import add6, dot6, inertia_apply, load6, load10
 from ..model.se3 import store6
 from .aba import aba_forward_step, aba_kernel, acceleration_step
-from .common import (OUTPUT_REFUSED, REFUSAL_POSITION, apart, apart_from_state, check_inputs,
-                     check_vector, matrix_fits, matrix_status, mirror_upper, model_sizes, set_world,
-                     vector_fits)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, REFUSAL_POSITION, apart, apart_from_state,
+                     check_inputs, check_vector, matrix_fits, matrix_status, mirror_upper,
+                     model_sizes, plain, plain_rows, set_world, vector_fits)
 from .joints import joint_nv
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
@@ -145,6 +145,8 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     ``out`` rows: M⁻¹ [0, nv), ∂τ/∂q [nv, 2nv), ∂τ/∂q̇ [2nv, 3nv), ∂q̈/∂q, ∂q̈/∂q̇, then τ and
     q̈. ``stacked``: ∂ID/∂q at q̈.
     """
+    if not (plain(q) and plain(v) and plain(a) and plain(tau_in) and plain_rows(fext)):
+        return INPUT_STRIDED
     nv = model_sizes(packed)[2]
     if not (matrix_fits(out, 5 * nv + 2, nv) and apart_from_state(out, q, v, a, fext)
             and apart(out, tau_in)):

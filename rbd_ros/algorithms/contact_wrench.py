@@ -16,7 +16,7 @@ import math
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, float64, helper, i64_1d, int64, kernel
 from .common import check_vector
-from .frame_jacobian import BAD_FRAME, LOCAL, frame_jacobian_kernel
+from .frame_jacobian import BAD_FRAME, LOCAL, frame_jacobian_checked
 
 RCOND = 1e-9              # the rank's relative tolerance (the node's and the replay's)
 RANK_SCALE = 8             # the status packs rank6 + RANK_SCALE · rank3
@@ -103,10 +103,10 @@ def contact_wrench_kernel(packed, table, ws, qf, q, body, placement, r, force_on
     """
     F̂ (out, 6) at the frame ``placement`` on ``body`` that explains r at q; rank[0] its rank.
 
-    ``frame_jacobian_kernel``'s arguments (LOCAL), then r (nv), force_only (0/1), rcond,
+    ``frame_jacobian_checked``'s arguments (LOCAL), then r (nv), force_only (0/1), rcond,
     J (6, nv) and A (nv + 2, 7) scratch. Returns the status of the inputs (r at position 2).
     """
-    status = frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, LOCAL, J)
+    status = frame_jacobian_checked(packed, table, ws, qf, q, body, placement, LOCAL, J)
     status = status or check_vector(r, J.shape[1], 2)
     if status == 0 and (A.shape[0] != J.shape[1] + 2 or A.shape[1] != 7 or out.shape[0] != 6
                         or rank.shape[0] != 1):

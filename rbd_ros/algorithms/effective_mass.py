@@ -13,10 +13,10 @@ linear rows exists, m_u = 1 / (uᵀ Λ_t⁻¹ u). A model with mimic joints: J_r
 import math
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
-from .common import (CANNOT_MOVE_ALONG, OUTPUT_REFUSED, ZERO_DIRECTION, apart, check_vector,
-                     vector_fits, vector_status)
+from .common import (CANNOT_MOVE_ALONG, INPUT_STRIDED, OUTPUT_REFUSED, ZERO_DIRECTION, apart,
+                     check_vector, plain, vector_fits, vector_status)
 from .entries import declare
-from .frame_jacobian import LOCAL_WORLD_ALIGNED, frame_of_link  # noqa: F401
+from .frame_jacobian import LOCAL_WORLD_ALIGNED, frame_of_link, frame_row_parts  # noqa: F401
 from .operational_space_inertia import jacobian_and_minv
 
 DIRECTION_RATIO = 1e-10
@@ -51,11 +51,14 @@ def mass_along(J, Minv, direction, w, out):
     return vector_status(out)
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_3d, f64_3d, f64_1d, int64,
-              f64_1d, f64_1d, f64_2d, f64_3d, f64_1d))
-def effective_mass_kernel(packed, table, ws, FP, qf, MF, R, q, body, placement, direction,
-                          matrix, work, out):
-    """out[0]: the effective mass of the frame's origin along ``direction`` (root frame)."""
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_3d, f64_3d, f64_1d, f64_1d,
+              f64_1d, f64_2d, f64_3d, f64_1d))
+def effective_mass_kernel(packed, table, ws, FP, qf, MF, R, q, frame, direction, matrix, work,
+                          out):
+    """out[0]: the effective mass of the frame row ``frame``'s origin along ``direction``."""
+    if not (plain(q) and plain(direction)):
+        return INPUT_STRIDED
+    body, placement, _ = frame_row_parts(frame)
     if not (vector_fits(out, 1) and apart(out, q) and apart(out, direction)):
         return OUTPUT_REFUSED
     status, J, Minv = jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement,

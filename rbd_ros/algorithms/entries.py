@@ -126,7 +126,7 @@ ENTRIES = {
         None, "coriolis_matrix(model, q, v, data, C)"),
     "frame_jacobian": Entry(
         "frame_jacobian_kernel", {"q": "vector"}, {},
-        "model.packed, table, data.body, data.full_q, q, body, placement, frame, J",
+        "model.packed, table, data.body, data.full_q, q, frame, J",
         {"J": "(6, nv)"}, "J", None, None,
         ("link_in_reference",)),
     "rnea_derivatives_fd": _finite_differences_row("rnea_derivatives_fd", "rnea", "a",
@@ -140,30 +140,28 @@ ENTRIES = {
     # the coupling table, where mimic joints are, taken by the kernels themselves)
     "frame_placement": Entry(
         "frame_placement_kernel", {"q": "vector"}, {},
-        "model.packed, table, data.body, data.full_q, q, body, placement, out",
+        "model.packed, table, data.body, data.full_q, q, frame, out",
         {"out": "(4, 4)"}, "out", None, None,
         ("link",)),
     "frame_jacobian_time_variation": Entry(
         "frame_jacobian_time_variation_kernel", {"q": "vector", "v": "vector"}, {},
-        "model.packed, table, data.body, data.full_q, data.full_v, q, v, body, placement, "
-        "frame, dJ", {"dJ": "(6, nv)"}, "dJ", None, None,
-        ("link_in_reference",)),
+        "model.packed, table, data.body, data.full_q, data.full_v, q, v, frame, dJ",
+        {"dJ": "(6, nv)"}, "dJ", None, None, ("link_in_reference",)),
     "frame_acceleration_bias": Entry(
         "frame_acceleration_bias_kernel", {"q": "vector", "v": "vector"}, {},
-        "model.packed, table, data.body, data.full_q, data.full_v, q, v, body, placement, "
-        "frame, bias", {"bias": "6"}, "bias", None, None,
-        ("link_in_reference",)),
+        "model.packed, table, data.body, data.full_q, data.full_v, q, v, frame, bias",
+        {"bias": "6"}, "bias", None, None, ("link_in_reference",)),
     "operational_space_inertia": Entry(
         "operational_space_inertia_kernel", {"q": "vector"}, {},
         "model.packed, table, data.body, data.force_sets, data.full_q, data.full_matrices, "
-        "data.reduced_matrices, q, body, placement, frame, 1 if translational else 0, "
+        "data.reduced_matrices, q, frame, 1 if translational else 0, "
         "data.matrix, data.frame_work, Lambda",
         {"Lambda": "(3, 3) if translational else (6, 6)"}, "Lambda", None, None,
         ("link_in_reference",)),
     "effective_mass": Entry(
         "effective_mass_kernel", {"q": "vector", "direction": "vector"}, {},
         "model.packed, table, data.body, data.force_sets, data.full_q, data.full_matrices, "
-        "data.reduced_matrices, q, body, placement, direction, data.matrix, data.frame_work, "
+        "data.reduced_matrices, q, frame, direction, data.matrix, data.frame_work, "
         "mass", {"mass": "1"}, "float(mass[0])", None, None,
         ("link",)),
     "center_of_mass": Entry(
@@ -248,16 +246,15 @@ def uses_entry_point(name):
     """
     Return whether the call ``name`` reaches its kernel through the entry point.
 
-    Where it saves time: testing a caller's array in Python (dtype, strides) costs ~80 ns,
-    the dispatcher's typing ~30 ns per argument (rnea on ur5, 3 vectors, 7 arguments:
-    dispatcher 946 ns a call, entry point 976, entry point without the tests 732). So the
-    entry point serves a call whose kernel takes at least 3 arguments per array tested
-    (frame_jacobian: 9 for q and J); the others call the dispatcher. Each output the caller
-    may give counts as one: the kernel tests its shape and overlaps, the entry point's route
-    tests in Python what the dispatcher would (dtype, dimensions, writeable: ~75 ns):
-    gravity_torques, crba, minv, coriolis_matrix, centroidal_momentum and the derivatives
-    (11-14 arguments for 3 inputs and 3 outputs) then call the dispatcher (ur5 and arm7,
-    2026-12-03: crba the same either way, the analytical derivatives ~0.1-0.2 µs faster).
+    Where it saves time: testing a caller's input in Python (dtype, dimensions; the kernel
+    tests the strides) costs ~35 ns, an output (also its type and writeable) ~55 ns, the
+    dispatcher's typing ~30 ns per argument. So the entry point serves a call whose kernel
+    takes at least 3 arguments per array tested (frame_jacobian: 7 for q and J); the others
+    call the dispatcher. Each output the caller may give counts as one. Timeit on ur5,
+    2026-12-03: crba (4 arguments, q and M tested) 0.454 µs through the entry point with
+    its tests against 0.456 through the dispatcher; rnea (7 arguments, 4 tested) 0.564
+    against 0.480. gravity_torques, crba, minv, coriolis_matrix, centroidal_momentum and the
+    derivatives (11-14 arguments for 3 inputs and 3 outputs) call the dispatcher.
     """
     entry = ENTRIES[name]
     tested = sum(1 for x in entry.inputs if x not in entry.defaults)

@@ -20,14 +20,16 @@ measured-wrench path (``wrench.fext`` then RNEA) gives. A coupled model (mimic j
 J_r = J G, column by column through the coupling table. A link welded to the world of a
 fixed base (body -1) has J = 0.
 """
+import numpy as np
+
 from .. import _checks
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.model import link_table
 from ..model.layout import P_IQ, P_IV, P_PARENT, W_OM, W_OS
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import se3_load, se3_mul, se3_store, store6
-from .common import (OUTPUT_REFUSED, apart, check_configuration, matrix_fits, model_sizes,
-                     placement_step, supports)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, matrix_fits,
+                     model_sizes, placement_step, plain, supports)
 from .joints import joint_nv, root_position_left_out, subspace_column
 from .entries import declare
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
@@ -36,9 +38,13 @@ BAD_FRAME = -1          # status: the body or the placement does not fit the mod
 # the reference frames, numbered as Pinocchio's ReferenceFrame
 WORLD, LOCAL, LOCAL_WORLD_ALIGNED = range(3)
 REFERENCES = {"world": WORLD, "local": LOCAL, "local_world_aligned": LOCAL_WORLD_ALIGNED}
-# the key of a link's own entry in ``model.frame_lookups`` beside frame_in's (link, reference):
-# no argument a caller passes is this object
+# the key of the links' own entries in ``model.frame_lookups`` beside frame_in's reference
+# frames: no argument a caller passes is this object
 LINK_ONLY = object()
+# a frame's row, what the frame kernels take of a link: ^bM_f (R row-major, then p), the
+# body b and the reference frame (-1: none). One array where three arguments cost ~12 ns
+# more a call (numba unboxes each); ``frame_row_parts`` reads it
+F_BODY, F_REFERENCE, F_COLS = 12, 13, 14
 
 
 @helper
@@ -146,19 +152,47 @@ def frame_status(packed, body, placement, J, nv):
 
 
 @helper
+def frame_row_parts(frame):
+    """
+    Return (body, placement, reference) of a frame's row (F_COLS numbers).
+
+    A row of another length gives body -2, which ``frame_status`` refuses (BAD_FRAME),
+    and placement empty; nothing past the row's end is read.
+    """
+    if frame.shape[0] != F_COLS:
+        return -2, frame[:0], -1
+    return int(frame[F_BODY]), frame[:F_BODY], int(frame[F_REFERENCE])
+
+
+@helper
 def placement_tuple(placement):
     p = placement
     return (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[9], p[10], p[11])
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, int64, f64_1d, int64, f64_2d))
-def frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, reference, J):
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))
+def frame_jacobian_kernel(packed, table, ws, qf, q, frame, J):
+    """
+    J (6 × nv) at q of the frame whose row (placement, body, reference) is ``frame``.
+
+    The reference: WORLD, LOCAL or LOCAL_WORLD_ALIGNED. Returns a status: INPUT_STRIDED, or
+    ``frame_jacobian_checked``'s.
+    """
+    if not plain(q):
+        return INPUT_STRIDED
+    body, placement, reference = frame_row_parts(frame)
+    return frame_jacobian_checked(packed, table, ws, qf, q, body, placement, reference, J)
+
+
+@helper
+def frame_jacobian_checked(packed, table, ws, qf, q, body, placement, reference, J):
     """
     J (6 × nv) of the frame ``placement`` (^bM_f: R row-major, then p) on ``body`` at q.
 
-    ``reference``: WORLD, LOCAL or LOCAL_WORLD_ALIGNED.
+    ``reference``: WORLD, LOCAL or LOCAL_WORLD_ALIGNED; q C-contiguous.
     q: the model's configuration; with a coupling ``table`` (not (0, 3)) its independent
-    joints, expanded into ``qf`` (the full tree's). Returns a status: BAD_FRAME, or q's.
+    joints, expanded into ``qf`` (the full tree's). Returns a status: OUTPUT_REFUSED,
+    BAD_FRAME, or q's.
     """
     if table.shape[0] == 0:
         nq, nv = model_sizes(packed)[1:]
@@ -181,36 +215,44 @@ def frame_jacobian_kernel(packed, table, ws, qf, q, body, placement, reference, 
 
 def frame_of_link(model, link):
     """
-    Return the kernel's (body, placement, table) for ``link``: ValueError if the model has none.
+    Return the kernels' (frame, table) for ``link``: ValueError if the model has none.
 
-    body: the body the link moves with; placement: its frame in that body's (R row-major,
-    then p); table: the model's coupling table (empty without mimic joints). Kept in
-    ``model.frame_lookups`` (a call looks its link up instead of building its frame's
-    arrays: 2.5 µs a call on arm7); only the model's own links enter it.
+    frame: the link's row (F_COLS numbers: its frame in the body it moves with, R row-major
+    then p; that body; reference -1); table: the model's coupling table (empty without
+    mimic joints). Kept in
+    ``model.frame_lookups[LINK_ONLY]`` (a call looks its link up instead of building its
+    frame's arrays: 2.5 µs a call on arm7); only the model's own links enter it.
     """
     try:
-        return model.frame_lookups[link, LINK_ONLY]
+        return model.frame_lookups[LINK_ONLY][link]
     except (KeyError, TypeError):           # TypeError: a link that is not even hashable
         pass
     if not isinstance(link, str) or link not in model.link_frames:
         raise ValueError(f"no link {_checks.excerpt(link)} in the model")
     bodies, placements = link_table(model, [link])
-    found = model.frame_lookups[link, LINK_ONLY] = (int(bodies[0]), placements[0],
-                                                    model.coupling_table)
+    found = (np.concatenate([placements[0], [bodies[0], -1.0]]), model.coupling_table)
+    model.frame_lookups.setdefault(LINK_ONLY, {})[link] = found
     return found
 
 
 def frame_in(model, link, reference):
-    """Return ``frame_of_link``'s (body, placement, table) and the ``reference`` frame's number."""
+    """
+    Return ``frame_of_link``'s (frame, table), the frame's row naming ``reference``.
+
+    Kept in ``model.frame_lookups[reference][link]``: two lookups by a string, whose hash
+    Python keeps, cost ~20 ns less than one by the tuple (link, reference), hashed anew.
+    """
     try:
-        return model.frame_lookups[link, reference]
+        return model.frame_lookups[reference][link]
     except (KeyError, TypeError):
         pass
     if not isinstance(reference, str) or reference not in REFERENCES:
         raise ValueError(f"reference must be one of {', '.join(map(repr, REFERENCES))}, got "
                          f"{_checks.excerpt(repr(reference))}")
-    found = model.frame_lookups[link, reference] = (*frame_of_link(model, link),
-                                                    REFERENCES[reference])
+    row, table = frame_of_link(model, link)
+    found = (row.copy(), table)
+    found[0][F_REFERENCE] = REFERENCES[reference]
+    model.frame_lookups.setdefault(reference, {})[link] = found
     return found
 
 

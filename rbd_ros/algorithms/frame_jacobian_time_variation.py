@@ -18,11 +18,11 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
 from ..model.spatial import act_inv_motion, add6, cross_motion, load6, sub6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .common import (OUTPUT_REFUSED, apart, check_vector, matrix_fits, placement_step,
-                     store_motion, supports, velocity_step)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_vector, matrix_fits,
+                     placement_step, plain, store_motion, supports, velocity_step)
 from .entries import declare
-from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, placement_tuple,  # noqa: F401
-                             reference_placement)
+from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, frame_row_parts,  # noqa: F401
+                             placement_tuple, reference_placement)
 from .frame_placement import link_status, tree_configuration
 from .joints import joint_nv, subspace_column
 from .mimic import caller_nv, expand_motion
@@ -99,11 +99,12 @@ def time_variation_columns(packed, table, ws, nqf, body, X, vX, dJ):
         j = int(packed[j, P_PARENT])
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, int64, f64_1d,
-              int64, f64_2d))
-def frame_jacobian_time_variation_kernel(packed, table, ws, qf, VF, q, v, body, placement,
-                                         reference, dJ):
-    """Set dJ (6 × nv) to J̇ of the frame ``placement`` on ``body`` at (q, v) in ``reference``."""
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))
+def frame_jacobian_time_variation_kernel(packed, table, ws, qf, VF, q, v, frame, dJ):
+    """Set dJ (6 × nv) to J̇ at (q, v) of the frame whose row is ``frame`` (``frame_row_parts``)."""
+    if not (plain(q) and plain(v)):
+        return INPUT_STRIDED
+    body, placement, reference = frame_row_parts(frame)
     if not (matrix_fits(dJ, 6, caller_nv(packed, table)) and apart(dJ, q) and apart(dJ, v)):
         return OUTPUT_REFUSED
     status, qt, vt = tree_state(packed, table, qf, VF[0], q, v, body, placement)

@@ -10,10 +10,11 @@ floating base. A coupled model (mimic joints): q expanded to the tree first.
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
-from .common import OUTPUT_REFUSED, apart, check_configuration, matrix_fits, model_sizes
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, matrix_fits,
+                     model_sizes, plain)
 from .entries import declare
-from .frame_jacobian import (BAD_FRAME, frame_of_link, placement_tuple,  # noqa: F401
-                             store_placements, world_origin)
+from .frame_jacobian import (BAD_FRAME, frame_of_link, frame_row_parts,  # noqa: F401
+                             placement_tuple, store_placements, world_origin)
 from .mimic import expand_configuration, reduced_sizes
 
 
@@ -53,9 +54,12 @@ def frame_world_placement(packed, ws, q, body, placement):
     return se3_mul(se3_load(ws, body, W_OM), fM)
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, int64, f64_1d, f64_2d))
-def frame_placement_kernel(packed, table, ws, qf, q, body, placement, out):
-    """Set out (4 × 4) to ^0M_f of the frame ``placement`` (^bM_f) on ``body`` at q."""
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d))
+def frame_placement_kernel(packed, table, ws, qf, q, frame, out):
+    """Set out (4 × 4) to ^0M_f at q of the frame whose row is ``frame`` (``frame_row_parts``)."""
+    if not plain(q):
+        return INPUT_STRIDED
+    body, placement, _ = frame_row_parts(frame)
     if not (matrix_fits(out, 4, 4) and apart(out, q)):
         return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)

@@ -23,11 +23,13 @@ caller's arrays are known to be of the declared types: numba's dispatcher spends
 typing each array argument (the model's tables and the workspace, whose types never change,
 included). The entry point checks only each argument's item size and trusts its number of
 dimensions, so the call first tests what the dispatcher would have refused, on the caller's
-arrays only: float64 (``dtype is``) and C-contiguous of the declared number of dimensions
-(``strides``: (8,) for a vector, (48, 8) for ``fext``). An input that fails goes through
+arrays only: float64 (``dtype is``) of the declared number of dimensions (``ndim``: numba's
+unboxing writes as many shape entries as the array has). An input that fails goes through
 the dispatcher (TypeError: the call converts it once and calls again), so what is refused,
 and the message, are the dispatcher path's; read-only inputs are read as they are (kernels
-never write their inputs); alignment is not tested.
+never write their inputs); alignment is not tested. C-contiguity the kernel tests first,
+before it reads anything (``INPUT_STRIDED``; numpy's ``strides`` tuple cost ~50 ns an
+input in Python): the call then copies its inputs once and calls the entry point again.
 
 The caller's ``out=``: every kernel tests its outputs (the shape, C-contiguity, and memory
 shared with an input or another output, by comparing byte ranges; status
@@ -42,6 +44,7 @@ that saves). The routes that run other code (the specialized and the coupled one
 """
 import importlib
 import os
+import re
 import sys
 import textwrap
 
@@ -65,15 +68,13 @@ import numpy as np
 
 from .. import _checks, _output_arrays
 from ..model.data import Data as _Data
-from .common import OUTPUT_REFUSED
+from .common import INPUT_STRIDED, OUTPUT_REFUSED
 from .entries import DECLARED, first_entry
 {imports}
 
 _empty = np.empty
 _ndarray = np.ndarray
 _f8 = np.dtype(np.float64)
-_VECTOR = (8,)              # the strides of a C-contiguous float64 vector
-_ROWS6 = (48, 8)            # ... of fext, whose rows are 6 floats
 _workspace = _checks.workspace
 _checked_output = _output_arrays.checked
 _refused_output = _output_arrays.refused
@@ -87,8 +88,8 @@ del _name
 '''
 
 # The dispatcher's test of a caller's array, by kind (see the module docstring).
-_FAST_TEST = {"vector": "{x}.dtype is _f8 and {x}.strides == _VECTOR",
-              "rows6": "{x}.dtype is _f8 and {x}.strides == _ROWS6"}
+_FAST_TEST = {"vector": "{x}.dtype is _f8 and {x}.ndim == 1",
+              "rows6": "{x}.dtype is _f8 and {x}.ndim == 2"}
 _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}, {x!r})"}
 
 _SPECIAL = '''\
@@ -122,15 +123,15 @@ _COUPLED = '''\
 _PREPARE = {
     "link_in_reference": """\
     try:
-        body, placement, table, frame = model.frame_lookups[link, reference]
+        frame, table = model.frame_lookups[reference][link]
     except (KeyError, TypeError):   # the first call with them, or not a link and a reference
-        body, placement, table, frame = frame_in(model, link, reference)
+        frame, table = frame_in(model, link, reference)
 """,
     "link": """\
     try:
-        body, placement, table = model.frame_lookups[link, LINK_ONLY]
+        frame, table = model.frame_lookups[LINK_ONLY][link]
     except (KeyError, TypeError):   # the first call with it, or not a link
-        body, placement, table = frame_of_link(model, link)
+        frame, table = frame_of_link(model, link)
 """,
     "coupling": "    table = model.coupling_table\n",
     "velocity": "    velocity = v is not None\n",
@@ -140,7 +141,15 @@ _PREPARE = {
 _PREPARE_IMPORTS = {"link_in_reference": ("frame_jacobian", ("frame_in",)),
                     "link": ("frame_jacobian", ("LINK_ONLY", "frame_of_link"))}
 
-_SIZES = {"nv": "nv = model.nv", "nq": "nq = model.nq", "nb": "nb = model.nbodies"}
+# the sizes the rows' shapes name, read where a shape is made (not into a local first: the
+# caller's out= needs none of them, and the store and load cost ~10 ns a call)
+_SIZES = {"nv": "model.nv", "nq": "model.nq", "nb": "model.nbodies"}
+_SIZE_NAME = re.compile(r"(?<![.\w'])(" + "|".join(_SIZES) + r")(?![\w'])")
+
+
+def _sized(shape):
+    """Return a row's shape with the model's sizes read in it: "(6, nv)" -> "(6, model.nv)"."""
+    return _SIZE_NAME.sub(lambda match: _SIZES[match.group(1)], shape)
 
 
 def wrapped(head, arguments, indent, tail=""):
@@ -212,7 +221,8 @@ def _checked(name, entry, indent, head=None):
     """
     given = entries.caller_outputs(entry)
     targets = ", ".join(given) + ("," if len(given) == 1 else "")
-    shapes = "(" + "".join(f"{entries.shape_source(x)}, " for x in given.values()).rstrip() + ")"
+    shapes = "(" + "".join(f"{_sized(entries.shape_source(x))}, "
+                           for x in given.values()).rstrip() + ")"
     arguments = [repr(name), "out", shapes,
                  "{" + ", ".join(f"{x!r}: {x}" for x in entry.inputs) + "}"]
     return wrapped(head or f"{targets} = _checked_output", arguments, indent) + "\n"
@@ -242,8 +252,8 @@ def _left_to_kernel(name, entry, given):
             ndim = 2 if shape.startswith("(") else 1
             tests += [f"{x}.dtype is _f8", f"{x}.ndim == {ndim}", f"{x}.flags.writeable"]
         if " if " in shape:     # a vector's length is its shape: len() is read without a tuple
-            tests.append(f"{x}.shape == {_grouped(entries.shape_source(shape))}"
-                         if shape.startswith("(") else f"len({x}) == ({shape})")
+            tests.append(f"{x}.shape == {_grouped(_sized(entries.shape_source(shape)))}"
+                         if shape.startswith("(") else f"len({x}) == ({_sized(shape)})")
     return tests
 
 
@@ -254,7 +264,7 @@ def _outputs(name, entry):
     Every call takes ``out=``: ``entries.declare`` adds it to every signature.
     """
     given = entries.caller_outputs(entry)
-    fresh = "".join(f"{x} = _empty({shape})\n" for x, shape in given.items())
+    fresh = "".join(f"{x} = _empty({_sized(shape)})\n" for x, shape in given.items())
     text = "    if out is None:\n" + textwrap.indent(fresh, "        ")
     text += condition("elif", _left_to_kernel(name, entry, given), 4) + "\n"
     if len(given) > 1:
@@ -308,10 +318,11 @@ def call_source(name, parameters, module, entry):
     kernel, entry_point = entry.kernel, f"_{name}_entry"
     inputs = entry.inputs
     has_data = "data=None" in parameters
-    shapes = " ".join(entry.outputs.values())
     lines = [wrapped(f"def {name}", ["model"] + parameters.split(", "), 0, ":"),
              f'    """Run the kernel (the docstring: its declaration\'s, in {module}.py)."""']
-    body = "".join(f"    {line}\n" for size, line in _SIZES.items() if size in shapes)
+    # a size the returned expression names (compute_all's rows of out) is read once, first
+    body = "".join(f"    {size} = {attribute}\n" for size, attribute in _SIZES.items()
+                   if _SIZE_NAME.search(entry.returns or "") and size in entry.returns)
     for step in entry.prepare or ():
         function = step[1] if isinstance(step, tuple) else ""
         body += _PREPARE[_prepare_kind(step)].format(function=function)
@@ -324,7 +335,7 @@ def call_source(name, parameters, module, entry):
             "return coupling." + entry.coupled.split("(", 1)[0],
             entry.coupled.split("(", 1)[1][:-1].split(", "), 8))
     given = entries.caller_outputs(entry)
-    body += "".join(f"    {x} = _empty({shape})\n" for x, shape in entry.outputs.items()
+    body += "".join(f"    {x} = _empty({_sized(shape)})\n" for x, shape in entry.outputs.items()
                     if x not in given)
     if has_data:
         # a Data of the model's sizes in two identity tests (sizes are interned tuples);
@@ -354,10 +365,20 @@ def call_source(name, parameters, module, entry):
     body += ("    except (TypeError, ValueError, AttributeError):   # not float64 C arrays: "
              "convert once\n" + _late_check(name, entry, 8)
              + _converted(list(inputs), inputs, 8) + "\n"
-             + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n"
-             + "        if status == OUTPUT_REFUSED:\n"
+             + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n")
+    if entries.uses_entry_point(name):
+        # the entry point's tests, passed again by the copies: it is called as before
+        body += ("        if status == INPUT_STRIDED:    # a strided input, left unread: "
+                 "copied once\n"
+                 + _converted(list(inputs), inputs, 12) + "\n"
+                 + wrapped(f"status = {entry_point}", arguments, 12) + "\n")
+    body += ("        if status == OUTPUT_REFUSED:\n"
              + _checked(name, entry, 12, "raise _refused_output"))
-    body += _error(name, inputs, list(inputs), 8) + "\n" + _returned(entry.returns, 4) + "\n"
+    if entries.uses_entry_point(name):
+        body += "        if status:\n" + _error(name, inputs, list(inputs), 12) + "\n"
+    else:
+        body += _error(name, inputs, list(inputs), 8) + "\n"
+    body += _returned(entry.returns, 4) + "\n"
     return "\n".join(lines) + "\n" + body
 
 

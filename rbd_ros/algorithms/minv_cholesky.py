@@ -14,13 +14,16 @@ rows ≤ c (row k of L⁻¹ involves only k's ancestors). Rows ≤ c of column c
 row c (the lower triangle) and mirrored.
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d_ro, int64, kernel
-from .common import OUTPUT_REFUSED, apart, matrix_fits, matrix_status, model_sizes
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, matrix_fits, matrix_status,
+                     model_sizes, plain)
 from .crba import crba_kernel
 from .entries import declare
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, i64_1d_ro, f64_2d, f64_2d))
 def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
+    if not plain(q):
+        return INPUT_STRIDED
     nv = model_sizes(packed)[2]
     if not (matrix_fits(Minv, nv, nv) and apart(Minv, q)):
         return OUTPUT_REFUSED

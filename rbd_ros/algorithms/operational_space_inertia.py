@@ -21,12 +21,12 @@ import math
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
-from .common import (OUTPUT_REFUSED, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, apart,
-                     matrix_fits, matrix_status)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL,
+                     apart, matrix_fits, matrix_status, plain)
 from .coupled import coupled_minv_kernel
 from .entries import declare
-from .frame_jacobian import (frame_in, frame_jacobian_in, jacobian_columns,  # noqa: F401
-                             placement_tuple, reference_placement)
+from .frame_jacobian import (frame_in, frame_jacobian_in, frame_row_parts,  # noqa: F401
+                             jacobian_columns, placement_tuple, reference_placement)
 from .frame_placement import link_status
 from .minv import minv_kernel
 
@@ -122,11 +122,14 @@ def jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement, refe
     return 0, J, Minv
 
 
-@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_3d, f64_3d, f64_1d, int64,
-              f64_1d, int64, int64, f64_2d, f64_3d, f64_2d))
-def operational_space_inertia_kernel(packed, table, ws, FP, qf, MF, R, q, body, placement,
-                                     reference, translational, matrix, work, Lambda):
-    """Lambda (6 × 6, or 3 × 3 if ``translational``) of the frame at q in ``reference``."""
+@kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_3d, f64_3d, f64_1d, f64_1d,
+              int64, f64_2d, f64_3d, f64_2d))
+def operational_space_inertia_kernel(packed, table, ws, FP, qf, MF, R, q, frame, translational,
+                                     matrix, work, Lambda):
+    """Lambda (6 × 6, or 3 × 3 if ``translational``) at q of the frame row ``frame``."""
+    if not plain(q):
+        return INPUT_STRIDED
+    body, placement, reference = frame_row_parts(frame)
     n = 3 if translational else 6
     if not (matrix_fits(Lambda, n, n) and apart(Lambda, q)):
         return OUTPUT_REFUSED

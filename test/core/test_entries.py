@@ -113,7 +113,8 @@ def _hostile(x):
     read_only = x.copy()
     read_only.flags.writeable = False
     return {"float32": x.astype(np.float32), "list": list(x),
-            "strided view": strided[::2], "byte-swapped": x.astype(">f8"),
+            "strided view": strided[::2], "reversed view": x[::-1].copy()[::-1],
+            "byte-swapped": x.astype(">f8"),
             "read-only": read_only, "fortran 2-D column": np.asfortranarray(x[:, None])}
 
 
@@ -427,7 +428,11 @@ def test_fext_of_another_layout_gives_what_the_dispatcher_path_gives(name):
     s = clean_state(m)
     fext = np.random.default_rng(4).normal(size=(m.nbodies, 6))
     reference = flat(call(name, m, s, fext))
-    for value in (np.asfortranarray(fext), fext.astype(">f8"), fext.tolist()):
+    rows = np.empty((2 * m.nbodies, 6))
+    rows[::2] = fext
+    # views of every other row and of the columns reversed: strided, read as their values
+    for value in (np.asfortranarray(fext), fext.astype(">f8"), fext.tolist(), rows[::2],
+                  fext[:, ::-1].copy()[:, ::-1]):
         np.testing.assert_allclose(flat(call(name, m, s, value)), reference, rtol=0, atol=0)
     with pytest.raises(ValueError, match=r"fext has the wrong size \(%d, 7\)" % m.nbodies):
         call(name, m, s, np.zeros((m.nbodies, 7)))
