@@ -3,9 +3,9 @@ Input conversion and error messages for the thin Python wrappers around the kern
 
 The fast path does no checking in Python: a kernel validates sizes and finiteness while it
 reads its inputs (nearly free) and returns a status code; only when that code is nonzero does
-Python build a message. An input that is not a C-contiguous float64 array (a list, ints, a
-strided view) makes the compiled kernel raise TypeError; the wrapper then converts it here
-once and calls again.
+Python build a message. An input that is not a float64 array (a list, ints) makes the
+compiled kernel raise TypeError, and a strided view makes it answer INPUT_STRIDED unread
+(``algorithms.common``); the wrapper then converts it here once and calls again.
 """
 import numpy as np
 

@@ -315,6 +315,8 @@ def minv_cholesky(model, q, *, data=None, out=None):
                                       Minv)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                Minv, = _checked_output('minv_cholesky', out, ((model.nv, model.nv),), {'q': q})
             q = _checks.vector(q, 'q')
             status = _minv_cholesky_entry(model.packed, data.body, q, model.dof_parent,
                                           data.matrix, Minv)
@@ -515,6 +517,9 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
                                     q, v, a, tau, fext, out)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                out, = _checked_output('compute_all', out, ((5 * model.nv + 2, model.nv),), {'q':
+                                       q, 'v': v, 'a': a, 'tau': tau, 'fext': fext})
             q, v, a, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
                                   'a'), _checks.vector(tau, 'tau'), _checks.matrix(fext, 'fext'))
             status = _compute_all_entry(model.packed, data.body, data.dof, data.body_matrix,
@@ -680,6 +685,8 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
         status = frame_jacobian_kernel(model.packed, table, data.body, data.full_q, q, frame, J)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                J, = _checked_output('frame_jacobian', out, ((6, model.nv),), {'q': q})
             q = _checks.vector(q, 'q')
             status = _frame_jacobian_entry(model.packed, table, data.body, data.full_q, q, frame,
                                            J)
@@ -857,6 +864,8 @@ def frame_placement(model, q, link, *, data=None, out=None):
         status = frame_placement_kernel(model.packed, table, data.body, data.full_q, q, frame, out)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
             q = _checks.vector(q, 'q')
             status = _frame_placement_entry(model.packed, table, data.body, data.full_q, q, frame,
                                             out)
@@ -907,6 +916,9 @@ def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=
                                                       data.full_v, q, v, frame, dJ)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, model.nv),), {'q':
+                                      q, 'v': v})
             q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
             status = _frame_jacobian_time_variation_entry(model.packed, table, data.body,
                                                           data.full_q, data.full_v, q, v, frame,
@@ -956,6 +968,8 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
                                                 data.full_v, q, v, frame, bias)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
             q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
             status = _frame_acceleration_bias_entry(model.packed, table, data.body, data.full_q,
                                                     data.full_v, q, v, frame, bias)
@@ -1015,6 +1029,9 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
                                                   data.frame_work, Lambda)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                Lambda, = _checked_output('operational_space_inertia', out, ((3, 3) if
+                                          translational else (6, 6),), {'q': q})
             q = _checks.vector(q, 'q')
             status = _operational_space_inertia_entry(model.packed, table, data.body,
                                                       data.force_sets, data.full_q,
@@ -1068,6 +1085,9 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
                                        frame, direction, data.matrix, data.frame_work, mass)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction':
+                                        direction})
             q, direction = _checks.vector(q, 'q'), _checks.vector(direction, 'direction')
             status = _effective_mass_entry(model.packed, table, data.body, data.force_sets,
                                            data.full_q, data.full_matrices, data.reduced_matrices,
@@ -1118,6 +1138,9 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
                                        v, out)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                out, = _checked_output('center_of_mass', out, ((6 if velocity else 3,),), {'q': q,
+                                       'v': v})
             q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
             status = _center_of_mass_entry(model.packed, table, data.body, data.full_q,
                                            data.full_v, q, v, out)
@@ -1161,6 +1184,8 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
         status = center_of_mass_jacobian_kernel(model.packed, table, data.body, data.full_q, q, Jc)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                Jc, = _checked_output('center_of_mass_jacobian', out, ((3, model.nv),), {'q': q})
             q = _checks.vector(q, 'q')
             status = _center_of_mass_jacobian_entry(model.packed, table, data.body, data.full_q, q,
                                                     Jc)
@@ -1204,6 +1229,8 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
                                                    A)
     if status:
         if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                A, = _checked_output('centroidal_momentum_matrix', out, ((6, model.nv),), {'q': q})
             q = _checks.vector(q, 'q')
             status = _centroidal_momentum_matrix_entry(model.packed, table, data.body, data.full_q,
                                                        q, A)

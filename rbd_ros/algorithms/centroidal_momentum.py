@@ -6,9 +6,9 @@ Orin, Goswami and Lee, "Centroidal dynamics of a humanoid robot", Autonomous Rob
 (``data.hg``): the robot's linear momentum and its angular momentum about the centre of
 mass c, both in the root frame's axes. In the world frame, as the world-frame CRBA: each
 body's inertia is moved to the world once (``inertia_act``), the composite inertias I^C_i
-of the subtrees add up leaves to root without changes of frame (``composite_pass``), and
-column j of the momentum matrix at the world's origin is I^C_i S_j (j a dof of body i:
-the momentum of everything j moves, when only j moves). A_G moves it to c:
+of the subtrees add up leaves to root without changes of frame, and column j of the
+momentum matrix at the world's origin is I^C_i S_j (j a dof of body i: the momentum of
+everything j moves, when only j moves). A_G moves it to c:
 
     A_G[:, j] = [f_j; n_j − c × f_j],   [f_j; n_j] = I^C_i S_j,   c = h / m (of I^C_root).
 
@@ -34,23 +34,13 @@ ZERO6 = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 @helper
-def composite_pass(packed, ws, q):
-    """Store placements and the subtrees' world inertias I^C (W_OI); return the robot's."""
-    nb = packed.shape[0] - 1
-    for i in range(nb):
+def world_inertias(packed, ws, q):
+    """Store each body's placement, subspace and world inertia (W_OM, W_OS, W_OI)."""
+    for i in range(packed.shape[0] - 1):
         oM, oS = placement_step(packed, ws, q, i)
         se3_store(ws, i, W_OM, oM)
         store6(ws, i, W_OS, oS)
         store10(ws, i, W_OI, inertia_act(oM, load10(packed, i, P_THETA)))
-    total = ZERO10
-    for i in range(nb - 1, -1, -1):     # leaves to root: a child after its parent in DFS
-        Ic = load10(ws, i, W_OI)
-        parent = int(packed[i, P_PARENT])
-        if parent >= 0:
-            store10(ws, parent, W_OI, add10(load10(ws, parent, W_OI), Ic))
-        else:
-            total = add10(total, Ic)
-    return total
 
 
 @helper
@@ -62,21 +52,38 @@ def about_com(f, c):
 
 @helper
 def centroidal_matrix_columns(packed, table, ws, q, A):
-    """Set A = A_G (6 × nv, all entries) at the tree's q; return the status (no mass)."""
+    """
+    Set A = A_G (6 × nv, all entries) at the tree's q; return the status (no mass).
+
+    One pass leaves to root: a body's I^C is whole once its children (after it in DFS)
+    are added, so its columns I^C S_j are made then, at the world's origin; c is known at
+    the end, where every column is moved to it (``about_com``: linear in the column, so
+    the mimic sums of ``add_column`` move as their terms would).
+    """
     for r in range(6):
-        for c in range(A.shape[1]):
-            A[r, c] = 0.0
-    total = composite_pass(packed, ws, q)
+        for col in range(A.shape[1]):
+            A[r, col] = 0.0
+    world_inertias(packed, ws, q)
+    total = ZERO10
+    for i in range(packed.shape[0] - 2, -1, -1):
+        Ic = load10(ws, i, W_OI)
+        parent = int(packed[i, P_PARENT])
+        if parent >= 0:
+            store10(ws, parent, W_OI, add10(load10(ws, parent, W_OI), Ic))
+        else:
+            total = add10(total, Ic)
+        oM, oS = se3_load(ws, i, W_OM), load6(ws, i, W_OS)
+        iv = int(packed[i, P_IV])
+        for k in range(joint_nv(packed, i)):
+            add_column(table, q.shape[0], A, iv + k,
+                       inertia_apply(Ic, subspace_column(packed, i, k, oM, oS)))
     if not total[0] > 0.0:
         return NO_MASS
     c = (total[1] / total[0], total[2] / total[0], total[3] / total[0])
-    for i in range(packed.shape[0] - 1):
-        oM, oS = se3_load(ws, i, W_OM), load6(ws, i, W_OS)
-        Ic = load10(ws, i, W_OI)
-        iv = int(packed[i, P_IV])
-        for k in range(joint_nv(packed, i)):
-            f = inertia_apply(Ic, subspace_column(packed, i, k, oM, oS))
-            add_column(table, q.shape[0], A, iv + k, about_com(f, c))
+    for col in range(A.shape[1]):
+        f = about_com((A[0, col], A[1, col], A[2, col], A[3, col], A[4, col], A[5, col]), c)
+        for r in range(3, 6):
+            A[r, col] = f[r]
     return 0
 
 

@@ -36,9 +36,9 @@ REFUSAL_POSITION = 13
 # unboxing trusts (type, dtype, number of dimensions, writeable)
 OUTPUT_REFUSED = (REFUSAL_POSITION + 1) * 4 + WRONG_SIZE
 # an input that is not C-contiguous, reached a kernel through its entry point (which reads
-# it as if it were): the kernel reads nothing of it and the call copies it, then calls again.
-# Testing the strides in the kernel costs ~1 ns; in Python, ~50 ns an input (the strides
-# tuple numpy builds)
+# it as if it were): the kernel reads nothing of it and the call copies its inputs, then
+# calls again. Testing the strides in the kernel costs ~1 ns; in Python, ~50 ns an input
+# (the strides tuple numpy builds)
 INPUT_STRIDED = OUTPUT_REFUSED + 1
 
 
@@ -79,7 +79,7 @@ def apart(x, y):
 @helper
 def plain(x):
     """Whether the 1-D x is C-contiguous (numpy's flag: any stride for fewer than 2 entries)."""
-    return x.shape[0] < 2 or x.strides[0] == x.itemsize
+    return vector_fits(x, x.shape[0])
 
 
 @helper

@@ -219,9 +219,9 @@ def frame_of_link(model, link):
 
     frame: the link's row (F_COLS numbers: its frame in the body it moves with, R row-major
     then p; that body; reference -1); table: the model's coupling table (empty without
-    mimic joints). Kept in
-    ``model.frame_lookups[LINK_ONLY]`` (a call looks its link up instead of building its
-    frame's arrays: 2.5 µs a call on arm7); only the model's own links enter it.
+    mimic joints). Kept in ``model.frame_lookups[LINK_ONLY]`` (a call looks its link up
+    instead of building its frame's arrays: 2.5 µs a call on arm7); only the model's own
+    links enter it.
     """
     try:
         return model.frame_lookups[LINK_ONLY][link]

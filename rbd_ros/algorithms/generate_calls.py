@@ -29,7 +29,8 @@ the dispatcher (TypeError: the call converts it once and calls again), so what i
 and the message, are the dispatcher path's; read-only inputs are read as they are (kernels
 never write their inputs); alignment is not tested. C-contiguity the kernel tests first,
 before it reads anything (``INPUT_STRIDED``; numpy's ``strides`` tuple cost ~50 ns an
-input in Python): the call then copies its inputs once and calls the entry point again.
+input in Python): the call then tests ``out`` in full against the caller's inputs (as the
+dispatcher path does), copies its inputs once and calls the entry point again.
 
 The caller's ``out=``: every kernel tests its outputs (the shape, C-contiguity, and memory
 shared with an input or another output, by comparing byte ranges; status
@@ -87,7 +88,8 @@ for _name in __all__:
 del _name
 '''
 
-# The dispatcher's test of a caller's array, by kind (see the module docstring).
+# The entry point's route's test of a caller's input, by kind: what numba's unboxing
+# trusts (dtype, number of dimensions); the kernel tests the strides (module docstring).
 _FAST_TEST = {"vector": "{x}.dtype is _f8 and {x}.ndim == 1",
               "rows6": "{x}.dtype is _f8 and {x}.ndim == 2"}
 _CONVERT = {"vector": "_checks.vector({x}, {x!r})", "rows6": "_checks.matrix({x}, {x!r})"}
@@ -321,8 +323,9 @@ def call_source(name, parameters, module, entry):
     lines = [wrapped(f"def {name}", ["model"] + parameters.split(", "), 0, ":"),
              f'    """Run the kernel (the docstring: its declaration\'s, in {module}.py)."""']
     # a size the returned expression names (compute_all's rows of out) is read once, first
+    named = set(_SIZE_NAME.findall(entry.returns or ""))
     body = "".join(f"    {size} = {attribute}\n" for size, attribute in _SIZES.items()
-                   if _SIZE_NAME.search(entry.returns or "") and size in entry.returns)
+                   if size in named)
     for step in entry.prepare or ():
         function = step[1] if isinstance(step, tuple) else ""
         body += _PREPARE[_prepare_kind(step)].format(function=function)
@@ -367,9 +370,10 @@ def call_source(name, parameters, module, entry):
              + _converted(list(inputs), inputs, 8) + "\n"
              + wrapped(f"status = {kernel}", arguments, 8) + "\n" + "    if status:\n")
     if entries.uses_entry_point(name):
-        # the entry point's tests, passed again by the copies: it is called as before
+        # the entry point's tests, passed again by the copies: it is called as before. out=
+        # is tested against the caller's inputs first: a copy overlaps nothing
         body += ("        if status == INPUT_STRIDED:    # a strided input, left unread: "
-                 "copied once\n"
+                 "copied once\n" + _late_check(name, entry, 12)
                  + _converted(list(inputs), inputs, 12) + "\n"
                  + wrapped(f"status = {entry_point}", arguments, 12) + "\n")
     body += ("        if status == OUTPUT_REFUSED:\n"

@@ -90,7 +90,8 @@ class Model(Frozen):
         pass their own ``Data(model)``.
     frame_lookups : dict
         The frame calls' cache of what a link and a reference frame mean to their kernels,
-        ``frame_lookups[reference][link]``, filled on first use (at most four per link).
+        ``frame_lookups[reference][link]`` (and ``[LINK_ONLY][link]``, the link alone),
+        filled on first use (at most four per link).
     coupling : Coupling or None
         Mimic joints: ``nq``, ``nv``, ``joint_names`` and the limits are those of the
         independent joints (a leader keeps its own limits), while the tree attributes

@@ -2,10 +2,11 @@
 The public calls built from one table (``rbd_ros.algorithms.entries``).
 
 Every row is built and exported; the call reaches its kernel's compiled entry point only
-with arrays numba's dispatcher would have taken as they are, and any other input (another
-dtype, a strided view, a byte-swapped or read-only array, the wrong number of dimensions,
-an object that only looks like an array) gives what the dispatcher path gives: the same
-numbers after one conversion, or the same ValueError. The reference for each hostile input
+with arrays of the dtype and number of dimensions it is compiled for (the kernel tests the
+strides: a strided view is copied and the kernel called again), and any other input
+(another dtype, a strided view, a byte-swapped or read-only array, the wrong number of
+dimensions, an object that only looks like an array) gives what the dispatcher path gives:
+the same numbers after one conversion, or the same ValueError. The reference for each hostile input
 is the same call on a clean float64 copy, whose numbers test_rnea.py & co. check against
 Pinocchio.
 """
@@ -137,6 +138,20 @@ def test_hostile_inputs_give_what_the_dispatcher_path_gives(name, robot_name):
                 continue
             np.testing.assert_array_equal(flat(call(name, m, hostile)), expected,
                                           err_msg=f"{name}: {argument} {kind}")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in entries.ENTRIES if entries.uses_entry_point(n)))
+def test_a_strided_q_on_a_coupled_model_gives_what_a_clean_copy_gives(name):
+    """The coupled branches (panda's mimic fingers): a strided q is copied before it is read."""
+    m = out_model("panda")
+    s = clean_state(m)
+    expected = flat(call(name, m, s))
+    for q in (np.repeat(s["q"], 2)[::2], s["q"][::-1].copy()[::-1]):
+        np.testing.assert_array_equal(flat(call(name, m, dict(s, q=q))), expected)
+    if name == "center_of_mass":        # without v: q alone, the workspace's v its default
+        q = np.repeat(s["q"], 2)[::2]
+        np.testing.assert_array_equal(rbd_ros.center_of_mass(m, q),
+                                      rbd_ros.center_of_mass(m, s["q"].copy()))
 
 
 # out= on every call: panda's mimic fingers take the coupled route, talos is floating
@@ -351,13 +366,14 @@ def test_every_input_and_every_other_output_an_out_overlaps_is_named(name):
     shapes = out_shapes(name, m)
     names = ("out",) if len(shapes) == 1 else tuple(f"out[{j}]" for j in range(len(shapes)))
     size = sum(int(np.prod(x)) for x in shapes) + 8 * m.nv * m.nbodies
-    for x in entries.ENTRIES[name].inputs:
+    # each input C-contiguous, and a view of every other entry (row, for fext): a strided
+    # input, copied before its kernel reads it, is tested against out= first all the same
+    for x, stride in ((x, stride) for x in entries.ENTRIES[name].inputs for stride in (1, 2)):
         s = clean_state(m)
         if x == "fext":     # ``call`` passes it apart, where given
             s["fext"] = np.zeros((m.nbodies, 6))
-        buffer = np.zeros(size)
-        buffer[:s[x].size] = s[x].ravel()
-        s[x] = buffer[:s[x].size].reshape(s[x].shape)
+        buffer = np.zeros(size + s[x].size)
+        s[x] = _view_at_start(buffer, s[x], stride)
         before = {k: y.copy() for k, y in s.items()}
         for j, shape in enumerate(shapes):
             arrays = [np.empty(y) for y in shapes]
@@ -377,6 +393,13 @@ def test_every_input_and_every_other_output_an_out_overlaps_is_named(name):
             message = _refusal(call, name, m, s, out=tuple(arrays))
             assert message.startswith(f"{name}: {names[j]} shares memory with {names[i]}"), \
                 message
+
+
+def _view_at_start(buffer, x, stride):
+    """Return a view of ``buffer``'s first entries holding x: every ``stride``-th (row, 2-D)."""
+    rows = buffer[:stride * x.size].reshape((stride * len(x),) + x.shape[1:])
+    rows[::stride] = x
+    return rows[::stride]
 
 
 def test_center_of_mass_without_v_converts_q_as_with_it():
@@ -402,18 +425,21 @@ def test_out_beside_an_input_that_is_not_an_array():
 
 
 class LooksLikeAnArray:
-    """Has an array's dtype and strides, and is not one: its values come from __array__."""
+    """Has an array's dtype, ndim and strides, and is not one: its values come from __array__."""
 
     def __init__(self, values):
         self.values = values
         self.dtype = values.dtype
+        self.ndim = values.ndim
         self.strides = values.strides
 
     def __array__(self, dtype=None, copy=None):
         return self.values
 
 
-@pytest.mark.parametrize("name", ["rnea", "crba", "aba_derivatives", "integrate"])
+# dispatcher routes, and entry point routes (the fast test passes: numba's unboxing refuses)
+@pytest.mark.parametrize("name", ["rnea", "crba", "aba_derivatives", "integrate",
+                                  "frame_jacobian", "centroidal_momentum_matrix", "compute_all"])
 def test_an_object_that_only_looks_like_an_array_is_converted(name):
     m = get_robot("quadruped").model
     s = clean_state(m)
