@@ -19,7 +19,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load10
 from ..model.se3 import cross3, se3_load, se3_store, store6, store10
-from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, matrix_status,
+from .common import (INPUT_STRIDED, NO_MASS, NOT_FINITE_RESULT, OUTPUT_REFUSED, apart, matrix_fits,
                      placement_step, plain, store_motion, vector_fits, vector_status,
                      velocity_step)
 from .entries import declare
@@ -53,12 +53,13 @@ def about_com(f, c):
 @helper
 def centroidal_matrix_columns(packed, table, ws, q, A):
     """
-    Set A = A_G (6 × nv, all entries) at the tree's q; return the status (no mass).
+    Set A = A_G (6 × nv, all entries) at the tree's q; return the status (no mass, not finite).
 
     One pass leaves to root: a body's I^C is whole once its children (after it in DFS)
     are added, so its columns I^C S_j are made then, at the world's origin; c is known at
     the end, where every column is moved to it (``about_com``: linear in the column, so
-    the mimic sums of ``add_column`` move as their terms would).
+    the mimic sums of ``add_column`` move as their terms would) and its six numbers tested
+    as they go by (x − x is 0 for a finite x, NaN otherwise), instead of a pass of its own.
     """
     for r in range(6):
         for col in range(A.shape[1]):
@@ -80,11 +81,13 @@ def centroidal_matrix_columns(packed, table, ws, q, A):
     if not total[0] > 0.0:
         return NO_MASS
     c = (total[1] / total[0], total[2] / total[0], total[3] / total[0])
+    zero = 0.0
     for col in range(A.shape[1]):
-        f = about_com((A[0, col], A[1, col], A[2, col], A[3, col], A[4, col], A[5, col]), c)
-        for r in range(3, 6):
-            A[r, col] = f[r]
-    return 0
+        f0, f1, f2, n0, n1, n2 = about_com((A[0, col], A[1, col], A[2, col], A[3, col],
+                                            A[4, col], A[5, col]), c)
+        A[3, col], A[4, col], A[5, col] = n0, n1, n2
+        zero += (f0 - f0) + (f1 - f1) + (f2 - f2) + (n0 - n0) + (n1 - n1) + (n2 - n2)
+    return 0 if zero == 0.0 else NOT_FINITE_RESULT
 
 
 @helper
@@ -110,8 +113,7 @@ def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
     if not (matrix_fits(A, 6, caller_nv(packed, table)) and apart(A, q)):
         return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
-    status = status or centroidal_matrix_columns(packed, table, ws, qt, A)
-    return status or matrix_status(A)
+    return status or centroidal_matrix_columns(packed, table, ws, qt, A)
 
 
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_1d))

@@ -48,10 +48,12 @@ def test_huge_finite_inputs_raise_instead_of_returning_nan(quadruped, call):
         call(quadruped, *huge_state(quadruped))
 
 
-def test_huge_configuration_raises_for_crba_and_minv():
+def test_huge_configuration_raises_for_crba_minv_and_the_centroidal_matrix():
     m = get_robot("prismatic").model
     q = np.full(m.nq, 1e200)            # prismatic joints 1e200 m out: m |p|² overflows
-    for function in (rbd_ros.crba, rbd_ros.minv, rbd_ros.minv_cholesky):
+    # A_G: its composite inertias overflow, tested as its columns are moved to c
+    for function in (rbd_ros.crba, rbd_ros.minv, rbd_ros.minv_cholesky,
+                     rbd_ros.centroidal_momentum_matrix):
         with pytest.raises(ValueError, match=r"not finite.*largest \|q\| = 1e\+200"):
             function(m, q)
 
