@@ -15,8 +15,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.se3 import cross3, rot3, se3_load, se3_store, store6
 from ..model.spatial import load6
-from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, matrix_status,
-                     placement_step, plain, store_motion, vector_fits, vector_status,
+from .common import (INPUT_STRIDED, NO_MASS, NOT_FINITE_RESULT, OUTPUT_REFUSED, apart,
+                     matrix_fits, placement_step, plain, store_motion, vector_fits, vector_status,
                      velocity_step)
 from .entries import declare
 from .frame_jacobian import add_column, world_origin
@@ -84,11 +84,13 @@ def center_of_mass_kernel(packed, table, ws, qf, VF, q, v, out):
 
 
 @helper
-def subtree_first_moments(packed, ws, q):
+def first_moment_columns(packed, table, ws, q, Jc):
     """
-    Store placements, 1-dof subspaces and each subtree's (m^C, h^C) (W_OI[0:4], world).
+    Set Jc's columns to the subtrees' linear momenta under S_j (not yet over the mass).
 
-    Return the robot's mass.
+    Stores placements, 1-dof subspaces and each subtree's (m^C, h^C) (W_OI[0:4], world) on
+    the way; returns the robot's mass. Leaves to root: a body's (m^C, h^C) is whole once
+    its children (after it in DFS) are added, so its columns are made then.
     """
     nb = packed.shape[0] - 1
     for i in range(nb):
@@ -98,7 +100,13 @@ def subtree_first_moments(packed, ws, q):
         m, h = world_first_moment(packed, i, oM)
         ws[i, W_OI], ws[i, W_OI + 1], ws[i, W_OI + 2], ws[i, W_OI + 3] = m, h[0], h[1], h[2]
     mass = 0.0
-    for i in range(nb - 1, -1, -1):     # leaves to root: a child after its parent in DFS
+    for i in range(nb - 1, -1, -1):
+        oM, oS = se3_load(ws, i, W_OM), load6(ws, i, W_OS)
+        h = (ws[i, W_OI + 1], ws[i, W_OI + 2], ws[i, W_OI + 3])
+        iv = int(packed[i, P_IV])
+        for k in range(joint_nv(packed, i)):
+            f = linear_momentum(ws[i, W_OI], h, subspace_column(packed, i, k, oM, oS))
+            add_column(table, q.shape[0], Jc, iv + k, (f[0], f[1], f[2], 0.0, 0.0, 0.0))
         parent = int(packed[i, P_PARENT])
         if parent < 0:
             mass += ws[i, W_OI]
@@ -110,7 +118,12 @@ def subtree_first_moments(packed, ws, q):
 
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_2d))
 def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
-    """Jc (3 × nv) at q: column j the subtree's linear momentum under S_j, over the mass."""
+    """
+    Jc (3 × nv) at q: column j the subtree's linear momentum under S_j, over the mass.
+
+    The columns are divided by the mass once it is known, and tested for finiteness as they
+    are (x − x is 0 for a finite x, NaN otherwise), not in a pass of their own.
+    """
     if not plain(q):
         return INPUT_STRIDED
     if not (matrix_fits(Jc, 3, caller_nv(packed, table)) and apart(Jc, q)):
@@ -118,21 +131,18 @@ def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
     status, qt = tree_configuration(packed, table, qf, q)
     if status:
         return status
-    mass = subtree_first_moments(packed, ws, qt)
-    if not mass > 0.0:
-        return NO_MASS
     for r in range(3):
         for c in range(Jc.shape[1]):
             Jc[r, c] = 0.0
-    for i in range(packed.shape[0] - 1):
-        oM, oS = se3_load(ws, i, W_OM), load6(ws, i, W_OS)
-        h = (ws[i, W_OI + 1], ws[i, W_OI + 2], ws[i, W_OI + 3])
-        iv = int(packed[i, P_IV])
-        for k in range(joint_nv(packed, i)):
-            f = linear_momentum(ws[i, W_OI], h, subspace_column(packed, i, k, oM, oS))
-            add_column(table, qt.shape[0], Jc, iv + k,
-                       (f[0] / mass, f[1] / mass, f[2] / mass, 0.0, 0.0, 0.0))
-    return matrix_status(Jc)
+    mass = first_moment_columns(packed, table, ws, qt, Jc)
+    if not mass > 0.0:
+        return NO_MASS
+    zero = 0.0
+    for c in range(Jc.shape[1]):
+        x, y, z = Jc[0, c] / mass, Jc[1, c] / mass, Jc[2, c] / mass
+        Jc[0, c], Jc[1, c], Jc[2, c] = x, y, z
+        zero += (x - x) + (y - y) + (z - z)
+    return 0 if zero == 0.0 else NOT_FINITE_RESULT
 
 
 @declare
