@@ -15,8 +15,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.se3 import cross3, rot3, se3_load, se3_store, store6
 from ..model.spatial import load6
-from .common import (INPUT_STRIDED, NO_MASS, NOT_FINITE_RESULT, OUTPUT_REFUSED, apart,
-                     matrix_fits, placement_step, plain, store_motion, vector_fits, vector_status,
+from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, placement_step,
+                     plain, residue_status, store_motion, vector_fits, vector_status,
                      velocity_step)
 from .entries import declare
 from .frame_jacobian import add_column, world_origin
@@ -122,7 +122,7 @@ def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
     Jc (3 × nv) at q: column j the subtree's linear momentum under S_j, over the mass.
 
     The columns are divided by the mass once it is known, and tested for finiteness as they
-    are (x − x is 0 for a finite x, NaN otherwise), not in a pass of their own.
+    are (``residue_status``).
     """
     if not plain(q):
         return INPUT_STRIDED
@@ -142,7 +142,7 @@ def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
         x, y, z = Jc[0, c] / mass, Jc[1, c] / mass, Jc[2, c] / mass
         Jc[0, c], Jc[1, c], Jc[2, c] = x, y, z
         zero += (x - x) + (y - y) + (z - z)
-    return 0 if zero == 0.0 else NOT_FINITE_RESULT
+    return residue_status(zero)
 
 
 @declare

@@ -19,8 +19,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load10
 from ..model.se3 import cross3, se3_load, se3_store, store6, store10
-from .common import (INPUT_STRIDED, NO_MASS, NOT_FINITE_RESULT, OUTPUT_REFUSED, apart, matrix_fits,
-                     placement_step, plain, store_motion, vector_fits, vector_status,
+from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, placement_step,
+                     plain, residue_status, store_motion, vector_fits, vector_status,
                      velocity_step)
 from .entries import declare
 from .frame_jacobian import add_column
@@ -59,7 +59,7 @@ def centroidal_matrix_columns(packed, table, ws, q, A):
     are added, so its columns I^C S_j are made then, at the world's origin; c is known at
     the end, where every column is moved to it (``about_com``: linear in the column, so
     the mimic sums of ``add_column`` move as their terms would) and its six numbers tested
-    as they go by (x − x is 0 for a finite x, NaN otherwise), instead of a pass of its own.
+    as they go by (``residue_status``).
     """
     for r in range(6):
         for col in range(A.shape[1]):
@@ -87,7 +87,7 @@ def centroidal_matrix_columns(packed, table, ws, q, A):
                                             A[4, col], A[5, col]), c)
         A[3, col], A[4, col], A[5, col] = n0, n1, n2
         zero += (f0 - f0) + (f1 - f1) + (f2 - f2) + (n0 - n0) + (n1 - n1) + (n2 - n2)
-    return 0 if zero == 0.0 else NOT_FINITE_RESULT
+    return residue_status(zero)
 
 
 @helper

@@ -53,6 +53,17 @@ def vector_status(x):
 
 
 @helper
+def residue_status(residue):
+    """
+    Return 0 if ``residue``, a sum of x − x over numbers x, is 0, else NOT_FINITE_RESULT.
+
+    x − x is 0 for a finite x and NaN for an infinite or NaN one (``vector_status``'s rule),
+    so a kernel tests the numbers it writes as they go by, without a pass of its own.
+    """
+    return 0 if residue == 0.0 else NOT_FINITE_RESULT
+
+
+@helper
 def matrix_status(A):
     """
     Return 0 if every entry of the C-contiguous 2-D A is finite, else NOT_FINITE_RESULT.

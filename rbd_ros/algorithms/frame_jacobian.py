@@ -250,9 +250,9 @@ def frame_in(model, link, reference):
         raise ValueError(f"reference must be one of {', '.join(map(repr, REFERENCES))}, got "
                          f"{_checks.excerpt(repr(reference))}")
     row, table = frame_of_link(model, link)
-    found = (row.copy(), table)
-    found[0][F_REFERENCE] = REFERENCES[reference]
-    model.frame_lookups.setdefault(reference, {})[link] = found
+    row = row.copy()                        # the link's own row keeps reference -1
+    row[F_REFERENCE] = REFERENCES[reference]
+    found = model.frame_lookups.setdefault(reference, {})[link] = (row, table)
     return found
 
 
