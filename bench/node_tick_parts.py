@@ -84,7 +84,7 @@ def parts():
             ("effort command", EffortCommand, "tick"), ("dynamics", dynamics, "compute"),
             ("publish outputs", dynamics_node, "publish"),
             ("observer", ObserverTicks, "observe"),
-            ("  its step and publishes", ContactMonitor, "publish"),
+            ("  its step and messages", ContactMonitor, "messages"),
             ("    its step", MomentumObserver, "step")]
 
 

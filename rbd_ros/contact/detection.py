@@ -139,6 +139,7 @@ class MomentumObserver:
         self._no_fext = np.zeros((1, 0, 6))
         self._inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
                         np.empty((1, model.nv)))
+        self._bound = None            # :meth:`bind`'s rows (its t, q, v, tau), when bound
         self.restarted = self.tracking = False
         self.newest = -math.inf       # the newest stamp given (s): a stamp not after it is skipped
         self.origin = None            # the stamp (sec, nanosec) that :meth:`seconds` counts from
@@ -174,9 +175,10 @@ class MomentumObserver:
             w, rank = w[:0], rank[:0]
         # a sample of the right types and sizes without fext: the kernel's arguments are
         # these arrays, refilled in place (the inputs' rows, r, the state), a tuple built once
-        self._step_arguments = (*self._scratch, self.joint, self.settings, self.state, self._v,
-                                *self._inputs, self._no_fext, *self._frame, *self._jacobian,
-                                r, w, rank, restarted, status)
+        self._step_arguments, self._bound_arguments = (
+            (*self._scratch, self.joint, self.settings, self.state, self._v, *rows,
+             self._no_fext, *self._frame, *self._jacobian, r, w, rank, restarted, status)
+            for rows in (self._inputs, self._bound or self._inputs))
 
     @property
     def gain(self):
@@ -286,7 +288,6 @@ class MomentumObserver:
             overflows the state (then reset); a ValueError too.
 
         """
-        r, restarted, status, w, rank = self._one
         fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
         inputs = self._inputs
         if _fits(q, inputs[1]) and _fits(v, inputs[2]) and _fits(tau, inputs[3]) and \
@@ -296,13 +297,46 @@ class MomentumObserver:
         else:                        # anything else: converted (and named when it cannot be)
             arrays = (_checks.matrix([t], "t", 1), _row(q, "q"), _row(v, "v"),
                       _row(tau, "tau"))
+        arguments = self._step_arguments if fext is self._no_fext and arrays is inputs else None
+        return self._advance(arrays, fext, arguments).copy()
+
+    def bind(self, q, v, tau):
+        """
+        Make :meth:`step_bound` step over ``q``, ``v`` and ``tau`` as they are at its call.
+
+        The node's robot refills its arrays each tick: bound, the kernel reads them where
+        they are. float64 C vectors of the model's sizes, else ValueError.
+        """
+        for x, row, name in zip((q, v, tau), self._inputs[1:], ("q", "v", "tau")):
+            if not (_fits(x, row) and x.flags.c_contiguous):
+                raise ValueError(f"{name} must be a float64 C vector of {row.shape[1]}")
+        self._bound = (np.empty(1), q[None], v[None], tau[None])
+        self.set_frame(self.frame)          # the kernel's arguments, over the bound rows
+
+    def step_bound(self, t, fext=None):
+        """
+        :meth:`step` at ``t`` (float, s) over the arrays given to :meth:`bind`.
+
+        r is returned as a view, overwritten by the next step. RuntimeError when unbound.
+        """
+        if self._bound is None:
+            raise RuntimeError("MomentumObserver.step_bound before bind")
+        arrays = self._bound
+        arrays[0][0] = t
+        if fext is None:
+            return self._advance(arrays, self._no_fext, self._bound_arguments)
+        return self._advance(arrays, _checks.matrix(fext, "fext", 2)[None], None)
+
+    def _advance(self, arrays, fext, arguments):
+        # one sample (t, q, v, tau rows of one), through the prepared ``arguments`` if any
+        r, restarted, status, w, rank = self._one
         stamp = arrays[0][0]
         if not samples.admitted(self, stamp):
             raise SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
                                 f"observer was given ({self.newest:.9g} s): a repeated, late "
                                 "or quantized stamp", STAMP_NOT_AFTER)
-        if fext is self._no_fext and arrays is inputs:     # sizes checked by _fits
-            if _observer_entry(*self._step_arguments) < 0:
+        if arguments is not None:                  # sizes checked by _fits or bind
+            if _observer_entry(*arguments) < 0:
                 raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
         else:
             self.step_rows(*arrays, fext, r, restarted, status, w, rank)
@@ -319,7 +353,7 @@ class MomentumObserver:
         if self.frame is not None:
             self.wrench_refusal = wrench_refusal(self.frame, int(rank[0]))
             self.wrench = None if self.wrench_refusal else w[0].copy()
-        return r[0].copy()
+        return r[0]
 
     def run(self, t, q, v, tau, fext=None):
         """

@@ -398,9 +398,9 @@ class DynamicsNode(Node):
         stamp = cache.stamp
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
             stamp = self._replace_stamp(stamp)
-        publish(steps, results, stamp)
-        if robot.contact is not None:
-            self._observer.observe(robot, effort_known, stamp, fext)
+        observed = (() if robot.contact is None
+                    else self._observer.observe(robot, effort_known, stamp, fext))
+        publish(steps, results, stamp, observed)
         self._counters.add("published")
         self._latency.append(time.perf_counter() - t0)
 

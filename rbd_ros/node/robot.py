@@ -102,15 +102,20 @@ class Robot:
             self.keep_base_state(previous)
 
 
-def publish(steps, results, stamp):
+def publish(steps, results, stamp, more=()):
     """
     Publish the outputs of one tick.
 
     ``steps``: of a :class:`Robot` plan; ``results``: of ``rbd_ros.outputs.compute``;
-    ``stamp``: (sec, nanosec) of the joint_states message.
+    ``stamp``: (sec, nanosec) of the joint_states message; ``more``: [(publish, message)]
+    sent after them (the observer's). Every message is encoded before the first is sent:
+    the DDS writes run back to back, their state warm (issue 35).
     """
-    for send, encode, names in steps:
-        send(encode(stamp, *(results[name] for name in names)))
+    messages = [encode(stamp, *[results[name] for name in names]) for _, encode, names in steps]
+    for (send, _, _), message in zip(steps, messages):
+        send(message)
+    for send, message in more:
+        send(message)
 
 
 class RobotSwap:

@@ -130,6 +130,34 @@ def test_stepping_equals_the_array_function_and_restarts():
     assert observer.restarted
 
 
+def test_the_bound_step_reads_the_arrays_in_place_and_gives_the_same_r_and_wrench():
+    """bind + step_bound (the node's): r and wrench of step, bit for bit, at each sample."""
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    n = np.searchsorted(run.t, ON + 0.3)
+    stepped = contact.MomentumObserver(m, K, frame="link7")
+    bound = contact.MomentumObserver(m, K, frame="link7")
+    with pytest.raises(RuntimeError, match="before bind"):
+        bound.step_bound(0.0)
+    q, v, tau = np.empty(m.nq), np.empty(m.nv), np.empty(m.nv)
+    for bad in (q[::2], q.astype(np.float32), np.empty(m.nq + 1)):
+        with pytest.raises(ValueError, match="q must be a float64 C vector"):
+            bound.bind(bad, v, tau)
+    bound.bind(q, v, tau)
+    for k in range(n):
+        q[:], v[:], tau[:] = run.q[k], run.v[k], run.tau[k]       # refilled, as the node does
+        r = bound.step_bound(run.t[k])
+        np.testing.assert_array_equal(r, stepped.step(run.t[k], run.q[k], run.v[k], run.tau[k]))
+        np.testing.assert_array_equal(bound.wrench, stepped.wrench)
+        assert (bound.restarted, bound.tracking) == (stepped.restarted, stepped.tracking)
+    assert bound.tracking and np.abs(r).max() > 1.0              # in contact: a real estimate
+    q[0] = np.nan                                                 # read where it is: refused
+    with pytest.raises(ValueError, match="q"):
+        bound.step_bound(run.t[n])
+    with pytest.raises(contact.SampleSkipped):                    # its stamp: not after
+        bound.step_bound(run.t[n - 1])
+
+
 def test_a_frame_set_later_gives_its_wrench_at_the_next_step():
     """set_frame between steps: the next step's wrench is the new link's, from that r."""
     robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
