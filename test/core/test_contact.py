@@ -131,7 +131,7 @@ def test_stepping_equals_the_array_function_and_restarts():
 
 
 def test_the_bound_step_reads_the_arrays_in_place_and_gives_the_same_r_and_wrench():
-    """bind + step_bound (the node's): r and wrench of step, bit for bit, at each sample."""
+    """The node's bind and step_bound: r and wrench of step, bit for bit, at each sample."""
     robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model
     n = np.searchsorted(run.t, ON + 0.3)
