@@ -28,8 +28,9 @@ from ..model.spatial import add6, load6
 from ..model.matrix6 import load6_vector, mat6_apply
 from ..model.se3 import se3_load, store6
 from .aba import aba_forward_step, acceleration_step
-from .common import (OUTPUT_REFUSED, apart_from_state, begin_state_pass, matrix_status,
-                     mirror_upper, model_sizes, square_outputs_fit, vector_status)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart_from_state, begin_state_pass,
+                     matrix_status, mirror_upper, model_sizes, plain, plain_rows,
+                     square_outputs_fit, vector_status)
 from .joints import joint_force_in_world, joint_spans_all_motions
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
@@ -76,6 +77,8 @@ def _derivative_pass(packed, ws, dws, bws, dtau_dq, dtau_dv, M):
 def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_dq, dqdd_dv,
                            Minv):
     """tmp: (3 nv + 1, nv) scratch: ∂τ/∂q, ∂τ/∂q̇, M stacked, then q̈ in the last row."""
+    if not (plain(q) and plain(v) and plain(tau) and plain_rows(fext)):
+        return INPUT_STRIDED
     nv = model_sizes(packed)[2]
     if not (square_outputs_fit(dqdd_dq, dqdd_dv, Minv, nv)
             and apart_from_state(dqdd_dq, q, v, tau, fext)

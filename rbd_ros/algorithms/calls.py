@@ -147,11 +147,14 @@ def nonlinear_effects(model, q, v, *, data=None, out=None):
     return tau
 
 
+_gravity_torques_entry = first_entry(gravity_kernel, globals(), '_gravity_torques_entry')
+
+
 def gravity_torques(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in rnea.py)."""
     if out is None:
         tau = _empty(model.nv)
-    elif out.__class__ is _ndarray:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
         tau = out
     else:
         tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
@@ -178,24 +181,37 @@ def gravity_torques(model, q, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        status = gravity_kernel(model.packed, data.body, q, tau)
+        typed = q.dtype is _f8 and q.ndim == 1
+        if typed:
+            status = _gravity_torques_entry(model.packed, data.body, q, tau)
+        else:
+            status = gravity_kernel(model.packed, data.body, q, tau)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
         q = _checks.vector(q, 'q')
         status = gravity_kernel(model.packed, data.body, q, tau)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
+            q = _checks.vector(q, 'q')
+            status = _gravity_torques_entry(model.packed, data.body, q, tau)
         if status == OUTPUT_REFUSED:
             raise _refused_output('gravity_torques', out, ((model.nv,),), {'q': q})
-        raise _checks.input_error('gravity_torques', status, model, ('q',), (q,))
+        if status:
+            raise _checks.input_error('gravity_torques', status, model, ('q',), (q,))
     return tau
+
+
+_crba_entry = first_entry(crba_kernel, globals(), '_crba_entry')
 
 
 def crba(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in crba.py)."""
     if out is None:
         M = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         M = out
     else:
         M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
@@ -222,24 +238,37 @@ def crba(model, q, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        status = crba_kernel(model.packed, data.body, q, M)
+        typed = q.dtype is _f8 and q.ndim == 1
+        if typed:
+            status = _crba_entry(model.packed, data.body, q, M)
+        else:
+            status = crba_kernel(model.packed, data.body, q, M)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = crba_kernel(model.packed, data.body, q, M)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
+            q = _checks.vector(q, 'q')
+            status = _crba_entry(model.packed, data.body, q, M)
         if status == OUTPUT_REFUSED:
             raise _refused_output('crba', out, ((model.nv, model.nv),), {'q': q})
-        raise _checks.input_error('crba', status, model, ('q',), (q,))
+        if status:
+            raise _checks.input_error('crba', status, model, ('q',), (q,))
     return M
+
+
+_minv_entry = first_entry(minv_kernel, globals(), '_minv_entry')
 
 
 def minv(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in minv.py)."""
     if out is None:
         Minv = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         Minv = out
     else:
         Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
@@ -266,16 +295,26 @@ def minv(model, q, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
+        typed = q.dtype is _f8 and q.ndim == 1
+        if typed:
+            status = _minv_entry(model.packed, data.body, data.force_sets, q, Minv)
+        else:
+            status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
         q = _checks.vector(q, 'q')
         status = minv_kernel(model.packed, data.body, data.force_sets, q, Minv)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
+            q = _checks.vector(q, 'q')
+            status = _minv_entry(model.packed, data.body, data.force_sets, q, Minv)
         if status == OUTPUT_REFUSED:
             raise _refused_output('minv', out, ((model.nv, model.nv),), {'q': q})
-        raise _checks.input_error('minv', status, model, ('q',), (q,))
+        if status:
+            raise _checks.input_error('minv', status, model, ('q',), (q,))
     return Minv
 
 
@@ -414,6 +453,9 @@ def rnea_derivatives(model, q, v, a, fext=None, *, data=None, out=None):
     return dq, dv, M
 
 
+_aba_derivatives_entry = first_entry(aba_derivatives_kernel, globals(), '_aba_derivatives_entry')
+
+
 def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in aba_derivatives.py)."""
     if out is None:
@@ -421,7 +463,10 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
         dv = _empty((model.nv, model.nv))
         Minv = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and (dv := out[1]).__class__ is _ndarray and (Minv := out[2]).__class__ is _ndarray):
+          and dq.dtype is _f8 and dq.ndim == 2 and dq.flags.writeable
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.ndim == 2
+          and dv.flags.writeable and (Minv := out[2]).__class__ is _ndarray and Minv.dtype is _f8
+          and Minv.ndim == 2 and Minv.flags.writeable):
         pass    # the tests bound the targets
     else:
         dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv), (model.nv,
@@ -438,12 +483,21 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    if fext is None:
+    fext_default = fext is None
+    if fext_default:
         fext = data.no_fext
     try:
-        status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
-                                        data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
-                                        Minv)
+        typed = (q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
+                 and tau.dtype is _f8 and tau.ndim == 1
+                 and (fext_default or fext.dtype is _f8 and fext.ndim == 2))
+        if typed:
+            status = _aba_derivatives_entry(model.packed, data.body, data.dof, data.body_matrix,
+                                            data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
+                                            Minv)
+        else:
+            status = aba_derivatives_kernel(model.packed, data.body, data.dof, data.body_matrix,
+                                            data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
+                                            Minv)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv),
@@ -455,12 +509,23 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
                                         data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
                                         Minv)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv),
+                                               (model.nv, model.nv), (model.nv, model.nv),), {'q':
+                                               q, 'v': v, 'tau': tau, 'fext': fext})
+            q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
+                               'tau'), _checks.matrix(fext, 'fext'))
+            status = _aba_derivatives_entry(model.packed, data.body, data.dof, data.body_matrix,
+                                            data.force_sets, data.stacked, q, v, tau, fext, dq, dv,
+                                            Minv)
         if status == OUTPUT_REFUSED:
             raise _refused_output('aba_derivatives', out, ((model.nv, model.nv), (model.nv,
                                   model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'tau': tau,
                                   'fext': fext})
-        raise _checks.input_error('aba_derivatives', status, model, ('q', 'v', 'tau', 'fext'), (q,
-                                  v, tau, fext))
+        if status:
+            raise _checks.input_error('aba_derivatives', status, model, ('q', 'v', 'tau', 'fext'),
+                                      (q, v, tau, fext))
     return dq, dv, Minv
 
 
@@ -619,11 +684,14 @@ def joint_torque_regressor(model, q, v, a, *, data=None, out=None):
     return Y
 
 
+_coriolis_matrix_entry = first_entry(coriolis_kernel, globals(), '_coriolis_matrix_entry')
+
+
 def coriolis_matrix(model, q, v, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in coriolis.py)."""
     if out is None:
         C = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
         C = out
     else:
         C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v': v})
@@ -637,17 +705,30 @@ def coriolis_matrix(model, q, v, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
+        typed = q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
+        if typed:
+            status = _coriolis_matrix_entry(model.packed, data.body, data.dof, data.body_matrix, q,
+                                            v, C)
+        else:
+            status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v': v})
         q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
         status = coriolis_kernel(model.packed, data.body, data.dof, data.body_matrix, q, v, C)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v':
+                                     v})
+            q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
+            status = _coriolis_matrix_entry(model.packed, data.body, data.dof, data.body_matrix, q,
+                                            v, C)
         if status == OUTPUT_REFUSED:
             raise _refused_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v':
                                   v})
-        raise _checks.input_error('coriolis_matrix', status, model, ('q', 'v'), (q, v))
+        if status:
+            raise _checks.input_error('coriolis_matrix', status, model, ('q', 'v'), (q, v))
     return C
 
 
@@ -697,6 +778,10 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
     return J
 
 
+_rnea_derivatives_fd_entry = first_entry(finite_differences_kernel, globals(),
+                                         '_rnea_derivatives_fd_entry')
+
+
 def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, data=None,
                         out=None):
     """Run the kernel (the docstring: its declaration's, in finite_differences.py)."""
@@ -706,7 +791,10 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         dv = _empty((model.nv, model.nv))
         da = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and (dv := out[1]).__class__ is _ndarray and (da := out[2]).__class__ is _ndarray):
+          and dq.dtype is _f8 and dq.ndim == 2 and dq.flags.writeable
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.ndim == 2
+          and dv.flags.writeable and (da := out[2]).__class__ is _ndarray and da.dtype is _f8
+          and da.ndim == 2 and da.flags.writeable):
         pass    # the tests bound the targets
     else:
         dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
@@ -726,11 +814,19 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    if fext is None:
+    fext_default = fext is None
+    if fext_default:
         fext = data.no_fext
     try:
-        status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
-                                           central, dq, dv, da, q_step, work)
+        typed = (q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
+                 and a.dtype is _f8 and a.ndim == 1
+                 and (fext_default or fext.dtype is _f8 and fext.ndim == 2))
+        if typed:
+            status = _rnea_derivatives_fd_entry(which, model.packed, data.body, q, v, a, fext, eps,
+                                                central, dq, dv, da, q_step, work)
+        else:
+            status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
+                                               central, dq, dv, da, q_step, work)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv),
@@ -741,13 +837,27 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         status = finite_differences_kernel(which, model.packed, data.body, q, v, a, fext, eps,
                                            central, dq, dv, da, q_step, work)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv),
+                                             (model.nv, model.nv), (model.nv, model.nv),), {'q': q,
+                                             'v': v, 'a': a, 'fext': fext})
+            q, v, a, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(a,
+                             'a'), _checks.matrix(fext, 'fext'))
+            status = _rnea_derivatives_fd_entry(which, model.packed, data.body, q, v, a, fext, eps,
+                                                central, dq, dv, da, q_step, work)
         if status == OUTPUT_REFUSED:
             raise _refused_output('rnea_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
                                   model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'a': a,
                                   'fext': fext})
-        raise _checks.input_error('rnea_derivatives_fd', status, model, ('q', 'v', 'a', 'fext'),
-                                  (q, v, a, fext))
+        if status:
+            raise _checks.input_error('rnea_derivatives_fd', status, model, ('q', 'v', 'a',
+                                      'fext'), (q, v, a, fext))
     return dq, dv, da
+
+
+_aba_derivatives_fd_entry = first_entry(finite_differences_kernel, globals(),
+                                        '_aba_derivatives_fd_entry')
 
 
 def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, data=None,
@@ -759,7 +869,10 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         dv = _empty((model.nv, model.nv))
         dtau = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and (dv := out[1]).__class__ is _ndarray and (dtau := out[2]).__class__ is _ndarray):
+          and dq.dtype is _f8 and dq.ndim == 2 and dq.flags.writeable
+          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.ndim == 2
+          and dv.flags.writeable and (dtau := out[2]).__class__ is _ndarray and dtau.dtype is _f8
+          and dtau.ndim == 2 and dtau.flags.writeable):
         pass    # the tests bound the targets
     else:
         dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
@@ -779,11 +892,19 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         data = model.data
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
-    if fext is None:
+    fext_default = fext is None
+    if fext_default:
         fext = data.no_fext
     try:
-        status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext, eps,
-                                           central, dq, dv, dtau, q_step, work)
+        typed = (q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
+                 and tau.dtype is _f8 and tau.ndim == 1
+                 and (fext_default or fext.dtype is _f8 and fext.ndim == 2))
+        if typed:
+            status = _aba_derivatives_fd_entry(which, model.packed, data.body, q, v, tau, fext,
+                                               eps, central, dq, dv, dtau, q_step, work)
+        else:
+            status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext,
+                                               eps, central, dq, dv, dtau, q_step, work)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv),
@@ -794,12 +915,22 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         status = finite_differences_kernel(which, model.packed, data.body, q, v, tau, fext, eps,
                                            central, dq, dv, dtau, q_step, work)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv),
+                                               (model.nv, model.nv), (model.nv, model.nv),), {'q':
+                                               q, 'v': v, 'tau': tau, 'fext': fext})
+            q, v, tau, fext = (_checks.vector(q, 'q'), _checks.vector(v, 'v'), _checks.vector(tau,
+                               'tau'), _checks.matrix(fext, 'fext'))
+            status = _aba_derivatives_fd_entry(which, model.packed, data.body, q, v, tau, fext,
+                                               eps, central, dq, dv, dtau, q_step, work)
         if status == OUTPUT_REFUSED:
             raise _refused_output('aba_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
                                   model.nv), (model.nv, model.nv),), {'q': q, 'v': v, 'tau': tau,
                                   'fext': fext})
-        raise _checks.input_error('aba_derivatives_fd', status, model, ('q', 'v', 'tau', 'fext'),
-                                  (q, v, tau, fext))
+        if status:
+            raise _checks.input_error('aba_derivatives_fd', status, model, ('q', 'v', 'tau',
+                                      'fext'), (q, v, tau, fext))
     return dq, dv, dtau
 
 
@@ -1241,12 +1372,16 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
     return A
 
 
+_centroidal_momentum_entry = first_entry(centroidal_momentum_kernel, globals(),
+                                         '_centroidal_momentum_entry')
+
+
 def centroidal_momentum(model, q, v, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in centroidal_momentum.py)."""
     table = model.coupling_table
     if out is None:
         h = _empty(6)
-    elif out.__class__ is _ndarray:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
         h = out
     else:
         h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
@@ -1255,8 +1390,13 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
     elif data.__class__ is not _Data or data.sizes is not model.data.sizes:
         data = _workspace(model, data)
     try:
-        status = centroidal_momentum_kernel(model.packed, table, data.body, data.full_q,
-                                            data.full_v, q, v, h)
+        typed = q.dtype is _f8 and q.ndim == 1 and v.dtype is _f8 and v.ndim == 1
+        if typed:
+            status = _centroidal_momentum_entry(model.packed, table, data.body, data.full_q,
+                                                data.full_v, q, v, h)
+        else:
+            status = centroidal_momentum_kernel(model.packed, table, data.body, data.full_q,
+                                                data.full_v, q, v, h)
     except (TypeError, ValueError, AttributeError):   # not float64 C arrays: convert once
         if out is not None:
             h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
@@ -1264,9 +1404,16 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
         status = centroidal_momentum_kernel(model.packed, table, data.body, data.full_q,
                                             data.full_v, q, v, h)
     if status:
+        if status == INPUT_STRIDED:    # a strided input, left unread: copied once
+            if out is not None:
+                h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
+            q, v = _checks.vector(q, 'q'), _checks.vector(v, 'v')
+            status = _centroidal_momentum_entry(model.packed, table, data.body, data.full_q,
+                                                data.full_v, q, v, h)
         if status == OUTPUT_REFUSED:
             raise _refused_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})
-        raise _checks.input_error('centroidal_momentum', status, model, ('q', 'v'), (q, v))
+        if status:
+            raise _checks.input_error('centroidal_momentum', status, model, ('q', 'v'), (q, v))
     return h
 
 

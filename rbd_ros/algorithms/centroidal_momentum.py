@@ -119,6 +119,8 @@ def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
 @kernel(int64(f64_2d_ro, f64_2d_ro, f64_2d, f64_1d, f64_2d, f64_1d, f64_1d, f64_1d))
 def centroidal_momentum_kernel(packed, table, ws, qf, VF, q, v, out):
     """Set out (6) to h_G at (q, v): linear momentum, angular momentum about the centre of mass."""
+    if not (plain(q) and plain(v)):
+        return INPUT_STRIDED
     if not (vector_fits(out, 6) and apart(out, q) and apart(out, v)):
         return OUTPUT_REFUSED
     status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)

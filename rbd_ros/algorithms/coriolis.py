@@ -25,9 +25,9 @@ from ..model.spatial import (add6, cross_motion, dot6, inertia_act, inertia_appl
                              scale6)
 from ..model.matrix6 import mat6_apply, mat6_apply_transpose
 from ..model.se3 import store6, store10
-from .common import (OUTPUT_REFUSED, apart, check_configuration, check_vector, matrix_fits,
-                     matrix_status, model_sizes,
-                     placement_step, store_motion, velocity_step)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, check_vector,
+                     matrix_fits, matrix_status, model_sizes, placement_step, plain, store_motion,
+                     velocity_step)
 from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_matrix, reduced_sizes
 from .rnea_derivatives import store_inertia_variation, subtree_sum_step
@@ -41,6 +41,8 @@ D_DFDV = D_DA
 @kernel(int64(f64_2d_ro, f64_2d, f64_2d, f64_2d, f64_1d, f64_1d, f64_2d))
 def coriolis_kernel(packed, ws, dws, bws, q, v, C):
     """C (nv × nv, all entries written) at (q, v); ws, dws, bws as ``rnea_derivatives``."""
+    if not (plain(q) and plain(v)):
+        return INPUT_STRIDED
     nb, nq, nv = model_sizes(packed)
     if not (matrix_fits(C, nv, nv) and apart(C, q) and apart(C, v)):
         return OUTPUT_REFUSED

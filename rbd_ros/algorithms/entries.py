@@ -224,7 +224,7 @@ SHARED_PARAMETERS = {
                 "True (default): central differences; False: forward differences."),
 }
 
-_ARGUMENTS_PER_TEST = 3     # see uses_entry_point
+_ARGUMENTS_PER_TEST = 2     # see uses_entry_point
 
 # name -> the Declaration of the public call of that name (``declare``)
 DECLARED = {}
@@ -246,15 +246,15 @@ def uses_entry_point(name):
     """
     Return whether the call ``name`` reaches its kernel through the entry point.
 
-    Where it saves time: testing a caller's input in Python (dtype, dimensions; the kernel
-    tests the strides) costs ~35 ns, an output (also its type and writeable) ~55 ns, the
-    dispatcher's typing ~30 ns per argument. So the entry point serves a call whose kernel
-    takes at least 3 arguments per array tested (frame_jacobian: 7 for q and J); the others
-    call the dispatcher. Each output the caller may give counts as one. Timeit on ur5,
-    2026-12-03: crba (4 arguments, q and M tested) 0.454 µs through the entry point with
-    its tests against 0.456 through the dispatcher; rnea (7 arguments, 4 tested) 0.564
-    against 0.480. gravity_torques, crba, minv, coriolis_matrix, centroidal_momentum and the
-    derivatives (11-14 arguments for 3 inputs and 3 outputs) call the dispatcher.
+    Where it saves time: testing a caller's input in Python (dtype and dimensions: the
+    kernel tests the strides) costs ~35 ns, an output (also its type and writeable) ~55 ns,
+    the dispatcher's typing ~30-40 ns per argument. So the entry point serves a call whose
+    kernel takes at least 2 arguments per array tested; each output the caller may give
+    counts as one. Timeit on ur5, 2026-12-03 (after the strides moved into the kernels):
+    crba (4 arguments, q and M tested) with out= and data= 0.61 µs through the entry point
+    against 0.65 through the dispatcher (its kernel alone: 0.36 and 0.51). rnea, aba,
+    nonlinear_effects, rnea_derivatives, inverse_and_forward_dynamics, the regressor and
+    integrate (fewer than 2 arguments per test) call the dispatcher.
     """
     entry = ENTRIES[name]
     tested = sum(1 for x in entry.inputs if x not in entry.defaults)

@@ -16,8 +16,9 @@ from .. import _checks
 from .._jit import boolean, f64_1d, f64_2d, f64_2d_ro, float64, helper, int64, kernel
 from ..model.layout import P_IV
 from .aba import aba_kernel
-from .common import (OUTPUT_REFUSED, apart, apart_from_state, check_configuration, check_vector,
-                     matrix_status, model_sizes, square_outputs_fit, vector_fits, vector_status)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, apart_from_state, check_configuration,
+                     check_vector, matrix_status, model_sizes, plain, plain_rows,
+                     square_outputs_fit, vector_fits, vector_status)
 from .joints import joint_integrate, joint_tangent
 from .rnea import rnea_kernel
 from .entries import declare
@@ -105,6 +106,8 @@ def finite_differences_kernel(which, packed, ws, q, v, u, fext, eps, central, d_
     Central differences (f(x + ε) - f(x - ε)) / 2ε, or forward ones (f(x + ε) - f(x)) / ε.
     work rows: 0 v step, 1 u step, 2 f(x + ε), 3 f(x - ε) or f(x).
     """
+    if not (plain(q) and plain(v) and plain(u) and plain_rows(fext)):
+        return INPUT_STRIDED
     nv = model_sizes(packed)[2]
     if not (square_outputs_fit(d_dq, d_dv, d_du, nv) and apart_from_state(d_dq, q, v, u, fext)
             and apart_from_state(d_dv, q, v, u, fext) and apart_from_state(d_du, q, v, u, fext)):

@@ -16,8 +16,8 @@ from ..model.layout import P_GRAVITY, P_IV, P_PARENT, P_THETA, W_OA, W_OF, W_OI,
 from ..model.spatial import (act_force, act_inv_motion, add6, cross_force, cross_motion,
                              inertia_apply, load6, load10, sub6)
 from ..model.se3 import cross3, rot3, rot3_t, se3_load, se3_store, store6
-from .common import (OUTPUT_REFUSED, apart, apart_from_state, begin_state_pass,
-                     check_configuration, check_vector, configuration_status, model_sizes,
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, apart_from_state, begin_state_pass,
+                     check_configuration, check_vector, configuration_status, model_sizes, plain,
                      set_world, vector_fits, vector_status)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
 from .entries import declare
@@ -201,6 +201,8 @@ def gravity_backward_step(packed, ws, tau, i):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d))
 def gravity_kernel(packed, ws, q, tau):
+    if not plain(q):
+        return INPUT_STRIDED
     nb, nv, status = configuration_status(packed, q)
     if not (vector_fits(tau, nv) and apart(tau, q)):
         return OUTPUT_REFUSED
