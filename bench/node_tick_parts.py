@@ -85,7 +85,7 @@ def parts():
             ("publish outputs", dynamics_node, "publish"),
             ("observer", ObserverTicks, "observe"),
             ("  its step and messages", ContactMonitor, "messages"),
-            ("    its step", MomentumObserver, "step")]
+            ("    its step", MomentumObserver, "step_bound")]
 
 
 def nested(label):
