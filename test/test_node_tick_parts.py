@@ -47,7 +47,7 @@ def test_a_paced_run_waits_for_each_message_and_counts_only_the_calls():
 
 
 def test_the_rest_is_the_callback_less_its_outermost_parts(capsys):
-    parts = {"decode": 1.0, "observer": 4.0, "  its step and publishes": 3.5,
+    parts = {"decode": 1.0, "observer": 4.0, "  its step and messages": 3.5,
              "    its step": 3.0}
     best = {"hot": (10.0, parts), "paced": (20.0, {k: 2 * v for k, v in parts.items()})}
     node_tick_parts.print_table(best, ["torques"])
@@ -72,7 +72,7 @@ def test_a_real_run_times_every_part_and_restores_the_node(capsys):
             assert parts[label] > 0, (mode, label)
         top = sum(v for k, v in parts.items() if not node_tick_parts.nested(k))
         assert top <= callback
-        assert parts["    its step"] <= parts["  its step and publishes"] <= parts["observer"]
+        assert parts["    its step"] <= parts["  its step and messages"] <= parts["observer"]
     assert best["node"]["paced, untimed"][1] == {}    # no timers in that run
     assert received > 0
     out = capsys.readouterr().out

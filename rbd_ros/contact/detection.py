@@ -305,7 +305,26 @@ class MomentumObserver:
         Make :meth:`step_bound` step over ``q``, ``v`` and ``tau`` as they are at its call.
 
         The node's robot refills its arrays each tick: bound, the kernel reads them where
-        they are. float64 C vectors of the model's sizes, else ValueError.
+        they are, with no copy.
+
+        Parameters
+        ----------
+        q : ndarray, shape (nq,)
+            float64, C-contiguous: the configuration each step reads.
+        v : ndarray, shape (nv,)
+            float64, C-contiguous: the velocity.
+        tau : ndarray, shape (nv,)
+            float64, C-contiguous: the measured efforts.
+
+        Returns
+        -------
+        None
+
+        Raises
+        ------
+        ValueError
+            For an array of another dtype or size, or not C-contiguous.
+
         """
         for x, row, name in zip((q, v, tau), self._inputs[1:], ("q", "v", "tau")):
             if not (_fits(x, row) and x.flags.c_contiguous):
@@ -315,9 +334,29 @@ class MomentumObserver:
 
     def step_bound(self, t, fext=None):
         """
-        :meth:`step` at ``t`` (float, s) over the arrays given to :meth:`bind`.
+        Step as :meth:`step` at ``t`` over the arrays given to :meth:`bind`.
 
-        r is returned as a view, overwritten by the next step. RuntimeError when unbound.
+        Parameters
+        ----------
+        t : float
+            The sample's time, s.
+        fext : array_like, shape (nbodies, 6), optional
+            Measured external wrenches per body; None: none.
+
+        Returns
+        -------
+        ndarray, shape (nv,)
+            r: a view, overwritten by the next step.
+
+        Raises
+        ------
+        RuntimeError
+            Before :meth:`bind`.
+        ValueError
+            For a bad sample, as :meth:`step`.
+        SampleSkipped
+            As :meth:`step`.
+
         """
         if self._bound is None:
             raise RuntimeError("MomentumObserver.step_bound before bind")
