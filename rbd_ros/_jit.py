@@ -17,10 +17,14 @@ Kernels use numba's on-disk cache. Three traps are handled here:
   ``version_cache_dir()`` is named after that hash, shared by every copy of these sources.
 """
 import ast
+import copy
 import hashlib
+import inspect
 import json
 import os
+import re
 
+from llvmlite import binding as llvm
 from numba import types
 from numba.core import caching, compiler_lock, registry, typeinfer
 
@@ -194,6 +198,8 @@ void = types.void
 _FASTMATH = {"contract"}
 
 
+# a function an LLVM module declares (an external symbol): `declare <type> @name(` or @"name"(
+_DECLARED = re.compile(r'^declare [^@]*@"?([^"(]+)"?\(', re.MULTILINE)
 # Every entry point, in definition order: what ``rbd_ros.tools.warm_cache`` compiles ahead of use.
 KERNELS = []
 # What must happen once before any kernel is compiled or loaded from the cache (the BLAS
@@ -228,13 +234,62 @@ class FirstCallDispatcher(registry.CPUDispatcher):
     declared = None
 
     def compile_declared(self):
-        """Compile (or load from the disk cache) the declared signature; once, thread-safe."""
+        """
+        Compile (or load from the disk cache) the declared signature; once, thread-safe.
+
+        The kernels it calls come first: it calls them by their symbol, which must be loaded
+        before its own machine code is (:meth:`_called_by_symbol`).
+        """
         with compiler_lock.global_compiler_lock:
             if self._can_compile:
+                for callee in called_kernels(self.py_func):
+                    callee.compile_declared()
                 _run_first_compile_hooks()
+                misses = sum(self.stats.cache_misses.values())
                 with typeinfer.register_dispatcher(self):
                     self.compile(self.declared)
                 self.disable_compile()
+                if sum(self.stats.cache_misses.values()) > misses:     # compiled, not loaded
+                    self._check_called_kernels()
+                self._called_by_symbol()
+
+    def symbol(self):
+        """Return the name callers know this kernel by: the same in every process."""
+        return f"rbd_ros.kernel.{self.py_func.__module__}.{self.py_func.__qualname__}"
+
+    def declared_symbols(self):
+        """Return the symbols the compiled code declares without defining (calls it links)."""
+        text = self.overloads[self.declared.args].library.get_llvm_str()
+        return set(_DECLARED.findall(text))
+
+    def _check_called_kernels(self):
+        # A kernel called by symbol must be loaded before its caller is called, else the call
+        # jumps to address 0: called_kernels() must find every kernel the code calls. Checked
+        # on the compiled code whenever a kernel compiles (not when it loads from the cache).
+        loaded = {k.symbol(): k for k in KERNELS if k is not self}
+        called = {loaded[name] for name in self.declared_symbols() if name in loaded}
+        missed = called - set(called_kernels(self.py_func))
+        if missed:
+            names = ", ".join(sorted(k.py_func.__name__ for k in missed))
+            raise RuntimeError(
+                f"{self.py_func.__name__} calls {names} where rbd_ros._jit.called_kernels does "
+                "not see it (a kernel calls another by a global name, its own or a helper's)")
+
+    def _called_by_symbol(self):
+        # numba registers a compiled function with its library, which every kernel calling
+        # it links in: LLVM then optimized and compiled the callee's code again inside each
+        # caller (a batch kernel took as long as its single-state kernel, the 14 of them 44 s
+        # of the 114 s CPU of a cold compile). Registered without its library, under a name
+        # of its own (numba's names carry a per-process counter: a caller compiled by one
+        # process and loaded by another would miss them), a caller declares that name and
+        # the JIT linker resolves it to the code loaded here.
+        result = self.overloads[self.declared.args]
+        address = result.library.get_pointer_to_function(result.fndesc.mangled_name)
+        llvm.add_symbol(self.symbol(), address)
+        callee = copy.copy(result.fndesc)
+        callee.mangled_name = self.symbol()
+        self.targetctx.remove_user_function(result.entry_point)
+        self.targetctx.insert_user_function(result.entry_point, callee, ())
 
     def _compile_for_args(self, *args, **kws):
         # numba's C dispatcher calls this on a call no overload matches while compiling is
@@ -246,6 +301,34 @@ class FirstCallDispatcher(registry.CPUDispatcher):
     def get_call_template(self, args, kws):
         self.compile_declared()          # called from another kernel being compiled
         return super().get_call_template(args, kws)
+
+
+def called_kernels(func, seen=None):
+    """
+    Return the kernels ``func`` calls, through the helpers it calls too, in first-call order.
+
+    Read from its code's names (a global, an attribute of a global module) and its closure:
+    the ways numba's nopython code reaches another compiled function.
+    """
+    seen = set() if seen is None else seen
+    found = []
+    for target in _reachable(func):
+        if id(target) in seen:
+            continue
+        seen.add(id(target))
+        found += called_kernels(target.py_func, seen)
+        if isinstance(target, FirstCallDispatcher):
+            found.append(target)
+    return found
+
+
+def _reachable(func):
+    names = func.__code__.co_names
+    values = [func.__globals__.get(name) for name in names]
+    values += [cell.cell_contents for cell in func.__closure__ or ()]
+    values += [getattr(value, name, None) for value in values if inspect.ismodule(value)
+               for name in names]
+    return [value for value in values if isinstance(value, (FirstCallDispatcher, Helper))]
 
 
 def _first_call(signature, options):

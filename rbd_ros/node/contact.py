@@ -232,11 +232,13 @@ class ObserverTicks:
         if not observing:
             return
         try:
-            robot.contact = ContactMonitor(robot.model, robot.joints, self.params)
-            robot.contact.bind(robot.q, robot.v, robot.tau)
+            monitor = ContactMonitor(robot.model, robot.joints, self.params)
+            monitor.bind(robot.q, robot.v, robot.tau)
         except ValueError as exc:                 # parameters that do not fit this model
             robot.contact_problem = one_line(exc, 300)
             self.logger.error(f"the observer's outputs are off: {robot.contact_problem}")
+            return
+        robot.contact = monitor                   # only a bound monitor reaches the robot
 
     def observe(self, robot, effort_known, stamp, fext):
         """

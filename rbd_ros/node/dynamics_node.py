@@ -398,11 +398,17 @@ class DynamicsNode(Node):
         stamp = cache.stamp
         if not 0 < stamp[0] < time.time() + conversions.MAX_STAMP_AHEAD or stamp[1] >= 10**9:
             stamp = self._replace_stamp(stamp)
-        observed = (() if robot.contact is None
-                    else self._observer.observe(robot, effort_known, stamp, fext))
+        observed, failure = (), None
+        if robot.contact is not None:
+            try:
+                observed = self._observer.observe(robot, effort_known, stamp, fext)
+            except Exception as exc:              # a defect in the observer: the dynamics
+                failure = exc                     # outputs go out, then the boundary counts it
         publish(steps, results, stamp, observed)
         self._counters.add("published")
         self._latency.append(time.perf_counter() - t0)
+        if failure is not None:
+            raise failure
 
     def _replace_stamp(self, stamp):
         """Return the stamp of outputs computed from an input stamped ``stamp``."""

@@ -20,6 +20,20 @@ from rbd_ros import _jit
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
+def _in_checkout(cache):
+    """Return a subprocess's environment: this checkout's rbd_ros, numba's cache at ``cache``."""
+    return dict(os.environ, NUMBA_CACHE_DIR=str(cache),
+                PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+
+
+def _run_python(script, cache, *args, timeout=600):
+    """Run ``script`` in a fresh interpreter (``_in_checkout(cache)``); return its stdout."""
+    done = subprocess.run([sys.executable, "-c", script, *args], env=_in_checkout(cache),
+                          capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
 def test_import_compiles_nothing(tmp_path):
     # then a kernel's first call, straight from Python: its own return value (the status)
     script = ("import rbd_ros, os, numpy as np\n"
@@ -32,15 +46,11 @@ def test_import_compiles_nothing(tmp_path):
               "kernel = rbd_ros.algorithms.finite_differences.integrate_kernel\n"
               "out = np.empty(m.nq)\n"
               "print(kernel(m.packed, m.neutral(), np.ones(m.nv), out), out[0])\n")
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
-    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-2000:]
-    overloads, files, status, first = done.stdout.split()
+    printed = _run_python(script, tmp_path, timeout=120)
+    overloads, files, status, first = printed.split()
     # no overload, no cached kernel (the sources' digests may be written: not compiled code)
-    assert (overloads, files) == ("0", "0"), done.stdout
-    assert status == "0" and float(first) == 1.0, done.stdout    # q = 0 ⊕ 1 for revolutes
+    assert (overloads, files) == ("0", "0"), printed
+    assert status == "0" and float(first) == 1.0, printed    # q = 0 ⊕ 1 for revolutes
 
 
 def test_first_call_compiles_the_declared_signature_only():
@@ -86,8 +96,7 @@ print(json.dumps({"before": before, "overloads": len(kernel.overloads), "errors"
 def test_first_calls_from_threads_compile_once(tmp_path):
     # 8 threads make the first call of a kernel at once, in a fresh process with an empty
     # cache (so it is a real first compile, whatever ran before): one compile, 8 answers
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    env = _in_checkout(tmp_path)
     done = subprocess.run([sys.executable, "-c", FIRST_CALLS_FROM_THREADS], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -254,8 +263,7 @@ def test_warm_cache_compiles_in_parallel_processes(tmp_path):
     names = ["integrate_kernel", "gravity_kernel"]
     script = tmp_path / "warm_two.py"
     script.write_text(WARM_TWO_KERNELS.format(names=names))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"),
-               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    env = _in_checkout(tmp_path / "cache")
     done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -268,6 +276,82 @@ def test_warm_cache_compiles_in_parallel_processes(tmp_path):
     assert first["pid"] != second["pid"], report
     overlap = min(first["ended"], second["ended"]) - max(first["started"], second["started"])
     assert overlap > 0, report
+
+
+CALL_BY_SYMBOL = """
+import glob, json, os, sys
+import numpy as np
+import rbd_ros
+from rbd_ros import _jit
+from rbd_ros.batch import rnea_batch
+batch = rbd_ros.batch.algorithm_kernels.rnea_batch_kernel
+single = rbd_ros.algorithms.rnea.rnea_kernel
+if sys.argv[1] == "recompile the callee":      # another numba name than the first process's
+    for path in glob.glob(os.path.join(_jit.version_cache_dir(), "**", "rnea.rnea_kernel-*"),
+                          recursive=True):
+        os.remove(path)
+    rbd_ros.algorithms.finite_differences.integrate_kernel.compile_declared()
+batch.compile_declared()
+loaded = sorted(k.py_func.__name__ for k in _jit.KERNELS if k.overloads)
+model = rbd_ros.load_model(rbd_ros.robots.path("rbd_arm7"))
+rng = np.random.default_rng(3)
+q, v, a = (rng.uniform(-1, 1, (5, model.nv)) for _ in range(3))
+each = [rbd_ros.rnea(model, *state).tolist() for state in zip(q, v, a)]
+print(json.dumps({"loaded": loaded, "batch": rnea_batch(model, q, v, a).tolist(), "each": each,
+                  "declared": single.symbol() in batch.declared_symbols()
+                  if sys.argv[1] == "compile" else None,
+                  "numba name": single.overloads[single.declared.args].fndesc.mangled_name}))
+"""
+
+
+def test_a_kernel_calls_the_kernels_it_calls_by_their_symbol(tmp_path):
+    # issue 35: a batch kernel linked its single-state kernel's code and compiled it again.
+    # Compiled into an empty cache, rnea_batch_kernel declares rnea_kernel's symbol (its code
+    # is not in the batch kernel's). Then fresh processes on that cache: one loads both, one
+    # compiles rnea_kernel again (numba names it otherwise: its names count the functions a
+    # process compiled) and loads the batch kernel compiled by the first; in each, loading
+    # the batch kernel loads rnea_kernel first, and the batch gives each state's RNEA.
+    outs = [json.loads(_run_python(CALL_BY_SYMBOL, tmp_path, stage).strip().splitlines()[-1])
+            for stage in ("compile", "load", "recompile the callee")]
+    for out, first in zip(outs, ([], [], ["integrate_kernel"])):
+        assert out["loaded"] == first + ["rnea_batch_kernel", "rnea_kernel"], out["loaded"]
+        assert out["batch"] == out["each"]
+    assert [out["declared"] for out in outs] == [True, None, None]
+    assert outs[2]["numba name"] != outs[0]["numba name"]
+
+
+def test_a_kernel_call_the_scan_misses_is_refused_when_it_compiles(tmp_path):
+    script = ("from rbd_ros import _jit\n"
+              "from rbd_ros.algorithms.coupled import coupled_crba_kernel\n"
+              "_jit.called_kernels = lambda func, seen=None: []\n"
+              "try:\n"
+              "    coupled_crba_kernel.compile_declared()\n"
+              "except RuntimeError as exc:\n"
+              "    print(exc)\n")
+    printed = _run_python(script, tmp_path)
+    assert printed.startswith("coupled_crba_kernel calls crba_kernel where "), printed
+
+
+def test_called_kernels_sees_globals_module_attributes_closures_and_helpers():
+    from rbd_ros.algorithms import aba as aba_module
+    from rbd_ros.algorithms.crba import crba_kernel
+    from rbd_ros.batch.algorithm_kernels import coupled_aba_derivatives_batch_kernel
+
+    def names(func):
+        return [k.py_func.__name__ for k in _jit.called_kernels(func)]
+
+    def through_a_module():
+        return aba_module.aba_kernel
+
+    def through_a_closure():
+        return crba_kernel
+    assert names(through_a_module) == ["aba_kernel"]
+    assert names(through_a_closure) == ["crba_kernel"]
+    # its single-state kernel, after the kernels that one calls (each once)
+    assert names(coupled_aba_derivatives_batch_kernel.py_func) == [
+        "rnea_kernel", "crba_kernel", "coupled_aba_kernel", "rnea_derivatives_kernel",
+        "coupled_aba_derivatives_kernel"]
+    assert names(rbd_ros.algorithms.rnea.rnea_kernel.py_func) == []
 
 
 def _source_hash_of_copy(tmp_path, edit=None):
@@ -315,8 +399,7 @@ def test_editing_a_kernel_s_code_invalidates_the_cached_kernels(tmp_path):
 def test_a_damaged_digests_file_is_rebuilt(tmp_path):
     """The sources' digests beside the cache are a hint: garbage there gives the true hash."""
     script = "from rbd_ros import _jit; print(_jit.SOURCE_HASH)"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path),
-               PYTHONPATH=os.pathsep.join(p for p in [ROOT, os.environ.get("PYTHONPATH")] if p))
+    env = _in_checkout(tmp_path)
     digests = tmp_path / "rbd_ros" / "source-digests.json"
     hashes = []
     for content in (None, "{not json", "[1, 2]", json.dumps({__file__: [__file__, 1, 2, "x"]})):

@@ -12,6 +12,8 @@ about 20 N·m (Pinocchio's τ_ext = Jᵀ F) from 0.3 s on, efforts the commanded
 - Efforts of 1e308 once, then ±1.7e308 for 0.3 s: every ~/external_torques and
   ~/contact_wrench is finite (before: NaN for 4 s), the observer resets with an ERROR, says it
   cannot observe during the burst, and observes the contact again after it.
+- An exception no check foresaw in the observer's step: that tick's ~/torques still go out,
+  the boundary counts it, and the observer publishes at the next sample.
 - ~/reset_observer called at 1 kHz by a client of rclpy's default QoS, joint_states flowing,
   against the node's process (its executor): every request is answered, counted on
   /diagnostics (before: 976 of 2,998 answered, the others lost, neither refused nor counted).
@@ -140,6 +142,46 @@ def test_huge_efforts_never_make_the_outputs_non_finite(harness):
     got = next(m for m in listen.received["external_torques"]
                if (m.header.stamp.sec, m.header.stamp.nanosec) == stamp(k * 1_000_000))
     assert got.effort[1] == pytest.approx(run.tau_ext[k][1], abs=0.05 * 20.0)
+
+
+def test_a_defect_in_the_observer_leaves_the_tick_s_torques_published(harness, monkeypatch):
+    """
+    An exception no check foresaw in the observer's step does not silence the dynamics.
+
+    The tick steps the observer before it sends anything; a defect there is counted by the
+    callback's boundary after that tick's ~/torques went out, and the observer publishes
+    again at the next sample.
+    """
+    robot, run = contact(0.45)
+    names = list(robot.model.joint_names)
+    h, listen = start(harness, robot)
+    ticks = iter(range(FIRST, len(run.t)))
+
+    def next_sample():
+        k = next(ticks)
+        send(h, names, run, k, k * 1_000_000)
+        return stamp(k * 1_000_000)
+
+    first = next_sample()
+    wait_for(lambda: listen.has("external_torques", first), what="the observer's output")
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("injected failure")
+    monkeypatch.setattr(h.node.current_robot().contact, "messages", boom)
+    broken = next_sample()
+    wait_for(lambda: h.node.stats()["callback_errors"] == 1, what="the defect counted")
+    monkeypatch.undo()
+    torques = wait_for(lambda: [m for m in h.messages("torques")
+                                if (m.header.stamp.sec, m.header.stamp.nanosec) == broken],
+                       what="the torques of the tick whose observer failed")
+    pin, k = robot.pin, FIRST + 1                 # its torques are Pinocchio's at a = 0
+    expected = robot.v_from_pin(pin.rnea(robot.pm, robot.pd, robot.q_to_pin(run.q[k]),
+                                         robot.v_to_pin(run.v[k]), np.zeros(robot.model.nv)))
+    np.testing.assert_allclose(torques[0].effort, expected, rtol=1e-9, atol=1e-9)
+    assert not listen.has("external_torques", broken)
+    after = next_sample()
+    wait_for(lambda: listen.has("external_torques", after), what="the observer again")
+    assert h.node.stats()["callback_errors"] == 1
 
 
 def test_reset_observer_at_1khz_answers_every_request(tmp_path):
