@@ -24,13 +24,8 @@ import math
 import numpy as np
 
 from .. import _checks
-from ..actuation.dynamics import Actuation
-from ..algorithms.entries import first_entry
-from ..algorithms.momentum_observer import momentum_observer_kernel
-from ..actuation.joint_parameters import JointParameters
-from ..model import Data
-from ..model.model import link_table
 from . import samples
+from .observer_kernel import ObserverKernel, joint_table
 from .isolation import (BLIND_AFTER, EFFORTS_UNKNOWN, MIN_THRESHOLD, OVERFLOWED,  # noqa: F401
                         REFUSED, STAMP_SKIPPED, CollisionState, Isolation, body_depths,
                         collision_thresholds, dof_bodies, isolate, per_dof)
@@ -40,20 +35,6 @@ from .wrench import (contact_wrench, frame_problem, link_jacobian_transpose,  # 
                      wrench_refusal)
 
 _NAMES = ("q", "v", "tau", "fext", "t")
-
-
-def _joint_table(model, joint_parameters):
-    """Return ((4, nv) armature, viscous, Coulomb, offset; ε) of the dofs (zeros: none)."""
-    if joint_parameters is None:
-        return np.zeros((4, model.nv)), 0.01
-    act = joint_parameters
-    if isinstance(act, JointParameters):
-        act = Actuation(act, model.nv_base)
-    if not isinstance(act, Actuation) or act.armature.shape != (model.nv,):
-        raise ValueError("joint_parameters must be rbd_ros.actuation.dynamics.Actuation or "
-                         "joint_friction.JointParameters of this model's joints")
-    return (np.array([act.armature, act.viscous, act.coulomb, act.offset], np.float64),
-            float(act.epsilon))
 
 
 class MomentumObserver:
@@ -118,28 +99,17 @@ class MomentumObserver:
 
     def __init__(self, model, gain, joint_parameters=None, max_gap=np.inf, frame=None):
         self.model = model
-        self.joint, eps = _joint_table(model, joint_parameters)
+        joint, eps = joint_table(model, joint_parameters)
         max_gap = _checks.plain_number(max_gap, "max_gap")
         if not max_gap > 0:
             raise ValueError(f"max_gap must be > 0 s, got {max_gap!r}")
         self.settings = np.empty(2 + model.nv)
         self.settings[0], self.settings[1] = eps, max_gap
         self.set_gain(gain)
-        data = Data(model)          # its own workspace: no call races it
-        # the arrays below are written in place only, never replaced: set_frame builds the
-        # kernel's argument tuple of one sample from them once (_step_arguments)
-        nvf = model.nv_full
-        self._scratch = (model.packed, model.coupling_table, data.body, data.full_q,
-                         np.zeros((4, nvf)))
-        self.state = np.zeros(3 + 5 * model.nv)
-        self._v = np.zeros(5 * model.nv)
-        self._jacobian = (np.zeros((6, model.nv)), np.zeros((model.nv + 2, 7)))
-        self._one = (np.empty((1, model.nv)), np.zeros(1, np.int64), np.zeros(1, np.int64),
-                     np.zeros((1, 6)), np.zeros(1, np.int64))
-        self._no_fext = np.zeros((1, 0, 6))
-        self._inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
-                        np.empty((1, model.nv)))
-        self._bound = None            # :meth:`bind`'s rows (its t, q, v, tau), when bound
+        # the kernel's arrays, written in place only, never replaced: its argument tuples of
+        # one sample are built from them once
+        self.kernel = ObserverKernel(model, joint, self.settings)
+        self.state = self.kernel.state
         self.restarted = self.tracking = False
         self.newest = -math.inf       # the newest stamp given (s): a stamp not after it is skipped
         self.origin = None            # the stamp (sec, nanosec) that :meth:`seconds` counts from
@@ -165,20 +135,8 @@ class MomentumObserver:
             For a link the model does not have.
 
         """
-        if not frame:
-            self.frame, self._frame = None, (-1, np.zeros(12))
-        else:
-            bodies, placements = link_table(self.model, [frame])
-            self.frame, self._frame = frame, (int(bodies[0]), placements[0])
-        r, restarted, status, w, rank = self._one
-        if self.frame is None:
-            w, rank = w[:0], rank[:0]
-        # a sample of the right types and sizes without fext: the kernel's arguments are
-        # these arrays, refilled in place (the inputs' rows, r, the state), a tuple built once
-        self._step_arguments, self._bound_arguments = (
-            (*self._scratch, self.joint, self.settings, self.state, self._v, *rows,
-             self._no_fext, *self._frame, *self._jacobian, r, w, rank, restarted, status)
-            for rows in (self._inputs, self._bound or self._inputs))
+        self.kernel.set_frame(frame or None)
+        self.frame = frame or None
 
     @property
     def gain(self):
@@ -288,8 +246,9 @@ class MomentumObserver:
             overflows the state (then reset); a ValueError too.
 
         """
-        fext = self._no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
-        inputs = self._inputs
+        no_fext = self.kernel.no_fext
+        fext = no_fext if fext is None else _checks.matrix(fext, "fext", 2)[None]
+        inputs = self.kernel.inputs
         if _fits(q, inputs[1]) and _fits(v, inputs[2]) and _fits(tau, inputs[3]) and \
                 isinstance(t, (float, int, np.floating)) and not isinstance(t, bool):
             inputs[0][0], inputs[1][0], inputs[2][0], inputs[3][0] = t, q, v, tau  # no copy made
@@ -297,7 +256,8 @@ class MomentumObserver:
         else:                        # anything else: converted (and named when it cannot be)
             arrays = (_checks.matrix([t], "t", 1), _row(q, "q"), _row(v, "v"),
                       _row(tau, "tau"))
-        arguments = self._step_arguments if fext is self._no_fext and arrays is inputs else None
+        arguments = (self.kernel.step_arguments if fext is no_fext and arrays is inputs
+                     else None)
         return self._advance(arrays, fext, arguments).copy()
 
     def bind(self, q, v, tau):
@@ -326,11 +286,10 @@ class MomentumObserver:
             For an array of another dtype or size, or not C-contiguous.
 
         """
-        for x, row, name in zip((q, v, tau), self._inputs[1:], ("q", "v", "tau")):
+        for x, row, name in zip((q, v, tau), self.kernel.inputs[1:], ("q", "v", "tau")):
             if not (_fits(x, row) and x.flags.c_contiguous):
                 raise ValueError(f"{name} must be a float64 C vector of {row.shape[1]}")
-        self._bound = (np.empty(1), q[None], v[None], tau[None])
-        self.set_frame(self.frame)          # the kernel's arguments, over the bound rows
+        self.kernel.bind(q, v, tau)
 
     def step_bound(self, t, fext=None):
         """
@@ -358,27 +317,26 @@ class MomentumObserver:
             As :meth:`step`.
 
         """
-        if self._bound is None:
+        arrays = self.kernel.bound
+        if arrays is None:
             raise RuntimeError("MomentumObserver.step_bound before bind")
-        arrays = self._bound
         arrays[0][0] = t
         if fext is None:
-            return self._advance(arrays, self._no_fext, self._bound_arguments)
+            return self._advance(arrays, self.kernel.no_fext, self.kernel.bound_arguments)
         return self._advance(arrays, _checks.matrix(fext, "fext", 2)[None], None)
 
     def _advance(self, arrays, fext, arguments):
         # one sample (t, q, v, tau rows of one), through the prepared ``arguments`` if any
-        r, restarted, status, w, rank = self._one
+        r, restarted, status, w, rank = self.kernel.one
         stamp = arrays[0][0]
         if not samples.admitted(self, stamp):
             raise SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
                                 f"observer was given ({self.newest:.9g} s): a repeated, late "
                                 "or quantized stamp", STAMP_NOT_AFTER)
         if arguments is not None:                  # sizes checked by _fits or bind
-            if _observer_entry(*arguments) < 0:
-                raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
+            self.kernel.step_prepared(arguments)
         else:
-            self.step_rows(*arrays, fext, r, restarted, status, w, rank)
+            self.kernel.step_rows(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
             values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
@@ -456,67 +414,6 @@ class MomentumObserver:
 
         """
         return samples.run(self, t, q, v, tau, fext)
-
-    def step_rows(self, t, q, v, tau, fext, r, restarted, status, w, rank):
-        """
-        Step the kernel over the samples given, writing its results into the arrays given.
-
-        The raw step that :meth:`step` and ``rbd_ros.contact.samples.run`` make on the samples
-        they admit: it neither tests the stamps nor updates :attr:`newest`, nor resets the
-        state where ``|r|`` would overflow, nor sets :attr:`restarted`, :attr:`tracking` or
-        :attr:`wrench`; those are the caller's (``samples``). Rows of the wrong width, or an
-        fext of the wrong shape, are refused for every sample (its status, r held at its
-        last value, ``restarted`` not written).
-
-        Parameters
-        ----------
-        t : ndarray, shape (N,)
-            Times, s.
-        q, v, tau : ndarray
-            Configurations (N, nq), velocities and measured efforts (N, nv).
-        fext : ndarray, shape (N, nbodies, 6) or (N, 0, 6)
-            Measured external wrenches, or none.
-        r : ndarray, shape (N, nv)
-            Written: the estimates.
-        restarted, status : ndarray of int, shape (N,)
-            Written: where a sample (re)started the observer (not on a refusal); each
-            sample's status.
-        w, rank : ndarray
-            Written: the contact wrenches (N, 6) and their rank statuses (N,); (0, 6) and
-            (0,) without a frame.
-
-        Returns
-        -------
-        None
-
-        Raises
-        ------
-        ValueError
-            If the contact frame does not fit the model.
-
-        """
-        nq, nv = self.model.nq, self.model.nv
-        if q.shape[1] != nq or v.shape[1] != nv or tau.shape[1] != nv:
-            bad = next(k for k, (x, n) in enumerate(((q, nq), (v, nv), (tau, nv)))
-                       if x.shape[1] != n)
-            status[:] = (bad + 1) * 4 + 1
-            r[:] = self.state[3 + 3 * nv:3 + 4 * nv]
-            rank[:] = -1
-            return
-        if fext.shape[1] not in (0, self.model.nbodies) or fext.shape[2] != 6:
-            status[:] = 4 * 4 + 1
-            r[:] = self.state[3 + 3 * nv:3 + 4 * nv]
-            rank[:] = -1
-            return
-        if self.frame is None:
-            w, rank = w[:0], rank[:0]
-        if momentum_observer_kernel(*self._scratch, self.joint, self.settings, self.state,
-                                    self._v, t, q, v, tau, fext, *self._frame,
-                                    *self._jacobian, r, w, rank, restarted, status) < 0:
-            raise ValueError(f"the contact frame {self.frame!r} does not fit the model")
-
-
-_observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_entry")
 
 
 def _fits(x, row):

@@ -81,7 +81,7 @@ def _step_admitted(observer, t, q, v, tau, fext, r, restarted, status, w, rank, 
         part = (slice(None) if len(rows) == n else rows)
         out = (r[part], restarted[part], status[part], w[part] if len(w) else w,
                rank[part] if len(w) else rank)
-        observer.step_rows(t[part], q[part], v[part], tau[part], fext[part], *out)
+        observer.kernel.step_rows(t[part], q[part], v[part], tau[part], fext[part], *out)
         if not isinstance(part, slice):
             r[part], restarted[part], status[part] = out[:3]
             if len(w):
