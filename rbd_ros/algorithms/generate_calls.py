@@ -50,10 +50,10 @@ import sys
 import textwrap
 
 from . import entries
+from ..formats.python_lines import WIDTH, condition, grouped, returned, wrapped
 from ..formats.text_files import generator_main
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "calls.py")
-WIDTH = 99          # setup.cfg's flake8 max-line-length is 100
 
 _HEADER = '''\
 """
@@ -154,63 +154,6 @@ def _sized(shape):
     return _SIZE_NAME.sub(lambda match: _SIZES[match.group(1)], shape)
 
 
-def wrapped(head, arguments, indent, tail=""):
-    """Return ``head(arguments)tail`` at ``indent``, its arguments wrapped under the paren."""
-    line = " " * indent + f"{head}({', '.join(arguments)}){tail}"
-    if len(line) <= WIDTH:
-        return line
-    hang = " " * (indent + len(head) + 1)
-    text = textwrap.fill(", ".join(arguments) + ")" + tail, WIDTH,
-                         initial_indent=hang, subsequent_indent=hang,
-                         break_on_hyphens=False, break_long_words=False)
-    return " " * indent + head + "(" + text[len(hang):]
-
-
-def condition(keyword, tests, indent, tail=":"):
-    """
-    Return ``keyword tests[0] and tests[1] ...tail`` at ``indent``, wrapped in parentheses.
-
-    A test too long for a line breaks at its ``or``.
-    """
-    line = " " * indent + f"{keyword} {' and '.join(tests)}{tail}"
-    if len(line) <= WIDTH:
-        return line
-    hang = " " * (indent + len(keyword) + 2)
-    lines, current = [], " " * indent + f"{keyword} ({tests[0]}"
-    for test in tests[1:]:
-        if len(current) + len(test) + 5 <= WIDTH:
-            current += " and " + test
-            continue
-        lines.append(current)
-        current = hang + "and " + test
-        if len(current) > WIDTH and " or " in test:
-            first, rest = current.split(" or ", 1)
-            lines.append(first)
-            current = hang + " " * 5 + "or " + rest
-            pieces = current.split(" and ")     # still too long: its terms a line each
-            while len(current) > WIDTH and len(pieces) > 1:
-                cut = max(k for k in range(1, len(pieces))
-                          if k == 1 or len(" and ".join(pieces[:k])) <= WIDTH)
-                lines.append(" and ".join(pieces[:cut]))
-                pieces = [hang + " " * 5 + "and " + pieces[cut]] + pieces[cut + 1:]
-                current = " and ".join(pieces)
-    return "\n".join(lines + [current + ")" + tail])
-
-
-def _returned(returns, indent):
-    """Return the call's ``return`` line, a long ``Name(arguments)`` wrapped."""
-    line = " " * indent + f"return {returns}"
-    if len(line) <= WIDTH or not returns.endswith(")"):
-        return line
-    head, arguments = returns[:-1].split("(", 1)
-    return wrapped(f"return {head}", arguments.split(", "), indent)
-
-
-def _grouped(source):
-    """Return the expression ``source`` in parentheses where it is a conditional one."""
-    return f"({source})" if " if " in source else source
-
-
 def _prepare_kind(step):
     return step[0] if isinstance(step, tuple) else step
 
@@ -254,7 +197,7 @@ def _left_to_kernel(name, entry, given):
             ndim = 2 if shape.startswith("(") else 1
             tests += [f"{x}.dtype is _f8", f"{x}.ndim == {ndim}", f"{x}.flags.writeable"]
         if " if " in shape:     # a vector's length is its shape: len() is read without a tuple
-            tests.append(f"{x}.shape == {_grouped(_sized(entries.shape_source(shape)))}"
+            tests.append(f"{x}.shape == {grouped(_sized(entries.shape_source(shape)))}"
                          if shape.startswith("(") else f"len({x}) == ({_sized(shape)})")
     return tests
 
@@ -312,7 +255,7 @@ def _special(name, entry):
         special_call=call, special_convert=_converted(plain, inputs, 12),
         special_error=_error(name, inputs, plain + ["model.data.no_fext"] * ("fext" in inputs),
                              12),
-        special_return=_returned(entry.returns, 8))
+        special_return=returned(entry.returns, 8))
 
 
 def call_source(name, parameters, module, entry):
@@ -382,7 +325,7 @@ def call_source(name, parameters, module, entry):
         body += "        if status:\n" + _error(name, inputs, list(inputs), 12) + "\n"
     else:
         body += _error(name, inputs, list(inputs), 8) + "\n"
-    body += _returned(entry.returns, 4) + "\n"
+    body += returned(entry.returns, 4) + "\n"
     return "\n".join(lines) + "\n" + body
 
 

@@ -28,7 +28,7 @@ from numba import types
 
 from .. import _jit
 from ..algorithms.entries import ENTRIES
-from ..algorithms.generate_calls import WIDTH, wrapped
+from ..formats.python_lines import WIDTH, wrapped
 from ..formats.text_files import generator_main
 
 PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "algorithm_kernels.py")
