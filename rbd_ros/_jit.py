@@ -242,7 +242,7 @@ class FirstCallDispatcher(registry.CPUDispatcher):
         """
         with compiler_lock.global_compiler_lock:
             if self._can_compile:
-                for callee in called_kernels(self.py_func):
+                for callee in called_kernels(self.py_func, {id(self)}):
                     callee.compile_declared()
                 _run_first_compile_hooks()
                 misses = sum(self.stats.cache_misses.values())
@@ -254,8 +254,14 @@ class FirstCallDispatcher(registry.CPUDispatcher):
                 self._called_by_symbol()
 
     def symbol(self):
-        """Return the name callers know this kernel by: the same in every process."""
-        return f"rbd_ros.kernel.{self.py_func.__module__}.{self.py_func.__qualname__}"
+        """
+        Return the name callers know this kernel by: the same in every process.
+
+        With its declared signature's digest: a caller compiled against another signature
+        (a stale cache) cannot resolve it, rather than pass arguments the kernel does not take.
+        """
+        digest = hashlib.sha1(str(self.declared).encode()).hexdigest()[:12]
+        return f"rbd_ros.kernel.{self.py_func.__module__}.{self.py_func.__qualname__}.{digest}"
 
     def declared_symbols(self):
         """Return the symbols the compiled code declares without defining (calls it links)."""
@@ -263,13 +269,15 @@ class FirstCallDispatcher(registry.CPUDispatcher):
         return set(_DECLARED.findall(text))
 
     def _check_called_kernels(self):
-        # A kernel called by symbol must be loaded before its caller is called, else the call
-        # jumps to address 0: called_kernels() must find every kernel the code calls. Checked
-        # on the compiled code whenever a kernel compiles (not when it loads from the cache).
+        # A kernel called by symbol must be loaded before its caller's code is, else the JIT
+        # linker cannot resolve it and LLVM aborts the process: called_kernels() must find every
+        # kernel the code calls. Checked on the compiled code whenever a kernel compiles; a
+        # kernel that fails it is taken out of the disk cache, so it is never loaded unchecked.
         loaded = {k.symbol(): k for k in KERNELS if k is not self}
         called = {loaded[name] for name in self.declared_symbols() if name in loaded}
-        missed = called - set(called_kernels(self.py_func))
+        missed = called - set(called_kernels(self.py_func, {id(self)}))
         if missed:
+            self._cache.flush()
             names = ", ".join(sorted(k.py_func.__name__ for k in missed))
             raise RuntimeError(
                 f"{self.py_func.__name__} calls {names} where rbd_ros._jit.called_kernels does "
@@ -285,6 +293,8 @@ class FirstCallDispatcher(registry.CPUDispatcher):
         # the JIT linker resolves it to the code loaded here.
         result = self.overloads[self.declared.args]
         address = result.library.get_pointer_to_function(result.fndesc.mangled_name)
+        if not address:
+            raise RuntimeError(f"{self.py_func.__name__}: no compiled code to call")
         llvm.add_symbol(self.symbol(), address)
         callee = copy.copy(result.fndesc)
         callee.mangled_name = self.symbol()
@@ -305,10 +315,11 @@ class FirstCallDispatcher(registry.CPUDispatcher):
 
 def called_kernels(func, seen=None):
     """
-    Return the kernels ``func`` calls, through the helpers it calls too, in first-call order.
+    Return the kernels ``func`` calls, through the functions it calls too, in first-call order.
 
-    Read from its code's names (a global, an attribute of a global module) and its closure:
-    the ways numba's nopython code reaches another compiled function.
+    Read from its code's names (globals, attributes of global modules, its nested functions'
+    too) and its closure: the ways numba's nopython code reaches another compiled function.
+    ``seen``: ids of the dispatchers not to return (the kernel itself).
     """
     seen = set() if seen is None else seen
     found = []
@@ -323,12 +334,31 @@ def called_kernels(func, seen=None):
 
 
 def _reachable(func):
-    names = func.__code__.co_names
+    codes, names = [func.__code__], []
+    while codes:                                  # its nested functions' names count too
+        code = codes.pop()
+        names += code.co_names
+        codes += [c for c in code.co_consts if inspect.iscode(c)]
     values = [func.__globals__.get(name) for name in names]
-    values += [cell.cell_contents for cell in func.__closure__ or ()]
-    values += [getattr(value, name, None) for value in values if inspect.ismodule(value)
-               for name in names]
-    return [value for value in values if isinstance(value, (FirstCallDispatcher, Helper))]
+    values += [_cell_value(cell) for cell in func.__closure__ or ()]
+    modules = [value for value in values if inspect.ismodule(value)]
+    visited = {id(module) for module in modules}
+    while modules:                                # a.b.c_kernel: attributes of attributes
+        module = modules.pop()
+        for name in names:
+            value = getattr(module, name, None)
+            if inspect.ismodule(value) and id(value) not in visited:
+                visited.add(id(value))
+                modules.append(value)
+            values.append(value)
+    return [value for value in values if isinstance(value, registry.CPUDispatcher)]
+
+
+def _cell_value(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:                            # an empty cell: a name not bound yet
+        return None
 
 
 def _first_call(signature, options):

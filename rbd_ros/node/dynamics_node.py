@@ -404,11 +404,13 @@ class DynamicsNode(Node):
                 observed = self._observer.observe(robot, effort_known, stamp, fext)
             except Exception as exc:              # a defect in the observer: the dynamics
                 failure = exc                     # outputs go out, then the boundary counts it
-        publish(steps, results, stamp, observed)
-        self._counters.add("published")
-        self._latency.append(time.perf_counter() - t0)
-        if failure is not None:
-            raise failure
+        try:
+            publish(steps, results, stamp, observed)
+            self._counters.add("published")
+            self._latency.append(time.perf_counter() - t0)
+        finally:
+            if failure is not None:               # a failed publish is its __context__
+                raise failure
 
     def _replace_stamp(self, stamp):
         """Return the stamp of outputs computed from an input stamped ``stamp``."""
