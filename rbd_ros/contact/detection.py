@@ -136,7 +136,7 @@ class MomentumObserver:
 
         """
         self.kernel.set_frame(frame or None)
-        self.frame = frame or None
+        self.frame = self.kernel.frame_name
 
     @property
     def gain(self):

@@ -99,12 +99,12 @@ class ObserverKernel:
             For a link the model does not have.
 
         """
-        self.frame_name = frame
         if frame is None:
             self.frame = (-1, np.zeros(12))
-        else:
+        else:                                     # refused before anything changes
             bodies, placements = link_table(self.model, [frame])
             self.frame = (int(bodies[0]), placements[0])
+        self.frame_name = frame
         self.prepare()
 
     def bind(self, q, v, tau):

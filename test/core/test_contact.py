@@ -171,8 +171,15 @@ def test_a_frame_set_later_gives_its_wrench_at_the_next_step():
     r = observer.step(run.t[k], run.q[k], run.v[k], run.tau[k])
     np.testing.assert_allclose(observer.wrench, contact.contact_wrench(m, run.q[k], r, "link7"),
                                rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="no_such_link"):     # refused: nothing changes
+        observer.set_frame("no_such_link")
+    assert observer.frame == observer.kernel.frame_name == "link7"
+    r = observer.step(run.t[k + 1], run.q[k + 1], run.v[k + 1], run.tau[k + 1])
+    np.testing.assert_allclose(observer.wrench,
+                               contact.contact_wrench(m, run.q[k + 1], r, "link7"),
+                               rtol=1e-12, atol=1e-12)
     observer.set_frame("link4")                   # 4 dof up to it: no 6-d wrench there
-    observer.step(run.t[k + 1], run.q[k + 1], run.v[k + 1], run.tau[k + 1])
+    observer.step(run.t[k + 2], run.q[k + 2], run.v[k + 2], run.tau[k + 2])
     assert observer.wrench is None and "6 independent directions" in observer.wrench_refusal
 
 
