@@ -242,7 +242,8 @@ class FirstCallDispatcher(registry.CPUDispatcher):
         """
         with compiler_lock.global_compiler_lock:
             if self._can_compile:
-                for callee in called_kernels(self.py_func, {id(self)}):
+                callees = called_kernels(self.py_func, {id(self)})
+                for callee in callees:
                     callee.compile_declared()
                 _run_first_compile_hooks()
                 misses = sum(self.stats.cache_misses.values())
@@ -250,7 +251,7 @@ class FirstCallDispatcher(registry.CPUDispatcher):
                     self.compile(self.declared)
                 self.disable_compile()
                 if sum(self.stats.cache_misses.values()) > misses:     # compiled, not loaded
-                    self._check_called_kernels()
+                    self._check_called_kernels(callees)
                 self._called_by_symbol()
 
     def symbol(self):
@@ -268,14 +269,14 @@ class FirstCallDispatcher(registry.CPUDispatcher):
         text = self.overloads[self.declared.args].library.get_llvm_str()
         return set(_DECLARED.findall(text))
 
-    def _check_called_kernels(self):
+    def _check_called_kernels(self, callees):
         # A kernel called by symbol must be loaded before its caller's code is, else the JIT
         # linker cannot resolve it and LLVM aborts the process: called_kernels() must find every
         # kernel the code calls. Checked on the compiled code whenever a kernel compiles; a
         # kernel that fails it is taken out of the disk cache, so it is never loaded unchecked.
         loaded = {k.symbol(): k for k in KERNELS if k is not self}
         called = {loaded[name] for name in self.declared_symbols() if name in loaded}
-        missed = called - set(called_kernels(self.py_func, {id(self)}))
+        missed = called - set(callees)
         if missed:
             self._cache.flush()
             names = ", ".join(sorted(k.py_func.__name__ for k in missed))
