@@ -79,7 +79,8 @@ def parts():
     from rbd_ros.node.estimate_payload import PayloadSamples
     from rbd_ros.node.joint_cache import JointCache
     from rbd_ros.outputs.tick_rule import TickRule
-    return [("decode", conversions, "decode_joint_state"), ("joint cache", JointCache, "merge"),
+    return [("merge serialized", JointCache, "merge_serialized"),
+            ("decode", conversions, "decode_joint_state"), ("joint cache", JointCache, "merge"),
             ("payload samples", PayloadSamples, "record"), ("tick rule", TickRule, "reason"),
             ("effort command", EffortCommand, "tick"), ("dynamics", dynamics, "compute"),
             ("publish outputs", dynamics_node, "publish"),

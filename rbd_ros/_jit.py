@@ -54,7 +54,7 @@ VERSION_PREFIX = "v-"
 # kernel is otherwise matched by its bytecode alone, which misses an edited constant.
 KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
                   "batch/algorithm_kernels.py", "algorithms", "contact/isolation.py",
-                  "contact/measured_wrenches.py")
+                  "contact/measured_wrenches.py", "formats/joint_state_merge.py")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
 PYTHON_ONLY = tuple(os.path.join("algorithms", f)
@@ -188,6 +188,8 @@ i64_1d = types.Array(types.int64, 1, "C")
 f64_1d_ro = types.Array(types.float64, 1, "C", readonly=True)   # inputs a caller may lock
 f64_2d_ro = types.Array(types.float64, 2, "C", readonly=True)   # the model's packed table
 i64_1d_ro = types.Array(types.int64, 1, "C", readonly=True)     # the model's index arrays
+u8_1d = types.Array(types.uint8, 1, "C")
+u8_1d_ro = types.Array(types.uint8, 1, "C", readonly=True)       # a message's bytes
 int64 = types.int64
 float64 = types.float64
 boolean = types.boolean

@@ -1,6 +1,9 @@
 """Serialized ROS messages the tests feed to the node, the replay and the decoders."""
+import functools
+
 import numpy as np
 
+from rbd_ros.formats import cdr
 from rbd_ros.replay import bag_io
 
 
@@ -26,3 +29,32 @@ def odometry_cdr(store, x, sec, nanosec):
     msg = types[bag_io.ODOMETRY](header=header, child_frame_id="base_link", pose=pose,
                                  twist=twist)
     return bytes(store.serialize_cdr(msg, bag_io.ODOMETRY))
+
+
+def rosbags_joint_state(names, position, velocity, effort, stamp=(0, 0), frame_id="",
+                        little_endian=True):
+    """Return sensor_msgs/JointState bytes made by rosbags (zero padding between strings)."""
+    store = typestore()
+    cls = store.types[bag_io.JOINT_STATE]
+    header = store.types["std_msgs/msg/Header"](
+        stamp=store.types["builtin_interfaces/msg/Time"](sec=stamp[0], nanosec=stamp[1]),
+        frame_id=frame_id)
+    msg = cls(header=header, name=list(names), position=np.asarray(position, float),
+              velocity=np.asarray(velocity, float), effort=np.asarray(effort, float))
+    return bytes(store.serialize_cdr(msg, bag_io.JOINT_STATE, little_endian=little_endian))
+
+
+@functools.cache
+def typestore():
+    """Return rosbags' type store of Jazzy and rbd_ros_interfaces (``bag_io.typestore``), once."""
+    return bag_io.typestore()
+
+
+def padding_offsets(raw, count_offset, count):
+    """Return the offsets of the padding bytes between the strings of a CDR string sequence."""
+    offset, padding = count_offset + 4, []
+    for _ in range(count):
+        aligned = cdr.align(offset, 4)
+        padding += range(offset, aligned)
+        offset = aligned + 4 + int.from_bytes(raw[aligned:aligned + 4], "little")
+    return padding

@@ -58,16 +58,16 @@ def test_the_rest_is_the_callback_less_its_outermost_parts(capsys):
 
 def test_a_real_run_times_every_part_and_restores_the_node(capsys):
     from rbd_ros.node.joint_cache import JointCache
-    merge = JointCache.merge
+    merge = JointCache.merge_serialized
     ros_domain_id()
     best, received = node_tick_parts.main(["--robot", "arm7", "--messages", "150", "--rounds",
                                            "1", "--observer", "link7", "--outputs",
                                            "torques,accelerations", "--floor"])
-    assert JointCache.merge is merge                  # the timers are taken off again
+    assert JointCache.merge_serialized is merge       # the timers are taken off again
     for mode in ("hot", "paced"):
         assert best["floor"][mode][0] > 0 and best["floor"][mode][1] == {}   # no parts
         callback, parts = best["node"][mode]
-        for label in ("decode", "joint cache", "dynamics", "publish outputs", "observer",
+        for label in ("merge serialized", "dynamics", "publish outputs", "observer",
                       "    its step"):
             assert parts[label] > 0, (mode, label)
         top = sum(v for k, v in parts.items() if not node_tick_parts.nested(k))

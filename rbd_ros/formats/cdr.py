@@ -63,6 +63,24 @@ class JointStateDecoder:
         # (names bytes, names tuple, their bytes as a little-endian integer with the padding
         # zeroed, the mask of the bytes that are not padding), most recent first
         self.layouts = []
+        self.last_names = None    # the last message's entry of layouts (None: not decoded)
+
+    def names_bytes(self):
+        """
+        Return the last decoded message's name list as bytes, and which are not padding.
+
+        Returns
+        -------
+        tuple of ndarray of uint8, or None
+            (its CDR bytes, 0xFF where a byte is not padding), or None when the last
+            message was not decoded (not little-endian CDR, or malformed).
+
+        """
+        if self.last_names is None:
+            return None
+        blob, _, _, mask = self.last_names
+        return (np.frombuffer(blob, np.uint8),
+                np.frombuffer(mask.to_bytes(len(blob), "little"), np.uint8))
 
     def names(self, raw, start):
         """(names tuple, offset after the list) of the string sequence at ``start``."""
@@ -73,6 +91,7 @@ class JointStateDecoder:
                     and (int.from_bytes(raw[start:end], "little") ^ content) & mask == 0):
                 if k:
                     self.layouts.insert(0, self.layouts.pop(k))
+                self.last_names = self.layouts[0]
                 return names, end
         count = U32.unpack_from(raw, start)[0]
         if count > len(raw):
@@ -95,6 +114,7 @@ class JointStateDecoder:
         mask = int.from_bytes(kept, "little")
         self.layouts.insert(0, (blob, names, int.from_bytes(blob, "little") & mask, mask))
         del self.layouts[self.keep:]
+        self.last_names = self.layouts[0]
         return names, offset
 
     def layout(self, raw):
@@ -104,6 +124,7 @@ class JointStateDecoder:
         (names, (sec, nanosec), [(offset, count)] for position, velocity, effort), or None
         for bytes that are not little-endian CDR. Raises ValueError for truncated bytes.
         """
+        self.last_names = None
         if not is_little_endian_cdr(raw):
             return None
         try:
@@ -117,8 +138,10 @@ class JointStateDecoder:
                 arrays.append((offset, n))
                 offset += 8 * n
         except struct.error as exc:
+            self.last_names = None
             raise ValueError(f"truncated JointState ({len(raw)} bytes): {exc}") from None
         if offset > len(raw):
+            self.last_names = None
             raise ValueError(f"JointState arrays run past the end of its {len(raw)} bytes")
         return names, stamp, arrays
 

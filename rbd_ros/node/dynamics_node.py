@@ -316,10 +316,17 @@ class DynamicsNode(Node):
             self._skips.skip("no robot model", why=self.waiting_for_model())
             return
         try:
-            names, stamp, position, velocity, effort = conversions.decode_joint_state(
-                self._joint_state_decoder, raw)
-            unknown, merged = robot.cache.merge(names, position, velocity, effort, stamp,
-                                                time.monotonic())
+            now = time.monotonic()
+            unknown = robot.cache.merge_serialized(raw, now)   # the usual message: one call
+            merged = unknown is not None
+            if not merged:
+                decoder = self._joint_state_decoder
+                names, stamp, position, velocity, effort = conversions.decode_joint_state(
+                    decoder, raw)
+                unknown, merged = robot.cache.merge(names, position, velocity, effort, stamp,
+                                                    now)
+                if merged:
+                    robot.cache.learn(names, decoder.names_bytes())
         except ValueError as exc:
             self._counters.add("bad_messages")
             self._skips.skip("malformed", error=one_line(exc, 300))
@@ -337,7 +344,7 @@ class DynamicsNode(Node):
             self._counters.add("no_model_joint")
             return          # nothing new to compute or stamp
         if self._payload_samples is not None:
-            self._payload_samples.record(robot.cache, stamp)   # ~/estimate_payload's samples
+            self._payload_samples.record(robot.cache, robot.cache.stamp)   # its samples
         if self.params["rate_hz"] <= 0:
             self._tick(robot)
 

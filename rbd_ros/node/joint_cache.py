@@ -15,7 +15,9 @@ disagreement, if any, is left in ``disagreement`` for the node to log.
 import numpy as np
 
 from .. import outputs
+from ..algorithms.entries import first_entry
 from ..description.mimic_coupling import MIMIC_TOLERANCE
+from ..formats.joint_state_merge import MERGED, joint_state_merge_kernel
 from .reporting import names_excerpt
 
 _EVERY_JOINT = slice(None)      # the indices of a message that lists every joint in model order
@@ -48,6 +50,10 @@ class JointCache:
         self.stamp = None                 # stamp of the latest message merged
         self.updates = 0                  # messages merged since the last take()
         self._maps = {}                   # names tuple -> (model, message indices, unknown)
+        # merge_serialized's: the name list it takes now, each learned one's by names tuple
+        # (names bytes, which are not padding, model indices, message indices, unknown names)
+        self._lane, self._lanes = None, {}
+        self._read = (np.zeros(2, np.int64), np.zeros(1), np.zeros(0))   # stamp, min, scratch
 
     def _map(self, names):
         """
@@ -128,6 +134,79 @@ class JointCache:
         self.updates += 1
         return unknown, True
 
+    def learn(self, names, names_bytes):
+        """
+        Let :meth:`merge_serialized` take the messages that list ``names`` as the last did.
+
+        Parameters
+        ----------
+        names : tuple of str
+            The name list of a message :meth:`merge` has just merged.
+        names_bytes : tuple of ndarray, or None
+            Its CDR bytes and which are not padding
+            (``rbd_ros.formats.cdr.JointStateDecoder.names_bytes``); None: none.
+
+        Returns
+        -------
+        None
+
+        """
+        lane = self._lanes.get(names)
+        if lane is None and names_bytes is not None:
+            ours, theirs, unknown, followers = self._map(names)
+            if followers is not None:         # mimic joints to check: merge() only
+                self._lane = None
+                return
+            if ours is _EVERY_JOINT:
+                ours = theirs = np.arange(len(self.joint_names))
+            ours, theirs = ours.copy(), theirs.copy()
+            for index in (ours, theirs):
+                index.setflags(write=False)
+            lane = (*names_bytes, ours, theirs, unknown)
+            if len(self._lanes) > 16:     # a publisher that reorders names every message
+                self._lanes.clear()
+            self._lanes[names] = lane
+            if self._read[2].size < 8 * len(names):
+                self._read = (*self._read[:2], np.zeros(len(names)).view(np.uint8))
+        self._lane = lane
+
+    def merge_serialized(self, raw, now):
+        """
+        Merge a serialized message in one compiled call, if it lists the last learned names.
+
+        As :meth:`merge` would, for a message whose name list is that of the last
+        :meth:`learn` (their bytes, but the padding between the strings). Any other message
+        is declined, nothing merged: the caller decodes it and calls :meth:`merge`, which
+        merges it or says what is wrong with it.
+
+        Parameters
+        ----------
+        raw : bytes
+            A serialized sensor_msgs/JointState.
+        now : float
+            Its receipt time (``time.monotonic()``).
+
+        Returns
+        -------
+        tuple of str, or None
+            The names the model does not know (merged), or None (declined).
+
+        """
+        lane = self._lane
+        if lane is None:
+            return None
+        names, kept, ours, theirs, unknown = lane
+        stamp, oldest, scratch = self._read
+        if _merge_entry(np.frombuffer(raw, np.uint8), names, kept, ours, theirs, self.position,
+                        self.velocity, self.effort, self.received, now, stamp, oldest,
+                        scratch) != MERGED:
+            return None
+        self.oldest_received = float(oldest[0])
+        self.stamp = (int(stamp[0]), int(stamp[1]))
+        self.disagreement = None
+        self.updates += 1
+        return unknown
+
     def _check_followers(self, names, position, followers):
         """
         Return which followers of a message are off their leaders' coupling, or None.
@@ -158,3 +237,6 @@ class JointCache:
 def _is_double_buffer(values):
     """Tell whether ``values`` is rclpy's float64[] field (array.array('d'))."""
     return getattr(values, "typecode", None) == "d"
+
+
+_merge_entry = first_entry(joint_state_merge_kernel, globals(), "_merge_entry")

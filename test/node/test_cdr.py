@@ -9,6 +9,8 @@ import pytest
 from rbd_ros.formats import cdr
 from rbd_ros.replay import bag_io
 
+from messages import padding_offsets, rosbags_joint_state
+
 from rclpy import serialization as rclpy_serialization  # noqa: E402
 from nav_msgs.msg import Odometry  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -18,17 +20,6 @@ from rbd_ros.node import conversions  # noqa: E402
 from rbd_ros_interfaces import msg as rbd_msg  # noqa: E402
 
 STORE = bag_io.typestore()
-
-
-def rosbags_joint_state(names, position, velocity, effort, stamp=(0, 0), frame_id="",
-                        little_endian=True):
-    cls = STORE.types[bag_io.JOINT_STATE]
-    header = STORE.types["std_msgs/msg/Header"](
-        stamp=STORE.types["builtin_interfaces/msg/Time"](sec=stamp[0], nanosec=stamp[1]),
-        frame_id=frame_id)
-    msg = cls(header=header, name=list(names), position=np.asarray(position, float),
-              velocity=np.asarray(velocity, float), effort=np.asarray(effort, float))
-    return bytes(STORE.serialize_cdr(msg, bag_io.JOINT_STATE, little_endian=little_endian))
 
 
 def random_messages(rng):
@@ -123,16 +114,6 @@ def test_joint_state_decoder(little_endian):
         assert len(dec.layouts) == 2                   # the name-list cache stays bounded
 
 
-def _padding_offsets(raw, count_offset, count):
-    """Return the offsets of the padding bytes between the strings of a CDR string sequence."""
-    offset, padding = count_offset + 4, []
-    for _ in range(count):
-        aligned = cdr.align(offset, 4)
-        padding += range(offset, aligned)
-        offset = aligned + 4 + int.from_bytes(raw[aligned:aligned + 4], "little")
-    return padding
-
-
 def test_the_names_are_reused_whatever_the_padding_between_them():
     """
     Two messages whose name lists differ only in their padding bytes share one decoding.
@@ -144,7 +125,7 @@ def test_the_names_are_reused_whatever_the_padding_between_them():
     names = ["a", "bb", "ccc", "dddd", "eeeee", "joint_7"]       # every padding 0..3 bytes
     raw = bytearray(rosbags_joint_state(names, np.arange(6.0), [], []))
     start = cdr.align(cdr.string_end(raw, 12), 4)
-    padding = _padding_offsets(raw, start, len(names))
+    padding = padding_offsets(raw, start, len(names))
     assert len(padding) >= 6
     dec = cdr.JointStateDecoder()
     assert dec.decode(bytes(raw))[0] == tuple(names)
