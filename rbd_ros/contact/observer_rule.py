@@ -21,11 +21,13 @@ from .isolation import (EFFORTS_UNKNOWN, OVERFLOWED, REFUSED, STAMP_SKIPPED, Col
 # a tick's outcome: the observer stepped (r given), or why it gave no r: the efforts of the
 # tick unknown (the observer was not given it), the observer's STAMP_NOT_AFTER and OVERFLOW
 # codes, and the sample refused: REFUSED_CODE, or any other code (a status > 0 of the core's
-# checks). STEPPED is the observer's own status of a stepped sample (``run``'s), which the
-# replay hands on as it is
+# checks), or the step failed: FAILED_CODE (the node's, for an exception). STEPPED is the
+# observer's own status of a stepped sample (``run``'s), which the replay hands on as it is
 STEPPED = 0
 EFFORTS_UNKNOWN_CODE = -100
 REFUSED_CODE = -101
+FAILED_CODE = -102        # an exception no check foresaw (a defect), counted as refused
+FAILED = "the observer's step failed (an error in rbd_ros: see the node's log)"
 # the counts of ticks without r, by their outcome (the report's unobserved_ticks)
 UNOBSERVED = {EFFORTS_UNKNOWN_CODE: "efforts_unknown",
               detection.STAMP_NOT_AFTER: "stamp_not_after",
@@ -33,7 +35,7 @@ UNOBSERVED = {EFFORTS_UNKNOWN_CODE: "efforts_unknown",
 REFUSED_KEY = "refused"
 # ... and what ~/collision says of the last one (CollisionState.reason)
 REASONS = {EFFORTS_UNKNOWN_CODE: EFFORTS_UNKNOWN, detection.STAMP_NOT_AFTER: STAMP_SKIPPED,
-           detection.OVERFLOW: OVERFLOWED}
+           detection.OVERFLOW: OVERFLOWED, FAILED_CODE: FAILED}
 # the settings, named as the node's parameters (the replay's options: --observer-gain, ...)
 SETTINGS = ("observer_gain", "collision_thresholds", "contact_frame")
 

@@ -184,6 +184,36 @@ def test_a_defect_in_the_observer_leaves_the_tick_s_torques_published(harness, m
     assert h.node.stats()["callback_errors"] == 1
 
 
+def test_a_defect_that_persists_makes_the_observer_blind(harness, monkeypatch):
+    """
+    Every tick whose observer step fails is a tick without r, so the observer goes blind.
+
+    Else ~/collision and /diagnostics would keep the observer's last state (observing, in
+    collision or not) standing for as long as the defect lasts.
+    """
+    from rbd_ros.contact.isolation import BLIND_AFTER
+    from rbd_ros.contact.observer_rule import FAILED
+    robot, run = contact(0.45)
+    names = list(robot.model.joint_names)
+    h, listen = start(harness, robot)
+    send(h, names, run, FIRST, FIRST * 1_000_000)
+    wait_for(lambda: listen.has("external_torques", stamp(FIRST * 1_000_000)),
+             what="the observer's output")
+    monitor = h.node.current_robot().contact
+    monitor.diagnostic()                           # the period so far reported
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("injected failure")
+    monkeypatch.setattr(monitor, "step", boom)
+    for k in range(FIRST + 1, FIRST + 1 + BLIND_AFTER):
+        send(h, names, run, k, k * 1_000_000)
+        wait_for(lambda k=k: h.node.stats()["callback_errors"] == k - FIRST,
+                 what="the defect counted")
+    assert not monitor.observing and monitor.collision.reason == FAILED
+    level, text = monitor.diagnostic()
+    assert level == ERROR[0] and FAILED in text, text       # the level as a number
+
+
 def test_reset_observer_at_1khz_answers_every_request(tmp_path):
     ns, proc, log = _run_node_process(tmp_path, {"robot_description": xml(ARM7),
                                                  "publish_external_torques": True,
