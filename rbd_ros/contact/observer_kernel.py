@@ -7,7 +7,7 @@ K), the state, a workspace of its own and its scratch, and the results of one sa
 node steps one sample per tick: its argument tuples are built once, over arrays refilled in
 place (:meth:`ObserverKernel.prepare`), so a tick calls the kernel's entry point with no
 conversion. What a step means (stamps, overflow, the wrench's refusal) is
-``detection.MomentumObserver``'s; the runs over N samples are ``samples``'.
+``observer.MomentumObserver``'s; the runs over N samples are ``samples``'.
 """
 import numpy as np
 

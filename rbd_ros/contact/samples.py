@@ -1,7 +1,7 @@
 """
 The samples the momentum observer steps: whose stamp is used, which overflow, N at a time.
 
-:class:`rbd_ros.contact.detection.MomentumObserver` steps one sample (``step``) or N
+:class:`rbd_ros.contact.observer.MomentumObserver` steps one sample (``step``) or N
 (``run``, ``run_with_wrench``: :func:`run` here), admitted by the same rule
 (:func:`admitted` for one, :func:`_admit` for N): a sample whose stamp is not after the
 newest one is skipped (STAMP_NOT_AFTER), unless it is more than ``max_gap`` before it (a

@@ -2,7 +2,7 @@
 The contact wrench at a link's frame that explains the observer's r: F̂ = (J_linkᵀ)⁺ r.
 
 :func:`contact_wrench` for one r (one compiled call: ``algorithms/contact_wrench.py``);
-:class:`rbd_ros.contact.detection.MomentumObserver` given a ``frame`` computes it in the same
+:class:`rbd_ros.contact.observer.MomentumObserver` given a ``frame`` computes it in the same
 call as r. :func:`wrench_refusal` words its rank status, :func:`frame_problem` checks a
 ``contact_frame`` before a node uses it.
 """

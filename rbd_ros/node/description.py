@@ -21,6 +21,7 @@ from .. import outputs
 from ..contact import measured_wrenches as wrench
 from . import compile_notice
 from .description_text import not_xml, xml_text
+from .joint_cache import load_merge_kernel
 from .parameters import description_limits
 from .reporting import one_line
 
@@ -113,6 +114,7 @@ class DescriptionLoader:
         joints = self.robots.joint_model(model, xml)
         with compile_notice(self.logger, "of the enabled outputs", report=True):
             warm_up(model, tick_calls(self.robots.topics.enabled, joints), joints)
+            load_merge_kernel()  # the joint_states messages' (JointCache.merge_serialized)
             if self.wrenches:     # the ticks' fext kernel (own arrays: ticks may run)
                 wrench.fext(model, model.neutral(), [])
         return model, joints

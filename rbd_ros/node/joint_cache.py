@@ -239,4 +239,23 @@ def _is_double_buffer(values):
     return getattr(values, "typecode", None) == "d"
 
 
+def load_merge_kernel():
+    """
+    Compile, or load from the cache, the kernel of :meth:`JointCache.merge_serialized`.
+
+    With the tick's kernels (``description.warm_up``): else the first message it takes
+    would wait for it.
+
+    Returns
+    -------
+    None
+
+    """
+    no_bytes, no_index, no_values = np.frombuffer(b"", np.uint8), np.zeros(0, np.int64), np.zeros(0)
+    no_index.setflags(write=False)
+    _merge_entry(no_bytes, no_bytes, no_bytes, no_index, no_index, no_values, no_values,
+                 no_values, no_values, 0.0, np.zeros(2, np.int64), np.zeros(1),
+                 np.zeros(0, np.uint8))      # bytes that are not CDR: declined at once
+
+
 _merge_entry = first_entry(joint_state_merge_kernel, globals(), "_merge_entry")

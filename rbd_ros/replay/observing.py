@@ -6,7 +6,7 @@ whose dynamics it published and whose efforts are all known, at the input's head
 (in seconds from the first one: ``MomentumObserver.seconds``), restarting it on a stamp gap
 over ``max_joint_age``; a sample the observer refuses publishes nothing. The replay runs the
 same observer over the same ticks a batch of the dynamics at a time
-(``rbd_ros.contact.detection.MomentumObserver.run_with_wrench``: the same kernel, the same
+(``rbd_ros.contact.observer.MomentumObserver.run_with_wrench``: the same kernel, the same
 numbers, the contact wrench from the same call), then hands each tick's outcome, in order, to
 the node's rule (``rbd_ros.contact.observer_rule.ObserverOutcomes``: the collision messages, the
 counts of the ticks without r). The report's collision events are the runs of ticks in

@@ -8,6 +8,8 @@ scrambled too: both caches must hold the same bits afterwards, or the compiled c
 decline and leave its cache as it was.
 """
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -22,6 +24,7 @@ hypothesis = pytest.importorskip("hypothesis") if not os.environ.get("CI") else 
     require_module("hypothesis", "hypothesis")
 from hypothesis import given, strategies as st  # noqa: E402
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODEL = ("shoulder", "elbow", "wrist_1", "wrist_2", "gripper_finger_joint", "j")
 ARRAYS = ("position", "velocity", "effort", "received")
 
@@ -185,3 +188,15 @@ def test_nothing_is_taken_before_a_name_list_is_learned_or_after_one_not_decoded
     assert decoder.names_bytes() is None                    # that message was not decoded
     cache.learn(names, decoder.names_bytes())               # a lane known by its names
     assert cache.merge_serialized(raw, 1.0) == ()
+
+
+def test_the_node_s_warm_up_loads_the_kernel_before_any_message():
+    script = ("from rbd_ros.formats.joint_state_merge import joint_state_merge_kernel as k\n"
+              "from rbd_ros.node.joint_cache import load_merge_kernel\n"
+              "before = len(k.overloads)\n"
+              "load_merge_kernel()\n"
+              "print(before, len(k.overloads))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "1"]
