@@ -53,7 +53,8 @@ class JointCache:
         # merge_serialized's: the name list it takes now, each learned one's by names tuple
         # (names bytes, which are not padding, model indices, message indices, unknown names)
         self._lane, self._lanes = None, {}
-        self._read = (np.zeros(2, np.int64), np.zeros(1), np.zeros(0))   # stamp, min, scratch
+        # what the kernel writes besides the cache: the stamp, min(received), the arrays' bytes
+        self._read = (np.zeros(2, np.int64), np.zeros(1), np.zeros(0, np.uint8))
 
     def _map(self, names):
         """
