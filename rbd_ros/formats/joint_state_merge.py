@@ -51,14 +51,15 @@ def joint_state_merge_kernel(raw, names, kept, ours, theirs, position, velocity,
     of each joint merged (``JointCache``'s map of these names). Written when MERGED only:
     the model joints' ``position``, ``velocity`` and ``effort`` (NaN for an empty array),
     ``received`` = ``now`` for them, ``stamp`` (sec, nanosec), ``oldest[0]`` =
-    min(received). ``scratch``: 8 × the number of names bytes, 8-aligned.
+    min(received) (``now`` when the message lists every joint: the receipt times are
+    monotonic). ``scratch``: at least 8 bytes per name, 8-aligned.
     """
     size = raw.shape[0]
     if size < FRAME_ID + 4 or raw[0] != 0 or raw[1] != 1:
         return NOT_LITTLE_ENDIAN_CDR
     start = aligned(FRAME_ID + 4 + uint32_at(raw, FRAME_ID), 4)
     offset = start + names.shape[0]
-    if offset > size:
+    if offset > size:                       # too short for those names: not them
         return OTHER_NAMES
     for k in range(names.shape[0]):
         if (raw[start + k] ^ names[k]) & kept[k]:

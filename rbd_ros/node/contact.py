@@ -268,11 +268,15 @@ class ObserverTicks:
             self.skips.skip("observer refused", error=one_line(exc, 300))
             monitor.unobserved(self.publishers, stamp, observer_rule.REFUSED_CODE)
             return ()
-        except Exception:
+        except Exception as exc:
             # a defect: a tick without r all the same, so that one that persists makes the
             # observer blind (~/collision, /diagnostics) instead of leaving its last state
-            # standing; the tick's boundary counts and logs the exception
-            monitor.unobserved(self.publishers, stamp, observer_rule.FAILED_CODE)
+            # standing; the tick's boundary counts and logs the exception (this one, even
+            # if counting it fails too)
+            try:
+                monitor.unobserved(self.publishers, stamp, observer_rule.FAILED_CODE)
+            except Exception as also:
+                exc.add_note(f"counting the tick without r failed too: {also!r}")
             raise
         if why:
             self.skips.warn(f"~/contact_wrench not published: {one_line(why, 300)}", 5.0,

@@ -17,7 +17,7 @@ import numpy as np
 from .. import outputs
 from ..algorithms.entries import first_entry
 from ..description.mimic_coupling import MIMIC_TOLERANCE
-from ..formats.joint_state_merge import MERGED, joint_state_merge_kernel
+from ..formats.joint_state_merge import MERGED, OTHER_NAMES, joint_state_merge_kernel
 from .reporting import names_excerpt
 
 _EVERY_JOINT = slice(None)      # the indices of a message that lists every joint in model order
@@ -50,9 +50,11 @@ class JointCache:
         self.stamp = None                 # stamp of the latest message merged
         self.updates = 0                  # messages merged since the last take()
         self._maps = {}                   # names tuple -> (model, message indices, unknown)
-        # merge_serialized's: the name list it takes now, each learned one's by names tuple
-        # (names bytes, which are not padding, model indices, message indices, unknown names)
-        self._lane, self._lanes = None, {}
+        # merge_serialized's lanes: the name lists it takes now (the last two learned: two
+        # publishers on one topic, e.g. an arm and its gripper, alternate) and each learned
+        # one's by names tuple: (names bytes, which are not padding, model indices, message
+        # indices, unknown names)
+        self._lane, self._previous_lane, self._lanes = None, None, {}
         # what the kernel writes besides the cache: the stamp, min(received), the arrays' bytes
         self._read = (np.zeros(2, np.int64), np.zeros(1), np.zeros(0, np.uint8))
 
@@ -154,31 +156,36 @@ class JointCache:
         """
         lane = self._lanes.get(names)
         if lane is None and names_bytes is not None:
-            ours, theirs, unknown, followers = self._map(names)
-            if followers is not None:         # mimic joints to check: merge() only
-                self._lane = None
-                return
-            if ours is _EVERY_JOINT:
-                ours = theirs = np.arange(len(self.joint_names))
-            ours, theirs = ours.copy(), theirs.copy()
-            for index in (ours, theirs):
-                index.setflags(write=False)
-            lane = (*names_bytes, ours, theirs, unknown)
-            if len(self._lanes) > 16:     # a publisher that reorders names every message
-                self._lanes.clear()
-            self._lanes[names] = lane
-            if self._read[2].size < 8 * len(names):
-                self._read = (*self._read[:2], np.zeros(len(names)).view(np.uint8))
-        self._lane = lane
+            lane = self._new_lane(names, names_bytes)
+        if lane is not self._lane:
+            self._lane, self._previous_lane = lane, self._lane
+
+    def _new_lane(self, names, names_bytes):
+        """Return the lane of ``names`` (kept by names), or None for mimic followers."""
+        ours, theirs, unknown, followers = self._map(names)
+        if followers is not None:             # mimic joints to check: merge() only
+            return None
+        if ours is _EVERY_JOINT:
+            ours = theirs = np.arange(len(self.joint_names))
+        ours, theirs = ours.copy(), theirs.copy()
+        for index in (ours, theirs):
+            index.setflags(write=False)
+        lane = (*names_bytes, ours, theirs, unknown)
+        if len(self._lanes) > 16:             # a publisher that reorders names every message
+            self._lanes.clear()
+        self._lanes[names] = lane
+        if self._read[2].size < 8 * len(names):
+            self._read = (*self._read[:2], np.zeros(len(names)).view(np.uint8))
+        return lane
 
     def merge_serialized(self, raw, now):
         """
-        Merge a serialized message in one compiled call, if it lists the last learned names.
+        Merge a serialized message in one compiled call, if it lists names learned last.
 
-        As :meth:`merge` would, for a message whose name list is that of the last
-        :meth:`learn` (their bytes, but the padding between the strings). Any other message
-        is declined, nothing merged: the caller decodes it and calls :meth:`merge`, which
-        merges it or says what is wrong with it.
+        As :meth:`merge` would, for a message whose name list is that of one of the last two
+        :meth:`learn` calls (their bytes, but the padding between the strings). Any other
+        message is declined, nothing merged: the caller decodes it and calls :meth:`merge`,
+        which merges it or says what is wrong with it.
 
         Parameters
         ----------
@@ -193,15 +200,23 @@ class JointCache:
             The names the model does not know (merged), or None (declined).
 
         """
-        lane = self._lane
-        if lane is None:
-            return None
-        names, kept, ours, theirs, unknown = lane
+        message = np.frombuffer(raw, np.uint8)
         stamp, oldest, scratch = self._read
-        if _merge_entry(np.frombuffer(raw, np.uint8), names, kept, ours, theirs, self.position,
-                        self.velocity, self.effort, self.received, now, stamp, oldest,
-                        scratch) != MERGED:
+        for lane in (self._lane, self._previous_lane):
+            if lane is None:
+                continue
+            names, kept, ours, theirs, unknown = lane
+            status = _merge_entry(message, names, kept, ours, theirs, self.position,
+                                  self.velocity, self.effort, self.received, now, stamp,
+                                  oldest, scratch)
+            if status == MERGED:
+                break
+            if status != OTHER_NAMES:         # its names, but not mergeable: merge() says why
+                return None
+        else:
             return None
+        if lane is not self._lane:
+            self._lane, self._previous_lane = lane, self._lane
         self.oldest_received = float(oldest[0])
         self.stamp = (int(stamp[0]), int(stamp[1]))
         self.disagreement = None

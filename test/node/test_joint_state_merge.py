@@ -17,7 +17,7 @@ import pytest
 from rbd_ros.formats import cdr
 from rbd_ros.node.joint_cache import JointCache
 
-from helpers import require_module
+from helpers import require_module, ros_domain_id
 from messages import padding_offsets, rosbags_joint_state
 
 hypothesis = pytest.importorskip("hypothesis") if not os.environ.get("CI") else \
@@ -117,6 +117,60 @@ def test_a_message_with_the_learned_names_merges_as_the_python_path_merges_it(ca
         assert_same(fast, slow)
 
 
+@given(messages(), st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)),
+                            max_size=3),
+       st.integers(0, 10**6), st.binary(max_size=9))
+def test_hostile_bytes_are_declined_untouched_or_merged_as_the_python_path_merges_them(
+        case, flips, cut, tail):
+    """Bytes flipped anywhere, cut anywhere, bytes appended: the oracle is the Python path."""
+    names, first, raw = case
+    raw = bytearray(raw)
+    for where, value in flips:
+        raw[where % len(raw)] = value
+    if cut % 3 == 0:                            # a third of them cut somewhere
+        raw = raw[:len(raw) - cut % (len(raw) + 1)]
+    raw = bytes(raw) + tail
+    (fast, slow), decoder = learned_pair(names, first)
+    before = cache_state(fast)
+    try:
+        expected = python_path(slow, decoder, raw, 2.0)
+    except ValueError:
+        expected = None
+    got = fast.merge_serialized(raw, 2.0)
+    if got is None:                             # declined: nothing written
+        after = cache_state(fast)
+        assert [x.tobytes() for x in before[0]] == [x.tobytes() for x in after[0]]
+        assert before[1] == after[1]
+    else:
+        assert expected is not None and got == expected[0] and expected[1]
+        assert_same(fast, slow)
+
+
+def test_a_driver_s_message_of_every_joint_in_model_order():
+    first = rosbags_joint_state(MODEL, np.zeros(6), np.zeros(6), np.zeros(6))
+    (fast, slow), decoder = learned_pair(MODEL, first)
+    raw = rmw_joint_state(MODEL, np.arange(6.0), -np.arange(6.0), [], (7, 8), "base")
+    assert fast.merge_serialized(raw, 3.0) == ()
+    python_path(slow, decoder, raw, 3.0)
+    assert_same(fast, slow)
+    assert fast.oldest_received == 3.0 and np.isnan(fast.effort).all()
+
+
+def test_two_publishers_on_one_topic_both_take_the_compiled_call():
+    arm, gripper = MODEL[:4], MODEL[4:]
+    cache, decoder = JointCache(MODEL), cdr.JointStateDecoder()
+    messages = [rosbags_joint_state(names, np.arange(len(names), dtype=float), [], [])
+                for names in (arm, gripper)]
+    for names, raw in zip((arm, gripper), messages):     # each decoded and learned once
+        decoded = decoder.decode(raw)
+        cache.merge(decoded[0], *decoded[2:], decoded[1], 1.0)
+        cache.learn(decoded[0], decoder.names_bytes())
+    for k in range(6):                                   # then they alternate
+        assert cache.merge_serialized(messages[k % 2], 2.0 + k) == (), k
+    assert cache.updates == 2 + 6
+    np.testing.assert_array_equal(cache.position, [0.0, 1.0, 2.0, 3.0, 0.0, 1.0])
+
+
 def test_the_compiled_call_takes_the_usual_message():
     names = MODEL[::-1] + ("camera_tilt",)
     first = rosbags_joint_state(names, np.arange(7.0), [], [])
@@ -190,13 +244,28 @@ def test_nothing_is_taken_before_a_name_list_is_learned_or_after_one_not_decoded
     assert cache.merge_serialized(raw, 1.0) == ()
 
 
-def test_the_node_s_warm_up_loads_the_kernel_before_any_message():
-    script = ("from rbd_ros.formats.joint_state_merge import joint_state_merge_kernel as k\n"
-              "from rbd_ros.node.joint_cache import load_merge_kernel\n"
-              "before = len(k.overloads)\n"
-              "load_merge_kernel()\n"
-              "print(before, len(k.overloads))\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+NODE_WARMS_THE_KERNEL = """
+import rclpy
+from rclpy.context import Context
+from rclpy.parameter import Parameter
+from rbd_ros.formats.joint_state_merge import joint_state_merge_kernel as kernel
+from rbd_ros.node.dynamics_node import DynamicsNode
+context = Context()
+rclpy.init(context=context)
+before = len(kernel.overloads)
+node = DynamicsNode(context=context, parameter_overrides=[
+    Parameter("robot_description", value=open({urdf!r}).read()),
+    Parameter("planner_process", value=False)])
+print(before, node.current_robot() is not None, len(kernel.overloads))
+node.destroy_node()
+rclpy.shutdown(context=context)
+"""
+
+
+def test_the_node_loads_the_kernel_with_its_model_before_any_message():
+    urdf = os.path.join(ROOT, "rbd_ros", "robots", "rbd_arm7.urdf")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(ros_domain_id()))
+    done = subprocess.run([sys.executable, "-c", NODE_WARMS_THE_KERNEL.format(urdf=urdf)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.split() == ["0", "1"]
+    assert done.stdout.split()[-3:] == ["0", "True", "1"], done.stdout
