@@ -326,7 +326,7 @@ class DynamicsNode(Node):
                 unknown, merged = robot.cache.merge(names, position, velocity, effort, stamp,
                                                     now)
                 if merged:
-                    robot.cache.learn(names, decoder.names_bytes())
+                    robot.cache.learn(names, decoder.names_bytes)
         except ValueError as exc:
             self._counters.add("bad_messages")
             self._skips.skip("malformed", error=one_line(exc, 300))

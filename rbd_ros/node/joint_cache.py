@@ -21,6 +21,7 @@ from ..formats.joint_state_merge import MERGED, OTHER_NAMES, joint_state_merge_k
 from .reporting import names_excerpt
 
 _EVERY_JOINT = slice(None)      # the indices of a message that lists every joint in model order
+_UNSEEN = object()              # names JointCache.learn has not been given yet
 
 
 class JointCache:
@@ -145,34 +146,44 @@ class JointCache:
         ----------
         names : tuple of str
             The name list of a message :meth:`merge` has just merged.
-        names_bytes : tuple of ndarray, or None
-            Its CDR bytes and which are not padding
-            (``rbd_ros.formats.cdr.JointStateDecoder.names_bytes``); None: none.
+        names_bytes : callable
+            Returns its CDR bytes and which are not padding, or None
+            (``rbd_ros.formats.cdr.JointStateDecoder.names_bytes``); called only for names
+            not seen before.
 
         Returns
         -------
         None
 
         """
-        lane = self._lanes.get(names)
-        if lane is None and names_bytes is not None:
+        lane = self._lanes.get(names, _UNSEEN)
+        if lane is _UNSEEN:
             lane = self._new_lane(names, names_bytes)
         if lane is not self._lane:
             self._lane, self._previous_lane = lane, self._lane
 
     def _new_lane(self, names, names_bytes):
-        """Return the lane of ``names`` (kept by names), or None for mimic followers."""
+        """
+        Return the lane of ``names``, or None for names it cannot take.
+
+        Kept by names, None too for mimic followers: a robot whose every message lists them
+        (merged by merge()) asks nothing more of each.
+        """
         ours, theirs, unknown, followers = self._map(names)
+        if len(self._lanes) > 16:             # a publisher that reorders names every message
+            self._lanes.clear()
         if followers is not None:             # mimic joints to check: merge() only
+            self._lanes[names] = None
+            return None
+        found = names_bytes()
+        if found is None:                     # not decoded by the decoder: ask again later
             return None
         if ours is _EVERY_JOINT:
             ours = theirs = np.arange(len(self.joint_names))
         ours, theirs = ours.copy(), theirs.copy()
         for index in (ours, theirs):
             index.setflags(write=False)
-        lane = (*names_bytes, ours, theirs, unknown)
-        if len(self._lanes) > 16:             # a publisher that reorders names every message
-            self._lanes.clear()
+        lane = (*found, ours, theirs, unknown)
         self._lanes[names] = lane
         if self._read[2].size < 8 * len(names):
             self._read = (*self._read[:2], np.zeros(len(names)).view(np.uint8))
