@@ -316,7 +316,7 @@ def computation(act, enabled, effort_known):
     return table.Computation(call, work.outputs)
 
 
-def compute(act, call, model, q, v, a, tau, fext=None):
+def compute(act, call, model, q, v, a, tau, fext=None, buffer=None):
     """
     Return the results of one state's core call, with the joint parameters.
 
@@ -338,6 +338,9 @@ def compute(act, call, model, q, v, a, tau, fext=None):
         Measured effort (N·m or N).
     fext : array_like, shape (nbodies, 6), optional
         The measured wrenches, acting on every result.
+    buffer : rbd_ros.outputs.core_calls.ResultBuffer, optional
+        Where the core call writes its results (``outputs.result_buffer``): those the joint
+        parameters do not change are its views, overwritten by the next call with it.
 
     Returns
     -------
@@ -351,9 +354,9 @@ def compute(act, call, model, q, v, a, tau, fext=None):
 
     """
     if act is None:
-        return table.compute(call, model, q, v, a, tau, fext)
+        return table.compute(call, model, q, v, a, tau, fext, buffer)
     tau_in = act.rigid_effort(tau, v)
-    results = table.compute(call, model, q, v, a, tau_in, fext)
+    results = table.compute(call, model, q, v, a, tau_in, fext, buffer)
     act.finish(results, model, q, v, a, tau_in, fext=fext)
     bad = [k for k, x in results.items() if not np.isfinite(x).all()]
     if bad:

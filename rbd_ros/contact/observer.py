@@ -327,15 +327,16 @@ class MomentumObserver:
             raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
                                       values)
         self.newest = stamp               # stepped: its stamp is used (admitted: the newest)
-        if not bounded(r[0], w[0] if self.frame is not None else None):
+        r_row, w_row = self.kernel.rows
+        if not bounded(r_row, w_row if self.frame is not None else None):
             self.state[:] = 0.0
             raise SampleSkipped(overflow_text(arrays[3][0]), OVERFLOW)
         self.restarted = bool(restarted[0])
         self.tracking = self.state[0] == 2.0
         if self.frame is not None:
             self.wrench_refusal = wrench_refusal(self.frame, int(rank[0]))
-            self.wrench = None if self.wrench_refusal else w[0].copy()
-        return r[0]
+            self.wrench = None if self.wrench_refusal else w_row.copy()
+        return r_row
 
     def run(self, t, q, v, tau, fext=None):
         """

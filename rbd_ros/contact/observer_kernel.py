@@ -53,6 +53,8 @@ class ObserverKernel:
     one : tuple of ndarray
         One sample's results: r (1, nv), restarted (1,), status (1,), wrench (1, 6), rank
         (1,).
+    rows : tuple of ndarray
+        Views of its r (nv,) and wrench (6,), made once.
     inputs : tuple of ndarray
         One sample's rows: t (1,), q (1, nq), v (1, nv), tau (1, nv), filled by the caller.
     no_fext : ndarray, shape (1, 0, 6)
@@ -73,6 +75,7 @@ class ObserverKernel:
         self.jacobian = (np.zeros((6, model.nv)), np.zeros((model.nv + 2, 7)))
         self.one = (np.empty((1, model.nv)), np.zeros(1, np.int64), np.zeros(1, np.int64),
                     np.zeros((1, 6)), np.zeros(1, np.int64))
+        self.rows = (self.one[0][0], self.one[3][0])     # r (nv,) and wrench (6,): views
         self.no_fext = np.zeros((1, 0, 6))
         self.inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
                        np.empty((1, model.nv)))

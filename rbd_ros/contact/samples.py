@@ -12,6 +12,7 @@ node) or all at once (the replay).
 import math
 
 import numpy as np
+from scipy.linalg.blas import dasum
 
 from .. import _checks
 
@@ -152,17 +153,15 @@ def bounded(r, wrench):
     """
     Whether every |r_j| (and the contact wrench's) stays within R_LIMIT (NaN does not).
 
-    A dot product first: r·r ≤ R_LIMIT² bounds every |r_j| by R_LIMIT (one numpy call where
-    min and max are two, ~2.5 µs each); only a sum above it (or not finite) is looked at
-    entry by entry, as the batch path (``_step_admitted``) tests every sample.
+    The BLAS sum of |x| first: Σ|x_j| ≤ R_LIMIT bounds every |x_j| by R_LIMIT (one call of
+    ~0.2 µs where numpy's min and max are two, ~2.5 µs each); only a sum above it (or not
+    finite) is looked at entry by entry, as the batch path (``_step_admitted``) tests every
+    sample.
     """
     for x in (r,) if wrench is None else (r, wrench):
-        if not x.dot(x) <= _R_LIMIT_SQUARED and not (-R_LIMIT <= x.min() and x.max() <= R_LIMIT):
+        if not dasum(x) <= R_LIMIT and not (-R_LIMIT <= x.min() and x.max() <= R_LIMIT):
             return False
     return True
-
-
-_R_LIMIT_SQUARED = R_LIMIT * R_LIMIT      # 1e300: finite
 
 
 def overflow_text(tau):

@@ -388,14 +388,14 @@ class DynamicsNode(Node):
         if not effort_known and self._topics.forward_enabled:
             self._skips.warn("joint efforts unknown (NaN, inf or absent): forward dynamics "
                              "outputs are not published", 5.0)
-        call, steps = robot.plans[effort_known]
+        call, steps, buffer = robot.plans[effort_known]
         try:
             # no finiteness check here: the core raises ValueError for every result that is
             # not finite, and publish() sends the core's arrays as they are (NOT_FINITE in
             # outputs.compute's docstring)
             fext = wrenches.fext(robot.model, robot.q) if wrenches else None
             results = actuation.compute(robot.joints, call, robot.model, robot.q, robot.v,
-                                        robot.a, robot.tau, fext)
+                                        robot.a, robot.tau, fext, buffer)
             if robot.whole_body:                  # ~/end_effector, ~/center_of_mass, ...
                 results.update(whole_body.compute(robot.whole_body, robot.model, robot.q,
                                                   robot.v, robot.frame))

@@ -48,23 +48,26 @@ class SampleRing:
         # pages for these) took the page faults, ~10 µs a tick on average and stalls of
         # milliseconds (doc/benchmarks.md, "the payload ring's pages")
         self.t = np.full(capacity, 0.0)
-        self.q = np.full((capacity, width), 0.0)
-        self.v = np.full((capacity, width), 0.0)
-        self.effort = np.full((capacity, width), 0.0)
+        # each sample's q, v and effort, the rows of one (3, width) block (a JointCache's
+        # ``values``): an add copies them in one assignment
+        self.samples = np.full((capacity, 3, width), 0.0)
+        self.q, self.v, self.effort = (self.samples[:, k] for k in range(3))
         self.count = self.head = 0
         self.latest = -np.inf
         self.lock = threading.Lock()
 
-    def add(self, stamp, q, v, effort):
-        """Append one sample (a stamp not after the last one is skipped: out of order)."""
+    def add(self, stamp, values):
+        """
+        Append one sample (a stamp not after the last one is skipped: out of order).
+
+        ``values``: (3, width), its q, v and effort (a ``JointCache``'s ``values``).
+        """
         if not stamp > self.latest:
             return
         with self.lock:
             k = self.head
             self.t[k] = stamp
-            self.q[k] = q
-            self.v[k] = v
-            self.effort[k] = effort
+            self.samples[k] = values
             self.head = k + 1 if k + 1 < self.capacity else 0
             self.count = min(self.count + 1, self.capacity)
             self.latest = stamp
@@ -123,7 +126,7 @@ class PayloadSamples:
             if ring.names != cache.joint_names:
                 return
             ring.source = cache.joint_names       # the same joints: a new cache of them
-        ring.add(stamp[0] + 1e-9 * stamp[1], cache.position, cache.velocity, cache.effort)
+        ring.add(stamp[0] + 1e-9 * stamp[1], cache.values)
 
 
 def create_estimate_payload_service(node, rbd_srv, robots, samples):

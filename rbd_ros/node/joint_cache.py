@@ -41,9 +41,9 @@ class JointCache:
                           for name, (leader, multiplier, offset) in (followers or {}).items()}
         self.disagreement = None          # followers of the last message off their coupling
         n = len(self.joint_names)
-        self.position = np.full(n, np.nan)
-        self.velocity = np.full(n, np.nan)
-        self.effort = np.full(n, np.nan)
+        # the rows of one block: the payload ring keeps a merged state in one copy
+        self.values = np.full((3, n), np.nan)
+        self.position, self.velocity, self.effort = self.values
         self.received = np.full(n, -np.inf)   # time.monotonic() of each joint's last update
         # received.min(), kept by merge: a numpy reduction per tick (~1 µs) where nearly every
         # message updates every joint, which makes it the message's receipt time

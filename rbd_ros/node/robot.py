@@ -65,18 +65,23 @@ class Robot:
         # (converting the name lists each time would cost more than the dynamics)
         self.encoders = {name: conversions.output_encoder(outputs.BY_NAME[name], model, frame)
                          for name in enabled}
+        self._buffers = {}                        # core call -> its outputs.ResultBuffer
         self.plans = {known: self._plan(enabled, publishers, known) for known in (True, False)}
 
     def _plan(self, enabled, publishers, effort_known):
         """
-        Return (core call, publish steps) of a tick, effort known or not.
+        Return (core call, publish steps, result buffer) of a tick, effort known or not.
 
-        A step per published output: (publish, encode, its results' names).
+        A step per published output: (publish, encode, its results' names). The buffer
+        (``outputs.result_buffer``; None for the calls without one) is where the call writes:
+        a tick allocates none, and both plans share the one of their call.
         """
         work = actuation.computation(self.joints, enabled, effort_known)
         steps = tuple((publishers[o.name].publish, self.encoders[o.name].encode, o.results)
                       for o in work.outputs if o.name in self.encoders)
-        return work.call, steps
+        if work.call not in self._buffers:
+            self._buffers[work.call] = outputs.result_buffer(work.call, self.model)
+        return work.call, steps, self._buffers[work.call]
 
     def slow_encoders(self):
         """{output: why} of the outputs published as messages, not pre-serialized."""

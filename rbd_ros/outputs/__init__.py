@@ -26,7 +26,8 @@ from .table import (array_sizes, BASE_DOF_NAMES, BY_NAME, CALLS, check_base, che
                     DERIVATIVES, dof_names, JOINT_MATRIX, JOINT_STATE, JOINT_VECTOR,
                     message_fields, NAMES, OBSERVER_BY_NAME, OBSERVER_OUTPUTS, Output, OUTPUTS,
                     RESULTS, WRENCH_STAMPED)
-from .core_calls import Computation, computation, compute, compute_batch
+from .core_calls import (Computation, computation, compute, compute_batch, ResultBuffer,
+                         result_buffer)
 from .tick_rule import (DEFAULT_MAX_JOINT_AGE, duplicate_names, effort_known, finite_vector,
                         ODOMETRY_REASONS, REASON_KEYS, REASONS, size_error, TickRule, TickState,
                         UNKNOWN_VELOCITY, valid_odometry, zero_unknown)
@@ -37,6 +38,7 @@ __all__ = ["array_sizes", "BASE_DOF_NAMES", "BY_NAME", "CALLS", "check_base", "c
            "DERIVATIVES", "dof_names", "JOINT_MATRIX", "JOINT_STATE", "JOINT_VECTOR",
            "message_fields", "NAMES", "OBSERVER_BY_NAME", "OBSERVER_OUTPUTS", "Output", "OUTPUTS",
            "RESULTS", "WRENCH_STAMPED", "Computation", "computation", "compute", "compute_batch",
+           "ResultBuffer", "result_buffer",
            "DEFAULT_MAX_JOINT_AGE", "duplicate_names", "effort_known", "finite_vector",
            "ODOMETRY_REASONS", "REASON_KEYS", "REASONS", "size_error", "TickRule", "TickState",
            "UNKNOWN_VELOCITY", "valid_odometry", "zero_unknown"]

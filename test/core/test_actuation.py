@@ -9,7 +9,7 @@ acceleration. With measured wrenches (``fext``) too, since the node passes them 
 import numpy as np
 import pytest
 
-from helpers import assert_close, get_robot
+from helpers import assert_close, get_robot, robot_path
 import rbd_ros
 from rbd_ros.actuation import dynamics as actuation
 from rbd_ros.actuation.joint_parameters import JointParameters
@@ -83,3 +83,34 @@ def test_actuated_forward_derivatives_match_finite_differences(name):
     assert np.abs(res["dqdd_dq"] - dq).max() < 1e-5 * scale
     scale = 1.0 + np.abs(dv).max()
     assert np.abs(res["dqdd_dv"] - dv).max() < 1e-5 * scale
+
+
+@pytest.mark.parametrize("name", ["arm7", "quadruped"])
+def test_a_result_buffer_gives_the_results_computed_without_it(name):
+    """
+    ``buffer=`` (the node's per-tick call): the same numbers, bit for bit, in its views.
+
+    With and without joint parameters and wrenches; the rigid results are views of the
+    buffer's block (nothing allocated), and a call at another state overwrites them. The
+    calls that have no buffer, and a model with coupled mimic joints, get None.
+    """
+    robot, m, params, act, q, v, a, tau, fext = _setup(name, 7)
+    buffer = rbd_ros.outputs.result_buffer("compute_all", m)
+    for joints in (None, act):
+        for wrenches in (None, fext):
+            alone = actuation.compute(joints, "compute_all", m, q, v, a, tau, wrenches)
+            into = actuation.compute(joints, "compute_all", m, q, v, a, tau, wrenches, buffer)
+            assert set(into) == set(alone)
+            for key in alone:
+                np.testing.assert_array_equal(into[key], alone[key], err_msg=key)
+    into = actuation.compute(None, "compute_all", m, q, v, a, tau, None, buffer)
+    assert all(np.shares_memory(x, buffer.block) for x in into.values())
+    before = into["Minv"].copy()
+    q2, *_ = robot.random_state(8)
+    again = actuation.compute(None, "compute_all", m, q2, v, a, tau, None, buffer)
+    assert again is not into and not np.array_equal(into["Minv"], before)
+    np.testing.assert_array_equal(into["Minv"], again["Minv"])
+    assert rbd_ros.outputs.result_buffer("rnea", m) is None
+    coupled = rbd_ros.load_model(robot_path("panda"))     # its mimic fingers: coupled
+    assert coupled.coupling is not None
+    assert rbd_ros.outputs.result_buffer("compute_all", coupled) is None

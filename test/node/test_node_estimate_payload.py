@@ -163,8 +163,8 @@ def test_sample_ring_keeps_the_last_samples_in_order():
     from rbd_ros.node.estimate_payload import SampleRing
     ring = SampleRing(("a", "b"), capacity=5)
     for k in range(7):
-        ring.add(float(k), [k, k], [k, -k], [np.nan if k == 5 else 1.0, 2.0])
-    ring.add(3.5, [9, 9], [9, 9], [9, 9])          # before the last stamp: not kept
+        ring.add(float(k), [[k, k], [k, -k], [np.nan if k == 5 else 1.0, 2.0]])
+    ring.add(3.5, np.full((3, 2), 9.0))             # before the last stamp: not kept
     t, q, v, effort, clipped = ring.last(1e9)
     assert clipped                                 # the window reaches past the 5 kept
     np.testing.assert_array_equal(t, [2.0, 3.0, 4.0, 6.0])      # 5 has an unknown effort
@@ -202,15 +202,15 @@ def test_the_ring_is_written_through_when_it_is_made():
     import mmap
     from rbd_ros.node.estimate_payload import CAPACITY, SampleRing
     ring = SampleRing([f"j{k}" for k in range(32)])
-    for array in (ring.t, ring.q, ring.v, ring.effort):
+    for array in (ring.t, ring.samples):
         assert _resident(array) == 1.0
     # what the check tells apart: a mapping never written (np.zeros of the same size may
     # reuse pages the process freed before, already mapped)
-    untouched = mmap.mmap(-1, ring.q.nbytes)
+    untouched = mmap.mmap(-1, ring.samples.nbytes)
     assert _resident(np.frombuffer(untouched, np.uint8)) < 0.5
     row = np.linspace(0.0, 1.0, 32)
     for k in range(CAPACITY):
-        ring.add(1.0 + 1e-3 * k, row, row, row)
+        ring.add(1.0 + 1e-3 * k, (row, row, row))
     assert ring.count == CAPACITY and ring.q[-1, -1] == 1.0
 
 
