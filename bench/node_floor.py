@@ -6,7 +6,8 @@ the node's executor (its ``executor`` parameter, :func:`rbd_ros.node.make_execut
 joint_states and odometry subscribed serialized with the node's QoS, a publisher per output
 as the node's (``OutputTopics``: depth 10, the node's name, so the same topics), each output
 serialized as the node serializes it (its pre-serialized encoders, the contact wrench's at
-``--contact-frame`` too), stamped with the input's stamp and filled with the input's
+``--contact-frame`` too), through the Fast DDS profile of the node's process
+(``rbd_ros.node.fastdds_profile``), stamped with the input's stamp and filled with the input's
 positions (copied, no dynamics). Once a second it publishes on /diagnostics how many
 joint_states it answered, under the node's name, which bench_node waits on.
 
@@ -98,8 +99,10 @@ def main(argv=None):
     from rbd_ros.node import make_executor
     from rbd_ros.node.dynamics_node import STATE_QOS
 
+    from rbd_ros.node.fastdds_profile import use_large_messages_profile
     model = rbd_ros.load_model(args.urdf, floating_base=args.floating_base,
                                mimic="independent")
+    use_large_messages_profile()             # the node's Fast DDS profile, as its process has
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(NODE_NAME)
     floor = Floor(node, model, [n for n in args.outputs.split(",") if n], args.contact_frame)

@@ -279,6 +279,8 @@ def main(argv=None):
                                  "--receiver", received_path, "--receiver-outputs",
                                  ",".join(observed)],
                                 stdout=subprocess.PIPE, text=True, start_new_session=True)
+    from rbd_ros.node.fastdds_profile import use_large_messages_profile
+    use_large_messages_profile()          # the node's process's Fast DDS profile
     context = Context()
     best = {kind: {} for kind in kinds}
     print(f"{args.robot} (fixed base), {args.messages} messages a run at {args.rate:g} Hz "

@@ -134,6 +134,10 @@ def spin_node(factory, label, args=None, stop=None):
         refused += (ParameterException,)
         if domain_id_problem(os.environ):
             raise ValueError(domain_id_problem(os.environ))
+        # an 8 MB shared-memory segment, not 512 kB: a slow local subscriber must not make
+        # a publish wait, and the node with it (fastdds_profile)
+        from .fastdds_profile import use_large_messages_profile
+        use_large_messages_profile()
         rclpy.init(args=args)
         node = factory()
         kind = node.get_parameter("executor").value if node.has_parameter("executor") \

@@ -73,6 +73,17 @@ _namespaces = itertools.count()
 _stamps = itertools.count(1)
 
 
+def shm_segment_sizes(pid):
+    """Return the sizes of the Fast DDS shared-memory segments process ``pid`` maps (and 0)."""
+    sizes = [0]
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            if "/dev/shm/fastrtps_" in line and "_el" not in line and "port" not in line:
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                sizes.append(end - start)
+    return sizes
+
+
 def new_stamp():
     """Return a stamp no other message of this process carries."""
     k = next(_stamps)

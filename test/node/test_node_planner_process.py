@@ -30,7 +30,7 @@ from rbd_ros.node.robot import Robot as NodeRobot  # noqa: E402
 from helpers import ROOT, assert_close, random_payload  # noqa: E402
 from mimic_oracle import hand_urdf  # noqa: E402
 from node_helpers import (PLANNER_SERVICES, SERVICES, ParameterServices,  # noqa: E402
-                          call_service, probing, wait_for)
+                          call_service, probing, shm_segment_sizes, wait_for)
 from rcl_interfaces.msg import Log  # noqa: E402
 from rclpy.logging import LoggingSeverity  # noqa: E402
 from oracle import Robot  # noqa: E402
@@ -363,17 +363,6 @@ def test_a_client_with_the_large_messages_profile_gets_its_answer(harness, tmp_p
                  "a profiled client's answer")
 
 
-def _segments(pid):
-    """Return the sizes of the Fast DDS shared-memory segments process ``pid`` maps."""
-    sizes = [0]
-    with open(f"/proc/{pid}/maps") as f:
-        for line in f:
-            if "/dev/shm/fastrtps_" in line and "_el" not in line and "port" not in line:
-                start, end = (int(x, 16) for x in line.split()[0].split("-"))
-                sizes.append(end - start)
-    return sizes
-
-
 def test_the_planner_process_runs_with_the_large_messages_profile(harness):
     # its answers (derivatives: MBs) go through an 8 MB segment, not 512 kB + UDP fragments
     from rbd_ros.node.planner import process as planner_process
@@ -383,10 +372,10 @@ def test_the_planner_process_runs_with_the_large_messages_profile(harness):
     with open(f"/proc/{pid}/environ", "rb") as f:
         environ = f.read().split(b"\0")
     assert f"FASTRTPS_DEFAULT_PROFILES_FILE={PROFILE}".encode() in environ
-    assert max(_segments(pid)) >= 8 * 2**20, _segments(pid)
+    assert max(shm_segment_sizes(pid)) >= 8 * 2**20, shm_segment_sizes(pid)
     # this process (no profile) maps it too: the child's answers reach it through that segment
     trajectory_torques(h, rbd_ros.load_model(ARM7), *np.zeros((3, 2, 7)))
-    assert max(_segments(os.getpid())) >= 8 * 2**20, _segments(os.getpid())
+    assert max(shm_segment_sizes(os.getpid())) >= 8 * 2**20, shm_segment_sizes(os.getpid())
     assert planner_process.large_messages_profile() == PROFILE
 
 

@@ -43,9 +43,9 @@ backoff (:data:`BACKOFF`).
 Its answers can be large (a 1,000-point talos trajectory with derivatives: 23 MB), above the
 512 kB shared-memory segment Fast DDS gives a participant, past which Fast DDS sends UDP
 fragments and repairs lost ones in ~10 ms steps. Unless the node's environment chooses a
-Fast DDS configuration itself (:data:`FASTDDS_VARIABLES`), the child runs with the profile
-``config/fastdds_large_messages.xml`` (an 8 MB segment; README "Large requests"), found as
-installed or in this checkout (:func:`large_messages_profile`).
+Fast DDS configuration itself, the child runs with the profile
+``config/fastdds_large_messages.xml`` (an 8 MB segment; ``rbd_ros.node.fastdds_profile``), as
+the node's own process does.
 """
 import mmap
 import os
@@ -60,6 +60,9 @@ import threading
 import time
 from collections import namedtuple
 from multiprocessing.connection import Connection
+
+from ..fastdds_profile import (FASTDDS_VARIABLES, large_messages_profile,  # noqa: F401
+                               package_folder, use_large_messages_profile)
 
 NICE = 10                  # added to the node's niceness for the child
 BACKOFF = (0.5, 30.0)      # s: first restart delay, doubled per quick exit up to the second
@@ -338,29 +341,6 @@ def _exit_text(code):
     return f"exited with status {code}"
 
 
-# what, set in the node's environment, is the user's choice of Fast DDS configuration
-FASTDDS_VARIABLES = ("FASTRTPS_DEFAULT_PROFILES_FILE", "FASTDDS_DEFAULT_PROFILES_FILE",
-                     "FASTDDS_BUILTIN_TRANSPORTS", "RMW_FASTRTPS_USE_QOS_FROM_XML")
-PROFILE_NAME = "fastdds_large_messages.xml"
-
-
-def _package_folder():
-    """Return the folder of the ``rbd_ros`` package this module belongs to."""
-    import rbd_ros
-    return os.path.dirname(os.path.abspath(rbd_ros.__file__))
-
-
-def large_messages_profile():
-    """Return the path of ``config/fastdds_large_messages.xml``, or None if not found."""
-    package = _package_folder()
-    candidates = [
-        os.path.join(os.path.dirname(package), "config", PROFILE_NAME),      # a checkout
-        # <prefix>/lib/pythonX.Y/site-packages/rbd_ros: colcon's install space, a venv
-        os.path.join(package, *[os.pardir] * 4, "share", "rbd_ros", "config", PROFILE_NAME),
-        os.path.join(sys.prefix, "share", "rbd_ros", "config", PROFILE_NAME)]
-    return next((os.path.normpath(p) for p in candidates if os.path.isfile(p)), None)
-
-
 def _child_environment():
     """
     Return the child's environment: the node's, with this rbd_ros first on PYTHONPATH.
@@ -368,12 +348,9 @@ def _child_environment():
     And the large-messages profile, unless the node's environment configures Fast DDS
     itself or runs another RMW.
     """
-    root = os.path.dirname(_package_folder())
+    root = os.path.dirname(package_folder())
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([root] + [p for p in paths
                                                                 if p != root]))
-    fastdds = env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") == "rmw_fastrtps_cpp"
-    profile = large_messages_profile()
-    if fastdds and profile and not any(env.get(k) for k in FASTDDS_VARIABLES):
-        env["FASTRTPS_DEFAULT_PROFILES_FILE"] = profile
+    use_large_messages_profile(env)
     return env
