@@ -338,7 +338,7 @@ def compute(act, call, model, q, v, a, tau, fext=None, buffer=None):
         Measured effort (N·m or N).
     fext : array_like, shape (nbodies, 6), optional
         The measured wrenches, acting on every result.
-    buffer : rbd_ros.outputs.core_calls.ResultBuffer, optional
+    buffer : rbd_ros.outputs.ResultBuffer, optional
         Where the core call writes its results (``outputs.result_buffer``): those the joint
         parameters do not change are its views, overwritten by the next call with it.
 

@@ -39,11 +39,11 @@ class ResultBuffer:
     """
     The preallocated results of ``compute_all`` at one state of ``model``, reused per call.
 
-    A caller that computes every tick (the node) gives it to :func:`compute`: the call
-    writes into :attr:`block` (``compute_all``'s ``out=``, (5 nv + 2) x nv: 41 KB on talos)
-    instead of allocating it, and the results are :attr:`views` of it, made once. Each
-    call overwrites them. Not for a model with coupled mimic joints (its reduced system's
-    results are not views of one block): :func:`result_buffer` gives None there.
+    A caller that computes every tick (the node) gives it to ``outputs.compute``: the call
+    writes into ``block`` (``compute_all``'s ``out=``, (5 nv + 2) x nv: 41 KB on talos)
+    instead of allocating it, and the results are ``views`` of it, made once. Each call
+    overwrites them. Not for a model with coupled mimic joints (its reduced system's
+    results are not views of one block): ``outputs.result_buffer`` gives None there.
     """
 
     def __init__(self, model):
@@ -57,7 +57,7 @@ class ResultBuffer:
 
 
 def result_buffer(call, model):
-    """Return a :class:`ResultBuffer` for ``call`` at ``model``, None where it has none."""
+    """Return a :class:`rbd_ros.outputs.ResultBuffer` for ``call`` at ``model`` (None: none)."""
     if call != "compute_all" or model.coupling is not None:
         return None
     return ResultBuffer(model)
