@@ -95,8 +95,10 @@ def dynamics_node(args=None):
             main = _import_main()
         except KeyboardInterrupt:
             return 0
-        except ImportError:
-            if stop:         # numpy reports an interrupt inside its C import as ImportError
+        except Exception:
+            # an interrupt inside an import can surface as another exception: numpy's C
+            # import as ImportError, a dataclass's __set_name__ (scipy) as RuntimeError
+            if stop:
                 return 0
             raise
         if stop:             # interrupted inside the import, where the exception was dropped
