@@ -57,7 +57,11 @@ class ResultBuffer:
 
 
 def result_buffer(call, model):
-    """Return a :class:`rbd_ros.outputs.ResultBuffer` for ``call`` at ``model`` (None: none)."""
+    """
+    Return a :class:`rbd_ros.outputs.ResultBuffer` for ``call`` at ``model``.
+
+    None for a call other than ``compute_all`` and for a model with coupled mimic joints.
+    """
     if call != "compute_all" or model.coupling is not None:
         return None
     return ResultBuffer(model)
