@@ -57,7 +57,11 @@ publishes the same messages (types, sizes, the node's serialization; the input's
 copied, no dynamics) to the same receiver; the table then puts each node run beside it: CPU
 per answered message, latency p50/p99, outputs missing (issue 35's goals: CPU <= 1.3x the
 floor's, p99 within 0.2 ms of it, none missing), judged on each run against the floor's run
-of the same round (the median over ``--rounds``). ``--fixed-base`` runs the robot on a fixed
+of the same round (the median over ``--rounds``). ``--floor-core`` adds a second reference
+run per round, the floor making the core calls of the node's tick too (``node_floor.py
+--core``: the dynamics and the observer's step through the core's public API, none of the
+node's glue): the node against it is the node's own per-message work, it against the floor
+what the core's calls cost in the node's setting. ``--fixed-base`` runs the robot on a fixed
 base (the independent harness's talos, nv 32):
 
     python bench/bench_node.py --fixed-base --floor --observer arm_right_7_link \
@@ -67,7 +71,7 @@ base (the independent harness's talos, nv 32):
                                [--executor events|single_threaded] [--before REV --rounds 3]
                                [--hammer 1000] [--soak 3600 --window 60]
                                [--observer arm_right_7_link] [--outputs torques,...]
-                               [--floor] [--fixed-base]
+                               [--floor] [--floor-core] [--fixed-base]
 """
 import argparse
 import collections
@@ -92,6 +96,8 @@ GOAL_P99_MS = 2.0
 GOAL_P99_OBSERVER_MS = 1.0            # issue 23: talos at 1 kHz with the observer's outputs
 OBSERVER_OUTPUTS = ("external_torques", "contact_wrench")
 OBSERVER_GOAL = ("torques",) + OBSERVER_OUTPUTS
+FLOOR_CORE = "floor + core"            # the reference runs: no goal of their own
+REFERENCES = ("floor", FLOOR_CORE)
 GOAL_FLOOR_CPU = 1.3                  # issue 35: the node's CPU per message against the floor's
 GOAL_FLOOR_P99_MS = 0.2               # ... and its p99 latency
 
@@ -125,6 +131,9 @@ def parse_args():
                     "dynamics outputs; with --observer: " + ",".join(OBSERVER_GOAL) + ")")
     ap.add_argument("--floor", action="store_true",
                     help="also run the messaging floor (node_floor.py) in the node's place")
+    ap.add_argument("--floor-core", action="store_true",
+                    help="with --floor, also the floor making the node's core calls (a fixed "
+                    "base)")
     ap.add_argument("--fixed-base", action="store_true",
                     help="run the robot with a fixed base (no odometry used)")
     ap.add_argument("--receiver", metavar="OUT", help=argparse.SUPPRESS)
@@ -273,7 +282,7 @@ def print_floor(runs):
         ratios = paired(label, "cpu_per_answer", lambda x, f: x / f)
         deltas = paired(label, "lat_p99", lambda x, f: x - f)
         missing = sum(r["dropped"] for lab, r in runs if lab == label)
-        verdict = "" if label == "floor" or not ratios or not deltas else (
+        verdict = "" if label in REFERENCES or not ratios or not deltas else (
             "  goals " + ("met" if np.median(ratios) <= GOAL_FLOOR_CPU
                           and np.median(deltas) <= GOAL_FLOOR_P99_MS
                           and not missing else "NOT met"))
@@ -281,6 +290,28 @@ def print_floor(runs):
             f"  {_median_and_each(ratios, '.2f'):<22} {_median_and_each(deltas, '+.3f'):<22}")
         print(f"{label:<20} {cpu:>9.0f} {fmt(ratio, '.2f'):>8} {fmt(p50, '.3f'):>9} "
               f"{fmt(p99, '.3f'):>9} {fmt(delta, '+.3f'):>12} {missing:>8}{rounds}{verdict}")
+    print_core_split(runs)
+
+
+def print_core_split(runs):
+    """
+    With a "floor + core" run: print each node's CPU per message over it, round by round.
+
+    What the node's own work costs per message over the core's calls, and what those cost
+    over the floor: the two parts of a node's excess over its floor.
+    """
+    def paired(label, reference):
+        mine = [r["cpu_per_answer"] for lab, r in runs if lab == label]
+        refs = [r["cpu_per_answer"] for lab, r in runs if lab == reference]
+        return [x - f for x, f in zip(mine, refs) if x is not None and f]
+    core = paired(FLOOR_CORE, "floor")
+    if not core:
+        return
+    print(f"the core's calls over the floor (floor + core - floor, µs per message, by round): "
+          f"{_median_and_each(core, '.0f')}")
+    for label in dict.fromkeys(lab for lab, _ in runs if lab not in REFERENCES):
+        print(f"{label}: its own work over the core's calls (node - floor + core, µs per "
+              f"message, by round): {_median_and_each(paired(label, FLOOR_CORE), '.0f')}")
 
 
 def _median_and_each(xs, spec):
@@ -360,8 +391,12 @@ def main():
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
     configs = configurations(args, trees)
+    if args.floor_core and not (args.floor and args.fixed_base):
+        raise SystemExit("--floor-core needs --floor and a fixed base (--fixed-base)")
     if args.floor:                       # the floor publishes the most outputs asked for
         configs.append(("floor", FloorTree(trees[-1]), configs[-1][2]))
+    if args.floor_core:                  # ... and makes the core calls of the node's tick
+        configs.append((FLOOR_CORE, FloorTree(trees[-1], core=True), configs[-2][2]))
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray

@@ -11,9 +11,19 @@ serialized as the node serializes it (its pre-serialized encoders, the contact w
 positions (copied, no dynamics). Once a second it publishes on /diagnostics how many
 joint_states it answered, under the node's name, which bench_node waits on.
 
+With ``--core`` (``bench_node --floor-core``; a fixed base) it also makes, per message, the
+core calls a tick of the node makes for these outputs, through the core's public API and
+none of the node's glue: the dynamics (``rbd_ros.outputs.compute`` into a result buffer, the
+call the node picks) at the message's positions, velocities and efforts, and with the
+observer's outputs the momentum observer's step at its stamp (``MomentumObserver``, bound as
+the node binds it) and the collision check (``ObserverOutcomes``), at the node's default
+gain and threshold. Its messages still carry the copied positions. The node against it is
+what the node's own per-message work costs over the core's; it against the floor, what the
+core's calls cost in the node's setting.
+
     python bench/node_floor.py --urdf PATH [--floating-base] --executor events \
         --outputs torques,accelerations,...,external_torques,contact_wrench \
-        --contact-frame arm_right_7_link
+        --contact-frame arm_right_7_link [--core]
 """
 import argparse
 import gc
@@ -33,13 +43,63 @@ def parse_args(argv=None):
     ap.add_argument("--outputs", required=True, help="comma-separated output names")
     ap.add_argument("--contact-frame", default="contact",
                     help="the contact wrench's frame_id (the node's contact_frame)")
-    return ap.parse_args(argv)
+    ap.add_argument("--core", action="store_true",
+                    help="also make the node's core calls per message (a fixed base)")
+    args = ap.parse_args(argv)
+    if args.core and args.floating_base:
+        ap.error("--core relays a fixed-base robot only (its state is the message's arrays)")
+    return args
+
+
+class CoreCalls:
+    """
+    The core calls of the node's tick for ``outputs`` at ``model``, without the node's glue.
+
+    ``run(stamp, position, velocity, effort)`` makes them at one message's state (arrays in
+    the model's joint order, as bench_node publishes them); ``contact_frame``: the observer's
+    link, used when an observer output is among ``outputs``.
+    """
+
+    def __init__(self, model, outputs, contact_frame):
+        from rbd_ros import outputs as table
+        from rbd_ros.contact import observer_rule
+        nv = model.nv
+        if model.nq != nv or len(model.joint_names) != nv:
+            raise SystemExit("node_floor --core: a model whose joints each have one position "
+                             "and one velocity only (a message's arrays are its state)")
+        self.model = model
+        self.q, self.v, self.tau, self.a = (np.zeros(nv) for _ in range(4))
+        call = table.computation(set(outputs), True).call
+        self.compute = (table.compute, call, table.result_buffer(call, model))
+        self.observer = self.outcomes = None
+        if any(name in table.OBSERVER_BY_NAME or name == "contact_wrench" for name in outputs):
+            frame = contact_frame if "contact_wrench" in outputs else ""
+            settings = observer_rule.ObserverSettings(
+                table.DEFAULT_OBSERVER_GAIN, table.DEFAULT_COLLISION_THRESHOLD, frame,
+                table.DEFAULT_MAX_JOINT_AGE)
+            self.observer = observer_rule.new_observer(model, None, settings)
+            self.observer.bind(self.q, self.v, self.tau)
+            self.outcomes = observer_rule.ObserverOutcomes(model,
+                                                           table.DEFAULT_COLLISION_THRESHOLD)
+        self.run((1, 0), model.neutral(), self.a, self.a)     # load the kernels now, as the
+        if self.observer is not None:                        # node does before its first tick
+            self.observer.reset()
+
+    def run(self, stamp, position, velocity, effort):
+        """Make the calls at one message's state, stamped ``stamp`` (sec, nanosec)."""
+        self.q[:], self.v[:], self.tau[:] = position, velocity, effort
+        compute, call, buffer = self.compute
+        compute(call, self.model, self.q, self.v, self.a, self.tau, None, buffer)
+        observer = self.observer
+        if observer is not None:
+            r = observer.step_bound(observer.seconds(*stamp)[()])
+            self.outcomes.stepped(r, observer.tracking)
 
 
 class Floor:
     """The relay: joint_states in, the node's output messages out, values copied."""
 
-    def __init__(self, node, model, outputs, contact_frame):
+    def __init__(self, node, model, outputs, contact_frame, core=None):
         from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
         from rbd_ros import outputs as table
         from rbd_ros.formats import cdr
@@ -60,6 +120,7 @@ class Floor:
                 encoder, sizes = conversions.output_encoder(o, model), table.array_sizes(o, model)
             arrays = tuple(self.values.setdefault(n, np.zeros(n)) for n in sizes)
             self.steps.append((publisher.publish, encoder.encode, arrays))
+        self.core = core
         self.answered = 0
         self.diagnostics = node.create_publisher(DiagnosticArray, "/diagnostics", 10)
         self.status = (DiagnosticArray, DiagnosticStatus, KeyValue)
@@ -69,7 +130,9 @@ class Floor:
         decoded = self.decoder.decode(raw)
         if decoded is None:
             return
-        _, stamp, position, _, _ = decoded
+        _, stamp, position, velocity, effort = decoded
+        if self.core is not None:
+            self.core.run(stamp, position, velocity, effort)
         n = len(position)
         for values in self.values.values():
             values[:n] = position[:len(values)]
@@ -105,7 +168,9 @@ def main(argv=None):
     use_large_messages_profile()             # the node's Fast DDS profile, as its process has
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(NODE_NAME)
-    floor = Floor(node, model, [n for n in args.outputs.split(",") if n], args.contact_frame)
+    outputs = [n for n in args.outputs.split(",") if n]
+    core = CoreCalls(model, outputs, args.contact_frame) if args.core else None
+    floor = Floor(node, model, outputs, args.contact_frame, core)
     node.create_subscription(JointState, "joint_states", floor.on_joint_states, STATE_QOS,
                              raw=True)
     if args.floating_base:                   # taken, as the node takes it

@@ -70,13 +70,15 @@ def bench_rate(argv):
 
 def label(cmdline, tree, here):
     """
-    Name a watched process: floor, observer, node, or "before ..." for another tree's node.
+    Name a watched process: floor, floor + core, observer, node, or "before ...".
+
+    "before <revision>": another tree's node.
 
     ``cmdline``: its command line; ``tree``: its PYTHONPATH (bench_node runs a tree's node
     with the tree there); ``here``: this checkout's root.
     """
     if "node_floor.py" in cmdline:
-        return "floor"
+        return "floor + core" if re.search(r"\s--core(\s|$)", cmdline) else "floor"
     frame = re.search(r"contact_frame:=(\S*)", cmdline)
     observer = (frame and frame.group(1)) or "publish_external_torques:=true" in cmdline
     name = "observer" if observer else "node"

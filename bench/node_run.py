@@ -145,14 +145,16 @@ class FloorTree:
     """
     The messaging floor (``node_floor.py``) run in the node's place: this checkout's code.
 
-    Its process relays joint_states to the node's output topics with no dynamics between.
+    Its process relays joint_states to the node's output topics with no dynamics between;
+    with ``core`` it makes the core calls of the node's tick too (``node_floor.py --core``).
     """
 
     floor = True
-    label = "floor"
 
-    def __init__(self, tree):
+    def __init__(self, tree, core=False):
         self.path, self.cache = tree.path, tree.cache
+        self.core = core
+        self.label = "floor + core" if core else "floor"
 
     def env(self):
         return SourceTree.env(self)
@@ -254,6 +256,7 @@ def start_node(args, tree, outputs):
         cmd += ["--floating-base"] if floating else []
         frame = getattr(args, "contact_frame", "")
         cmd += ["--contact-frame", frame] if frame else []
+        cmd += ["--core"] if tree.core else []
         node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=tree.env(),
                                 cwd=tempfile.gettempdir(), start_new_session=True)
