@@ -235,7 +235,7 @@ def print_table(args, runs, configs):
               f"{fmt(med('tick_p50'), '.0f') + '/' + fmt(med('tick_p99'), '.0f'):>17} "
               f"{'':>5} {med('steal'):>9.1f}")
     if args.floor:
-        print_floor(runs)
+        print_floor(runs, configs)
     goal = GOAL_P99_OBSERVER_MS if args.observer else GOAL_P99_MS
     worst_p99 = max((r["lat_p99"] or 0.0) for _, r in runs)
     drops = sum(r["dropped"] for _, r in runs)
@@ -251,7 +251,7 @@ def print_table(args, runs, configs):
                   f"{cost:.0f} µs")
 
 
-def print_floor(runs):
+def print_floor(runs, configs):
     """
     Print each node's medians beside the floor's, and the goals against it.
 
@@ -290,15 +290,16 @@ def print_floor(runs):
             f"  {_median_and_each(ratios, '.2f'):<22} {_median_and_each(deltas, '+.3f'):<22}")
         print(f"{label:<20} {cpu:>9.0f} {fmt(ratio, '.2f'):>8} {fmt(p50, '.3f'):>9} "
               f"{fmt(p99, '.3f'):>9} {fmt(delta, '+.3f'):>12} {missing:>8}{rounds}{verdict}")
-    print_core_split(runs)
+    print_core_split(runs, configs)
 
 
-def print_core_split(runs):
+def print_core_split(runs, configs):
     """
     With a "floor + core" run: print each node's CPU per message over it, round by round.
 
     What the node's own work costs per message over the core's calls, and what those cost
-    over the floor: the two parts of a node's excess over its floor.
+    over the floor: the two parts of a node's excess over its floor. Only a node with the
+    floor + core's outputs is compared (the other makes other core calls).
     """
     def paired(label, reference):
         mine = [r["cpu_per_answer"] for lab, r in runs if lab == label]
@@ -309,7 +310,11 @@ def print_core_split(runs):
         return
     print(f"the core's calls over the floor (floor + core - floor, µs per message, by round): "
           f"{_median_and_each(core, '.0f')}")
+    outputs = {label: tuple(names) for label, _, names in configs}
     for label in dict.fromkeys(lab for lab, _ in runs if lab not in REFERENCES):
+        if outputs.get(label) != outputs[FLOOR_CORE]:
+            print(f"{label}: other outputs than the floor + core's, not compared")
+            continue
         print(f"{label}: its own work over the core's calls (node - floor + core, µs per "
               f"message, by round): {_median_and_each(paired(label, FLOOR_CORE), '.0f')}")
 

@@ -83,3 +83,18 @@ def test_without_an_observer_output_there_is_no_observer():
         pytest.skip("example-robot-data is not installed")
     core = node_floor.CoreCalls(fixed_talos().model, ["torques"], "x")
     assert core.observer is None and core.compute[1] == "rnea"
+
+
+def test_the_split_pairs_each_round_and_compares_only_a_node_of_the_same_outputs(capsys):
+    import bench_node
+    seven, five = tuple(OBSERVED), tuple(FIVE)
+    configs = [("no observer", None, five), ("observer", None, seven), ("floor", None, seven),
+               (bench_node.FLOOR_CORE, None, seven)]
+    cpu = {"no observer": (170, 160), "observer": (210, 190), "floor": (150, 140),
+           bench_node.FLOOR_CORE: (215, 200)}
+    runs = [(label, {"cpu_per_answer": cpu[label][k]}) for k in range(2) for label in cpu]
+    bench_node.print_core_split(runs, configs)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("62 [65 60]")             # 215 - 150, 200 - 140: median 62.5
+    assert lines[1] == "no observer: other outputs than the floor + core's, not compared"
+    assert lines[2].startswith("observer: its own work") and lines[2].endswith("-8 [-5 -10]")
