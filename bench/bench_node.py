@@ -87,7 +87,7 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 import node_run  # noqa: E402
 from node_command import COMMAND, enabler, state_keys  # noqa: E402
 import node_soak  # noqa: E402
-from node_run import FloorTree, NODE_NAME, STATES, SourceTree  # noqa: E402
+from node_run import FLOOR_CORE, FloorTree, NODE_NAME, STATES, SourceTree  # noqa: E402
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
 from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
@@ -96,8 +96,7 @@ GOAL_P99_MS = 2.0
 GOAL_P99_OBSERVER_MS = 1.0            # issue 23: talos at 1 kHz with the observer's outputs
 OBSERVER_OUTPUTS = ("external_torques", "contact_wrench")
 OBSERVER_GOAL = ("torques",) + OBSERVER_OUTPUTS
-FLOOR_CORE = "floor + core"            # the reference runs: no goal of their own
-REFERENCES = ("floor", FLOOR_CORE)
+REFERENCES = ("floor", FLOOR_CORE)     # the reference runs: no goal of their own
 GOAL_FLOOR_CPU = 1.3                  # issue 35: the node's CPU per message against the floor's
 GOAL_FLOOR_P99_MS = 0.2               # ... and its p99 latency
 
@@ -265,9 +264,7 @@ def print_floor(runs, configs):
         return float(np.median(xs)) if xs else None
 
     def paired(label, key, combine):
-        floors = [r[key] for lab, r in runs if lab == "floor"]
-        mine = [r[key] for lab, r in runs if lab == label]
-        return [combine(x, f) for x, f in zip(mine, floors) if x is not None and f]
+        return paired_by_round(runs, label, "floor", key, combine)
     print(f"\nagainst the floor (medians of the runs; 'x floor' and 'p99 - floor' also round "
           f"by round, each run against the floor's run of its round: median [each]): CPU per "
           f"answered message, latency, outputs missing; goals: CPU <= {GOAL_FLOOR_CPU:g}x the "
@@ -302,9 +299,7 @@ def print_core_split(runs, configs):
     floor + core's outputs is compared (the other makes other core calls).
     """
     def paired(label, reference):
-        mine = [r["cpu_per_answer"] for lab, r in runs if lab == label]
-        refs = [r["cpu_per_answer"] for lab, r in runs if lab == reference]
-        return [x - f for x, f in zip(mine, refs) if x is not None and f]
+        return paired_by_round(runs, label, reference, "cpu_per_answer", lambda x, f: x - f)
     core = paired(FLOOR_CORE, "floor")
     if not core:
         return
@@ -317,6 +312,18 @@ def print_core_split(runs, configs):
             continue
         print(f"{label}: its own work over the core's calls (node - floor + core, µs per "
               f"message, by round): {_median_and_each(paired(label, FLOOR_CORE), '.0f')}")
+
+
+def paired_by_round(runs, label, reference, key, combine):
+    """
+    Return ``combine(x, ref)`` of ``label``'s runs against ``reference``'s, round by round.
+
+    ``key``: the figure of each run's results compared; a round without it (or a reference
+    of 0) is left out.
+    """
+    refs = [r[key] for lab, r in runs if lab == reference]
+    mine = [r[key] for lab, r in runs if lab == label]
+    return [combine(x, f) for x, f in zip(mine, refs) if x is not None and f]
 
 
 def _median_and_each(xs, spec):
@@ -390,14 +397,14 @@ def main():
     if urdf_path is None:
         raise SystemExit("example-robot-data is not installed (pip install example-robot-data)")
     args.fixed_base = args.fixed_base or not floating
+    if args.floor_core and not (args.floor and args.fixed_base):
+        raise SystemExit("--floor-core needs --floor and a fixed base (--fixed-base)")
     args.urdf_path = urdf_path
     with open(urdf_path, encoding="utf-8") as f:
         urdf = f.read()
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
     configs = configurations(args, trees)
-    if args.floor_core and not (args.floor and args.fixed_base):
-        raise SystemExit("--floor-core needs --floor and a fixed base (--fixed-base)")
     if args.floor:                       # the floor publishes the most outputs asked for
         configs.append(("floor", FloorTree(trees[-1]), configs[-1][2]))
     if args.floor_core:                  # ... and makes the core calls of the node's tick

@@ -31,7 +31,7 @@ import tempfile
 import threading
 import time
 
-from node_run import stat_fields
+from node_run import FLOOR_CORE, stat_fields
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
@@ -78,7 +78,7 @@ def label(cmdline, tree, here):
     with the tree there); ``here``: this checkout's root.
     """
     if "node_floor.py" in cmdline:
-        return "floor + core" if re.search(r"\s--core(\s|$)", cmdline) else "floor"
+        return FLOOR_CORE if re.search(r"\s--core(\s|$)", cmdline) else "floor"
     frame = re.search(r"contact_frame:=(\S*)", cmdline)
     observer = (frame and frame.group(1)) or "publish_external_torques:=true" in cmdline
     name = "observer" if observer else "node"

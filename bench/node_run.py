@@ -22,6 +22,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_NAME = "rbd_dynamics"
 STATES = 1000                     # distinct states, cycled
+FLOOR_CORE = "floor + core"       # the label of the floor making the core calls (--core)
 
 
 def stat_fields(pid):
@@ -154,7 +155,7 @@ class FloorTree:
     def __init__(self, tree, core=False):
         self.path, self.cache = tree.path, tree.cache
         self.core = core
-        self.label = "floor + core" if core else "floor"
+        self.label = FLOOR_CORE if core else "floor"
 
     def env(self):
         return SourceTree.env(self)

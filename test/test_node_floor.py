@@ -78,9 +78,8 @@ def test_the_core_calls_give_pinocchio_s_dynamics_and_an_observer_that_sees_cont
     assert core.outcomes.collision.state[0] is False       # 2 N·m: under the 10 N·m threshold
 
 
+@pytest.mark.skipif(not available("talos"), reason="example-robot-data is not installed")
 def test_without_an_observer_output_there_is_no_observer():
-    if not available("talos"):
-        pytest.skip("example-robot-data is not installed")
     core = node_floor.CoreCalls(fixed_talos().model, ["torques"], "x")
     assert core.observer is None and core.compute[1] == "rnea"
 
