@@ -11,7 +11,10 @@ prints a table:
   * latency from publishing a joint_states message to receiving each output computed from it
     (matched by header stamp): p50, p99, max. It includes both DDS hops and this process's
     executor, so it is an upper bound of what a subscriber in C++ would see,
-  * the node's CPU use (utime + stime of /proc/<pid>/stat over the measured window),
+  * the node's CPU use (utime + stime of /proc/<pid>/stat, its planner process's included,
+    over the measured window: it starts --warmup s after the node's first output and its
+    planner process serving, so that process's start, ~2 s of CPU at nice +10 that ran into
+    the window on a busy machine, is not counted per message),
   * the node's own tick latency (compute + publish, from /diagnostics), the input messages
     it counted lost (its ``messages_lost``), and the CPU steal time of the machine over the
     window (/proc/stat: the host taking CPU from this VM makes every figure worse).
@@ -111,7 +114,8 @@ def parse_args():
                     help="the node's executor parameter (events)")
     ap.add_argument("--robot", default="talos", help="a floating-base robot of test/oracle.py")
     ap.add_argument("--warmup", type=float, default=3.0,
-                    help="seconds of publishing after the first output before measuring (3)")
+                    help="seconds of publishing after the first output (and the planner "
+                    "process serving) before measuring (3)")
     ap.add_argument("--before", metavar="REV",
                     help="also run the node of this revision, alternating with this tree's")
     ap.add_argument("--rounds", type=int, default=None,

@@ -349,6 +349,13 @@ class Publisher:
         # the node's first output, from its counters on /diagnostics
         return any(int(d.get("published", 0)) > 0 for _, d in self.diagnostics)
 
+    def planner_starting(self):
+        # the node's planner process still starting (its imports, its robot, its DDS
+        # discovery: ~2 s of CPU at nice +10), by the newest /diagnostics; a node without
+        # one, or one that does not say, is not waited for
+        newest = self.diagnostics[-1][1] if self.diagnostics else {}
+        return newest.get("planner", "").startswith("starting")
+
 
 def paced(args, source, node, log_name):
     """
@@ -380,7 +387,7 @@ def paced(args, source, node, log_name):
 
 def publish_and_measure(args, source, node, recv, log_name):
     """
-    Publish until the node answers, then warm up and measure; return the window's figures.
+    Publish until the node answers, its planner process serving, then warm up and measure.
 
     The window: (first, last) index into ``source.published``, wall seconds, the CPU
     seconds of the node, the bench and the receiver, steal and total CPU ticks, perf_counter
@@ -391,14 +398,16 @@ def publish_and_measure(args, source, node, recv, log_name):
     first, w, late0 = None, {}, 0
     for k, late in paced(args, source, node, log_name):
         if first is None:
-            if source.outputs_seen():
+            if source.outputs_seen() and not source.planner_starting():
                 first = time.monotonic()
-                print(f"  first outputs after {first - t_start:.1f} s; warming up "
-                      f"{args.warmup:g} s, then measuring {args.duration:g} s", flush=True)
+                print(f"  first outputs, and the planner process (if any) serving, after "
+                      f"{first - t_start:.1f} s; warming up {args.warmup:g} s, then measuring "
+                      f"{args.duration:g} s", flush=True)
                 if getattr(source, "enable_command", None) is not None:
                     source.enable_command()             # bench_node --outputs effort_command
             elif time.monotonic() - t_start > args.startup_timeout:
-                raise RuntimeError("no output from the node: " + open(log_name).read()[-2000:])
+                raise RuntimeError("no output from the node, or its planner process still "
+                                   "starting: " + open(log_name).read()[-2000:])
         elif not w and time.monotonic() - first >= args.warmup:
             late0 = late
             w = dict(lo=len(source.published), cpu0=process_tree_cpu_seconds(node.pid),

@@ -59,10 +59,12 @@ def _data(typingctx, array):
 @helper
 def gemm(alpha, A, B, C):
     """
-    Set C = α A B, for C-contiguous (row-major) A (m × k), B (k × n) and C (m × n).
+    Set C = α A B, for row-major A (m × k), B (k × n) and C (m × n) with unit column stride.
 
-    Row-major C is column-major Cᵀ = α Bᵀ Aᵀ: dgemm('N', 'N', n, m, k, α, B, n, A, k, 0, C, n).
-    Nothing is called for an empty product (BLAS refuses leading dimensions of 0).
+    C-contiguous arrays, or blocks of them (``M[s:e, s:e]``): each row starts a leading
+    dimension (its row stride) after the last. Row-major C is column-major Cᵀ = α Bᵀ Aᵀ:
+    dgemm('N', 'N', n, m, k, α, B, ldb, A, lda, 0, C, ldc). Nothing is called for an empty
+    product (BLAS refuses leading dimensions of 0).
     """
     m, k, n = A.shape[0], A.shape[1], B.shape[1]
     if m == 0 or n == 0:
@@ -72,5 +74,9 @@ def gemm(alpha, A, B, C):
         return
     no_transpose = _on_stack(np.uint8(78))                       # 'N'
     m32, k32, n32 = _on_stack(np.int32(m)), _on_stack(np.int32(k)), _on_stack(np.int32(n))
+    # a one-row array's row stride is not read by BLAS, only checked (≥ its row's length)
+    lda = _on_stack(np.int32(max(A.strides[0] // 8, k)))
+    ldb = _on_stack(np.int32(max(B.strides[0] // 8, n)))
+    ldc = _on_stack(np.int32(max(C.strides[0] // 8, n)))
     _dgemm(no_transpose, no_transpose, n32, m32, k32, _on_stack(np.float64(alpha)),
-           _data(B), n32, _data(A), k32, _on_stack(np.float64(0.0)), _data(C), n32)
+           _data(B), ldb, _data(A), lda, _on_stack(np.float64(0.0)), _data(C), ldc)

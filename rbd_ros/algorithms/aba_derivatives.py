@@ -19,9 +19,9 @@ computed once (running ABA, the RNEA derivatives and M⁻¹ in turn cost 25-35 %
   I_k a_k + v_k ×* I_k v_k - f_ext,k that Algorithm 1 l.10-17 builds, without the sum.
   For the free-flyer root F = S⁻ᵀ τ, the joint force its pass 3 solves with.
 * pass 4 (backward): Algorithm 3 at q̈ (``derivative_backward_step``).
-* Eq. 24: the two products with -M⁻¹ by BLAS dgemm (``rbd_ros._blas``).
+* Eq. 24: the two products with -M⁻¹ by BLAS dgemm (``rbd_ros._blas``), by the blocks of a
+  fixed base's independent limbs (``limb_blocks``).
 """
-from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import D_DA, P_IV, P_PARENT, W_IA, W_OF, W_OM, W_OV
 from ..model.spatial import add6, load6
@@ -32,6 +32,7 @@ from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart_from_state, begin_stat
                      matrix_status, mirror_upper, model_sizes, plain, plain_rows,
                      square_outputs_fit, vector_status)
 from .joints import joint_force_in_world, joint_spans_all_motions
+from .limb_blocks import minus_minv_product
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea_derivatives import (acceleration_columns_step, derivative_backward_step,
                                subtree_sum_step, velocity_derivative_step)
@@ -93,9 +94,9 @@ def aba_derivatives_kernel(packed, ws, dws, bws, FP, tmp, q, v, tau, fext, dqdd_
     dtau_dq = tmp[0:nv]
     dtau_dv = tmp[nv:2 * nv]
     _derivative_pass(packed, ws, dws, bws, dtau_dq, dtau_dv, tmp[2 * nv:3 * nv])
-    # Eq. 24 by BLAS dgemm (~4x faster than loops at nv = 38)
-    gemm(-1.0, Minv, dtau_dq, dqdd_dq)
-    gemm(-1.0, Minv, dtau_dv, dqdd_dv)
+    # Eq. 24 by BLAS dgemm (~4x faster than loops at nv = 38), limb by limb
+    minus_minv_product(packed, Minv, dtau_dq, dqdd_dq)
+    minus_minv_product(packed, Minv, dtau_dv, dqdd_dv)
     return (status or vector_status(qdd) or matrix_status(dqdd_dq)
             or matrix_status(dqdd_dv))
 

@@ -27,14 +27,14 @@ runs (``aba``, ``minv``, ``rnea_derivatives``), composed here; nothing is writte
   option). ∂τ/∂q̇ does not depend on the acceleration (A2 l.5 for u = q̇ and the B, I^c
   terms), so ∂ID/∂q̇ at q̈ is dtau_dv itself; only the dA columns and the subtree forces F
   differ between a and q̈, so ∂ID/∂q at both shares Y = I^c S, Z = (B^c)ᵀ S and B^c dV.
-* Eq. 24: two nv × nv × nv products with -M⁻¹, through BLAS (``rbd_ros._blas.gemm``, SciPy's
-  dgemm): 4 µs for both at nv = 38, against 18 µs for loops.
+* Eq. 24: two products with -M⁻¹, through BLAS (``rbd_ros._blas.gemm``, SciPy's dgemm;
+  loops cost 4x more), by the blocks of a fixed base's independent limbs
+  (``limb_blocks``: one block, the whole product, for a floating base).
 """
 from typing import NamedTuple
 
 import numpy as np
 
-from .._blas import gemm
 from .._jit import f64_1d, f64_2d, f64_3d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import D_DA, D_DV, D_S, P_IV, P_PARENT, W_OI, W_OV, X_COLS, X_FA, X_FQ
 from ..model.spatial import add6, dot6, inertia_apply, load6, load10
@@ -44,6 +44,7 @@ from .common import (INPUT_STRIDED, OUTPUT_REFUSED, REFUSAL_POSITION, apart, apa
                      check_inputs, check_vector, matrix_fits, matrix_status, mirror_upper,
                      model_sizes, plain, plain_rows, set_world, vector_fits)
 from .joints import joint_nv
+from .limb_blocks import minus_minv_product
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
 from .rnea import rnea_kernel
 from .rnea_derivatives import (acceleration_column, derivative_backward_step,
@@ -163,8 +164,8 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     if nv == 0:
         return 0
     # Eq. 24: ∂FD/∂q = -M⁻¹ ∂ID/∂q |q̈ ;  ∂FD/∂q̇ = -M⁻¹ ∂ID/∂q̇ (= dtau_dv, see above)
-    gemm(-1.0, Minv, G, out[3 * nv:4 * nv])
-    gemm(-1.0, Minv, out[2 * nv:3 * nv], out[4 * nv:5 * nv])
+    minus_minv_product(packed, Minv, G, out[3 * nv:4 * nv])
+    minus_minv_product(packed, Minv, out[2 * nv:3 * nv], out[4 * nv:5 * nv])
     return matrix_status(out)                 # every result, τ and q̈ included
 
 
