@@ -117,19 +117,32 @@ def jacobian_columns(packed, table, ws, nqf, body, X, J):
 
 
 @helper
-def frame_jacobian_pass(packed, table, ws, q, body, fM, J):
+def stored_frame_jacobian(packed, table, ws, nqf, body, fM, J):
     """
     Set J (6 × nv, all entries, LOCAL) of the frame ^bM_f = ``fM`` (12-tuple) on ``body``.
 
-    q: the full tree's configuration (checked); ``table``: the coupling table ((0, 3): none),
-    whose G the columns go through. Writes the placements of bodies 0..body into ``ws``.
+    From the placements already in ``ws``: for a kernel whose pass over the whole tree at
+    the same configuration stored them (``store_motion``: the momentum observer's
+    ``momentum_terms``), which the support's jcalc would compute again. nqf: the full
+    tree's nq; ``table``: the coupling table ((0, 3): none), whose G the columns go through.
     """
-    frame_jacobian_in(packed, table, ws, q, body, fM, LOCAL, J)
+    if body < 0:
+        for r in range(6):
+            for c in range(J.shape[1]):
+                J[r, c] = 0.0
+        return
+    jacobian_columns(packed, table, ws, nqf, body, se3_mul(se3_load(ws, body, W_OM), fM), J)
 
 
 @helper
 def frame_jacobian_in(packed, table, ws, q, body, fM, reference, J):
-    """``frame_jacobian_pass`` in the ``reference`` frame (WORLD, LOCAL, LOCAL_WORLD_ALIGNED)."""
+    """
+    Set J (6 × nv, all entries) of the frame ^bM_f = ``fM`` on ``body`` in ``reference``.
+
+    ``reference``: WORLD, LOCAL or LOCAL_WORLD_ALIGNED; q: the full tree's configuration
+    (checked); ``table`` as :func:`stored_frame_jacobian`'s. Writes the placements of the
+    support of ``body`` into ``ws``.
+    """
     if body < 0:
         for r in range(6):
             for c in range(J.shape[1]):

@@ -41,7 +41,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, i64_1d, int64, ker
 from .common import (NOT_FINITE, NOT_FINITE_RESULT, check_configuration, check_forces,
                      check_vector, model_sizes)
 from .contact_wrench import RCOND, contact_wrench_solve
-from .frame_jacobian import frame_jacobian_pass, frame_status, placement_tuple
+from .frame_jacobian import frame_status, placement_tuple, stored_frame_jacobian
 from .joints import IDENTITY_SE3
 from .mimic import reduced_sizes
 from .momentum_terms import momentum_terms
@@ -105,9 +105,9 @@ def momentum_observer_kernel(packed, table, ws, qf, VF, joint, epsilon_gain_gap,
         state[S_TIME] = t[n]
         for k in range(nv):
             r[n, k] = state[S_REST + 3 * nv + k]
-        if with_wrench:                 # qf: q[n] expanded by momentum_terms
-            frame_jacobian_pass(packed, table, ws, q[n] if table.shape[0] == 0 else qf,
-                                frame_body, fM, J)
+        if with_wrench:                 # at the placements momentum_terms stored
+            stored_frame_jacobian(packed, table, ws, q.shape[1] if table.shape[0] == 0
+                                  else qf.shape[0], frame_body, fM, J)
             wrench_rank[n] = contact_wrench_solve(J, r[n], False, RCOND, A, wrench[n])
     return refused
 
