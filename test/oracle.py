@@ -60,11 +60,13 @@ ROBOTS = {
     "ur5": (_erd("ur_description/urdf/ur5_robot.urdf"), False),
     "hyq": (_erd("hyq_description/robots/hyq_no_sensors.urdf"), True),
     "talos": (_erd("talos_data/robots/talos_reduced.urdf"), True),
+    # held at its pelvis: three subtrees hang from the world (legs, torso with arms and head)
+    "talos_fixed": (_erd("talos_data/robots/talos_reduced.urdf"), False),
     "arm7_floating": (os.path.join(BUNDLED_DIR, "rbd_arm7.urdf"), True),
     "branched_floating": (os.path.join(URDF_DIR, "branched.urdf"), True),
     "branched_planar": (os.path.join(URDF_DIR, "branched_planar.urdf"), "planar"),
 }
-EXAMPLE_ROBOT_DATA_ROBOTS = ("panda", "ur5", "hyq", "talos")
+EXAMPLE_ROBOT_DATA_ROBOTS = ("panda", "ur5", "hyq", "talos", "talos_fixed")
 ROBOT_NAMES = tuple(ROBOTS)
 FIXED_ROBOTS = tuple(n for n, (_, base) in ROBOTS.items() if base is False)
 FLOATING_ROBOTS = tuple(n for n, (_, base) in ROBOTS.items() if base is True)

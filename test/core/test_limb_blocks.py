@@ -13,19 +13,9 @@ import pytest
 
 import rbd_ros
 from helpers import assert_close, get_robot
-from oracle import ROBOTS, Robot
 
 PIN_TOL = 1e-9
 PRODUCT_TOL = 1e-12
-_ROBOTS = {}
-
-
-def robot_named(name):
-    """Return ``name``'s oracle.Robot: ``talos_fixed`` is talos on a fixed base (cached)."""
-    if name not in _ROBOTS:
-        _ROBOTS[name] = (Robot("talos", path=ROBOTS["talos"][0], floating=False)
-                         if name == "talos_fixed" else get_robot(name))
-    return _ROBOTS[name]
 
 
 def limb_of_dofs(model):
@@ -43,7 +33,7 @@ def limb_of_dofs(model):
 
 @pytest.mark.parametrize("name, limbs", [("talos_fixed", 3), ("branched", 2), ("talos", 1)])
 def test_the_limbs_do_not_couple_in_pinocchio_s_mass_matrix(name, limbs, pin):
-    robot = robot_named(name)
+    robot = get_robot(name)
     limb = limb_of_dofs(robot.model)
     assert len(set(limb)) == limbs
     q = robot.random_state(3)[0]
@@ -57,7 +47,7 @@ def test_the_limbs_do_not_couple_in_pinocchio_s_mass_matrix(name, limbs, pin):
 @pytest.mark.parametrize("name", ["talos_fixed", "branched", "talos"])
 @pytest.mark.parametrize("with_fext", [False, True])
 def test_forward_dynamics_derivatives_by_limbs_are_pinocchio_s(name, with_fext, pin):
-    robot = robot_named(name)
+    robot = get_robot(name)
     m = robot.model
     q, v, _, tau, fext = robot.random_state(4)
     fext = fext if with_fext else None
@@ -75,7 +65,7 @@ def test_forward_dynamics_derivatives_by_limbs_are_pinocchio_s(name, with_fext, 
 
 @pytest.mark.parametrize("name", ["talos_fixed", "branched", "talos"])
 def test_the_products_by_limbs_are_the_whole_products(name):
-    robot = robot_named(name)
+    robot = get_robot(name)
     m = robot.model
     q, v, _, tau, fext = robot.random_state(5)
     every = rbd_ros.compute_all(m, q, v, tau=tau, fext=fext)
