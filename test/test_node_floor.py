@@ -5,7 +5,7 @@ import sys
 import numpy as np
 import pytest
 
-from oracle import ROBOTS, Robot, available
+from oracle import Robot, available
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import node_floor  # noqa: E402
@@ -17,7 +17,7 @@ OBSERVED = FIVE + ["external_torques", "contact_wrench"]
 
 def fixed_talos():
     """Talos on a fixed base (the bench's --fixed-base), with Pinocchio's model of it."""
-    return Robot("talos", path=ROBOTS["talos"][0], floating=False)
+    return Robot("talos_fixed")
 
 
 def test_core_calls_on_a_floating_base_are_refused(capsys):
@@ -34,7 +34,7 @@ def test_a_floor_with_core_calls_is_named_apart_from_the_floor():
     assert node_perf.label("python node_floor.py --urdf x", here, here) == "floor"
 
 
-@pytest.mark.skipif(not available("talos"), reason="example-robot-data is not installed")
+@pytest.mark.skipif(not available("talos_fixed"), reason="example-robot-data is not installed")
 def test_the_core_calls_give_pinocchio_s_dynamics_and_an_observer_that_sees_contact():
     """
     Give Pinocchio's dynamics, and an observer that sees no contact until one acts.
@@ -78,7 +78,7 @@ def test_the_core_calls_give_pinocchio_s_dynamics_and_an_observer_that_sees_cont
     assert core.outcomes.collision.state[0] is False       # 2 N·m: under the 10 N·m threshold
 
 
-@pytest.mark.skipif(not available("talos"), reason="example-robot-data is not installed")
+@pytest.mark.skipif(not available("talos_fixed"), reason="example-robot-data is not installed")
 def test_without_an_observer_output_there_is_no_observer():
     core = node_floor.CoreCalls(fixed_talos().model, ["torques"], "x")
     assert core.observer is None and core.compute[1] == "rnea"

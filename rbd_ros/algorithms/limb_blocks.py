@@ -12,7 +12,8 @@ for nv³ (talos held at the pelvis, limbs of 20, 6 and 6 dofs: a quarter). A flo
 the one subtree of the free-flyer, gives one block: the whole product, as before.
 
 The model's bodies are in depth-first order (``Model`` refuses others), so each subtree's
-dofs are one range, [P_IV, P_VEND) of its root.
+dofs are one range, [P_IV, P_VEND) of its root, and body 0 is the first root: one limb when
+its range holds every dof.
 """
 from .._blas import gemm
 from .._jit import helper
@@ -23,11 +24,8 @@ from .common import model_sizes
 @helper
 def minus_minv_product(packed, Minv, B, C):
     """Set C = -M⁻¹ B for B with the block structure of M (module docstring), by blocks."""
-    nb = model_sizes(packed)[0]
-    limbs = 0
-    for i in range(nb):
-        limbs += int(packed[i, P_PARENT]) < 0
-    if limbs < 2:
+    nb, _, nv = model_sizes(packed)
+    if nb == 0 or int(packed[0, P_VEND]) == nv:      # body 0's subtree holds every dof
         gemm(-1.0, Minv, B, C)
         return
     C[:, :] = 0.0
