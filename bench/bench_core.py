@@ -69,28 +69,42 @@ def timed_loop(call, inputs):
     return namespace["loop"]
 
 
-def per_call_us(loop, states, calls, fn, m, d=None, out=None, repeats=5):
-    """Best of ``repeats`` runs of ``calls`` calls of ``loop`` cycling through ``states``, µs."""
+def loop_us(loop, states, calls, *arguments):
+    """Return ``time()``: µs a call of one run of ``loop`` over ``calls`` calls of ``states``."""
     rounds = max(1, calls // len(states))
-    best = float("inf")
-    for _ in range(repeats):
+
+    def time_it():
         t0 = time.perf_counter()
-        loop(states, rounds, fn, m, d, out)
-        best = min(best, (time.perf_counter() - t0) / (rounds * len(states)))
-    return best * 1e6
+        loop(states, rounds, *arguments)
+        return (time.perf_counter() - t0) / (rounds * len(states)) * 1e6
+    return time_it
 
 
-def arguments_call_us(fn, arglist, calls, repeats):
+def arguments_loop(states, rounds, fn):
+    """Call ``fn(*arguments)`` on every arguments tuple of ``states``, ``rounds`` times."""
+    for _ in range(rounds):
+        for arguments in states:
+            fn(*arguments)
+
+
+def per_call_us(fn, arglist, calls, repeats=5):
     """Best of ``repeats`` runs of ``calls`` calls of ``fn(*arguments)`` over ``arglist``, µs."""
-    rounds = max(1, calls // len(arglist))
-    best = float("inf")
+    return interleaved_best([loop_us(arguments_loop, arglist, calls, fn)], repeats)[0]
+
+
+def interleaved_best(timers, repeats):
+    """
+    Best (least) time of each of ``timers`` over ``repeats`` rounds, one run of each a round.
+
+    A round runs every variant once in turn (ours, ours with ``out=``, Pinocchio's), so a
+    stretch of time in which the shared VM runs slower falls on all of them alike rather
+    than on whichever variant's loops it caught.
+    """
+    best = [float("inf")] * len(timers)
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(rounds):
-            for arguments in arglist:
-                fn(*arguments)
-        best = min(best, (time.perf_counter() - t0) / (rounds * len(arglist)))
-    return best * 1e6
+        for k, time_it in enumerate(timers):
+            best[k] = min(best[k], time_it())
+    return best
 
 
 def fresh_outputs(result):
@@ -238,9 +252,10 @@ def operational_rows(pair, pin, states, calls, repeats):
             ref = ref[:, pair.perm_v]
         diff = np.max(np.abs(mine - ref)) / max(1.0, np.max(np.abs(ref)))
         out = np.empty(1) if mine.ndim == 0 else fresh_outputs(mine)    # a mass: out (1,)
-        t_ours = arguments_call_us(fn, arglist, calls, repeats)
-        t_out = arguments_call_us(fn_out, [(*a, d, out) for a in arglist], calls, repeats)
-        t_pin = arguments_call_us(pfn, parglist, calls, repeats)
+        t_ours, t_out, t_pin = interleaved_best(
+            [loop_us(arguments_loop, arglist, calls, fn),
+             loop_us(arguments_loop, [(*a, d, out) for a in arglist], calls, fn_out),
+             loop_us(arguments_loop, parglist, calls, pfn)], repeats)
         print(f"{pair.name:<10} {m.nv:>3} {algo:<18} {t_ours:>9.3f} {t_out:>9.3f} "
               f"{t_pin:>9.3f} {t_ours / t_pin:>9.2f} {t_out / t_pin:>9.2f} {diff:>13.1e}")
         rows.append([pair.name, m.nv, algo, round(t_ours, 3), round(t_out, 3), round(t_pin, 3),
@@ -277,7 +292,7 @@ def main():
 
     print(f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy {np.__version__}, "
           f"python {sys.version.split()[0]}; per-call latency from Python, best of "
-          f"{args.repeats} loops of {args.calls} calls, µs; "
+          f"{args.repeats} loops of {args.calls} calls, the three of a row in turn, µs; "
           f"ours: a fresh result; out=: ours into the caller's arrays (out=, data=), like "
           f"Pinocchio's call into its Data; load average {bench_record.load_average()}")
     header = f"{'robot':<10} {'nv':>3} {'algorithm':<18} {'ours µs':>9} {'out= µs':>9} " \
@@ -305,12 +320,13 @@ def main():
             mine = fn(m, *states[0])
             diff = agreement(pair, kind, mine, pfn(pm, pd, *pstates[0]))
             out = fresh_outputs(mine)
-            t_ours = per_call_us(timed_loop(f"fn(m, {inputs})", inputs), states, args.calls,
-                                 fn, m, repeats=args.repeats)
-            t_out = per_call_us(timed_loop(f"fn(m, {inputs}, data=d, out=out)", inputs),
-                                states, args.calls, fn, m, d, out, args.repeats)
-            t_pin = per_call_us(timed_loop(f"fn(m, d, {inputs})", inputs), pstates,
-                                args.calls, pfn, pm, pd, repeats=args.repeats)
+            t_ours, t_out, t_pin = interleaved_best(
+                [loop_us(timed_loop(f"fn(m, {inputs})", inputs), states, args.calls,
+                         fn, m, None, None),
+                 loop_us(timed_loop(f"fn(m, {inputs}, data=d, out=out)", inputs), states,
+                         args.calls, fn, m, d, out),
+                 loop_us(timed_loop(f"fn(m, d, {inputs})", inputs), pstates, args.calls,
+                         pfn, pm, pd, None)], args.repeats)
             shown = "-" if diff is None else f"{diff:.1e}"
             print(f"{name:<10} {m.nv:>3} {algo:<18} {t_ours:>9.3f} {t_out:>9.3f} "
                   f"{t_pin:>9.3f} {t_ours / t_pin:>9.2f} {t_out / t_pin:>9.2f} {shown:>13}",

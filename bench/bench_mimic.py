@@ -19,7 +19,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "test"))
 
-from bench_core import arguments_call_us  # noqa: E402
+from bench_core import per_call_us  # noqa: E402
 from mimic_oracle import HAND, WELDED, hand_urdf  # noqa: E402
 from oracle import ROBOTS, available, load_quietly  # noqa: E402  (puts the checkout on sys.path)
 
@@ -79,7 +79,7 @@ def batch_us(model, n, rng):
     """Per-state µs of rnea_batch and aba_batch over n states."""
     Q = np.array([model.random_configuration(rng) for _ in range(n)])
     V, A = rng.normal(size=(n, model.nv)), rng.normal(size=(n, model.nv))
-    return {name: arguments_call_us(f, [(model, Q, V, A)], 1, 5) / n
+    return {name: per_call_us(f, [(model, Q, V, A)], 1, 5) / n
             for name, f in (("rnea_batch", rbd_ros.rnea_batch), ("aba_batch", rbd_ros.aba_batch))}
 
 
@@ -107,7 +107,7 @@ def dispatch_cost(calls):
             def direct(m, q, v, u, kernel=kernel, label=label):
                 return _checks.state_call(label, kernel, ("q", "v", "u", "fext"), m, q, v, u,
                                           None, None)
-            ours, before = (arguments_call_us(f, states, calls, 5) for f in (public, direct))
+            ours, before = (per_call_us(f, states, calls, 5) for f in (public, direct))
             print(f"{name:<6} {label:<5} public {ours:7.3f}   without routing {before:7.3f}   "
                   f"difference {ours - before:+.3f}")
 
@@ -127,7 +127,7 @@ def main():
         timings = {}
         for variant, model in models.items():
             rng = np.random.default_rng(0)
-            timings[variant] = {k: arguments_call_us(f, a, args.calls, 5)
+            timings[variant] = {k: per_call_us(f, a, args.calls, 5)
                                 for k, (f, a) in calls(model, rng).items()}
             timings[variant].update(batch_us(model, args.batch, rng))
         for function in timings["welded"]:
