@@ -288,6 +288,7 @@ class Harness:
                                             RELIABLE)
         self.clients = {name: t.create_client(srv_type, base + name)
                         for name, srv_type in {**SERVICES, **PLANNER_SERVICES}.items()}
+        self.answered = set()                  # the services that answered a call
         self.executor = MultiThreadedExecutor(num_threads=4, context=ctx)
         self.executor.add_node(self.node)
         self.executor.add_node(t)
@@ -405,7 +406,18 @@ class Harness:
 
     # -- services ---------------------------------------------------------------------------
     def call(self, service, request, timeout=TIMEOUT):
-        return call_service(self.clients[service], request, f"the {service} response", timeout)
+        """
+        Call ``service``; return its response. Its first call may wait up to STARTUP s.
+
+        The node compiles the services' kernels in a thread once its outputs flow (the
+        planner process its own): on an empty kernel cache, a fresh machine's, a first
+        request waits for that compile, longer than ``TIMEOUT`` on 2 busy cores.
+        """
+        first = service not in self.answered
+        response = call_service(self.clients[service], request, f"the {service} response",
+                                max(timeout, STARTUP) if first else timeout)
+        self.answered.add(service)
+        return response
 
 
 class Probe:

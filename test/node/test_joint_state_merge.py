@@ -65,7 +65,16 @@ def learned_pair(names, first):
 
 
 def python_path(cache, decoder, raw, now):
-    names, stamp, position, velocity, effort = decoder.decode(raw)
+    """
+    Decode then merge, the node's path for little-endian CDR; None for other bytes.
+
+    The node deserializes those with rclpy's generic deserializer (a byte flipped in the
+    encapsulation header makes them): the compiled call must decline them, untouched.
+    """
+    decoded = decoder.decode(raw)
+    if decoded is None:
+        return None
+    names, stamp, position, velocity, effort = decoded
     return cache.merge(names, position, velocity, effort, stamp, now)
 
 
