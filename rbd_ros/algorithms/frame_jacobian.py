@@ -89,15 +89,24 @@ def add_column(table, nqf, J, iv, column):
     J[:, iv] = column, or J_r = J G: the column added to its independent dof's.
 
     ``column``: 6 numbers, of which J's rows take the first J.shape[0] (6, or 3: linear).
+    Written entry by entry: a tuple indexed by a loop counter compiles to a jump table, one
+    indirect jump per entry.
     """
+    c0, c1, c2, c3, c4, c5 = column
     if table.shape[0] == 0:
-        for r in range(J.shape[0]):
-            J[r, iv] = column[r]
+        J[0, iv], J[1, iv], J[2, iv] = c0, c1, c2
+        if J.shape[0] == 6:
+            J[3, iv], J[4, iv], J[5, iv] = c3, c4, c5
     else:
         row = 1 + nqf + iv
         s, m = int(table[row, T_SOURCE]), table[row, T_MULTIPLIER]
-        for r in range(J.shape[0]):
-            J[r, s] += m * column[r]
+        J[0, s] += m * c0
+        J[1, s] += m * c1
+        J[2, s] += m * c2
+        if J.shape[0] == 6:
+            J[3, s] += m * c3
+            J[4, s] += m * c4
+            J[5, s] += m * c5
 
 
 @helper
