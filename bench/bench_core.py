@@ -70,7 +70,7 @@ def timed_loop(call, inputs):
 
 
 def loop_us(loop, states, calls, *arguments):
-    """Return ``time()``: µs a call of one run of ``loop`` over ``calls`` calls of ``states``."""
+    """Return a timer: each call runs ``loop`` once over ``calls`` calls and gives µs a call."""
     rounds = max(1, calls // len(states))
 
     def time_it():
@@ -335,7 +335,7 @@ def main():
                          round(t_ours / t_pin, 2), round(t_out / t_pin, 2), shown])
     notes = (f"rbd_ros {rbd_ros.__version__}, Pinocchio {pin.__version__}, numpy "
              f"{np.__version__}; per call from Python, best of {args.repeats} loops of "
-             f"{args.calls} calls.")
+             f"{args.calls} calls, the three of a row in turn.")
     if not args.no_start_times:
         cold, warm = start_times(names[0])
         line = (f"import + load {names[0]} + first rnea/crba/aba, fresh process: "

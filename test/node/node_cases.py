@@ -20,8 +20,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 import rbd_ros
 from rbd_ros.outputs import BASE_DOF_NAMES
 
-from node_helpers import (OUTPUTS, PLANNER_SERVICES, RELIABLE, SERVICES, call_service,
-                          joint_state, wait_for)
+from node_helpers import (OUTPUTS, PLANNER_SERVICES, RELIABLE, SERVICES, STARTUP,
+                          call_service, joint_state, wait_for)
 from oracle import BAD_DIR, URDF_DIR
 
 TOL = dict(rtol=1e-9, atol=1e-9)
@@ -168,10 +168,16 @@ def _run_node_process(tmp_path, params, without_interfaces=False, ros_args=()):
 
 
 def call_inverse_dynamics(client, model, q, v):
+    """
+    Assert the node's inverse_dynamics answer at (q, v, a = 1) is RNEA's.
+
+    The callers make it a node's first request: it may wait for the services' compile on an
+    empty kernel cache (``Harness.call``).
+    """
     a = np.ones(len(q))
     req = SERVICES["inverse_dynamics"].Request(joint_names=list(model.joint_names),
                                                q=q.tolist(), v=v.tolist(), a=a.tolist())
-    resp = call_service(client, req, "the inverse_dynamics response")
+    resp = call_service(client, req, "the inverse_dynamics response", STARTUP)
     assert resp.success, resp.message
     np.testing.assert_allclose(resp.tau, rbd_ros.rnea(model, q, v, a), **TOL)
 

@@ -405,17 +405,19 @@ class Harness:
         return self.parameter_services().describe(names)
 
     # -- services ---------------------------------------------------------------------------
-    def call(self, service, request, timeout=TIMEOUT):
+    def call(self, service, request, timeout=None):
         """
-        Call ``service``; return its response. Its first call may wait up to STARTUP s.
+        Call ``service``; return its response (waiting ``timeout`` s, or as below if None).
 
-        The node compiles the services' kernels in a thread once its outputs flow (the
+        Without a ``timeout``, a service's first call may wait up to STARTUP s, later ones
+        TIMEOUT. The node compiles the services' kernels in a thread once its outputs flow (the
         planner process its own): on an empty kernel cache, a fresh machine's, a first
         request waits for that compile, longer than ``TIMEOUT`` on 2 busy cores.
         """
-        first = service not in self.answered
+        if timeout is None:
+            timeout = TIMEOUT if service in self.answered else STARTUP
         response = call_service(self.clients[service], request, f"the {service} response",
-                                max(timeout, STARTUP) if first else timeout)
+                                timeout)
         self.answered.add(service)
         return response
 
