@@ -27,6 +27,27 @@ def node_commands(path, heading):
     return commands
 
 
+# what rclpy says when rmw_fastrtps dropped a response: the client's response reader had
+# not matched the service's writer within the rmw's 100 ms (ros2/rmw_fastrtps#467)
+DROPPED = "failed to send response (timeout): client will not receive response"
+
+
+def call_once_more_if_dropped(call, env, log):
+    """
+    Run the shell ``call`` (150 s at most); again if the node's log says its answer was dropped.
+
+    A client that waits for a response the server never sent hangs: the README's call did
+    once in a CI run (2026-12-04), the planner process freshly started at nice +10 on two
+    busy cores. That is the rmw's, not the node's, and doc/troubleshooting.md tells a user
+    to call again; any other failure is the test's to report.
+    """
+    command = ["bash", "-c", "timeout -k 5 150 " + call]
+    status, out = ros_cli.run(command, env, timeout=180, cwd=ros_cli.ROOT)
+    if status != 0 and DROPPED in ros_cli.read(log):
+        status, out = ros_cli.run(command, env, timeout=180, cwd=ros_cli.ROOT)
+    return status, out
+
+
 def test_readme_launch_and_service_call(tmp_path):
     ros_cli.require_ros2()
     launch, call = node_commands(os.path.join(ros_cli.ROOT, "README.md"), "## The node")
@@ -39,8 +60,7 @@ def test_readme_launch_and_service_call(tmp_path):
     log = tmp_path / "launch.log"
     proc = ros_cli.start(["bash", "-c", "exec " + launch], log, env, cwd=ros_cli.ROOT)
     try:
-        status, out = ros_cli.run(["bash", "-c", "timeout 150 " + call], env, timeout=180,
-                                  cwd=ros_cli.ROOT)
+        status, out = call_once_more_if_dropped(call, env, log)
         assert status == 0, out[-3000:]
         assert "RetimeTrajectory_Response(success=True" in out, out[-3000:]
         duration = float(re.search(r"duration=([0-9.eE+-]+)", out).group(1))
