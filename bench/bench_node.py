@@ -64,8 +64,10 @@ of the same round (the median over ``--rounds``). ``--floor-core`` adds a second
 run per round, the floor making the core calls of the node's tick too (``node_floor.py
 --core``: the dynamics and the observer's step through the core's public API, none of the
 node's glue): the node against it is the node's own per-message work, it against the floor
-what the core's calls cost in the node's setting. ``--fixed-base`` runs the robot on a fixed
-base (the independent harness's talos, nv 32):
+what the core's calls cost in the node's setting. ``--floor-pinocchio`` adds a third, the
+floor making Pinocchio's calls for the same outputs (``node_floor.py --pinocchio``): what the
+reference library's dynamics cost in that setting, the same way. ``--fixed-base`` runs the
+robot on a fixed base (the independent harness's talos, nv 32):
 
     python bench/bench_node.py --fixed-base --floor --observer arm_right_7_link \
         --outputs torques,accelerations,inverse_inertia,rnea_derivatives,aba_derivatives
@@ -74,7 +76,8 @@ base (the independent harness's talos, nv 32):
                                [--executor events|single_threaded] [--before REV --rounds 3]
                                [--hammer 1000] [--soak 3600 --window 60]
                                [--observer arm_right_7_link] [--outputs torques,...]
-                               [--floor] [--floor-core] [--fixed-base]
+                               [--floor] [--floor-core] [--floor-pinocchio]
+                               [--fixed-base]
 """
 import argparse
 import collections
@@ -90,7 +93,8 @@ sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 import node_run  # noqa: E402
 from node_command import COMMAND, enabler, state_keys  # noqa: E402
 import node_soak  # noqa: E402
-from node_run import FLOOR_CORE, FloorTree, NODE_NAME, STATES, SourceTree  # noqa: E402
+from node_run import (FLOOR_CORE, FLOOR_PINOCCHIO, FloorTree, NODE_NAME, STATES,  # noqa: E402
+                      SourceTree)
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
 from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
@@ -99,7 +103,7 @@ GOAL_P99_MS = 2.0
 GOAL_P99_OBSERVER_MS = 1.0            # issue 23: talos at 1 kHz with the observer's outputs
 OBSERVER_OUTPUTS = ("external_torques", "contact_wrench")
 OBSERVER_GOAL = ("torques",) + OBSERVER_OUTPUTS
-REFERENCES = ("floor", FLOOR_CORE)     # the reference runs: no goal of their own
+REFERENCES = ("floor", FLOOR_CORE, FLOOR_PINOCCHIO)   # the reference runs: no goal of their own
 GOAL_FLOOR_CPU = 1.3                  # issue 35: the node's CPU per message against the floor's
 GOAL_FLOOR_P99_MS = 0.2               # ... and its p99 latency
 
@@ -137,6 +141,9 @@ def parse_args():
     ap.add_argument("--floor-core", action="store_true",
                     help="with --floor, also the floor making the node's core calls (a fixed "
                     "base)")
+    ap.add_argument("--floor-pinocchio", action="store_true",
+                    help="with --floor, also the floor making Pinocchio's calls for the same "
+                    "outputs (a fixed base)")
     ap.add_argument("--fixed-base", action="store_true",
                     help="run the robot with a fixed base (no odometry used)")
     ap.add_argument("--receiver", metavar="OUT", help=argparse.SUPPRESS)
@@ -304,7 +311,10 @@ def print_core_split(runs, configs):
     """
     def paired(label, reference):
         return paired_by_round(runs, label, reference, "cpu_per_answer", lambda x, f: x - f)
-    core = paired(FLOOR_CORE, "floor")
+    core, pinocchio = paired(FLOOR_CORE, "floor"), paired(FLOOR_PINOCCHIO, "floor")
+    if pinocchio:
+        print(f"Pinocchio's calls over the floor (floor + Pinocchio - floor, µs per message, "
+              f"by round): {_median_and_each(pinocchio, '.0f')}")
     if not core:
         return
     print(f"the core's calls over the floor (floor + core - floor, µs per message, by round): "
@@ -401,8 +411,10 @@ def main():
     if urdf_path is None:
         raise SystemExit("example-robot-data is not installed (pip install example-robot-data)")
     args.fixed_base = args.fixed_base or not floating
-    if args.floor_core and not (args.floor and args.fixed_base):
-        raise SystemExit("--floor-core needs --floor and a fixed base (--fixed-base)")
+    for flag in ("floor_core", "floor_pinocchio"):
+        if getattr(args, flag) and not (args.floor and args.fixed_base):
+            raise SystemExit(f"--{flag.replace('_', '-')} needs --floor and a fixed base "
+                             "(--fixed-base)")
     args.urdf_path = urdf_path
     with open(urdf_path, encoding="utf-8") as f:
         urdf = f.read()
@@ -413,6 +425,9 @@ def main():
         configs.append(("floor", FloorTree(trees[-1]), configs[-1][2]))
     if args.floor_core:                  # ... and makes the core calls of the node's tick
         configs.append((FLOOR_CORE, FloorTree(trees[-1], core=True), configs[-2][2]))
+    if args.floor_pinocchio:             # ... or Pinocchio's calls for the same outputs
+        configs.append((FLOOR_PINOCCHIO, FloorTree(trees[-1], pinocchio=True),
+                        configs[-1][2]))
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray

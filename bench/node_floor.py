@@ -21,9 +21,13 @@ gain and threshold. Its messages still carry the copied positions. The node agai
 what the node's own per-message work costs over the core's; it against the floor, what the
 core's calls cost in the node's setting.
 
+With ``--pinocchio`` (``bench_node --floor-pinocchio``; a fixed base) it makes Pinocchio's
+calls for the same outputs instead (:class:`PinocchioCalls`): what the dynamics would cost
+in the node's setting, between two waits for a message, computed by the reference library.
+
     python bench/node_floor.py --urdf PATH [--floating-base] --executor events \
         --outputs torques,accelerations,...,external_torques,contact_wrench \
-        --contact-frame arm_right_7_link [--core]
+        --contact-frame arm_right_7_link [--core | --pinocchio]
 """
 import argparse
 import gc
@@ -43,11 +47,16 @@ def parse_args(argv=None):
     ap.add_argument("--outputs", required=True, help="comma-separated output names")
     ap.add_argument("--contact-frame", default="contact",
                     help="the contact wrench's frame_id (the node's contact_frame)")
-    ap.add_argument("--core", action="store_true",
-                    help="also make the node's core calls per message (a fixed base)")
+    calls = ap.add_mutually_exclusive_group()
+    calls.add_argument("--core", action="store_true",
+                       help="also make the node's core calls per message (a fixed base)")
+    calls.add_argument("--pinocchio", action="store_true",
+                       help="also make Pinocchio's calls for the same outputs (a fixed base)")
     args = ap.parse_args(argv)
-    if args.core and args.floating_base:
-        ap.error("--core relays a fixed-base robot only (its state is the message's arrays)")
+    for flag in ("core", "pinocchio"):
+        if getattr(args, flag) and args.floating_base:
+            ap.error(f"--{flag} relays a fixed-base robot only (its state is the message's "
+                     "arrays)")
     return args
 
 
@@ -94,6 +103,102 @@ class CoreCalls:
         if observer is not None:
             r = observer.step_bound(observer.seconds(*stamp)[()])
             self.outcomes.stepped(r, observer.tracking)
+
+
+class PinocchioCalls:
+    """
+    Pinocchio's calls for the same outputs, where :class:`CoreCalls` makes the core's.
+
+    What a node on Pinocchio would compute per message (pin's Python bindings, each result
+    in its ``Data``): τ = ``rnea`` at a = 0; q̈, M⁻¹ and ∂q̈ from ``computeABADerivatives``
+    when ∂q̈ is asked (else ``aba`` and ``computeMinverse``); ∂τ from
+    ``computeRNEADerivatives``. With an observer output, the momentum observer's terms
+    (p = M v as ``rnea(q, 0, v)`` − g, Cᵀ v from ``computeCoriolisMatrix``, g from
+    ``computeGeneralizedGravity``), r = K (p − p₀ − ∫ (u + r)) by the trapezoid rule in numpy,
+    the collision check, and the contact wrench: ``computeFrameJacobian`` (LOCAL) and a
+    least-squares solve of Jᵀ F = r. ``run`` takes what :meth:`CoreCalls.run` takes.
+    """
+
+    def __init__(self, urdf_path, model, outputs, contact_frame):
+        import pinocchio as pin
+        from rbd_ros import outputs as table
+        from rbd_ros.algorithms.contact_wrench import RCOND
+        self.pin, self.rcond = pin, RCOND
+        self.pm = pin.buildModelFromUrdf(urdf_path)
+        # the observer's terms in a Data of their own: the outputs' stay unclobbered until sent
+        self.pd, self.observer_data = self.pm.createData(), self.pm.createData()
+        names = list(model.joint_names)
+        if self.pm.nq != self.pm.nv or self.pm.nv != len(names):
+            raise SystemExit("node_floor --pinocchio: a model whose joints each have one "
+                             "position and one velocity only")
+        order = np.array([self.pm.joints[self.pm.getJointId(n)].idx_q for n in names])
+        self.order = None if np.array_equal(order, np.arange(len(names))) else order
+        nv = self.pm.nv
+        self.q, self.v, self.tau, self.zero = (np.zeros(nv) for _ in range(4))
+        wanted = set(outputs)
+        self.steps = self.dynamics_steps(wanted)
+        self.observer = None
+        if wanted & {"external_torques", "contact_wrench"}:
+            frame = (self.pm.getFrameId(contact_frame, pin.BODY)
+                     if "contact_wrench" in wanted else None)
+            self.observer = {"gain": table.DEFAULT_OBSERVER_GAIN, "frame": frame,
+                             "threshold": table.DEFAULT_COLLISION_THRESHOLD,
+                             "t": None, "p0": np.zeros(nv), "integral": np.zeros(nv),
+                             "u": np.zeros(nv), "r": np.zeros(nv), "wrench": np.zeros(6),
+                             "collision": False}
+        self.run((1, 0), model.neutral(), self.zero, self.zero)
+        if self.observer is not None:
+            self.observer["t"] = None
+
+    def dynamics_steps(self, wanted):
+        """Return the calls (functions of no argument) the dynamics outputs ``wanted`` need."""
+        pin, pm, pd, q, v, tau, zero = (self.pin, self.pm, self.pd, self.q, self.v,
+                                        self.tau, self.zero)
+        steps = []
+        if "torques" in wanted:
+            steps.append(lambda: pin.rnea(pm, pd, q, v, zero))
+        if "aba_derivatives" in wanted:
+            steps.append(lambda: pin.computeABADerivatives(pm, pd, q, v, tau))
+        else:
+            if "accelerations" in wanted:
+                steps.append(lambda: pin.aba(pm, pd, q, v, tau))
+            if "inverse_inertia" in wanted:
+                steps.append(lambda: pin.computeMinverse(pm, pd, q))
+        if "rnea_derivatives" in wanted:
+            steps.append(lambda: pin.computeRNEADerivatives(pm, pd, q, v, zero))
+        return steps
+
+    def run(self, stamp, position, velocity, effort):
+        """Make the calls at one message's state, stamped ``stamp`` (sec, nanosec)."""
+        if self.order is None:
+            self.q[:], self.v[:], self.tau[:] = position, velocity, effort
+        else:
+            order = self.order
+            self.q[order], self.v[order], self.tau[order] = position, velocity, effort
+        for step in self.steps:
+            step()
+        if self.observer is not None:
+            self.observe(stamp[0] + 1e-9 * stamp[1])
+
+    def observe(self, t):
+        """Step the observer to the state in ``q``, ``v``, ``tau`` at ``t`` (s)."""
+        pin, pm, pd, q, v = self.pin, self.pm, self.observer_data, self.q, self.v
+        o = self.observer
+        g = pin.computeGeneralizedGravity(pm, pd, q)
+        p = pin.rnea(pm, pd, q, self.zero, v) - g
+        pin.computeCoriolisMatrix(pm, pd, q, v)
+        u = self.tau + pd.C.T @ v - g
+        if o["t"] is None or not t > o["t"]:
+            o["p0"][:], o["integral"][:], o["r"][:] = p, 0.0, 0.0
+        else:
+            o["integral"] += 0.5 * (t - o["t"]) * (u + o["u"]) + (t - o["t"]) * o["r"]
+            o["r"][:] = o["gain"] * (p - o["p0"] - o["integral"])
+        o["t"] = t
+        o["u"][:] = u
+        o["collision"] = bool((np.abs(o["r"]) > o["threshold"]).any())
+        if o["frame"] is not None:
+            J = pin.computeFrameJacobian(pm, pd, q, o["frame"], pin.LOCAL)
+            o["wrench"][:] = np.linalg.lstsq(J.T, o["r"], rcond=self.rcond)[0]
 
 
 class Floor:
@@ -169,7 +274,9 @@ def main(argv=None):
     rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
     node = rclpy.create_node(NODE_NAME)
     outputs = [n for n in args.outputs.split(",") if n]
-    core = CoreCalls(model, outputs, args.contact_frame) if args.core else None
+    core = (CoreCalls(model, outputs, args.contact_frame) if args.core else
+            PinocchioCalls(args.urdf, model, outputs, args.contact_frame) if args.pinocchio
+            else None)
     floor = Floor(node, model, outputs, args.contact_frame, core)
     node.create_subscription(JointState, "joint_states", floor.on_joint_states, STATE_QOS,
                              raw=True)

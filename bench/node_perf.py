@@ -31,7 +31,7 @@ import tempfile
 import threading
 import time
 
-from node_run import FLOOR_CORE, stat_fields
+from node_run import FLOOR_CORE, FLOOR_PINOCCHIO, stat_fields
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
@@ -70,7 +70,7 @@ def bench_rate(argv):
 
 def label(cmdline, tree, here):
     """
-    Name a watched process: floor, floor + core, observer, node, or "before ...".
+    Name a watched process: floor, floor + core or Pinocchio, observer, node, "before ...".
 
     "before <revision>": another tree's node.
 
@@ -78,6 +78,8 @@ def label(cmdline, tree, here):
     with the tree there); ``here``: this checkout's root.
     """
     if "node_floor.py" in cmdline:
+        if re.search(r"\s--pinocchio(\s|$)", cmdline):
+            return FLOOR_PINOCCHIO
         return FLOOR_CORE if re.search(r"\s--core(\s|$)", cmdline) else "floor"
     frame = re.search(r"contact_frame:=(\S*)", cmdline)
     observer = (frame and frame.group(1)) or "publish_external_torques:=true" in cmdline

@@ -23,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NODE_NAME = "rbd_dynamics"
 STATES = 1000                     # distinct states, cycled
 FLOOR_CORE = "floor + core"       # the label of the floor making the core calls (--core)
+FLOOR_PINOCCHIO = "floor + Pinocchio"   # ... making Pinocchio's calls instead (--pinocchio)
 
 
 def stat_fields(pid):
@@ -147,15 +148,16 @@ class FloorTree:
     The messaging floor (``node_floor.py``) run in the node's place: this checkout's code.
 
     Its process relays joint_states to the node's output topics with no dynamics between;
-    with ``core`` it makes the core calls of the node's tick too (``node_floor.py --core``).
+    with ``core`` it makes the core calls of the node's tick too (``node_floor.py --core``),
+    with ``pinocchio`` Pinocchio's calls for the same outputs (``--pinocchio``).
     """
 
     floor = True
 
-    def __init__(self, tree, core=False):
+    def __init__(self, tree, core=False, pinocchio=False):
         self.path, self.cache = tree.path, tree.cache
-        self.core = core
-        self.label = FLOOR_CORE if core else "floor"
+        self.core, self.pinocchio = core, pinocchio
+        self.label = FLOOR_CORE if core else FLOOR_PINOCCHIO if pinocchio else "floor"
 
     def env(self):
         return SourceTree.env(self)
@@ -257,7 +259,7 @@ def start_node(args, tree, outputs):
         cmd += ["--floating-base"] if floating else []
         frame = getattr(args, "contact_frame", "")
         cmd += ["--contact-frame", frame] if frame else []
-        cmd += ["--core"] if tree.core else []
+        cmd += ["--core"] if tree.core else ["--pinocchio"] if tree.pinocchio else []
         node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, env=tree.env(),
                                 cwd=tempfile.gettempdir(), start_new_session=True)

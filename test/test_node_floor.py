@@ -97,3 +97,86 @@ def test_the_split_pairs_each_round_and_compares_only_a_node_of_the_same_outputs
     assert lines[0].endswith("62 [65 60]")             # 215 - 150, 200 - 140: median 62.5
     assert lines[1] == "no observer: other outputs than the floor + core's, not compared"
     assert lines[2].startswith("observer: its own work") and lines[2].endswith("-8 [-5 -10]")
+
+
+def test_pinocchio_calls_on_a_floating_base_or_beside_the_core_calls_are_refused(capsys):
+    for extra in (["--pinocchio", "--floating-base"], ["--pinocchio", "--core"]):
+        with pytest.raises(SystemExit) as exc:
+            node_floor.parse_args(["--urdf", "x.urdf", "--outputs", "torques", *extra])
+        assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "--pinocchio relays a fixed-base robot only" in err
+    assert "not allowed with argument" in err
+
+
+def test_a_floor_with_pinocchio_s_calls_is_named_apart():
+    here = os.getcwd()
+    assert (node_perf.label("python node_floor.py --urdf x --pinocchio", here, here)
+            == "floor + Pinocchio")
+
+
+@pytest.mark.skipif(not available("talos_fixed"), reason="example-robot-data is not installed")
+def test_pinocchio_s_calls_compute_what_the_core_s_calls_compute():
+    """
+    The reference run does the core's work: same dynamics, an observer that sees the same.
+
+    Both are fed the states of a smooth trajectory, then an external torque on an arm joint
+    (τ = RNEA of the acceleration minus it): Pinocchio's arrays (in its ``Data``, its joint
+    order) are the core's results, its r (its own trapezoid rule) the core observer's within
+    the integration's error, and so are their contact wrenches.
+    """
+    from oracle import ROBOTS
+    robot = fixed_talos()
+    pin, pm, pd = robot.pin, robot.pm, robot.pd
+    model = robot.model
+    core = node_floor.CoreCalls(model, OBSERVED, "arm_right_7_link")
+    ours = node_floor.PinocchioCalls(ROBOTS["talos_fixed"][0], model, OBSERVED,
+                                     "arm_right_7_link")
+    order = np.arange(model.nv) if ours.order is None else ours.order
+    pushed = np.zeros(model.nv)
+    rng = np.random.default_rng(3)
+    q0, amplitude = model.neutral(), 0.3 * rng.uniform(0.5, 1.0, model.nv)
+    omega = 2 * np.pi * rng.uniform(0.3, 0.8, model.nv)
+    for k in range(600):
+        t = k * 1e-3
+        q = q0 + amplitude * np.sin(omega * t)
+        v = amplitude * omega * np.cos(omega * t)
+        a = -amplitude * omega ** 2 * np.sin(omega * t)
+        if k == 300:
+            pushed[model.joint_names.index("arm_right_4_joint")] = 2.0
+        tau = robot.v_from_pin(pin.rnea(pm, pd, robot.q_to_pin(q), robot.v_to_pin(v),
+                                        robot.v_to_pin(a))) - pushed
+        core.run((100, k * 1_000_000), q, v, tau)
+        ours.run((100, k * 1_000_000), q, v, tau)
+    views, data = core.compute[2].views, ours.pd
+    mine = np.ix_(order, order)
+    np.testing.assert_allclose(data.tau[order], views["tau"], atol=1e-8)
+    np.testing.assert_allclose(data.ddq[order], views["qdd"], atol=1e-7)
+    np.testing.assert_allclose((np.triu(data.Minv) + np.triu(data.Minv, 1).T)[mine],
+                               views["Minv"], atol=1e-8)
+    for name, pin_name in (("dtau_dq", "dtau_dq"), ("dtau_dv", "dtau_dv"),
+                           ("dqdd_dq", "ddq_dq"), ("dqdd_dv", "ddq_dv")):
+        expected = views[name]
+        np.testing.assert_allclose(getattr(data, pin_name)[mine], expected,
+                                   atol=1e-7 * max(1.0, np.abs(expected).max()), err_msg=name)
+    r = ours.observer["r"][order]
+    np.testing.assert_allclose(r, core.observer.kernel.rows[0], atol=1e-3)
+    assert abs(r[pushed > 0][0] - 2.0) < 1e-3
+    wrench = core.observer.kernel.rows[1]
+    assert np.abs(wrench).max() > 0.5                  # a wrench at the hand explains it
+    np.testing.assert_allclose(ours.observer["wrench"], wrench,
+                               atol=1e-3 * np.abs(wrench).max())
+    assert ours.observer["collision"] is False          # 2 N·m: under the 10 N·m threshold
+
+
+def test_the_split_names_pinocchio_s_calls_over_the_floor(capsys):
+    import bench_node
+    seven = tuple(OBSERVED)
+    configs = [("observer", None, seven), ("floor", None, seven),
+               (bench_node.FLOOR_PINOCCHIO, None, seven)]
+    cpu = {"observer": (210, 190), "floor": (150, 140), bench_node.FLOOR_PINOCCHIO: (260, 230)}
+    runs = [(label, {"cpu_per_answer": cpu[label][k]}) for k in range(2) for label in cpu]
+    bench_node.print_core_split(runs, configs)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == ["Pinocchio's calls over the floor (floor + Pinocchio - floor, µs per "
+                     "message, by round): 100 [110 90]"]
