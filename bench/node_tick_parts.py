@@ -16,9 +16,13 @@ Why: a bench_node run measures the node waking up for every message, an in-proce
 measures it with everything in cache; what the node costs per message, and which part of it
 grows when the caches are cold, is the paced column. With ``--floor`` the messaging floor's
 relay (``node_floor.py``, ``bench_node --floor``'s) is timed the same way, its runs
-alternating with the node's, and the node's callback is given over the floor's.
+alternating with the node's, and the node's callback is given over the floor's;
+``--floor-core`` and ``--floor-pinocchio`` time the relay making the core's calls
+(``node_floor.CoreCalls``) or Pinocchio's for the same outputs (``node_floor.PinocchioCalls``)
+the same way: what each library's calls cost hot and paced, inside the same relay.
 
-    python bench/node_tick_parts.py --observer arm_right_7_link --messages 3000 --floor
+    python bench/node_tick_parts.py --observer arm_right_7_link --messages 3000 --floor \
+        --floor-core --floor-pinocchio
 """
 import argparse
 import functools
@@ -35,6 +39,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
 FIVE = ("torques", "accelerations", "inverse_inertia", "rnea_derivatives", "aba_derivatives")
+# node_floor.Floor making no calls, the core's or Pinocchio's
+RELAYS = ("floor", "floor + core", "floor + Pinocchio")
 
 
 def parse_args(argv=None):
@@ -52,6 +58,10 @@ def parse_args(argv=None):
                     help="messages per second of the paced runs (1000)")
     ap.add_argument("--floor", action="store_true",
                     help="also time the messaging floor's relay (node_floor.py) the same way")
+    ap.add_argument("--floor-core", action="store_true",
+                    help="also time the relay making the core's calls (node_floor.CoreCalls)")
+    ap.add_argument("--floor-pinocchio", action="store_true",
+                    help="also time the relay making Pinocchio's calls (PinocchioCalls)")
     return ap.parse_args(argv)
 
 
@@ -209,8 +219,12 @@ def check_published(before, after, count, mode):
                          "its figures would mix ticks with messages it skipped")
 
 
-def print_table(best, outputs, floor=None):
-    """Print the parts of ``best``'s runs, hot and paced; ``floor``: the floor's best, if run."""
+def print_table(best, outputs, references=None):
+    """
+    Print the parts of ``best``'s runs, hot and paced, and the node against ``references``.
+
+    ``references``: {label: best} of the relays run ("floor", "floor + core", ...), if any.
+    """
     hot, paced = best["hot"], best["paced"]
     labels = [label for label, _, _ in parts() if label in hot[1] or label in paced[1]]
     print(f"{'part':<26} {'hot µs':>8} {'paced µs':>9} {'paced/hot':>9}")
@@ -225,11 +239,11 @@ def print_table(best, outputs, floor=None):
     untimed = best.get("paced, untimed")
     if untimed:
         print(f"{'  without timers':<26} {'':>8} {untimed[0]:>9.1f}")
-    if floor:
-        h, p = floor["hot"][0], floor["paced"][0]
-        print(f"{'floor callback':<26} {h:>8.1f} {p:>9.1f} {p / h:>9.2f}")
-        node_paced = untimed[0] if untimed else paced[0]
-        print(f"{'node / floor':<26} {hot[0] / h:>8.2f} {node_paced / p:>9.2f}")
+    node_paced = untimed[0] if untimed else paced[0]
+    for label, reference in (references or {}).items():
+        h, p = reference["hot"][0], reference["paced"][0]
+        print(f"{label + ' callback':<26} {h:>8.1f} {p:>9.1f} {p / h:>9.2f}")
+        print(f"{'node / ' + label:<26} {hot[0] / h:>8.2f} {node_paced / p:>9.2f}")
     print(f"\noutputs: {', '.join(outputs)}; µs per message, the best of the rounds; the "
           "parts' timers are in the callback's figures but the untimed one (the paced "
           "node / floor ratio uses it)")
@@ -239,9 +253,9 @@ def session(context, kind, args, text, outputs, observed):
     """
     Return (rclpy node, its joint_states callback): the dynamics node, or the floor's relay.
 
-    ``kind``: "node" or "floor" (``node_floor.Floor``, as ``bench_node --floor`` runs it);
-    ``outputs``: the dynamics outputs on; ``observed``: those and the observer's, the
-    floor's to relay.
+    ``kind``: "node", or one of ``RELAYS`` (``node_floor.Floor``, as ``bench_node --floor``
+    runs it, making no calls, the core's or Pinocchio's); ``outputs``: the dynamics outputs
+    on; ``observed``: those and the observer's, the floor's to relay.
     """
     if kind == "node":
         node = make_node(context, text, outputs, args.observer)
@@ -249,11 +263,15 @@ def session(context, kind, args, text, outputs, observed):
                           if s.topic_name == "/joint_states")
     import rbd_ros
     from rclpy.node import Node
-    from node_floor import NODE_NAME, Floor
+    from node_floor import NODE_NAME, CoreCalls, Floor, PinocchioCalls
     from oracle import ROBOTS
-    model = rbd_ros.load_model(ROBOTS[args.robot][0], floating_base=False, mimic="independent")
+    urdf = ROBOTS[args.robot][0]
+    model = rbd_ros.load_model(urdf, floating_base=False, mimic="independent")
+    frame = args.observer or "contact"
+    core = (CoreCalls(model, observed, frame) if kind == RELAYS[1] else
+            PinocchioCalls(urdf, model, observed, frame) if kind == RELAYS[2] else None)
     node = Node(NODE_NAME, context=context)
-    floor = Floor(node, model, observed, args.observer or "contact")
+    floor = Floor(node, model, observed, frame, core)
     return node, floor.on_joint_states
 
 
@@ -269,7 +287,8 @@ def main(argv=None):
     urdf = ROBOTS[args.robot][0]
     with open(urdf) as f:
         text = f.read()
-    kinds = ("node", "floor") if args.floor else ("node",)
+    kinds = ("node",) + tuple(k for k, on in zip(RELAYS, (args.floor, args.floor_core,
+                                                          args.floor_pinocchio)) if on)
     fed = args.messages * 4 * args.rounds * len(kinds)
     raws = serialized_states(urdf, fed, args.rate)
     chunks = iter(raws[k:k + args.messages] for k in range(0, len(raws), args.messages))
@@ -307,7 +326,7 @@ def main(argv=None):
         stop(receiver)
     received = len(np.load(received_path)) if os.path.exists(received_path) else 0
     folder.cleanup()
-    print_table(best["node"], observed, best.get("floor"))
+    print_table(best["node"], observed, {k: best[k] for k in kinds[1:]})
     print(f"the receiver got {received} of the {fed * len(observed)} outputs of the {fed} "
           "messages (the hot runs publish faster than it takes them: some are dropped)")
     return best, received

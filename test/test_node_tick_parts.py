@@ -62,7 +62,8 @@ def test_a_real_run_times_every_part_and_restores_the_node(capsys):
     ros_domain_id()
     best, received = node_tick_parts.main(["--robot", "arm7", "--messages", "150", "--rounds",
                                            "1", "--observer", "link7", "--outputs",
-                                           "torques,accelerations", "--floor"])
+                                           "torques,accelerations", "--floor",
+                                           "--floor-core", "--floor-pinocchio"])
     assert JointCache.merge_serialized is merge       # the timers are taken off again
     for mode in ("hot", "paced"):
         assert best["floor"][mode][0] > 0 and best["floor"][mode][1] == {}   # no parts
@@ -77,3 +78,18 @@ def test_a_real_run_times_every_part_and_restores_the_node(capsys):
     assert received > 0
     out = capsys.readouterr().out
     assert "the rest" in out and "paced/hot" in out and "node / floor" in out
+    for relay in ("floor + core", "floor + Pinocchio"):     # each relay timed, its row printed
+        assert best[relay]["hot"][0] > 0 and best[relay]["paced"][0] > 0
+        assert f"node / {relay}" in out
+
+
+def test_each_relay_s_callback_is_printed_beside_the_node_s(capsys):
+    node = {"hot": (10.0, {}), "paced": (20.0, {})}
+    references = {"floor": {"hot": (5.0, {}), "paced": (8.0, {})},
+                  "floor + Pinocchio": {"hot": (20.0, {}), "paced": (40.0, {})}}
+    node_tick_parts.print_table(node, ["torques"], references)
+    rows = {line[:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["floor callback"] == ["5.0", "8.0", "1.60"]
+    assert rows["node / floor"] == ["2.00", "2.50"]
+    assert rows["floor + Pinocchio callback"] == ["20.0", "40.0", "2.00"]
+    assert rows["node / floor + Pinocchio"] == ["0.50", "0.50"]
