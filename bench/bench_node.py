@@ -305,6 +305,8 @@ def print_core_split(runs, configs):
     """
     With a "floor + core" run: print each node's CPU per message over it, round by round.
 
+    With a "floor + Pinocchio" run, first what Pinocchio's calls cost over the floor.
+
     What the node's own work costs per message over the core's calls, and what those cost
     over the floor: the two parts of a node's excess over its floor. Only a node with the
     floor + core's outputs is compared (the other makes other core calls).
@@ -421,13 +423,13 @@ def main():
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
     configs = configurations(args, trees)
-    if args.floor:                       # the floor publishes the most outputs asked for
-        configs.append(("floor", FloorTree(trees[-1]), configs[-1][2]))
+    relayed = configs[-1][2]             # the floor publishes the most outputs asked for
+    if args.floor:
+        configs.append(("floor", FloorTree(trees[-1]), relayed))
     if args.floor_core:                  # ... and makes the core calls of the node's tick
-        configs.append((FLOOR_CORE, FloorTree(trees[-1], core=True), configs[-2][2]))
+        configs.append((FLOOR_CORE, FloorTree(trees[-1], core=True), relayed))
     if args.floor_pinocchio:             # ... or Pinocchio's calls for the same outputs
-        configs.append((FLOOR_PINOCCHIO, FloorTree(trees[-1], pinocchio=True),
-                        configs[-1][2]))
+        configs.append((FLOOR_PINOCCHIO, FloorTree(trees[-1], pinocchio=True), relayed))
 
     import rclpy
     from diagnostic_msgs.msg import DiagnosticArray

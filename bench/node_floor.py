@@ -109,14 +109,17 @@ class PinocchioCalls:
     """
     Pinocchio's calls for the same outputs, where :class:`CoreCalls` makes the core's.
 
-    What a node on Pinocchio would compute per message (pin's Python bindings, each result
-    in its ``Data``): τ = ``rnea`` at a = 0; q̈, M⁻¹ and ∂q̈ from ``computeABADerivatives``
-    when ∂q̈ is asked (else ``aba`` and ``computeMinverse``); ∂τ from
-    ``computeRNEADerivatives``. With an observer output, the momentum observer's terms
-    (p = M v as ``rnea(q, 0, v)`` − g, Cᵀ v from ``computeCoriolisMatrix``, g from
-    ``computeGeneralizedGravity``), r = K (p − p₀ − ∫ (u + r)) by the trapezoid rule in numpy,
-    the collision check, and the contact wrench: ``computeFrameJacobian`` (LOCAL) and a
-    least-squares solve of Jᵀ F = r. ``run`` takes what :meth:`CoreCalls.run` takes.
+    What a node on Pinocchio's Python bindings would compute per message, by the cheapest
+    route the bindings offer (each result in a ``Data``): q̈, M⁻¹ and ∂q̈ from
+    ``computeABADerivatives`` when ∂q̈ is asked (else ``aba`` and ``computeMinverse``); ∂τ,
+    and τ at a = 0 with them, from ``computeRNEADerivatives`` (``rnea`` alone when ∂τ is not
+    asked). With an observer output, the momentum observer's terms from that same RNEA
+    derivatives pass (computed for them when ∂τ is not asked): p = M v, Cᵀ v = ½ (∂τ/∂v)ᵀ v
+    and g = τ − ½ (∂τ/∂v) v (C the Christoffel one, so Ṁ = C + Cᵀ); then, in numpy, r = K (p −
+    p₀ − ∫ (u + r)) (∫u by the trapezoid rule, ∫r by the rectangle rule; a restart after
+    ``DEFAULT_MAX_JOINT_AGE``, as the core's), the collision check and the contact wrench
+    (``getFrameJacobian`` LOCAL on the pass's placements, then ``numpy.linalg.lstsq``). ``run``
+    takes what :meth:`CoreCalls.run` takes; ``step_names``: the calls ``run`` makes, in order.
     """
 
     def __init__(self, urdf_path, model, outputs, contact_frame):
@@ -125,7 +128,7 @@ class PinocchioCalls:
         from rbd_ros.algorithms.contact_wrench import RCOND
         self.pin, self.rcond = pin, RCOND
         self.pm = pin.buildModelFromUrdf(urdf_path)
-        # the observer's terms in a Data of their own: the outputs' stay unclobbered until sent
+        # the observer's own RNEA derivatives (when ∂τ is not an output) in a Data of theirs
         self.pd, self.observer_data = self.pm.createData(), self.pm.createData()
         names = list(model.joint_names)
         if self.pm.nq != self.pm.nv or self.pm.nv != len(names):
@@ -136,36 +139,48 @@ class PinocchioCalls:
         nv = self.pm.nv
         self.q, self.v, self.tau, self.zero = (np.zeros(nv) for _ in range(4))
         wanted = set(outputs)
-        self.steps = self.dynamics_steps(wanted)
         self.observer = None
         if wanted & {"external_torques", "contact_wrench"}:
-            frame = (self.pm.getFrameId(contact_frame, pin.BODY)
-                     if "contact_wrench" in wanted else None)
+            frame = None
+            if "contact_wrench" in wanted:
+                if not self.pm.existFrame(contact_frame, pin.BODY):
+                    raise SystemExit(f"node_floor --pinocchio: no link {contact_frame!r}")
+                frame = self.pm.getFrameId(contact_frame, pin.BODY)
             self.observer = {"gain": table.DEFAULT_OBSERVER_GAIN, "frame": frame,
                              "threshold": table.DEFAULT_COLLISION_THRESHOLD,
+                             "max_gap": table.DEFAULT_MAX_JOINT_AGE, "origin": None,
                              "t": None, "p0": np.zeros(nv), "integral": np.zeros(nv),
                              "u": np.zeros(nv), "r": np.zeros(nv), "wrench": np.zeros(6),
                              "collision": False}
+        self.derivatives = "rnea_derivatives" in wanted
+        self.steps = self.dynamics_steps(wanted)
+        self.step_names = [name for name, _ in self.steps]
         self.run((1, 0), model.neutral(), self.zero, self.zero)
         if self.observer is not None:
-            self.observer["t"] = None
+            self.observer["t"] = self.observer["origin"] = None    # the warm-up forgotten
 
     def dynamics_steps(self, wanted):
-        """Return the calls (functions of no argument) the dynamics outputs ``wanted`` need."""
+        """Return [(name, call of no argument)]: the calls the dynamics outputs ``wanted`` need."""
         pin, pm, pd, q, v, tau, zero = (self.pin, self.pm, self.pd, self.q, self.v,
                                         self.tau, self.zero)
         steps = []
-        if "torques" in wanted:
-            steps.append(lambda: pin.rnea(pm, pd, q, v, zero))
         if "aba_derivatives" in wanted:
-            steps.append(lambda: pin.computeABADerivatives(pm, pd, q, v, tau))
+            steps.append(("computeABADerivatives",
+                          lambda: pin.computeABADerivatives(pm, pd, q, v, tau)))
         else:
             if "accelerations" in wanted:
-                steps.append(lambda: pin.aba(pm, pd, q, v, tau))
+                steps.append(("aba", lambda: pin.aba(pm, pd, q, v, tau)))
             if "inverse_inertia" in wanted:
-                steps.append(lambda: pin.computeMinverse(pm, pd, q))
-        if "rnea_derivatives" in wanted:
-            steps.append(lambda: pin.computeRNEADerivatives(pm, pd, q, v, zero))
+                steps.append(("computeMinverse", lambda: pin.computeMinverse(pm, pd, q)))
+        if self.derivatives:                 # last: its τ (a = 0) is the one sent
+            steps.append(("computeRNEADerivatives",
+                          lambda: pin.computeRNEADerivatives(pm, pd, q, v, zero)))
+        elif "torques" in wanted:
+            steps.append(("rnea", lambda: pin.rnea(pm, pd, q, v, zero)))
+        if self.observer is not None and not self.derivatives:
+            od = self.observer_data
+            steps.append(("computeRNEADerivatives (observer)",
+                          lambda: pin.computeRNEADerivatives(pm, od, q, v, zero)))
         return steps
 
     def run(self, stamp, position, velocity, effort):
@@ -175,29 +190,32 @@ class PinocchioCalls:
         else:
             order = self.order
             self.q[order], self.v[order], self.tau[order] = position, velocity, effort
-        for step in self.steps:
+        for _, step in self.steps:
             step()
         if self.observer is not None:
-            self.observe(stamp[0] + 1e-9 * stamp[1])
+            self.observe(stamp[0] * 1_000_000_000 + stamp[1])
 
-    def observe(self, t):
-        """Step the observer to the state in ``q``, ``v``, ``tau`` at ``t`` (s)."""
-        pin, pm, pd, q, v = self.pin, self.pm, self.observer_data, self.q, self.v
-        o = self.observer
-        g = pin.computeGeneralizedGravity(pm, pd, q)
-        p = pin.rnea(pm, pd, q, self.zero, v) - g
-        pin.computeCoriolisMatrix(pm, pd, q, v)
-        u = self.tau + pd.C.T @ v - g
-        if o["t"] is None or not t > o["t"]:
+    def observe(self, stamp_ns):
+        """Step the observer to the state in ``q``, ``v``, ``tau`` stamped ``stamp_ns``."""
+        o, v = self.observer, self.v
+        data = self.pd if self.derivatives else self.observer_data
+        if o["origin"] is None:
+            o["origin"] = stamp_ns
+        t = (stamp_ns - o["origin"]) * 1e-9           # exact to 1 ns: relative to the first
+        half_dv = 0.5 * data.dtau_dv
+        p = data.M @ v
+        u = self.tau + half_dv.T @ v - (data.tau - half_dv @ v)
+        if o["t"] is None or not 0.0 < t - o["t"] <= o["max_gap"]:
             o["p0"][:], o["integral"][:], o["r"][:] = p, 0.0, 0.0
         else:
-            o["integral"] += 0.5 * (t - o["t"]) * (u + o["u"]) + (t - o["t"]) * o["r"]
+            h = t - o["t"]
+            o["integral"] += 0.5 * h * (u + o["u"]) + h * o["r"]
             o["r"][:] = o["gain"] * (p - o["p0"] - o["integral"])
         o["t"] = t
         o["u"][:] = u
         o["collision"] = bool((np.abs(o["r"]) > o["threshold"]).any())
         if o["frame"] is not None:
-            J = pin.computeFrameJacobian(pm, pd, q, o["frame"], pin.LOCAL)
+            J = self.pin.getFrameJacobian(self.pm, data, o["frame"], self.pin.LOCAL)
             o["wrench"][:] = np.linalg.lstsq(J.T, o["r"], rcond=self.rcond)[0]
 
 

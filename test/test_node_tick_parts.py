@@ -56,6 +56,7 @@ def test_the_rest_is_the_callback_less_its_outermost_parts(capsys):
     assert rows["its step"] == ["3.0", "6.0", "2.00"]
 
 
+@pytest.mark.pinocchio                 # its --floor-pinocchio relay makes Pinocchio's calls
 def test_a_real_run_times_every_part_and_restores_the_node(capsys):
     from rbd_ros.node.joint_cache import JointCache
     merge = JointCache.merge_serialized
