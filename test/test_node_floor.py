@@ -86,14 +86,14 @@ def test_without_an_observer_output_there_is_no_observer():
 
 
 def test_the_split_pairs_each_round_and_compares_only_a_node_of_the_same_outputs(capsys):
-    import bench_node
+    import node_report
     seven, five = tuple(OBSERVED), tuple(FIVE)
     configs = [("no observer", None, five), ("observer", None, seven), ("floor", None, seven),
-               (bench_node.FLOOR_CORE, None, seven)]
+               (node_report.FLOOR_CORE, None, seven)]
     cpu = {"no observer": (170, 160), "observer": (210, 190), "floor": (150, 140),
-           bench_node.FLOOR_CORE: (215, 200)}
+           node_report.FLOOR_CORE: (215, 200)}
     runs = [(label, {"cpu_per_answer": cpu[label][k]}) for k in range(2) for label in cpu]
-    bench_node.print_core_split(runs, configs)
+    node_report.print_core_split(runs, configs)
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("62 [65 60]")             # 215 - 150, 200 - 140: median 62.5
     assert lines[1] == "no observer: other outputs than the floor + core's, not compared"
@@ -213,13 +213,13 @@ def test_an_unknown_contact_link_is_refused_by_name():
 
 
 def test_the_split_names_pinocchio_s_calls_over_the_floor(capsys):
-    import bench_node
+    import node_report
     seven = tuple(OBSERVED)
     configs = [("observer", None, seven), ("floor", None, seven),
-               (bench_node.FLOOR_PINOCCHIO, None, seven)]
-    cpu = {"observer": (210, 190), "floor": (150, 140), bench_node.FLOOR_PINOCCHIO: (260, 230)}
+               (node_report.FLOOR_PINOCCHIO, None, seven)]
+    cpu = {"observer": (210, 190), "floor": (150, 140), node_report.FLOOR_PINOCCHIO: (260, 230)}
     runs = [(label, {"cpu_per_answer": cpu[label][k]}) for k in range(2) for label in cpu]
-    bench_node.print_core_split(runs, configs)
+    node_report.print_core_split(runs, configs)
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["Pinocchio's calls over the floor (floor + Pinocchio - floor, µs per "
                      "message, by round): 100 [110 90]"]
