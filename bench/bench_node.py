@@ -35,7 +35,9 @@ nodes (e.g. ``--before c599144``: the planner services on the executor's thread)
 Goals: no drops at 1 kHz, p99 < 2 ms. A benchmark, not a test: run it on a quiet machine.
 
 ``--outputs A,B,...`` names the outputs the node publishes (default: every dynamics output,
-``all``); the others are turned off (``publish_<name>:=false``). ``effort_command`` is the
+``all``); the others are turned off (``publish_<name>:=false``). ``end_effector`` is on at
+``--end-effector``'s link (talos's ``arm_right_7_link``), the centroidal momentum with the
+centre of mass, as the node switches them. ``effort_command`` is the
 node's ~/effort_command (gravity mode, every joint, enabled once the node computes; matched
 to its joint_states by its values: ``node_command``). The observer's outputs
 ``external_torques`` and ``contact_wrench`` (at ``--observer``'s LINK) may be named too.
@@ -94,8 +96,10 @@ import node_run  # noqa: E402
 from node_command import COMMAND, enabler, state_keys  # noqa: E402
 import node_soak  # noqa: E402
 from node_report import print_run, print_table  # noqa: E402
-from node_run import (FLOOR_CORE, FLOOR_PINOCCHIO, FloorTree, NODE_NAME, STATES,  # noqa: E402
-                      SourceTree)
+import node_receiver  # noqa: E402
+from node_run import STATES  # noqa: E402
+from node_trees import (FLOOR_CORE, FLOOR_PINOCCHIO, FloorTree, NODE_NAME,  # noqa: E402
+                        SourceTree)
 from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
 from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
@@ -129,6 +133,9 @@ def parse_args():
                     help="seconds per row of --soak (60)")
     ap.add_argument("--observer", metavar="LINK", default="",
                     help="also run with the observer's outputs, contact wrench at LINK")
+    ap.add_argument("--end-effector", metavar="LINK", default="arm_right_7_link",
+                    help="the ~/end_effector output's link, when it is among the outputs "
+                    "(talos's right wrist: arm_right_7_link)")
     ap.add_argument("--outputs", default=None, type=_outputs,
                     help="comma-separated outputs the node publishes (default: all the "
                     "dynamics outputs; with --observer: " + ",".join(OBSERVER_GOAL) + ")")
@@ -329,8 +336,8 @@ def main():
     args = parse_args()
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     if args.receiver:
-        return node_run.receiver(args.receiver, args.receiver_outputs.split(",")
-                                 if args.receiver_outputs else OUTPUTS)
+        return node_receiver.receiver(args.receiver, args.receiver_outputs.split(",")
+                                      if args.receiver_outputs else OUTPUTS)
     if args.soak_receiver:
         return node_soak.receiver(args.soak_receiver, OUTPUTS, args.window, args.rate)
     args.contact_frame = args.observer

@@ -31,7 +31,8 @@ import tempfile
 import threading
 import time
 
-from node_run import FLOOR_CORE, FLOOR_PINOCCHIO, stat_fields
+from node_run import stat_fields
+from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
@@ -85,7 +86,7 @@ def label(cmdline, tree, here):
     observer = (frame and frame.group(1)) or "publish_external_torques:=true" in cmdline
     name = "observer" if observer else "node"
     if tree and os.path.realpath(tree) != os.path.realpath(here):
-        # node_run.SourceTree: a revision's tree is .../bench_node/<sha>/tree
+        # node_trees.SourceTree: a revision's tree is .../bench_node/<sha>/tree
         path = tree.rstrip(os.sep)
         if os.path.basename(path) == "tree":
             path = os.path.dirname(path)

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 
-from node_run import FLOOR_CORE, FLOOR_PINOCCHIO
+from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO
 from rbd_ros.outputs import NAMES as OUTPUTS  # (every output; no ROS)
 
 GOAL_P99_MS = 2.0

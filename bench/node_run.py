@@ -1,17 +1,16 @@
 """
-One measured run of the dynamics node for ``bench_node.py``, and the source trees it runs.
+One measured run of the dynamics node for ``bench_node.py``, from a tree of ``node_trees``.
 
-A run starts a receiver process (this module's :func:`receiver`, through ``bench_node.py
+A run starts a receiver process (``node_receiver.receiver``, through ``bench_node.py
 --receiver``) and a ``dynamics_node`` process of one source tree (PYTHONPATH and
 NUMBA_CACHE_DIR set to the tree's), publishes odometry and joint states at the given rate from
-the bench process, and returns what it measured (:func:`run_once`). :class:`SourceTree` is the
-working tree or a revision extracted with ``git archive``.
+the bench process, and returns what it measured (:func:`run_once`): the node's tree, or the
+floor's in its place.
 """
 import array
 import gc
 import os
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -19,11 +18,10 @@ import time
 
 import numpy as np
 
+from node_trees import NODE_NAME
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-NODE_NAME = "rbd_dynamics"
 STATES = 1000                     # distinct states, cycled
-FLOOR_CORE = "floor + core"       # the label of the floor making the core calls (--core)
-FLOOR_PINOCCHIO = "floor + Pinocchio"   # ... making Pinocchio's calls instead (--pinocchio)
 
 
 def stat_fields(pid):
@@ -71,96 +69,11 @@ def loadavg():
         return f.read().split()[0]
 
 
-def stamp_ns_of(raw):
-    """
-    Return the header stamp of a serialized message whose first field is std_msgs/Header.
-
-    CDR: 4-byte encapsulation, then int32 sec, uint32 nanosec, little endian.
-    """
-    sec, nanosec = struct.unpack_from("<iI", raw, 4)
-    return sec * 1_000_000_000 + nanosec
-
-
 def percentiles_ms(x):
     if not len(x):
         return None, None, None
     x = np.asarray(x) * 1e-6
     return float(np.percentile(x, 50)), float(np.percentile(x, 99)), float(x.max())
-
-
-class SourceTree:
-    """
-    A tree of rbd_ros to run the node from: this checkout, or a revision.
-
-    A revision is extracted with ``git archive`` once into ~/.cache/rbd_ros/bench_node/<sha>/
-    (kept: a second run reuses it and its numba cache, NUMBA_CACHE_DIR beside it, so only
-    the first run compiles the kernels). The working tree keeps the caller's NUMBA_CACHE_DIR.
-    Either tree's kernels are compiled into its cache before any run (``rbd_warm_cache``,
-    where the tree has it): the node compiles its services' kernels in the background after
-    its first output, which in a tree with a cold cache fell inside the measured window
-    (CPU 180 %, outputs dropped).
-    """
-
-    def __init__(self, revision=None):
-        repo = os.path.dirname(HERE)
-        if revision is None:
-            self.label, self.path = "current", repo
-            self.cache = os.environ.get("NUMBA_CACHE_DIR")
-            self._warm_cache()
-            return
-        sha = subprocess.run(["git", "-C", repo, "rev-parse", "--verify",
-                              revision + "^{commit}"], check=True, capture_output=True,
-                             text=True).stdout.strip()
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-        root = os.path.join(base, "rbd_ros", "bench_node", sha[:12])
-        self.label, self.path = f"before {revision}", os.path.join(root, "tree")
-        self.cache = os.path.join(root, "numba_cache")
-        if not os.path.exists(os.path.join(root, "complete")):
-            os.makedirs(self.path, exist_ok=True)
-            archive = subprocess.Popen(["git", "-C", repo, "archive", sha],
-                                       stdout=subprocess.PIPE)
-            subprocess.run(["tar", "-x", "-C", self.path], stdin=archive.stdout, check=True)
-            if archive.wait():
-                raise RuntimeError(f"git archive {sha} failed")
-            open(os.path.join(root, "complete"), "w").close()
-        os.makedirs(self.cache, exist_ok=True)
-        self._warm_cache()
-
-    def _warm_cache(self):
-        # where the tree has it: rbd_ros/tools/ since the layers move, rbd_ros/ before
-        found = [module for module in ("rbd_ros.tools.warm_cache", "rbd_ros.warm_cache")
-                 if os.path.exists(os.path.join(self.path, *module.split(".")) + ".py")]
-        if not found:
-            return                             # an older tree: it compiles as it runs
-        print(f"{self.label}: compiling its kernels into its cache if needed", flush=True)
-        subprocess.run([sys.executable, "-m", found[0]], env=self.env(),
-                       cwd=self.path, check=True, stdout=subprocess.DEVNULL)
-
-    def env(self):
-        env = dict(os.environ, PYTHONPATH=self.path, PYTHONUNBUFFERED="1")
-        if self.cache:
-            env["NUMBA_CACHE_DIR"] = self.cache
-        return env
-
-
-class FloorTree:
-    """
-    The messaging floor (``node_floor.py``) run in the node's place: this checkout's code.
-
-    Its process relays joint_states to the node's output topics with no dynamics between;
-    with ``core`` it makes the core calls of the node's tick too (``node_floor.py --core``),
-    with ``pinocchio`` Pinocchio's calls for the same outputs (``--pinocchio``).
-    """
-
-    floor = True
-
-    def __init__(self, tree, core=False, pinocchio=False):
-        self.path, self.cache = tree.path, tree.cache
-        self.core, self.pinocchio = core, pinocchio
-        self.label = FLOOR_CORE if core else FLOOR_PINOCCHIO if pinocchio else "floor"
-
-    def env(self):
-        return SourceTree.env(self)
 
 
 def make_states(urdf, n, rate):
@@ -185,60 +98,6 @@ def make_states(urdf, n, rate):
     return list(fixed.joint_names), states
 
 
-def receiver(out_path, outputs):
-    """
-    Take every output message, and on SIGINT save them to ``out_path``.
-
-    A process of its own that takes every output message (serialized, no deserialization)
-    in a bare wait-set loop, and on SIGINT saves (topic, stamp, receipt time) to OUT (.npy).
-    perf_counter is CLOCK_MONOTONIC: comparable across processes.
-    """
-    import rclpy
-    from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
-    from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
-    from rclpy.signals import SignalHandlerOptions
-    from rbd_ros.node.conversions import message_class
-    from rbd_ros.outputs import BY_NAME, CONTACT_WRENCH, OBSERVER_BY_NAME
-
-    stop = []
-    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
-    rclpy.init(signal_handler_options=SignalHandlerOptions.NO)
-    node = rclpy.create_node("rbd_bench_receiver")
-    qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE,
-                     history=HistoryPolicy.KEEP_LAST)
-    from node_command import COMMAND, command_key
-    types = {k: message_class("std_msgs/msg/Float64MultiArray" if k == COMMAND else
-                              {**BY_NAME, **OBSERVER_BY_NAME}.get(k, CONTACT_WRENCH).msgtype)
-             for k in outputs}
-    command = outputs.index(COMMAND) if COMMAND in outputs else -1
-    from rclpy.serialization import deserialize_message
-    subs = [(i, types[k], node.create_subscription(types[k], f"/{NODE_NAME}/{k}", lambda m: None,
-                                                   qos, raw=True).handle)
-            for i, k in enumerate(outputs)]
-    log = np.zeros((4_000_000, 3), np.int64)      # topic, stamp ns, receipt ns
-    n = 0
-    clock = time.perf_counter_ns
-    wait_set = _rclpy.WaitSet(len(subs), 0, 0, 0, 0, 0, node.context.handle)
-    gc.freeze()
-    print("ready", flush=True)
-    while not stop:
-        wait_set.clear_entities()
-        for _, _, handle in subs:
-            wait_set.add_subscription(handle)
-        wait_set.wait(50_000_000)
-        for i, msg_type, handle in subs:
-            while n < len(log):
-                taken = handle.take_message(msg_type, True)
-                if taken is None:
-                    break
-                log[n] = i, (command_key(deserialize_message(taken[0], msg_type).data)
-                             if i == command else stamp_ns_of(taken[0])), clock()
-                n += 1
-    np.save(out_path, log[:n])
-    node.destroy_node()
-    rclpy.shutdown()
-
-
 def start_processes(args, tree, outputs):
     """Start the receiver, then the node of ``tree``; return (receiver, node, log, path)."""
     received_path = os.path.join(tempfile.mkdtemp(prefix="bench_node_"), "received.npy")
@@ -252,6 +111,14 @@ def start_processes(args, tree, outputs):
 def start_node(args, tree, outputs):
     """Start the node of ``tree`` with every output in ``outputs``; return (process, log)."""
     log = tempfile.NamedTemporaryFile("w+", prefix="bench_node_", suffix=".log", delete=False)
+    node = subprocess.Popen(command_line(args, tree, outputs), stdout=log,
+                            stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=tree.env(),
+                            cwd=tempfile.gettempdir(), start_new_session=True)
+    return node, log
+
+
+def command_line(args, tree, outputs):
+    """Return the command that runs ``tree``'s node (or the floor) with ``outputs`` on."""
     floating = not getattr(args, "fixed_base", False)
     if getattr(tree, "floor", False):
         cmd = [sys.executable, os.path.join(HERE, "node_floor.py"), "--urdf", args.urdf_path,
@@ -260,28 +127,29 @@ def start_node(args, tree, outputs):
         frame = getattr(args, "contact_frame", "")
         cmd += ["--contact-frame", frame] if frame else []
         cmd += ["--core"] if tree.core else ["--pinocchio"] if tree.pinocchio else []
-        node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, env=tree.env(),
-                                cwd=tempfile.gettempdir(), start_new_session=True)
-        return node, log
+        return cmd
     # the node module itself, not the console script: an older tree has no rbd_ros_entry
     cmd = [sys.executable, "-m", "rbd_ros.node.dynamics_node", "--ros-args",
            "-r", f"__node:={NODE_NAME}", "-p", f"floating_base:={str(floating).lower()}",
            "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
     from node_command import COMMAND, node_parameters
+    from rbd_ros.outputs import NAMES as DYNAMICS_OUTPUTS
+    from rbd_ros.outputs.table import SWITCHES
+    switched = set()
     for k in outputs:                   # the contact wrench is on where a frame is named
         if k == COMMAND:
             cmd += node_parameters(args.command_joints)
-            continue
-        cmd += ["-p", f"contact_frame:={args.contact_frame}" if k == "contact_wrench"
-                else f"publish_{k}:=true"]
-    from rbd_ros.outputs import NAMES as DYNAMICS_OUTPUTS
+        elif k == "contact_wrench":
+            cmd += ["-p", f"contact_frame:={args.contact_frame}"]
+        elif k == "end_effector":       # switched on by the frame it names
+            cmd += ["-p", f"end_effector_frame:={args.end_effector}"]
+        else:                           # the centroidal momentum: with the centre of mass
+            switched.add(SWITCHES.get(k, f"publish_{k}"))
+    cmd += [a for name in sorted(switched) for a in ("-p", f"{name}:=true")]
     for k in DYNAMICS_OUTPUTS:          # those on by default, off unless named
-        if k not in outputs:
+        if k not in SWITCHES and f"publish_{k}" not in switched:
             cmd += ["-p", f"publish_{k}:=false"]
-    node = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                            env=tree.env(), cwd=tempfile.gettempdir(), start_new_session=True)
-    return node, log
+    return cmd
 
 
 def start_hammer(args):

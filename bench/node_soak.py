@@ -30,7 +30,9 @@ import time
 
 import numpy as np
 
+import node_receiver
 import node_run
+from node_trees import NODE_NAME
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -62,7 +64,7 @@ def receiver(out_path, outputs, window_s, rate):
     for k in outputs:
         msg_type = message_class(BY_NAME[k].msgtype)
         subs.append((msg_type, node.create_subscription(
-            msg_type, f"/{node_run.NODE_NAME}/{k}", lambda m: None, qos, raw=True).handle))
+            msg_type, f"/{NODE_NAME}/{k}", lambda m: None, qos, raw=True).handle))
     window_ns = int(window_s * 1e9)
     latency = np.zeros(int(rate * window_s * len(outputs) * 2) + 1000, np.int64)
     n, window = 0, time.time_ns() // window_ns
@@ -84,7 +86,7 @@ def receiver(out_path, outputs, window_s, rate):
                         _write_window(out, window, latency[:n])
                         n, window = 0, now // window_ns
                     if n < len(latency):
-                        latency[n] = now - node_run.stamp_ns_of(taken[0])
+                        latency[n] = now - node_receiver.stamp_ns_of(taken[0])
                         n += 1
         _write_window(out, window, latency[:n])
     node.destroy_node()

@@ -24,7 +24,7 @@ def test_a_process_is_named_by_its_command_line_and_tree(tmp_path):
                            here, here) == "observer"
     assert node_perf.label(f"{NODE} -p contact_frame:= -p publish_torques:=true", here,
                            here) == "node"
-    # bench_node's tree of a revision (node_run.SourceTree): .../bench_node/<sha>/tree
+    # bench_node's tree of a revision (node_trees.SourceTree): .../bench_node/<sha>/tree
     before = str(tmp_path / "bench_node" / "8f66d75a1b2c" / "tree")
     assert node_perf.label(f"{NODE} -p publish_torques:=true", before,
                            here) == "before 8f66d75a1b2c"
