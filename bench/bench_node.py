@@ -79,7 +79,7 @@ robot on a fixed base (the independent harness's talos, nv 32):
                                [--hammer 1000] [--soak 3600 --window 60]
                                [--observer arm_right_7_link] [--outputs torques,...]
                                [--floor] [--floor-core] [--floor-pinocchio]
-                               [--fixed-base]
+                               [--fixed-base] [--end-effector LINK]
 """
 import argparse
 import collections
@@ -92,6 +92,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
+from oracle import ROBOTS  # noqa: E402  (first: it puts the checkout on sys.path)
 import node_run  # noqa: E402
 from node_command import COMMAND, enabler, state_keys  # noqa: E402
 import node_soak  # noqa: E402
@@ -100,7 +101,6 @@ import node_receiver  # noqa: E402
 from node_run import STATES  # noqa: E402
 from node_trees import (FLOOR_CORE, FLOOR_PINOCCHIO, FloorTree, NODE_NAME,  # noqa: E402
                         SourceTree)
-from oracle import ROBOTS  # noqa: E402  (also puts the checkout on sys.path)
 from rbd_ros.node import EXECUTORS  # noqa: E402  (no ROS import at module level)
 from rbd_ros.outputs import NAMES as OUTPUTS  # noqa: E402  (every output; no ROS)
 
@@ -176,7 +176,7 @@ def configurations(args, trees):
     outputs = args.outputs
     if not args.observer:
         if outputs is None:
-            return [(t.label, t, OUTPUTS) for t in trees]
+            return [(t.label, t, args.every_output) for t in trees]
         if any(k in OBSERVER_OUTPUTS for k in outputs):
             raise SystemExit("--outputs external_torques / contact_wrench need --observer LINK")
         return [(t.label, t, outputs) for t in trees]
@@ -249,8 +249,31 @@ def checked_arguments(args):
             raise SystemExit(f"--{flag.replace('_', '-')} needs --floor and a fixed base "
                              "(--fixed-base)")
     args.urdf_path = urdf_path
+    args.every_output = robot_outputs(args)
+    if args.outputs is OUTPUTS:          # "all": every output this robot has
+        args.outputs = None
+    for k in args.outputs or ():
+        if k in OUTPUTS and k not in args.every_output:
+            raise SystemExit(f"--outputs {k}: " + (
+                "the node publishes it on a floating base only" if k == "centroidal_momentum"
+                else f"--end-effector {args.end_effector!r} is not a link of {args.robot}"))
     with open(urdf_path, encoding="utf-8") as f:
         return f.read()
+
+
+def robot_outputs(args):
+    """Every output of the table the node publishes for this robot (its default run's)."""
+    import rbd_ros
+    every = list(OUTPUTS)
+    if args.fixed_base:                  # the node's: on a floating base only
+        every.remove("centroidal_momentum")
+    model = rbd_ros.load_model(args.urdf_path, floating_base=not args.fixed_base,
+                               mimic="independent")
+    if args.end_effector not in model.link_frames:
+        print(f"bench_node: {args.end_effector!r} is not a link of {args.robot}: no "
+              "~/end_effector (--end-effector LINK)", flush=True)
+        every.remove("end_effector")
+    return tuple(every)
 
 
 def all_configurations(args, trees):
@@ -358,8 +381,8 @@ def main():
     runs, status = [], 0
     try:
         if args.soak:
-            node_soak.print_soak(args, node_soak.run_soak(args, trees[0], source, OUTPUTS),
-                                 OUTPUTS)
+            every = args.every_output
+            node_soak.print_soak(args, node_soak.run_soak(args, trees[0], source, every), every)
             rounds = 0
         for k in range(rounds):
             for label, tree, outputs in (configs if k % 2 == 0 else configs[::-1]):

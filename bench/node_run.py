@@ -133,23 +133,36 @@ def command_line(args, tree, outputs):
            "-r", f"__node:={NODE_NAME}", "-p", f"floating_base:={str(floating).lower()}",
            "-p", "mimic_joints:=independent", "-p", f"executor:={args.executor}"]
     from node_command import COMMAND, node_parameters
-    from rbd_ros.outputs import NAMES as DYNAMICS_OUTPUTS
-    from rbd_ros.outputs.table import SWITCHES
-    switched = set()
-    for k in outputs:                   # the contact wrench is on where a frame is named
-        if k == COMMAND:
-            cmd += node_parameters(args.command_joints)
-        elif k == "contact_wrench":
-            cmd += ["-p", f"contact_frame:={args.contact_frame}"]
-        elif k == "end_effector":       # switched on by the frame it names
-            cmd += ["-p", f"end_effector_frame:={args.end_effector}"]
-        else:                           # the centroidal momentum: with the centre of mass
-            switched.add(SWITCHES.get(k, f"publish_{k}"))
-    cmd += [a for name in sorted(switched) for a in ("-p", f"{name}:=true")]
-    for k in DYNAMICS_OUTPUTS:          # those on by default, off unless named
-        if k not in SWITCHES and f"publish_{k}" not in switched:
-            cmd += ["-p", f"publish_{k}:=false"]
+    if COMMAND in outputs:
+        cmd += node_parameters(args.command_joints)
+    values = output_parameters([k for k in outputs if k != COMMAND], args.contact_frame,
+                               args.end_effector)
+    for name, value in values.items():
+        text = str(value).lower() if isinstance(value, bool) else value
+        cmd += ["-p", f"{name}:={text}"]
     return cmd
+
+
+def output_parameters(outputs, contact_frame, end_effector):
+    """
+    Return {parameter: value}: the node's parameters that turn ``outputs`` on, the others off.
+
+    Each output is switched by its table's parameter (``Output.parameter``): a publish_
+    flag, the end effector's frame (``end_effector``), the centroidal momentum's the centre
+    of mass's flag; the contact wrench by the observer's frame (``contact_frame``). The
+    outputs on by default and not in ``outputs`` are turned off.
+    """
+    from rbd_ros.outputs import BY_NAME, NAMES, OBSERVER_BY_NAME
+    values = {BY_NAME[k].parameter: False for k in NAMES
+              if BY_NAME[k].parameter.startswith("publish_")}
+    for k in outputs:
+        if k == "contact_wrench":
+            values["contact_frame"] = contact_frame
+        elif k == "end_effector":
+            values["end_effector_frame"] = end_effector
+        else:
+            values[{**BY_NAME, **OBSERVER_BY_NAME}[k].parameter] = True
+    return values
 
 
 def start_hammer(args):

@@ -48,6 +48,8 @@ def parse_args(argv=None):
     ap.add_argument("--robot", default="talos", help="a robot of test/oracle.py (talos)")
     ap.add_argument("--outputs", default=",".join(FIVE),
                     help="comma-separated dynamics outputs (the five of bench_node's goal)")
+    ap.add_argument("--end-effector", metavar="LINK", default="arm_right_7_link",
+                    help="the ~/end_effector output's link, when it is among --outputs")
     ap.add_argument("--observer", metavar="LINK", default="",
                     help="the observer on, its external torques and contact wrench at LINK")
     ap.add_argument("--messages", type=positive_int, default=3000,
@@ -135,19 +137,22 @@ def serialized_states(urdf, count, rate):
     return raws
 
 
-def make_node(context, text, outputs, observer):
-    """Return the node, in this process, with ``outputs`` on (and the observer at ``observer``)."""
+def make_node(context, text, outputs, observer, end_effector=""):
+    """
+    Return the node, in this process, with ``outputs`` on (and the observer at ``observer``).
+
+    ``end_effector``: the ~/end_effector output's link, when it is among ``outputs``.
+    """
     from rclpy.parameter import Parameter
     from rbd_ros.node.dynamics_node import DynamicsNode
-    from rbd_ros.outputs import NAMES
+    from node_run import output_parameters
     overrides = [Parameter("robot_description", value=text),
                  Parameter("floating_base", value=False),
                  Parameter("mimic_joints", value="independent"),
                  Parameter("planner_process", value=False)]
-    overrides += [Parameter(f"publish_{k}", value=k in outputs) for k in NAMES]
-    if observer:
-        overrides += [Parameter("contact_frame", value=observer),
-                      Parameter("publish_external_torques", value=True)]
+    named = list(outputs) + (["external_torques", "contact_wrench"] if observer else [])
+    overrides += [Parameter(k, value=v)
+                  for k, v in output_parameters(named, observer, end_effector).items()]
     return DynamicsNode(context=context, parameter_overrides=overrides)
 
 
@@ -258,7 +263,7 @@ def session(context, kind, args, text, outputs, observed):
     on; ``observed``: those and the observer's, the floor's to relay.
     """
     if kind == "node":
-        node = make_node(context, text, outputs, args.observer)
+        node = make_node(context, text, outputs, args.observer, args.end_effector)
         return node, next(s.callback for s in node.subscriptions
                           if s.topic_name == "/joint_states")
     import rbd_ros

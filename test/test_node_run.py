@@ -3,13 +3,15 @@ import argparse
 import os
 import sys
 
+import pytest
+
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import node_run  # noqa: E402
 from node_command import COMMAND  # noqa: E402
 from node_trees import FloorTree, SourceTree  # noqa: E402
 
-from rbd_ros.node.parameters import PARAMETERS  # noqa: E402
-from rbd_ros.outputs import NAMES  # noqa: E402
+from rbd_ros.node.parameters import PARAMETERS, enabled_outputs  # noqa: E402
+from rbd_ros.outputs import NAMES, OBSERVER_BY_NAME  # noqa: E402
 
 
 def arguments(fixed_base=False):
@@ -19,38 +21,61 @@ def arguments(fixed_base=False):
 
 
 def parameters(cmd):
-    """{name: value} of the command's ``-p name:=value`` arguments."""
-    return dict(cmd[k + 1].split(":=", 1) for k in range(len(cmd) - 1) if cmd[k] == "-p")
+    """[(name, value)] of the command's ``-p name:=value`` arguments, in order."""
+    return [tuple(cmd[k + 1].split(":=", 1)) for k in range(len(cmd) - 1) if cmd[k] == "-p"]
+
+
+def node_parameters(cmd):
+    """Return the node's parameters as the command leaves them: its defaults, then each -p."""
+    params = {name: default for name, (default, _) in PARAMETERS.items()}
+    for name, text in parameters(cmd):
+        assert name in PARAMETERS, f"-p {name}: not a parameter of the node"
+        default = PARAMETERS[name][0]
+        params[name] = (text == "true") if isinstance(default, bool) else text
+    return params
 
 
 def tree():
     return SourceTree.__new__(SourceTree)        # the command only: no tree extracted
 
 
-def test_every_output_is_switched_on_by_a_parameter_the_node_declares():
+@pytest.mark.parametrize("fixed_base", [False, True])
+@pytest.mark.parametrize("output", list(NAMES) + list(OBSERVER_BY_NAME))
+def test_each_output_alone_is_what_the_node_turns_on(output, fixed_base):
     """
-    Each output bench_node can name starts the node with parameters it has, the output on.
+    One output named: the node's parameters turn it on, and no other output of the table.
 
-    ~/end_effector is switched on by the frame it names (end_effector_frame), the centroidal
-    momentum with the centre of mass: no publish_ flag of their own (a run of every output
-    once counted ~/end_effector missing on every message).
+    ~/end_effector is on where its frame is named, the centroidal momentum with the centre
+    of mass (a floating base's only): no publish_ flag of their own (a run of every output
+    once counted ~/end_effector missing on every message, given publish_end_effector).
     """
+    cmd = node_run.command_line(arguments(fixed_base), tree(), [output])
+    names = [name for name, _ in parameters(cmd)]
+    assert len(names) == len(set(names)), names          # no parameter given twice
+    params = node_parameters(cmd)
+    params["floating_base"] = not fixed_base
+    on = set(enabled_outputs(params))
+    if output in OBSERVER_BY_NAME:
+        assert params[OBSERVER_BY_NAME[output].parameter] is True
+        assert on == set()
+    elif output in ("center_of_mass", "centroidal_momentum"):   # one flag for the two
+        assert on == ({"center_of_mass"} if fixed_base
+                      else {"center_of_mass", "centroidal_momentum"})
+    else:
+        assert on == {output}
+    if output == "end_effector":
+        assert params["end_effector_frame"] == "wrist"
+
+
+def test_every_output_at_once_and_the_command_and_contact_wrench():
     everything = list(NAMES) + ["external_torques", "contact_wrench", COMMAND]
-    given = parameters(node_run.command_line(arguments(), tree(), everything))
-    assert set(given) <= set(PARAMETERS), set(given) - set(PARAMETERS)
-    assert given["end_effector_frame"] == "wrist" and given["contact_frame"] == "hand"
-    for name in set(NAMES) - {"end_effector", "centroidal_momentum"}:
-        assert given[f"publish_{name}"] == "true", name
-    assert given["command_joints"] == "[j1, j2]"
-
-
-def test_an_output_not_named_is_switched_off():
-    given = parameters(node_run.command_line(arguments(), tree(), ["torques"]))
-    assert given["publish_torques"] == "true"
-    for name in set(NAMES) - {"torques", "end_effector", "centroidal_momentum"}:
-        assert given[f"publish_{name}"] == "false", name
-    assert "end_effector_frame" not in given           # its default: none, so off
-    assert set(given) <= set(PARAMETERS), set(given) - set(PARAMETERS)
+    cmd = node_run.command_line(arguments(), tree(), everything)
+    params = node_parameters(cmd)
+    params["floating_base"] = True
+    assert set(enabled_outputs(params)) == set(NAMES)
+    assert params["contact_frame"] == "hand" and params["publish_external_torques"] is True
+    assert params["command_joints"] == "[j1, j2]"
+    assert ("floating_base", "true") in parameters(cmd)
 
 
 def test_the_floor_is_started_with_its_calls_and_the_contact_frame():
