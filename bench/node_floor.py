@@ -36,7 +36,7 @@ import sys
 
 import numpy as np
 
-NODE_NAME = "rbd_dynamics"
+from node_trees import NODE_NAME
 
 
 def parse_args(argv=None):

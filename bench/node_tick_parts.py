@@ -38,9 +38,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
+from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO  # noqa: E402
+
 FIVE = ("torques", "accelerations", "inverse_inertia", "rnea_derivatives", "aba_derivatives")
-# node_floor.Floor making no calls, the core's or Pinocchio's
-RELAYS = ("floor", "floor + core", "floor + Pinocchio")
+# node_floor.Floor making no calls, the core's or Pinocchio's (bench_node's labels)
+RELAYS = ("floor", FLOOR_CORE, FLOOR_PINOCCHIO)
 
 
 def parse_args(argv=None):

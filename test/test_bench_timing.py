@@ -58,7 +58,7 @@ def test_loop_us_gives_the_loop_its_states_rounds_and_arguments():
 @pytest.mark.parametrize("script", ["bench_derivatives", "bench_contact", "bench_specialized",
                                     "bench_mimic"])
 def test_the_scripts_import_what_they_call(script):
-    """The scripts' per_call_us is bench_core's, and takes (fn, states, calls[, repeats])."""
+    """The scripts' per_call_us is bench_core's, and takes (fn, arglist, calls, repeats)."""
     module = importlib.import_module(script)
     assert module.per_call_us is bench_core.per_call_us
     parameters = list(inspect.signature(module.per_call_us).parameters)
