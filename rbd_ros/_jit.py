@@ -52,7 +52,7 @@ VERSION_PREFIX = "v-"
 # kernel (the ROS node, the replay tool and friends do not, so editing them compiles nothing).
 # Every module that defines a kernel is one (test_jit checks): keyed by content, a cached
 # kernel is otherwise matched by its bytecode alone, which misses an edited constant.
-KERNEL_SOURCES = ("_jit.py", "_blas.py", "model", "batch/kernels.py",
+KERNEL_SOURCES = ("_jit.py", "_blas.py", "_array_flags.py", "model", "batch/kernels.py",
                   "batch/algorithm_kernels.py", "algorithms", "contact/isolation.py",
                   "contact/measured_wrenches.py", "formats/joint_state_merge.py")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing

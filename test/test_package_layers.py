@@ -30,7 +30,8 @@ PACKAGE = os.path.join(ROOT, "rbd_ros")
 # never from a later one. The entries are the top-level names under rbd_ros/ ("__init__": the
 # public API, rbd_ros/__init__.py itself).
 LAYERS = (
-    ("kernel compilation, file formats, bundled robots", ("_jit", "_blas", "formats", "robots")),
+    ("kernel compilation, file formats, bundled robots",
+     ("_jit", "_blas", "_array_flags", "formats", "robots")),
     ("the model", ("model",)),
     ("the algorithms", ("_checks", "_output_arrays", "algorithms", "specialized")),
     ("robot descriptions", ("description",)),

@@ -13,8 +13,8 @@ from ..model.matrix6 import (load6_vector, mat6_add_sub_rank1, mat6_apply, mat6_
                              mat6_cholesky_solve, mat6_set_inertia, mat6_sub_rank1)
 from ..model.se3 import se3_load, store6
 from .common import (OUTPUT_REFUSED, apart_from_state, begin_state_pass, body_bias_force,
-                     model_sizes, placement_step, store_motion, vector_fits, vector_status,
-                     velocity_step)
+                     model_sizes, placement_step, store_motion, vector_status, velocity_step,
+                     writeable_vector)
 from .joints import (ZERO6, joint_force_in_world, joint_inv_motion, joint_nv,
                      joint_spans_all_motions, subspace_column)
 from .entries import declare
@@ -217,7 +217,8 @@ def acceleration_step(packed, ws, tau, qdd, i):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
 def aba_kernel(packed, ws, q, v, tau, fext, qdd):
-    if not (vector_fits(qdd, model_sizes(packed)[2]) and apart_from_state(qdd, q, v, tau, fext)):
+    if not (writeable_vector(qdd, model_sizes(packed)[2])
+            and apart_from_state(qdd, q, v, tau, fext)):
         return OUTPUT_REFUSED
     status = begin_state_pass(packed, ws, q, v, tau, fext)
     if status:

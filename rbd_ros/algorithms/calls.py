@@ -154,7 +154,7 @@ def gravity_torques(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in rnea.py)."""
     if out is None:
         tau = _empty(model.nv)
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1:
         tau = out
     else:
         tau, = _checked_output('gravity_torques', out, ((model.nv,),), {'q': q})
@@ -211,7 +211,7 @@ def crba(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in crba.py)."""
     if out is None:
         M = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         M = out
     else:
         M, = _checked_output('crba', out, ((model.nv, model.nv),), {'q': q})
@@ -268,7 +268,7 @@ def minv(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in minv.py)."""
     if out is None:
         Minv = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         Minv = out
     else:
         Minv, = _checked_output('minv', out, ((model.nv, model.nv),), {'q': q})
@@ -325,7 +325,7 @@ def minv_cholesky(model, q, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in minv_cholesky.py)."""
     if out is None:
         Minv = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         Minv = out
     else:
         Minv, = _checked_output('minv_cholesky', out, ((model.nv, model.nv),), {'q': q})
@@ -463,10 +463,9 @@ def aba_derivatives(model, q, v, tau, fext=None, *, data=None, out=None):
         dv = _empty((model.nv, model.nv))
         Minv = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.ndim == 2 and dq.flags.writeable
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.ndim == 2
-          and dv.flags.writeable and (Minv := out[2]).__class__ is _ndarray and Minv.dtype is _f8
-          and Minv.ndim == 2 and Minv.flags.writeable):
+          and dq.dtype is _f8 and dq.ndim == 2 and (dv := out[1]).__class__ is _ndarray
+          and dv.dtype is _f8 and dv.ndim == 2 and (Minv := out[2]).__class__ is _ndarray
+          and Minv.dtype is _f8 and Minv.ndim == 2):
         pass    # the tests bound the targets
     else:
         dq, dv, Minv = _checked_output('aba_derivatives', out, ((model.nv, model.nv), (model.nv,
@@ -537,7 +536,7 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None, out=None):
     nv = model.nv
     if out is None:
         out = _empty((5 * model.nv + 2, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         pass
     else:
         out, = _checked_output('compute_all', out, ((5 * model.nv + 2, model.nv),), {'q': q, 'v':
@@ -691,7 +690,7 @@ def coriolis_matrix(model, q, v, *, data=None, out=None):
     """Run the kernel (the docstring: its declaration's, in coriolis.py)."""
     if out is None:
         C = _empty((model.nv, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         C = out
     else:
         C, = _checked_output('coriolis_matrix', out, ((model.nv, model.nv),), {'q': q, 'v': v})
@@ -743,7 +742,7 @@ def frame_jacobian(model, q, link, reference='local', *, data=None, out=None):
         frame, table = frame_in(model, link, reference)
     if out is None:
         J = _empty((6, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         J = out
     else:
         J, = _checked_output('frame_jacobian', out, ((6, model.nv),), {'q': q})
@@ -791,10 +790,9 @@ def rnea_derivatives_fd(model, q, v, a, fext=None, eps=1e-06, central=True, *, d
         dv = _empty((model.nv, model.nv))
         da = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.ndim == 2 and dq.flags.writeable
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.ndim == 2
-          and dv.flags.writeable and (da := out[2]).__class__ is _ndarray and da.dtype is _f8
-          and da.ndim == 2 and da.flags.writeable):
+          and dq.dtype is _f8 and dq.ndim == 2 and (dv := out[1]).__class__ is _ndarray
+          and dv.dtype is _f8 and dv.ndim == 2 and (da := out[2]).__class__ is _ndarray
+          and da.dtype is _f8 and da.ndim == 2):
         pass    # the tests bound the targets
     else:
         dq, dv, da = _checked_output('rnea_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
@@ -869,10 +867,9 @@ def aba_derivatives_fd(model, q, v, tau, fext=None, eps=1e-06, central=True, *, 
         dv = _empty((model.nv, model.nv))
         dtau = _empty((model.nv, model.nv))
     elif (out.__class__ is tuple and len(out) == 3 and (dq := out[0]).__class__ is _ndarray
-          and dq.dtype is _f8 and dq.ndim == 2 and dq.flags.writeable
-          and (dv := out[1]).__class__ is _ndarray and dv.dtype is _f8 and dv.ndim == 2
-          and dv.flags.writeable and (dtau := out[2]).__class__ is _ndarray and dtau.dtype is _f8
-          and dtau.ndim == 2 and dtau.flags.writeable):
+          and dq.dtype is _f8 and dq.ndim == 2 and (dv := out[1]).__class__ is _ndarray
+          and dv.dtype is _f8 and dv.ndim == 2 and (dtau := out[2]).__class__ is _ndarray
+          and dtau.dtype is _f8 and dtau.ndim == 2):
         pass    # the tests bound the targets
     else:
         dq, dv, dtau = _checked_output('aba_derivatives_fd', out, ((model.nv, model.nv), (model.nv,
@@ -972,7 +969,7 @@ def frame_placement(model, q, link, *, data=None, out=None):
         frame, table = frame_of_link(model, link)
     if out is None:
         out = _empty((4, 4))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         pass
     else:
         out, = _checked_output('frame_placement', out, ((4, 4),), {'q': q})
@@ -1019,7 +1016,7 @@ def frame_jacobian_time_variation(model, q, v, link, reference='local', *, data=
         frame, table = frame_in(model, link, reference)
     if out is None:
         dJ = _empty((6, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         dJ = out
     else:
         dJ, = _checked_output('frame_jacobian_time_variation', out, ((6, model.nv),), {'q': q, 'v':
@@ -1075,7 +1072,7 @@ def frame_acceleration_bias(model, q, v, link, reference='local', *, data=None, 
         frame, table = frame_in(model, link, reference)
     if out is None:
         bias = _empty(6)
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1:
         bias = out
     else:
         bias, = _checked_output('frame_acceleration_bias', out, ((6,),), {'q': q, 'v': v})
@@ -1124,7 +1121,7 @@ def operational_space_inertia(model, q, link, reference='local_world_aligned', t
         frame, table = frame_in(model, link, reference)
     if out is None:
         Lambda = _empty((3, 3) if translational else (6, 6))
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable
+    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2
           and out.shape == ((3, 3) if translational else (6, 6))):
         Lambda = out
     else:
@@ -1188,7 +1185,7 @@ def effective_mass(model, q, link, direction, *, data=None, out=None):
         frame, table = frame_of_link(model, link)
     if out is None:
         mass = _empty(1)
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1:
         mass = out
     else:
         mass, = _checked_output('effective_mass', out, ((1,),), {'q': q, 'direction': direction})
@@ -1240,7 +1237,7 @@ def center_of_mass(model, q, v=None, *, data=None, out=None):
     velocity = v is not None
     if out is None:
         out = _empty(6 if velocity else 3)
-    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable
+    elif (out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1
           and len(out) == (6 if velocity else 3)):
         pass
     else:
@@ -1292,7 +1289,7 @@ def center_of_mass_jacobian(model, q, *, data=None, out=None):
     table = model.coupling_table
     if out is None:
         Jc = _empty((3, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         Jc = out
     else:
         Jc, = _checked_output('center_of_mass_jacobian', out, ((3, model.nv),), {'q': q})
@@ -1336,7 +1333,7 @@ def centroidal_momentum_matrix(model, q, *, data=None, out=None):
     table = model.coupling_table
     if out is None:
         A = _empty((6, model.nv))
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 2:
         A = out
     else:
         A, = _checked_output('centroidal_momentum_matrix', out, ((6, model.nv),), {'q': q})
@@ -1381,7 +1378,7 @@ def centroidal_momentum(model, q, v, *, data=None, out=None):
     table = model.coupling_table
     if out is None:
         h = _empty(6)
-    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1 and out.flags.writeable:
+    elif out.__class__ is _ndarray and out.dtype is _f8 and out.ndim == 1:
         h = out
     else:
         h, = _checked_output('centroidal_momentum', out, ((6,),), {'q': q, 'v': v})

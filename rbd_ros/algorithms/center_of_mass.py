@@ -15,9 +15,9 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.se3 import cross3, rot3, se3_load, se3_store, store6
 from ..model.spatial import load6
-from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, placement_step,
-                     plain, residue_status, store_motion, vector_fits, vector_status,
-                     velocity_step)
+from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, placement_step, plain,
+                     residue_status, store_motion, vector_status, velocity_step, writeable_matrix,
+                     writeable_vector)
 from .entries import declare
 from .frame_jacobian import add_column, world_origin
 from .frame_jacobian_time_variation import tree_motion
@@ -52,7 +52,8 @@ def center_of_mass_kernel(packed, table, ws, qf, VF, q, v, out):
     if not (plain(q) and plain(v)):
         return INPUT_STRIDED
     velocity = out.shape[0] == 6
-    if not ((vector_fits(out, 3) or vector_fits(out, 6)) and apart(out, q) and apart(out, v)):
+    if not ((writeable_vector(out, 3) or writeable_vector(out, 6)) and apart(out, q)
+            and apart(out, v)):
         return OUTPUT_REFUSED
     if velocity:
         status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
@@ -126,7 +127,7 @@ def center_of_mass_jacobian_kernel(packed, table, ws, qf, q, Jc):
     """
     if not plain(q):
         return INPUT_STRIDED
-    if not (matrix_fits(Jc, 3, caller_nv(packed, table)) and apart(Jc, q)):
+    if not (writeable_matrix(Jc, 3, caller_nv(packed, table)) and apart(Jc, q)):
         return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
     if status:

@@ -19,9 +19,9 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM, W_OS
 from ..model.spatial import add6, add10, inertia_act, inertia_apply, load6, load10
 from ..model.se3 import cross3, se3_load, se3_store, store6, store10
-from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, matrix_fits, placement_step,
-                     plain, residue_status, store_motion, vector_fits, vector_status,
-                     velocity_step)
+from .common import (INPUT_STRIDED, NO_MASS, OUTPUT_REFUSED, apart, placement_step, plain,
+                     residue_status, store_motion, vector_status, velocity_step, writeable_matrix,
+                     writeable_vector)
 from .entries import declare
 from .frame_jacobian import add_column
 from .frame_jacobian_time_variation import tree_motion
@@ -110,7 +110,7 @@ def centroidal_momentum_matrix_kernel(packed, table, ws, qf, q, A):
     """Set A (6 × nv) to A_G at q."""
     if not plain(q):
         return INPUT_STRIDED
-    if not (matrix_fits(A, 6, caller_nv(packed, table)) and apart(A, q)):
+    if not (writeable_matrix(A, 6, caller_nv(packed, table)) and apart(A, q)):
         return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
     return status or centroidal_matrix_columns(packed, table, ws, qt, A)
@@ -121,7 +121,7 @@ def centroidal_momentum_kernel(packed, table, ws, qf, VF, q, v, out):
     """Set out (6) to h_G at (q, v): linear momentum, angular momentum about the centre of mass."""
     if not (plain(q) and plain(v)):
         return INPUT_STRIDED
-    if not (vector_fits(out, 6) and apart(out, q) and apart(out, v)):
+    if not (writeable_vector(out, 6) and apart(out, q) and apart(out, v)):
         return OUTPUT_REFUSED
     status, qt, vt = tree_motion(packed, table, qf, VF[0], q, v)
     if status:

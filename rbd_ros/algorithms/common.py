@@ -9,6 +9,7 @@ inertia and bias force (``body_bias_force``). The joint kinds live in ``joints``
 """
 import math
 
+from .._array_flags import read_only
 from .._jit import helper
 from ..model.layout import (P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, P_VEND, W_OA, W_OM, W_OS,
                             W_OV)
@@ -30,10 +31,10 @@ NOT_FINITE_RESULT = RESULT_POSITION * 4 + NOT_FINITE
 REFUSAL_POSITION = 13
 (ZERO_DIRECTION, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL, CANNOT_MOVE_ALONG,
  NO_MASS) = (REFUSAL_POSITION * 4 + k for k in range(5))
-# the caller's ``out=`` is not of the result's shape, not C-contiguous, or shares memory with
-# an input or another output ("position" 14 stands for the outputs): the call's Python side
-# words it (``rbd_ros._output_arrays.refused``), and tests in Python only what numba's
-# unboxing trusts (type, dtype, number of dimensions, writeable)
+# the caller's ``out=`` is read-only, not of the result's shape, not C-contiguous, or shares
+# memory with an input or another output ("position" 14 stands for the outputs): the call's
+# Python side words it (``rbd_ros._output_arrays.refused``), and tests in Python only what
+# numba's unboxing trusts (type, dtype, number of dimensions)
 OUTPUT_REFUSED = (REFUSAL_POSITION + 1) * 4 + WRONG_SIZE
 # an input that is not C-contiguous, reached a kernel through its entry point (which reads
 # it as if it were): the kernel reads nothing of it and the call copies its inputs, then
@@ -115,6 +116,18 @@ def matrix_fits(x, rows, cols):
 
 
 @helper
+def writeable_vector(x, n):
+    """Whether the output x may be written (``rbd_ros._array_flags``) and fits (vector_fits)."""
+    return not read_only(x) and vector_fits(x, n)
+
+
+@helper
+def writeable_matrix(x, rows, cols):
+    """Whether the output x may be written (``rbd_ros._array_flags``) and fits (matrix_fits)."""
+    return not read_only(x) and matrix_fits(x, rows, cols)
+
+
+@helper
 def apart_from_state(x, q, v, u, fext):
     """Whether x shares no memory with any of a state's (q, v, u, fext)."""
     return apart(x, q) and apart(x, v) and apart(x, u) and apart(x, fext)
@@ -122,8 +135,9 @@ def apart_from_state(x, q, v, u, fext):
 
 @helper
 def square_outputs_fit(A, B, C, n):
-    """Whether A, B and C are n × n, C-contiguous, and share no memory with each other."""
-    return (matrix_fits(A, n, n) and matrix_fits(B, n, n) and matrix_fits(C, n, n)
+    """Whether A, B and C are writeable, n × n, C-contiguous, and share no memory."""
+    return (writeable_matrix(A, n, n) and writeable_matrix(B, n, n)
+            and writeable_matrix(C, n, n)
             and apart(A, B) and apart(A, C) and apart(B, C))
 
 

@@ -41,8 +41,8 @@ from ..model.spatial import add6, dot6, inertia_apply, load6, load10
 from ..model.se3 import store6
 from .aba import aba_forward_step, aba_kernel, acceleration_step
 from .common import (INPUT_STRIDED, OUTPUT_REFUSED, REFUSAL_POSITION, apart, apart_from_state,
-                     check_inputs, check_vector, matrix_fits, matrix_status, mirror_upper,
-                     model_sizes, plain, plain_rows, set_world, vector_fits)
+                     check_inputs, check_vector, matrix_status, mirror_upper, model_sizes, plain,
+                     plain_rows, set_world, writeable_matrix, writeable_vector)
 from .joints import joint_nv
 from .limb_blocks import minus_minv_product
 from .minv import articulated_and_minv_backward_pass, minv_forward_step
@@ -149,7 +149,7 @@ def compute_all_kernel(packed, ws, dws, bws, FP, X, XD, stacked, q, v, a, tau_in
     if not (plain(q) and plain(v) and plain(a) and plain(tau_in) and plain_rows(fext)):
         return INPUT_STRIDED
     nv = model_sizes(packed)[2]
-    if not (matrix_fits(out, 5 * nv + 2, nv) and apart_from_state(out, q, v, a, fext)
+    if not (writeable_matrix(out, 5 * nv + 2, nv) and apart_from_state(out, q, v, a, fext)
             and apart(out, tau_in)):
         return OUTPUT_REFUSED
     status = check_inputs(packed, q, v, a, fext, 5) or check_vector(tau_in, nv, 4)
@@ -218,7 +218,7 @@ def compute_all(model, q, v, *, a=None, tau, fext=None, data=None):
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d, f64_1d))
 def inverse_and_forward_kernel(packed, ws, q, v, a, tau_in, fext, tau, qdd):
     nv = model_sizes(packed)[2]
-    if not (vector_fits(tau, nv) and vector_fits(qdd, nv) and apart(tau, qdd)
+    if not (writeable_vector(tau, nv) and writeable_vector(qdd, nv) and apart(tau, qdd)
             and apart_from_state(tau, q, v, a, fext) and apart(tau, tau_in)
             and apart_from_state(qdd, q, v, a, fext) and apart(qdd, tau_in)):
         return OUTPUT_REFUSED

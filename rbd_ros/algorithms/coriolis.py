@@ -26,8 +26,8 @@ from ..model.spatial import (add6, cross_motion, dot6, inertia_act, inertia_appl
 from ..model.matrix6 import mat6_apply, mat6_apply_transpose
 from ..model.se3 import store6, store10
 from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, check_vector,
-                     matrix_fits, matrix_status, model_sizes, placement_step, plain, store_motion,
-                     velocity_step)
+                     matrix_status, model_sizes, placement_step, plain, store_motion, velocity_step,
+                     writeable_matrix)
 from .joints import joint_nv, subspace_column
 from .mimic import expand_configuration, expand_motion, reduce_matrix, reduced_sizes
 from .rnea_derivatives import store_inertia_variation, subtree_sum_step
@@ -44,7 +44,7 @@ def coriolis_kernel(packed, ws, dws, bws, q, v, C):
     if not (plain(q) and plain(v)):
         return INPUT_STRIDED
     nb, nq, nv = model_sizes(packed)
-    if not (matrix_fits(C, nv, nv) and apart(C, q) and apart(C, v)):
+    if not (writeable_matrix(C, nv, nv) and apart(C, q) and apart(C, v)):
         return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
     if status:

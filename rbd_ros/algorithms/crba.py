@@ -17,8 +17,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model.layout import P_IV, P_PARENT, P_THETA, W_OI, W_OM
 from ..model.spatial import act_force, add10, inertia_act, inertia_apply, load10
 from ..model.se3 import se3_load, se3_store, store10
-from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, configuration_status, matrix_fits,
-                     mirror_upper, plain)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, configuration_status, mirror_upper,
+                     plain, writeable_matrix)
 from .joints import joint_force_local, joint_nv, joint_placement_local, local_subspace_column
 from .entries import declare
 
@@ -28,7 +28,7 @@ def crba_kernel(packed, ws, q, M):
     if not plain(q):
         return INPUT_STRIDED
     nb, nv, status = configuration_status(packed, q)
-    if not (matrix_fits(M, nv, nv) and apart(M, q)):
+    if not (writeable_matrix(M, nv, nv) and apart(M, q)):
         return OUTPUT_REFUSED
     if status:
         return status

@@ -14,7 +14,7 @@ import math
 
 from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
 from .common import (CANNOT_MOVE_ALONG, INPUT_STRIDED, OUTPUT_REFUSED, ZERO_DIRECTION, apart,
-                     check_vector, plain, vector_fits, vector_status)
+                     check_vector, plain, vector_status, writeable_vector)
 from .entries import declare
 from .frame_jacobian import LOCAL_WORLD_ALIGNED, frame_of_link, frame_row_parts  # noqa: F401
 from .operational_space_inertia import jacobian_and_minv
@@ -59,7 +59,7 @@ def effective_mass_kernel(packed, table, ws, FP, qf, MF, R, q, frame, direction,
     if not (plain(q) and plain(direction)):
         return INPUT_STRIDED
     body, placement, _ = frame_row_parts(frame)
-    if not (vector_fits(out, 1) and apart(out, q) and apart(out, direction)):
+    if not (writeable_vector(out, 1) and apart(out, q) and apart(out, direction)):
         return OUTPUT_REFUSED
     status, J, Minv = jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement,
                                         LOCAL_WORLD_ALIGNED, matrix, work)

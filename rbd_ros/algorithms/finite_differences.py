@@ -18,7 +18,7 @@ from ..model.layout import P_IV
 from .aba import aba_kernel
 from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, apart_from_state, check_configuration,
                      check_vector, matrix_status, model_sizes, plain, plain_rows,
-                     square_outputs_fit, vector_fits, vector_status)
+                     square_outputs_fit, vector_status, writeable_vector)
 from .joints import joint_integrate, joint_tangent
 from .rnea import rnea_kernel
 from .entries import declare
@@ -27,7 +27,7 @@ from .entries import declare
 @kernel(int64(f64_2d_ro, f64_1d, f64_1d, f64_1d))
 def integrate_kernel(packed, q, dv, out):
     nb, nq, nv = model_sizes(packed)
-    if not (vector_fits(out, nq) and apart(out, q) and apart(out, dv)):
+    if not (writeable_vector(out, nq) and apart(out, q) and apart(out, dv)):
         return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(dv, nv, 2)
     if status:

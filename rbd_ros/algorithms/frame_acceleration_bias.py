@@ -18,7 +18,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, int64, kernel
 from ..model.layout import W_OA, W_OM, W_OV
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .common import INPUT_STRIDED, OUTPUT_REFUSED, apart, plain, vector_fits
+from .common import INPUT_STRIDED, OUTPUT_REFUSED, apart, plain, writeable_vector
 from .entries import declare
 from .frame_jacobian import (frame_in, frame_row_parts, placement_tuple,  # noqa: F401
                              reference_placement)
@@ -31,7 +31,7 @@ def frame_acceleration_bias_kernel(packed, table, ws, qf, VF, q, v, frame, out):
     if not (plain(q) and plain(v)):
         return INPUT_STRIDED
     body, placement, reference = frame_row_parts(frame)
-    if not (vector_fits(out, 6) and apart(out, q) and apart(out, v)):
+    if not (writeable_vector(out, 6) and apart(out, q) and apart(out, v)):
         return OUTPUT_REFUSED
     status, qt, vt = tree_state(packed, table, qf, VF[0], q, v, body, placement)
     if status:

@@ -28,8 +28,8 @@ from ..model.model import link_table
 from ..model.layout import P_IQ, P_IV, P_PARENT, W_OM, W_OS
 from ..model.spatial import act_inv_motion, load6
 from ..model.se3 import se3_load, se3_mul, se3_store, store6
-from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, matrix_fits,
-                     model_sizes, placement_step, plain, supports)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, model_sizes,
+                     placement_step, plain, supports, writeable_matrix)
 from .joints import joint_nv, root_position_left_out, subspace_column
 from .entries import declare
 from .mimic import T_MULTIPLIER, T_SOURCE, expand_configuration, reduced_sizes
@@ -220,7 +220,7 @@ def frame_jacobian_checked(packed, table, ws, qf, q, body, placement, reference,
         nq, nv = model_sizes(packed)[1:]
     else:
         nq, nv = reduced_sizes(table)
-    if not (matrix_fits(J, 6, nv) and apart(J, q)):
+    if not (writeable_matrix(J, 6, nv) and apart(J, q)):
         return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or frame_status(packed, body, placement,
                                                                    J, nv)

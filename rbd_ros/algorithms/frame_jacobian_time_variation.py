@@ -18,8 +18,8 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import P_IV, P_PARENT, W_OA, W_OM, W_OS, W_OV
 from ..model.spatial import act_inv_motion, add6, cross_motion, load6, sub6
 from ..model.se3 import cross3, se3_load, se3_mul
-from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_vector, matrix_fits,
-                     placement_step, plain, store_motion, supports, velocity_step)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_vector, placement_step, plain,
+                     store_motion, supports, velocity_step, writeable_matrix)
 from .entries import declare
 from .frame_jacobian import (LOCAL, WORLD, add_column, frame_in, frame_row_parts,  # noqa: F401
                              placement_tuple, reference_placement)
@@ -105,7 +105,7 @@ def frame_jacobian_time_variation_kernel(packed, table, ws, qf, VF, q, v, frame,
     if not (plain(q) and plain(v)):
         return INPUT_STRIDED
     body, placement, reference = frame_row_parts(frame)
-    if not (matrix_fits(dJ, 6, caller_nv(packed, table)) and apart(dJ, q) and apart(dJ, v)):
+    if not (writeable_matrix(dJ, 6, caller_nv(packed, table)) and apart(dJ, q) and apart(dJ, v)):
         return OUTPUT_REFUSED
     status, qt, vt = tree_state(packed, table, qf, VF[0], q, v, body, placement)
     if status:

@@ -10,8 +10,8 @@ floating base. A coupled model (mimic joints): q expanded to the tree first.
 from .._jit import f64_1d, f64_2d, f64_2d_ro, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
-from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, matrix_fits,
-                     model_sizes, plain)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, check_configuration, model_sizes, plain,
+                     writeable_matrix)
 from .entries import declare
 from .frame_jacobian import (BAD_FRAME, frame_of_link, frame_row_parts,  # noqa: F401
                              placement_tuple, store_placements, world_origin)
@@ -60,7 +60,7 @@ def frame_placement_kernel(packed, table, ws, qf, q, frame, out):
     if not plain(q):
         return INPUT_STRIDED
     body, placement, _ = frame_row_parts(frame)
-    if not (matrix_fits(out, 4, 4) and apart(out, q)):
+    if not (writeable_matrix(out, 4, 4) and apart(out, q)):
         return OUTPUT_REFUSED
     status, qt = tree_configuration(packed, table, qf, q)
     status = status or link_status(packed, body, placement)

@@ -35,8 +35,8 @@ from ..model.spatial import dot6, inertia_act, load10, load6, scale6
 from ..model.matrix6 import mat6_cholesky_solve, mat6_set_inertia
 from ..model.se3 import se3_load, se3_store, store6
 from .aba import articulated_inertia_step, bias_force_step, dof_factor
-from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, configuration_status, matrix_fits,
-                     mirror_upper, model_sizes, placement_step, plain)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, configuration_status, mirror_upper,
+                     model_sizes, placement_step, plain, writeable_matrix)
 from .joints import (UNIT_MOTIONS, ZERO6, joint_force_in_world, joint_inv_motion, joint_nv,
                      joint_spans_all_motions, subspace_column)
 from .entries import declare
@@ -205,7 +205,7 @@ def minv_kernel(packed, ws, FP, q, Minv):
     if not plain(q):
         return INPUT_STRIDED
     nb, nv, status = configuration_status(packed, q)
-    if not (matrix_fits(Minv, nv, nv) and apart(Minv, q)):
+    if not (writeable_matrix(Minv, nv, nv) and apart(Minv, q)):
         return OUTPUT_REFUSED
     if status:
         return status

@@ -14,8 +14,8 @@ rows ≤ c (row k of L⁻¹ involves only k's ancestors). Rows ≤ c of column c
 row c (the lower triangle) and mirrored.
 """
 from .._jit import f64_1d, f64_2d, f64_2d_ro, i64_1d_ro, int64, kernel
-from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, matrix_fits, matrix_status,
-                     model_sizes, plain)
+from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, matrix_status, model_sizes, plain,
+                     writeable_matrix)
 from .crba import crba_kernel
 from .entries import declare
 
@@ -25,7 +25,7 @@ def minv_cholesky_kernel(packed, ws, q, dof_parent, H, Minv):
     if not plain(q):
         return INPUT_STRIDED
     nv = model_sizes(packed)[2]
-    if not (matrix_fits(Minv, nv, nv) and apart(Minv, q)):
+    if not (writeable_matrix(Minv, nv, nv) and apart(Minv, q)):
         return OUTPUT_REFUSED
     status = crba_kernel(packed, ws, q, H)        # H = M(q), full (checks q)
     if status:

@@ -22,7 +22,7 @@ from .._jit import f64_1d, f64_2d, f64_2d_ro, f64_3d, helper, int64, kernel
 from ..model.layout import W_OM
 from ..model.se3 import se3_load, se3_mul
 from .common import (INPUT_STRIDED, OUTPUT_REFUSED, SINGULAR_OPERATIONAL, SINGULAR_TRANSLATIONAL,
-                     apart, matrix_fits, matrix_status, plain)
+                     apart, matrix_status, plain, writeable_matrix)
 from .coupled import coupled_minv_kernel
 from .entries import declare
 from .frame_jacobian import (frame_in, frame_jacobian_in, frame_row_parts,  # noqa: F401
@@ -131,7 +131,7 @@ def operational_space_inertia_kernel(packed, table, ws, FP, qf, MF, R, q, frame,
         return INPUT_STRIDED
     body, placement, reference = frame_row_parts(frame)
     n = 3 if translational else 6
-    if not (matrix_fits(Lambda, n, n) and apart(Lambda, q)):
+    if not (writeable_matrix(Lambda, n, n) and apart(Lambda, q)):
         return OUTPUT_REFUSED
     status, J, Minv = jacobian_and_minv(packed, table, ws, FP, qf, MF, R, q, body, placement,
                                         reference, matrix, work)

@@ -30,7 +30,7 @@ from ..model.spatial import act_force, act_inv_force, dot6, load6
 from ..model.matrix6 import load6_vector
 from ..model.se3 import se3_load, se3_store, store6
 from .common import (NOT_FINITE_RESULT, OUTPUT_REFUSED, WRONG_SIZE, apart, check_configuration,
-                     check_vector, matrix_fits, model_sizes, set_world)
+                     check_vector, model_sizes, set_world, writeable_matrix)
 from .joints import (IDENTITY_SE3, ZERO6, joint_force_local, joint_nv,
                      world_placement_from_local)
 from .rnea import body_motion_step
@@ -148,7 +148,7 @@ def project_block(packed, ws, Yb, j, Y, col):
 def joint_torque_regressor_kernel(packed, ws, Yb, q, v, a, Y):
     """Y (nv, 10 nb) with Y θ = τ; ws: the model's body workspace, Yb: a (6, 10) scratch."""
     nb, nq, nv = model_sizes(packed)
-    if not (matrix_fits(Y, nv, 10 * nb) and apart(Y, q) and apart(Y, v) and apart(Y, a)):
+    if not (writeable_matrix(Y, nv, 10 * nb) and apart(Y, q) and apart(Y, v) and apart(Y, a)):
         return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
     status = status or check_vector(a, nv, 3)

@@ -18,7 +18,7 @@ from ..model.spatial import (act_force, act_inv_motion, add6, cross_force, cross
 from ..model.se3 import cross3, rot3, rot3_t, se3_load, se3_store, store6
 from .common import (INPUT_STRIDED, OUTPUT_REFUSED, apart, apart_from_state, begin_state_pass,
                      check_configuration, check_vector, configuration_status, model_sizes, plain,
-                     set_world, vector_fits, vector_status)
+                     set_world, vector_status, writeable_vector)
 from .joints import jcalc_local, joint_force_local, joint_nv, joint_placement_local
 from .entries import declare
 
@@ -69,7 +69,7 @@ def rnea_passes(packed, ws, q, v, a, fext, tau):
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_1d, f64_1d, f64_1d, f64_2d, f64_1d))
 def rnea_kernel(packed, ws, q, v, a, fext, tau):
-    if not (vector_fits(tau, model_sizes(packed)[2]) and apart_from_state(tau, q, v, a, fext)):
+    if not (writeable_vector(tau, model_sizes(packed)[2]) and apart_from_state(tau, q, v, a, fext)):
         return OUTPUT_REFUSED
     status = begin_state_pass(packed, ws, q, v, a, fext)          # and lines 2-3
     if status:
@@ -87,7 +87,7 @@ def nonlinear_effects_kernel(packed, ws, q, v, tau):
     writes the torques into it.
     """
     _, nq, nv = model_sizes(packed)
-    if not (vector_fits(tau, nv) and apart(tau, q) and apart(tau, v)):
+    if not (writeable_vector(tau, nv) and apart(tau, q) and apart(tau, v)):
         return OUTPUT_REFUSED
     status = check_configuration(packed, q, nq, 1) or check_vector(v, nv, 2)
     if status:
@@ -204,7 +204,7 @@ def gravity_kernel(packed, ws, q, tau):
     if not plain(q):
         return INPUT_STRIDED
     nb, nv, status = configuration_status(packed, q)
-    if not (vector_fits(tau, nv) and apart(tau, q)):
+    if not (writeable_vector(tau, nv) and apart(tau, q)):
         return OUTPUT_REFUSED
     if status:
         return status

@@ -321,6 +321,36 @@ def test_a_bad_out_is_refused_as_a_batch_call_refuses_it(name, robot_name):
             assert np.array_equal(x, before[k]), (kind, k)
 
 
+@pytest.mark.parametrize("robot_name", OUT_ROBOTS)
+@pytest.mark.parametrize("name", sorted(entries.ENTRIES))
+def test_a_read_only_out_is_refused_at_every_position_and_nothing_is_written(name, robot_name):
+    """
+    Each output in turn read-only, of its own or a view of a writeable buffer: refused.
+
+    The calls' inline tests leave the WRITEABLE flag to the kernels (``rbd_ros._array_flags``),
+    which read it on every call: the message is the full check's, no output is written, and
+    the same arrays, the flag set back on, are then written (nothing cached the refusal).
+    """
+    m = out_model(robot_name)
+    shapes = out_shapes(name, m)
+    s = clean_state(m)
+    fresh = flat(call(name, m, s))
+    for j in range(len(shapes)):
+        for kind in ("own", "view"):
+            arrays = [np.full(shape, 7.25) for shape in shapes]
+            if kind == "view":
+                buffer = np.full(np.prod(shapes[j]), 7.25)
+                arrays[j] = buffer.reshape(shapes[j]).view()
+            arrays[j].flags.writeable = False
+            message = _refusal(call, name, m, s, out=out_argument(arrays))
+            where = "out" if len(shapes) == 1 else f"out[{j}]"
+            assert message == f"{name}: {where} must be writeable", (kind, message)
+            assert all(np.all(x == 7.25) for x in arrays), (kind, j)
+            arrays[j].flags.writeable = True
+            got = call(name, m, s, out=out_argument(arrays))
+            assert np.array_equal(flat(got), fresh), (kind, j)
+
+
 def test_an_output_that_is_an_input_or_another_output_itself_is_refused():
     """
     Arrays that own their memory pass the inline test unless one *is* another.
