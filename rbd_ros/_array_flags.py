@@ -12,7 +12,11 @@ ndarray the argument was unboxed from (its ``parent``), and numpy's ``PyArrayObj
 numpy that laid the struct out otherwise stops the import instead of letting a read-only
 array be written.
 
-An array made inside a kernel, or a view of one, has no parent: it is writeable.
+An array made inside a kernel has no parent (kernels run without numba's runtime and never
+make one, so that branch is a guard): it is writeable. A view keeps its array's parent. Only
+numba's ``Array`` type is accepted: the parent of another buffer is not an ndarray. A
+CPython whose object head is not 16 bytes (a debug or free-threaded build) fails the
+import's check.
 """
 import ctypes
 
@@ -36,9 +40,9 @@ def check_layout():
     or not, C or Fortran order, owning their data or a view).
     """
     base = np.zeros((3, 4))
-    read_only = np.zeros(5)
-    read_only.flags.writeable = False
-    for x in (base, read_only, np.asfortranarray(base), base[:, ::2], base.T):
+    frozen = np.zeros(5)
+    frozen.flags.writeable = False
+    for x in (base, frozen, np.asfortranarray(base), base[:, ::2], base.T):
         found = ctypes.c_int32.from_address(id(x) + FLAGS_OFFSET).value
         if found != x.flags.num or bool(found & NPY_ARRAY_WRITEABLE) != x.flags.writeable:
             raise ImportError(f"numpy {np.__version__} does not keep an array's flags where "
@@ -50,8 +54,11 @@ check_layout()
 
 
 @intrinsic
-def read_only(typingctx, array):
+def is_read_only(typingctx, array):
     """Return whether ``array`` comes from a numpy array whose WRITEABLE flag is clear."""
+    if not isinstance(array, types.Array):      # a buffer's parent is not an ndarray
+        return None
+
     def codegen(context, builder, signature, args):
         parent = context.make_array(signature.args[0])(context, builder, args[0]).parent
         result = cgutils.alloca_once_value(builder, cgutils.false_bit)

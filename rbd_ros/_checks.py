@@ -104,8 +104,9 @@ def input_error(function, status, model, names, values=None):
 _REFUSALS = {
     # the public calls word it with the full test of out= (_output_arrays.refused); this is
     # for a kernel reached another way
-    OUTPUT_REFUSED: ("an output does not fit what the kernel writes: the wrong shape, not "
-                     "C-contiguous, or sharing memory with an input or another output"),
+    OUTPUT_REFUSED: ("an output does not fit what the kernel writes: read-only, the wrong "
+                     "shape, not C-contiguous, or sharing memory with an input or another "
+                     "output"),
     # the public calls copy the input and call again; this is for a kernel reached another way
     INPUT_STRIDED: "an input is not C-contiguous: the kernel reads C-contiguous arrays only",
     ZERO_DIRECTION: "direction is the zero vector: it names no direction",

@@ -56,16 +56,17 @@ def refused(function, out, shapes, inputs):
     """
     Return the ValueError for an ``out=`` a kernel would not write into (``OUTPUT_REFUSED``).
 
-    The kernels of the public calls refuse what :func:`checked` does (a wrong shape, not
-    C-contiguous, memory shared with an input or another output); this words it.
+    The kernels of the public calls refuse what :func:`checked` does (read-only, a wrong
+    shape, not C-contiguous, memory shared with an input or another output); this words it.
     """
     try:
         checked(function, out, shapes, inputs)
     except ValueError as error:
         return error
     # the kernel and checked disagree: still a refusal, never a result from a refused array
-    return ValueError(f"{function}: out does not fit what the kernel writes (shapes {shapes}, "
-                      "C-contiguous, no memory shared with the inputs or another output)")
+    return ValueError(f"{function}: out does not fit what the kernel writes (writeable, "
+                      f"shapes {shapes}, C-contiguous, no memory shared with the inputs or "
+                      "another output)")
 
 
 def _fit(arrays, shapes, inputs):

@@ -9,7 +9,7 @@ inertia and bias force (``body_bias_force``). The joint kinds live in ``joints``
 """
 import math
 
-from .._array_flags import read_only
+from .._array_flags import is_read_only
 from .._jit import helper
 from ..model.layout import (P_GRAVITY, P_IQ, P_IV, P_PARENT, P_THETA, P_VEND, W_OA, W_OM, W_OS,
                             W_OV)
@@ -118,13 +118,13 @@ def matrix_fits(x, rows, cols):
 @helper
 def writeable_vector(x, n):
     """Whether the output x may be written (``rbd_ros._array_flags``) and fits (vector_fits)."""
-    return not read_only(x) and vector_fits(x, n)
+    return not is_read_only(x) and vector_fits(x, n)
 
 
 @helper
 def writeable_matrix(x, rows, cols):
     """Whether the output x may be written (``rbd_ros._array_flags``) and fits (matrix_fits)."""
-    return not read_only(x) and matrix_fits(x, rows, cols)
+    return not is_read_only(x) and matrix_fits(x, rows, cols)
 
 
 @helper

@@ -247,14 +247,15 @@ def uses_entry_point(name):
     Return whether the call ``name`` reaches its kernel through the entry point.
 
     Where it saves time: testing a caller's input in Python (dtype and dimensions: the
-    kernel tests the strides) costs ~35 ns, an output (also its type and writeable) ~55 ns,
-    the dispatcher's typing ~30-40 ns per argument. So the entry point serves a call whose
-    kernel takes at least 2 arguments per array tested; each output the caller may give
-    counts as one. Timeit on ur5, 2026-12-03 (after the strides moved into the kernels):
-    crba (4 arguments, q and M tested) with out= and data= 0.61 µs through the entry point
-    against 0.65 through the dispatcher (its kernel alone: 0.36 and 0.51). rnea, aba,
-    nonlinear_effects, rnea_derivatives, inverse_and_forward_dynamics, the regressor and
-    integrate (fewer than 2 arguments per test) call the dispatcher.
+    kernel tests the strides) costs ~35 ns, an output (also its type) ~55 ns (~25 since its
+    WRITEABLE flag is the kernel's to test, ``rbd_ros._array_flags``; the rule below was
+    timed before), the dispatcher's typing ~30-40 ns per argument. So the entry point serves
+    a call whose kernel takes at least 2 arguments per array tested; each output the caller
+    may give counts as one. Timeit on ur5, 2026-12-03 (after the strides moved into the
+    kernels): crba (4 arguments, q and M tested) with out= and data= 0.61 µs through the
+    entry point against 0.65 through the dispatcher (its kernel alone: 0.36 and 0.51). rnea,
+    aba, nonlinear_effects, rnea_derivatives, inverse_and_forward_dynamics, the regressor
+    and integrate (fewer than 2 arguments per test) call the dispatcher.
     """
     entry = ENTRIES[name]
     tested = sum(1 for x in entry.inputs if x not in entry.defaults)

@@ -32,12 +32,13 @@ before it reads anything (``INPUT_STRIDED``; numpy's ``strides`` tuple cost ~50 
 input in Python): the call then tests ``out`` in full against the caller's inputs (as the
 dispatcher path does), copies its inputs once and calls the entry point again.
 
-The caller's ``out=``: every kernel tests its outputs (the shape, C-contiguity, and memory
-shared with an input or another output, by comparing byte ranges; status
-``OUTPUT_REFUSED`` before it writes anything), and the call tests inline only what its
-route trusts: through the dispatcher, that ``out`` is an ndarray (the dispatcher
-refuses another dtype, number of dimensions or layout, and a read-only array: TypeError);
-through the entry point, also its dtype, number of dimensions and that it is writeable.
+The caller's ``out=``: every kernel tests its outputs (the WRITEABLE flag, through
+``rbd_ros._array_flags``; the shape, C-contiguity, and memory shared with an input or
+another output, by comparing byte ranges; status ``OUTPUT_REFUSED`` before it writes
+anything), and the call tests inline only what its route trusts: through the dispatcher,
+that ``out`` is an ndarray (the dispatcher refuses another dtype, number of dimensions or
+layout, and a read-only array: TypeError); through the entry point, also its dtype and
+number of dimensions.
 A refusal either way is worded by the full test (``_output_arrays.checked``), so the
 messages are the batch calls' (doc/benchmarks.md, "The kernels test ``out=``", says what
 that saves). The routes that run other code (the specialized and the coupled ones) test

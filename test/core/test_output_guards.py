@@ -124,7 +124,8 @@ def test_a_refusal_the_full_test_would_not_make_is_still_a_refusal():
     fine = np.empty(3)
     error = _output_arrays.refused("rnea", fine, ((3,),), {"q": np.zeros(3)})
     assert isinstance(error, ValueError)
-    assert str(error).startswith("rnea: out does not fit what the kernel writes (shapes ((3,),)")
+    assert str(error).startswith("rnea: out does not fit what the kernel writes (writeable, "
+                                 "shapes ((3,),)")
     error = _output_arrays.refused("rnea", fine, ((4,),), {"q": np.zeros(3)})
     assert str(error) == "rnea: out must have shape (4,), got (3,)"
 
@@ -136,5 +137,6 @@ def test_a_kernel_refusal_reached_another_way_is_worded():
     m = rbd_ros.load_model(_PENDULUM)
     error = _checks.input_error("rnea", OUTPUT_REFUSED, m, ("q", "v", "a", "fext"),
                                 (np.zeros(1),) * 4)
-    assert str(error) == ("rnea: an output does not fit what the kernel writes: the wrong shape, "
-                          "not C-contiguous, or sharing memory with an input or another output")
+    assert str(error) == ("rnea: an output does not fit what the kernel writes: read-only, the "
+                          "wrong shape, not C-contiguous, or sharing memory with an input or "
+                          "another output")
