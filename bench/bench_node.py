@@ -367,6 +367,7 @@ def main():
     if args.hammer_client:
         return hammer(args.hammer_client, args.robot)
     urdf = checked_arguments(args)
+    node_run.stop_children_on_sigterm()
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
     configs = all_configurations(args, trees)

@@ -179,6 +179,49 @@ def start_hammer(args):
                             stdout=subprocess.PIPE, text=True, start_new_session=True)
 
 
+def stop_children_on_sigterm():
+    """
+    Make SIGTERM raise KeyboardInterrupt, as SIGINT does: the runs' ``finally`` stops the node.
+
+    The node, the receiver and the planner client run in sessions of their own (a terminal's
+    Ctrl-C reaches only the bench, which stops them in order); killed by SIGTERM's default
+    action, the bench would leave them running, and a node or relay left on the same
+    ROS_DOMAIN_ID answers the next bench's joint_states on the same topics.
+    """
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+
+
+# seconds after the bench's node is created before what it sees of the graph is believed:
+# Fast DDS on loopback discovers a participant in well under one
+DISCOVERY_S = 2.0
+
+
+def others_on_the_graph(bench, outputs):
+    """Return what else subscribes to joint_states or publishes the node's ``outputs``."""
+    found = ["a subscriber of joint_states"] if bench.count_subscribers("joint_states") else []
+    return found + [f"a publisher of /{NODE_NAME}/{k}" for k in outputs
+                    if bench.count_publishers(f"/{NODE_NAME}/{k}")]
+
+
+def wait_for_a_clear_graph(bench, outputs, timeout=10.0, trusted_after=0.0):
+    """
+    Return once nothing but the bench is on the run's topics; RuntimeError after ``timeout``.
+
+    The last run's node and receiver take a moment to leave the graph after they exit.
+    Something still there after that is another process: a node or relay left from an
+    earlier bench (its outputs would reach the receiver as the node's) or another session
+    on the same ROS_DOMAIN_ID. ``trusted_after`` (``time.monotonic()``): before it, an empty
+    graph is not yet believed (the bench's own node discovering the others: DISCOVERY_S).
+    """
+    deadline = max(time.monotonic(), trusted_after) + timeout
+    while (found := others_on_the_graph(bench, outputs)) or time.monotonic() < trusted_after:
+        if found and time.monotonic() > deadline:
+            raise RuntimeError(f"{' and '.join(found)} before the run, on ROS_DOMAIN_ID "
+                               f"{os.environ.get('ROS_DOMAIN_ID', '0')}: a node or relay left "
+                               "from another bench? stop it, or run on another domain")
+        time.sleep(0.1)
+
+
 def stop(process, timeout=30):
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
@@ -195,7 +238,8 @@ class Publisher:
     def __init__(self, bench, js_pub, odom_pub, joint_names, states):
         from nav_msgs.msg import Odometry
         from sensor_msgs.msg import JointState
-        self.js_pub, self.odom_pub, self.states = js_pub, odom_pub, states
+        self.node, self.js_pub, self.odom_pub, self.states = bench, js_pub, odom_pub, states
+        self.created = time.monotonic()  # the graph it sees is believed DISCOVERY_S later
         self.js = JointState()
         self.js.name = joint_names
         self.odom = Odometry()
@@ -356,6 +400,7 @@ def run_once(args, tree, source, outputs):
     """Run the node of ``tree`` once at ``args.rate``; return :func:`analyse`'s figures."""
     source.published.clear()
     source.diagnostics.clear()
+    wait_for_a_clear_graph(source.node, outputs, trusted_after=source.created + DISCOVERY_S)
     recv, node, log, received_path = start_processes(args, tree, outputs)
     hammer = start_hammer(args)
     try:

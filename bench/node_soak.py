@@ -106,6 +106,8 @@ def _write_window(out, window, latency_ns):
 def run_soak(args, tree, source, outputs):
     """Run the node of ``tree`` for ``args.soak`` s after its warm-up; return the rows."""
     source.record = False            # an hour of (stamp, time) pairs is not kept
+    node_run.wait_for_a_clear_graph(source.node, outputs,
+                                    trusted_after=source.created + node_run.DISCOVERY_S)
     lines = os.path.join(tempfile.mkdtemp(prefix="bench_soak_"), "windows.jsonl")
     recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
                              "--soak-receiver", lines, "--window", str(args.window),

@@ -288,7 +288,8 @@ def main(argv=None):
     from rclpy.context import Context
     from oracle import ROBOTS
     import bench_record
-    from node_run import stop
+    from node_run import stop, stop_children_on_sigterm
+    stop_children_on_sigterm()                  # the receiver process is stopped in a finally
     outputs = [k for k in args.outputs.split(",") if k]
     observed = outputs + (["external_torques", "contact_wrench"] if args.observer else [])
     urdf = ROBOTS[args.robot][0]
