@@ -36,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 from oracle import ROBOTS, available  # noqa: E402  (also puts the checkout on sys.path)
+from node_graph import stop_children_on_sigterm  # noqa: E402
 
 GOALS = {"talos": 3.0, "arm7": 1.5}
 
@@ -130,6 +131,7 @@ def publisher(bench, model, floating):
 
 
 def main():
+    stop_children_on_sigterm()                  # its finally stops the node it started
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--robots", default="arm7,talos")
     ap.add_argument("--starts", type=int, default=5)

@@ -93,6 +93,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 from oracle import ROBOTS  # noqa: E402  (first: it puts the checkout on sys.path)
+import node_graph  # noqa: E402
 import node_run  # noqa: E402
 from node_command import COMMAND, enabler, state_keys  # noqa: E402
 import node_soak  # noqa: E402
@@ -367,7 +368,7 @@ def main():
     if args.hammer_client:
         return hammer(args.hammer_client, args.robot)
     urdf = checked_arguments(args)
-    node_run.stop_children_on_sigterm()
+    node_graph.stop_children_on_sigterm()
     trees = [SourceTree(args.before), SourceTree()] if args.before else [SourceTree()]
     rounds = args.rounds or (3 if args.before else 1)
     configs = all_configurations(args, trees)

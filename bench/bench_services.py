@@ -53,6 +53,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, os.pardir, "test"))
 
 from oracle import ROBOTS, load_quietly  # noqa: E402  (also puts the checkout on sys.path)
+from node_graph import stop_children_on_sigterm  # noqa: E402
 
 
 def parse_args():
@@ -304,6 +305,7 @@ def bench_retime(label, model, client, args):
 
 def main():
     args = parse_args()
+    stop_children_on_sigterm()                  # its finally stops the node it started
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     import rclpy
     from rclpy.executors import SingleThreadedExecutor

@@ -38,6 +38,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "test"))
+from node_graph import stop_children_on_sigterm  # noqa: E402
+
 PROFILE = os.path.join(ROOT, "config", "fastdds_large_messages.xml")
 SERVICE = "/rbd_transport_bench/trajectory_torques"
 
@@ -170,6 +172,7 @@ def _best(call, repeat=7):
 
 def main():
     args = parse_args()
+    stop_children_on_sigterm()                  # the client's finally stops its server
     if args.role == "server":
         return serve(args)
     if args.role == "client":

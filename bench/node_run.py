@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+import node_graph
 from node_trees import NODE_NAME
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -179,49 +180,6 @@ def start_hammer(args):
                             stdout=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def stop_children_on_sigterm():
-    """
-    Make SIGTERM raise KeyboardInterrupt, as SIGINT does: the runs' ``finally`` stops the node.
-
-    The node, the receiver and the planner client run in sessions of their own (a terminal's
-    Ctrl-C reaches only the bench, which stops them in order); killed by SIGTERM's default
-    action, the bench would leave them running, and a node or relay left on the same
-    ROS_DOMAIN_ID answers the next bench's joint_states on the same topics.
-    """
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-
-
-# seconds after the bench's node is created before what it sees of the graph is believed:
-# Fast DDS on loopback discovers a participant in well under one
-DISCOVERY_S = 2.0
-
-
-def others_on_the_graph(bench, outputs):
-    """Return what else subscribes to joint_states or publishes the node's ``outputs``."""
-    found = ["a subscriber of joint_states"] if bench.count_subscribers("joint_states") else []
-    return found + [f"a publisher of /{NODE_NAME}/{k}" for k in outputs
-                    if bench.count_publishers(f"/{NODE_NAME}/{k}")]
-
-
-def wait_for_a_clear_graph(bench, outputs, timeout=10.0, trusted_after=0.0):
-    """
-    Return once nothing but the bench is on the run's topics; RuntimeError after ``timeout``.
-
-    The last run's node and receiver take a moment to leave the graph after they exit.
-    Something still there after that is another process: a node or relay left from an
-    earlier bench (its outputs would reach the receiver as the node's) or another session
-    on the same ROS_DOMAIN_ID. ``trusted_after`` (``time.monotonic()``): before it, an empty
-    graph is not yet believed (the bench's own node discovering the others: DISCOVERY_S).
-    """
-    deadline = max(time.monotonic(), trusted_after) + timeout
-    while (found := others_on_the_graph(bench, outputs)) or time.monotonic() < trusted_after:
-        if found and time.monotonic() > deadline:
-            raise RuntimeError(f"{' and '.join(found)} before the run, on ROS_DOMAIN_ID "
-                               f"{os.environ.get('ROS_DOMAIN_ID', '0')}: a node or relay left "
-                               "from another bench? stop it, or run on another domain")
-        time.sleep(0.1)
-
-
 def stop(process, timeout=30):
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
@@ -239,7 +197,7 @@ class Publisher:
         from nav_msgs.msg import Odometry
         from sensor_msgs.msg import JointState
         self.node, self.js_pub, self.odom_pub, self.states = bench, js_pub, odom_pub, states
-        self.created = time.monotonic()  # the graph it sees is believed DISCOVERY_S later
+        self.created = time.monotonic()  # node_graph: what it sees is believed a moment later
         self.js = JointState()
         self.js.name = joint_names
         self.odom = Odometry()
@@ -400,15 +358,18 @@ def run_once(args, tree, source, outputs):
     """Run the node of ``tree`` once at ``args.rate``; return :func:`analyse`'s figures."""
     source.published.clear()
     source.diagnostics.clear()
-    wait_for_a_clear_graph(source.node, outputs, trusted_after=source.created + DISCOVERY_S)
-    recv, node, log, received_path = start_processes(args, tree, outputs)
-    hammer = start_hammer(args)
+    node_graph.wait_for_a_clear_graph(source.node, outputs,
+                                      trusted_after=source.created + node_graph.DISCOVERY_S)
+    recv = node = hammer = None
     try:
+        recv, node, log, received_path = start_processes(args, tree, outputs)
+        hammer = start_hammer(args)
         if recv.stdout.readline().strip() != "ready":
             raise RuntimeError("the receiver process did not start")
         print(f"{tree.label}: node pid {node.pid} (log {log.name}), PYTHONPATH={tree.path}",
               flush=True)
         w = publish_and_measure(args, source, node, recv, log.name)
+        node_graph.refuse_company(source.node, outputs)  # discovered by now, if it was there
         time.sleep(1.0)                                  # stragglers
         stop(recv)
         received = np.load(received_path)
@@ -416,11 +377,12 @@ def run_once(args, tree, source, outputs):
             stop(hammer)
             hammered = hammer.stdout.read().strip().splitlines()[-1:]
     finally:
-        if hammer is not None:
-            stop(hammer)
-        stop(recv)
-        stop(node, timeout=10)
-        subprocess.run(["rm", "-rf", os.path.dirname(received_path)])
+        with node_graph.signals_held():           # a second Ctrl-C or SIGTERM waits for this
+            for process, timeout in ((hammer, 30), (recv, 30), (node, 10)):
+                if process is not None:
+                    stop(process, timeout)
+            if recv is not None:
+                subprocess.run(["rm", "-rf", os.path.dirname(received_path)])
     figures = analyse(w, source, received, outputs)
     if hammer is not None:
         figures["hammer"] = hammered[0] if hammered else "no report"

@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+import node_graph
 import node_receiver
 import node_run
 from node_trees import NODE_NAME
@@ -106,8 +107,8 @@ def _write_window(out, window, latency_ns):
 def run_soak(args, tree, source, outputs):
     """Run the node of ``tree`` for ``args.soak`` s after its warm-up; return the rows."""
     source.record = False            # an hour of (stamp, time) pairs is not kept
-    node_run.wait_for_a_clear_graph(source.node, outputs,
-                                    trusted_after=source.created + node_run.DISCOVERY_S)
+    node_graph.wait_for_a_clear_graph(source.node, outputs,
+                                      trusted_after=source.created + node_graph.DISCOVERY_S)
     lines = os.path.join(tempfile.mkdtemp(prefix="bench_soak_"), "windows.jsonl")
     recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
                              "--soak-receiver", lines, "--window", str(args.window),

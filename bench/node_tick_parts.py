@@ -288,7 +288,8 @@ def main(argv=None):
     from rclpy.context import Context
     from oracle import ROBOTS
     import bench_record
-    from node_run import stop, stop_children_on_sigterm
+    from node_graph import stop_children_on_sigterm
+    from node_run import stop
     stop_children_on_sigterm()                  # the receiver process is stopped in a finally
     outputs = [k for k in args.outputs.split(",") if k]
     observed = outputs + (["external_torques", "contact_wrench"] if args.observer else [])

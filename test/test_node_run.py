@@ -1,18 +1,15 @@
-"""``bench/node_run.py``: the command that starts the node for bench_node's runs, and its guards."""
+"""``bench/node_run.py``: the command that starts the node for bench_node's runs."""
 import argparse
 import os
-import signal
 import sys
-import time
 
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import node_run  # noqa: E402
 from node_command import COMMAND  # noqa: E402
-from node_trees import NODE_NAME, FloorTree, SourceTree  # noqa: E402
+from node_trees import FloorTree, SourceTree  # noqa: E402
 
-from helpers import ros_domain_id  # noqa: E402
 from rbd_ros.node.parameters import PARAMETERS, enabled_outputs  # noqa: E402
 from rbd_ros.outputs import NAMES, OBSERVER_BY_NAME  # noqa: E402
 
@@ -90,64 +87,3 @@ def test_the_floor_is_started_with_its_calls_and_the_contact_frame():
     assert cmd[cmd.index("--outputs") + 1] == "torques,contact_wrench"
     assert cmd[cmd.index("--contact-frame") + 1] == "hand"
     assert "--pinocchio" in cmd and "--core" not in cmd and "--floating-base" not in cmd
-
-
-def _until(condition, timeout=10.0):
-    """Poll ``condition`` until it is true (DDS discovery takes a moment); return its value."""
-    deadline = time.monotonic() + timeout
-    while not (value := condition()) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return value
-
-
-def test_a_node_left_on_the_runs_topics_stops_the_bench_before_it_runs():
-    """
-    A leftover listener of joint_states and publisher of the node's outputs is found.
-
-    Real rclpy on this process's own domain: the bench's node sees them once discovered,
-    ``wait_for_a_clear_graph`` refuses to start a run while they are there (naming the
-    domain), and returns once they have left.
-    """
-    import rclpy
-    from rclpy.context import Context
-    from std_msgs.msg import Float64MultiArray
-    from sensor_msgs.msg import JointState
-    domain = ros_domain_id()
-    context = Context()
-    rclpy.init(context=context)
-    try:
-        bench = rclpy.create_node("rbd_bench_node", context=context)
-        assert node_run.others_on_the_graph(bench, ["torques"]) == []
-        node_run.wait_for_a_clear_graph(bench, ["torques"], timeout=0.5)    # nothing: returns
-        leftover = rclpy.create_node("leftover", context=context)
-        leftover.create_subscription(JointState, "joint_states", lambda m: None, 10)
-        leftover.create_publisher(Float64MultiArray, f"/{NODE_NAME}/torques", 10)
-        found = _until(lambda: len(node_run.others_on_the_graph(bench, ["torques"])) == 2)
-        assert found, node_run.others_on_the_graph(bench, ["torques"])
-        assert node_run.others_on_the_graph(bench, ["accelerations"]) == [
-            "a subscriber of joint_states"]
-        with pytest.raises(RuntimeError, match=f"ROS_DOMAIN_ID {domain}: a node or relay"):
-            node_run.wait_for_a_clear_graph(bench, ["torques"], timeout=0.3)
-        leftover.destroy_node()
-        node_run.wait_for_a_clear_graph(bench, ["torques"], timeout=10.0)
-        assert node_run.others_on_the_graph(bench, ["torques"]) == []
-        bench.destroy_node()
-    finally:
-        rclpy.shutdown(context=context)
-
-
-def test_sigterm_stops_the_bench_as_ctrl_c_does():
-    """After ``stop_children_on_sigterm`` a SIGTERM raises KeyboardInterrupt: finally runs."""
-    before = signal.getsignal(signal.SIGTERM)
-    stopped = []
-    try:
-        node_run.stop_children_on_sigterm()
-        with pytest.raises(KeyboardInterrupt):
-            try:
-                os.kill(os.getpid(), signal.SIGTERM)
-                time.sleep(5.0)                     # the handler interrupts this
-            finally:
-                stopped.append(True)
-        assert stopped == [True]
-    finally:
-        signal.signal(signal.SIGTERM, before)
