@@ -57,8 +57,8 @@ def test_a_participant_left_on_the_runs_topics_stops_the_bench_until_it_leaves()
         bench = rclpy.create_node("rbd_bench_node", context=bench_context)
         bench.create_publisher(JointState, "joint_states", 10)
         with pytest.raises(RuntimeError, match=f"ROS_DOMAIN_ID {os.environ['ROS_DOMAIN_ID']}"):
-            node_graph.wait_for_a_clear_graph(
-                bench, ["torques"], timeout=0.5,
+            node_graph.wait_for_a_clear_graph(       # found if discovered within 4 s
+                bench, ["torques"], timeout=2.0,
                 trusted_after=time.monotonic() + node_graph.DISCOVERY_S)
         expected = ["1 other subscriber(s) of joint_states",
                     f"another publisher of /{NODE_NAME}/torques"]
