@@ -110,12 +110,13 @@ def run_soak(args, tree, source, outputs):
     node_graph.wait_for_a_clear_graph(source.node, outputs,
                                       trusted_after=source.created + node_graph.DISCOVERY_S)
     lines = os.path.join(tempfile.mkdtemp(prefix="bench_soak_"), "windows.jsonl")
-    recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
-                             "--soak-receiver", lines, "--window", str(args.window),
-                             "--rate", str(args.rate)],
-                            stdout=subprocess.PIPE, text=True, start_new_session=True)
-    node, log = node_run.start_node(args, tree, outputs)
+    recv = node = None
     try:
+        recv = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
+                                 "--soak-receiver", lines, "--window", str(args.window),
+                                 "--rate", str(args.rate)],
+                                stdout=subprocess.PIPE, text=True, start_new_session=True)
+        node, log = node_run.start_node(args, tree, outputs)
         if recv.stdout.readline().strip() != "ready":
             raise RuntimeError("the receiver process did not start")
         print(f"{tree.label}: node pid {node.pid} (log {log.name}); soak of {args.soak:g} s "
@@ -123,8 +124,10 @@ def run_soak(args, tree, source, outputs):
         bench_rows = _publish(args, source, node, log.name)
         time.sleep(1.0)                                  # stragglers
     finally:
-        node_run.stop(recv)
-        node_run.stop(node, timeout=10)
+        with node_graph.signals_held():           # as node_run.run_once's stopping
+            for process, timeout in ((recv, 30), (node, 10)):
+                if process is not None:
+                    node_run.stop(process, timeout)
     with open(lines, encoding="utf-8") as f:
         received = {r["window"]: r for r in map(json.loads, f)}
     rows = []

@@ -40,6 +40,15 @@ def _until(condition, timeout=10.0):
     return value
 
 
+def _running(pid):
+    """Whether process ``pid`` runs: exists and is not a zombie (exited, its parent gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
 def test_a_participant_left_on_the_runs_topics_stops_the_bench_until_it_leaves():
     """
     A participant on the run's topics stops the bench, even before discovery; then it may run.
@@ -114,20 +123,11 @@ def test_a_bench_killed_by_sigterm_stops_the_node_it_started():
         bench.wait(60)
         assert "interrupted" in bench.stdout.read()
         deadline = time.monotonic() + 15
-        while time.monotonic() < deadline and os.path.exists(f"/proc/{node_pid}"):
-            state = open(f"/proc/{node_pid}/stat").read().split(")")[-1].split()[0] \
-                if os.path.exists(f"/proc/{node_pid}/stat") else "X"
-            if state == "Z":                        # exited, its parent gone: not running
-                break
+        while _running(node_pid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        alive = os.path.exists(f"/proc/{node_pid}/stat") and \
-            open(f"/proc/{node_pid}/stat").read().split(")")[-1].split()[0] != "Z"
-        assert not alive, "".join(lines)
+        assert not _running(node_pid), "".join(lines)
     finally:
         if bench.poll() is None:
             bench.kill()
-        if node_pid and os.path.exists(f"/proc/{node_pid}"):
-            try:
-                os.kill(node_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        if node_pid and _running(node_pid):
+            os.kill(node_pid, signal.SIGKILL)
