@@ -31,13 +31,15 @@ import tempfile
 import threading
 import time
 
-from node_run import stat_fields
+from node_graph import stop_children_on_sigterm
 from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO
+from proc_cpu import stat_fields
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
 WATCHED = re.compile(r"-m rbd_ros\.node\.dynamics_node|node_floor\.py")
 EXITED = 143                        # perf record's status when the process left meanwhile
+BENCH_STOP_S = 60                   # for bench_node to stop its processes after SIGTERM
 
 
 def parse_args(argv=None):
@@ -195,6 +197,23 @@ def print_table(args, results):
               + "".join(f" {value[n] - value['floor']:+{columns[n] + 8}.1f}" for n in excess))
 
 
+def stop_bench(bench):
+    """
+    Stop ``bench`` (a bench_node process) if it still runs: SIGTERM, then SIGKILL.
+
+    bench_node stops the node and its other processes on SIGTERM (``node_graph``); it is
+    killed only if it has not left ``BENCH_STOP_S`` seconds later.
+    """
+    if bench.poll() is not None:
+        return
+    bench.terminate()
+    try:
+        bench.wait(BENCH_STOP_S)
+    except subprocess.TimeoutExpired:
+        bench.kill()
+        bench.wait()
+
+
 def main(argv=None):
     args = parse_args(argv)
     if shutil.which("perf") is None:
@@ -208,18 +227,25 @@ def main(argv=None):
         print(f"node_perf: perf_event_paranoid is {paranoid} and this is not root: perf may "
               "not sample the kernel's share (2) or any process (3 or more)", file=sys.stderr)
     here = os.path.dirname(HERE)
+    stop_children_on_sigterm()              # killed, it stops the bench, which stops the node
     bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), *args.bench])
     seen, threads, results, failures = set(), [], [], []
     with tempfile.TemporaryDirectory(prefix="node_perf_") as workdir:
-        while bench.poll() is None:
-            for pid, (cmdline, tree) in watched_processes(bench.pid).items():
-                if pid not in seen:
-                    seen.add(pid)
-                    t = threading.Thread(target=sample, daemon=True, args=(
-                        pid, label(cmdline, tree, here), args, results, failures, workdir))
-                    t.start()
-                    threads.append(t)
-            time.sleep(0.2)
+        try:
+            while bench.poll() is None:
+                for pid, (cmdline, tree) in watched_processes(bench.pid).items():
+                    if pid not in seen:
+                        seen.add(pid)
+                        t = threading.Thread(target=sample, daemon=True, args=(
+                            pid, label(cmdline, tree, here), args, results, failures, workdir))
+                        t.start()
+                        threads.append(t)
+                time.sleep(0.2)
+        except KeyboardInterrupt:
+            print("node_perf: interrupted", file=sys.stderr)
+            return 130
+        finally:
+            stop_bench(bench)
         for t in threads:
             t.join()
         print_table(args, results)

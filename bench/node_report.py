@@ -2,9 +2,10 @@
 bench_node's tables: one run's figures, every run side by side, and the node against its floor.
 
 ``print_run`` prints a run as it ends; ``print_table`` the whole bench at its end, with
-``print_floor`` (each node against the floor's run of its round, and the goals of issue 35)
-and ``print_core_split`` (the core's and Pinocchio's calls over the floor, the node's own
-work over the floor + core) when the floor ran. ``runs``: [(label, results of
+``print_threads`` (where the CPU goes: the main thread, Fast DDS's, the others, the planner
+process), and when the floor ran ``print_floor`` (each node against the floor's run of its
+round, and the goals of issue 35) and ``print_core_split`` (the core's and Pinocchio's calls
+over the floor, the node's own work over the floor + core). ``runs``: [(label, results of
 ``node_run.run_once``)] in the order run; ``configs``: [(label, tree, outputs)].
 """
 import os
@@ -12,6 +13,7 @@ import os
 import numpy as np
 
 from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO
+from proc_cpu import THREAD_GROUPS
 from rbd_ros.outputs import NAMES as OUTPUTS  # (every output; no ROS)
 
 GOAL_P99_MS = 2.0
@@ -79,6 +81,7 @@ def print_table(args, runs, configs):
               f"{med('cpu_per_answer'):>8.0f} "
               f"{fmt(med('tick_p50'), '.0f') + '/' + fmt(med('tick_p99'), '.0f'):>17} "
               f"{'':>5} {med('steal'):>9.1f}")
+    print_threads(runs)
     if args.floor:
         print_floor(runs, configs)
     goal = GOAL_P99_OBSERVER_MS if args.observer else GOAL_P99_MS
@@ -94,6 +97,26 @@ def print_table(args, runs, configs):
             cost = np.median(ticks["observer"]) - np.median(ticks["no observer"])
             print(f"the observer's cost per tick (median tick p50, observer - no observer): "
                   f"{cost:.0f} µs")
+
+
+def print_threads(runs):
+    """
+    Print where each run's CPU per answered message goes (``proc_cpu.cpu_by_thread``).
+
+    Medians of each label's runs, µs; beside the floor's, when it ran, the difference.
+    """
+    medians = {}
+    for label in dict.fromkeys(label for label, _ in runs):
+        parts = [r["cpu_by_thread"] for lab, r in runs if lab == label]
+        medians[label] = [float(np.median(column)) for column in zip(*parts)]
+    floor = medians.get("floor")
+    print(f"\nCPU per answered message by thread, µs (medians of the runs"
+          f"{'; - floor: the difference' if floor else ''}):")
+    print(f"{'run':<20} " + " ".join(f"{group:>17}" for group in THREAD_GROUPS))
+    for label, parts in medians.items():
+        cells = [f"{x:.0f}" + ("" if floor is None or label == "floor" else f" ({x - f:+.0f})")
+                 for x, f in zip(parts, floor or parts)]
+        print(f"{label:<20} " + " ".join(f"{cell:>17}" for cell in cells))
 
 
 def print_floor(runs, configs):

@@ -20,54 +20,10 @@ import numpy as np
 
 import node_graph
 from node_trees import NODE_NAME
+from proc_cpu import cpu_by_thread, cpu_seconds, cpu_ticks, loadavg, process_tree_cpu_seconds
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STATES = 1000                     # distinct states, cycled
-
-
-def stat_fields(pid):
-    """
-    Return the fields of /proc/<pid>/stat after the command name: [state, ppid, ...].
-
-    Split after the name's last ")": the name may hold spaces and parentheses.
-    """
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()
-
-
-def cpu_seconds(pid):
-    """Return utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15)."""
-    fields = stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def process_tree_cpu_seconds(pid):
-    """
-    Return the CPU seconds of process ``pid`` and of its children alive now.
-
-    The node's planner process (``rbd_ros.node.planner.process``) is a child of the node:
-    its CPU is the node's as much as a worker thread's was.
-    """
-    total = cpu_seconds(pid)
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                total += sum(cpu_seconds(int(child)) for child in f.read().split())
-        except OSError:                 # a thread or child that has just ended
-            pass
-    return total
-
-
-def cpu_ticks():
-    """Return (steal, total) clock ticks of all CPUs so far (/proc/stat)."""
-    with open("/proc/stat") as f:
-        fields = [int(x) for x in f.readline().split()[1:]]
-    return fields[7], sum(fields[:8])
-
-
-def loadavg():
-    with open("/proc/loadavg") as f:
-        return f.read().split()[0]
 
 
 def percentiles_ms(x):
@@ -275,7 +231,8 @@ def publish_and_measure(args, source, node, recv, log_name):
     Publish until the node answers, its planner process serving, then warm up and measure.
 
     The window: (first, last) index into ``source.published``, wall seconds, the CPU
-    seconds of the node, the bench and the receiver, steal and total CPU ticks, perf_counter
+    seconds of the node (also by ``cpu_by_thread``), the bench and the receiver, steal and
+    total CPU ticks, perf_counter
     ns at its ends, late cycles, the load average at its start.
     """
     clock = time.perf_counter_ns
@@ -296,11 +253,13 @@ def publish_and_measure(args, source, node, recv, log_name):
         elif not w and time.monotonic() - first >= args.warmup:
             late0 = late
             w = dict(lo=len(source.published), cpu0=process_tree_cpu_seconds(node.pid),
+                     threads0=cpu_by_thread(node.pid),
                      wall0=time.monotonic(), self0=cpu_seconds(os.getpid()),
                      recv0=cpu_seconds(recv.pid), t0=clock(), ticks0=cpu_ticks(),
                      load0=loadavg())
         elif w and time.monotonic() >= w["wall0"] + args.duration:
             w.update(hi=len(source.published), cpu1=process_tree_cpu_seconds(node.pid),
+                     threads1=cpu_by_thread(node.pid),
                      wall1=time.monotonic(), self1=cpu_seconds(os.getpid()),
                      recv1=cpu_seconds(recv.pid), t1=clock(), ticks1=cpu_ticks(),
                      late=late - late0)
@@ -337,13 +296,14 @@ def analyse(w, source, received, outputs):
     total = w["ticks1"][1] - w["ticks0"][1]
     last = source.diagnostics[-1][1] if source.diagnostics else {}
     p50, p99, mx = percentiles_ms(all_lat)
+    # CPU per answered message: a node that answers fewer (a loaded machine) uses less
+    answered = max(1, min((n for n, *_ in topics.values()), default=1))
     return dict(
         n_in=len(window), elapsed=elapsed, rate=len(window) / elapsed, late=w["late"],
         dropped=missing_total, topics=topics, lat_p50=p50, lat_p99=p99, lat_max=mx,
         node_cpu=(w["cpu1"] - w["cpu0"]) / elapsed * 100,
-        # CPU per answered message: a node that answers fewer (a loaded machine) uses less
-        cpu_per_answer=(w["cpu1"] - w["cpu0"]) * 1e6 / max(1, min(
-            (n for n, *_ in topics.values()), default=1)),
+        cpu_per_answer=(w["cpu1"] - w["cpu0"]) * 1e6 / answered,
+        cpu_by_thread=[(b - a) * 1e6 / answered for a, b in zip(w["threads0"], w["threads1"])],
         bench_cpu=(w["self1"] - w["self0"]) / elapsed * 100,
         recv_cpu=(w["recv1"] - w["recv0"]) / elapsed * 100,
         tick_p50=float(np.median(ticks["tick latency p50 [us]"]))

@@ -33,6 +33,7 @@ import numpy as np
 import node_graph
 import node_receiver
 import node_run
+import proc_cpu
 from node_trees import NODE_NAME
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -155,8 +156,8 @@ def _publish(args, source, node, log_name):
         w = time.time_ns() // window_ns
         if w == window:
             continue
-        state = dict(k=k, cpu=node_run.cpu_seconds(node.pid), ticks=node_run.cpu_ticks(),
-                     wall=time.monotonic(), load=node_run.loadavg())
+        state = dict(k=k, cpu=proc_cpu.cpu_seconds(node.pid), ticks=proc_cpu.cpu_ticks(),
+                     wall=time.monotonic(), load=proc_cpu.loadavg())
         if sample is not None:            # the previous window is complete
             rows.append(_window_row(window, sample, state, node.pid))
             print(_format(rows[-1], len(rows)), flush=True)

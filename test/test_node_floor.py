@@ -223,3 +223,19 @@ def test_the_split_names_pinocchio_s_calls_over_the_floor(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines == ["Pinocchio's calls over the floor (floor + Pinocchio - floor, µs per "
                      "message, by round): 100 [110 90]"]
+
+
+def test_the_thread_table_gives_each_runs_medians_and_their_difference_to_the_floors(capsys):
+    import node_report
+    parts = {"observer": ([250, 40, 2, 3], [270, 44, 4, 5], [260, 42, 3, 4]),
+             "floor": ([120, 30, 1, 0], [130, 34, 1, 0], [125, 32, 3, 0])}
+    runs = [(label, {"cpu_by_thread": parts[label][k]}) for k in range(3) for label in parts]
+    node_report.print_threads(runs)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[2].split() == ["run", "main", "thread", "Fast", "DDS", "threads", "other",
+                                "threads", "child", "processes"]
+    assert lines[3].split() == ["observer", "260", "(+135)", "42", "(+10)", "3", "(+2)", "4",
+                                "(+4)"]
+    assert lines[4].split() == ["floor", "125", "32", "1", "0"]
+    node_report.print_threads([(label, r) for label, r in runs if label != "floor"])
+    assert "(+" not in capsys.readouterr().out          # no floor: no difference

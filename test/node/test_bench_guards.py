@@ -3,8 +3,8 @@
 
 Real rclpy and real processes on this process's own domain: a participant left on the
 run's topics is found (once discovered) and stops the bench before a run; a bench killed
-by SIGTERM mid-run stops the node it started; a signal during the processes' stopping
-waits for it to finish.
+by SIGTERM mid-run stops the node it started, and so does ``node_perf.py`` killed around
+one; a signal during the processes' stopping waits for it to finish.
 """
 import os
 import signal
@@ -105,12 +105,31 @@ def test_a_signal_while_the_processes_stop_waits_for_them():
         signal.signal(signal.SIGTERM, before)
 
 
-def test_a_bench_killed_by_sigterm_stops_the_node_it_started():
-    """bench_node on arm7, SIGTERM once its node runs: the bench exits, and so does the node."""
-    bench = subprocess.Popen([sys.executable, os.path.join(BENCH, "bench_node.py"), "--robot",
-                              "arm7", "--outputs", "torques", "--duration", "60"],
+BENCH_ARGS = ["--robot", "arm7", "--outputs", "torques", "--duration", "60"]
+
+
+def _children(pid):
+    """Return the pids of process ``pid``'s children (/proc/<pid>/task/*/children)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        with open(f"/proc/{pid}/task/{task}/children") as f:
+            found += [int(child) for child in f.read().split()]
+    return found
+
+
+@pytest.mark.parametrize("command", [
+    ["bench_node.py", *BENCH_ARGS],
+    # --delay past the test: perf is never started, only the bench it wraps
+    ["node_perf.py", "--delay", "600", "--", *BENCH_ARGS]], ids=["bench_node", "node_perf"])
+def test_a_bench_killed_by_sigterm_stops_the_node_it_started(command):
+    """
+    The bench on arm7, SIGTERM once its node runs: the bench exits, and so does the node.
+
+    node_perf runs bench_node as its child: killed, it stops that bench, which stops the node.
+    """
+    bench = subprocess.Popen([sys.executable, os.path.join(BENCH, command[0]), *command[1:]],
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    node_pid, lines = None, []
+    node_pid, lines, started = None, [], []
     try:
         for line in bench.stdout:
             lines.append(line)
@@ -119,15 +138,17 @@ def test_a_bench_killed_by_sigterm_stops_the_node_it_started():
             if node_pid and "measuring" in line:
                 break
         assert node_pid, "".join(lines)
+        started = [pid for pid in _children(bench.pid) if pid != node_pid]
         bench.send_signal(signal.SIGTERM)
-        bench.wait(60)
+        bench.wait(90)
         assert "interrupted" in bench.stdout.read()
         deadline = time.monotonic() + 15
-        while _running(node_pid) and time.monotonic() < deadline:
+        while any(map(_running, [node_pid, *started])) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert not _running(node_pid), "".join(lines)
+        assert not any(map(_running, [node_pid, *started])), "".join(lines)
     finally:
         if bench.poll() is None:
             bench.kill()
-        if node_pid and _running(node_pid):
-            os.kill(node_pid, signal.SIGKILL)
+        for pid in [node_pid, *started]:
+            if pid and _running(pid):
+                os.kill(pid, signal.SIGKILL)
