@@ -1,20 +1,18 @@
 """
 The node's core calls back to back and one message period apart: how much the wait costs them.
 
-Makes, per joint_states message of bench_node's trajectory, the core calls of the node's tick
-for talos held at the pelvis (``node_floor.CoreCalls``: the dynamics of ``--outputs`` into a
-result buffer, the observer's step and collision check at ``--observer``), in one process
-with no ROS traffic, three ways: back to back ("hot"), each after sleeping until its time at
-``--rate`` ("sleep": the CPU idles between messages, as the node's does waiting for the next
-one) and each after spinning until its time ("spin": the CPU kept busy, nothing else run).
-Prints, per call, the median and mean µs of each way and sleep / hot, with the host's steal
-and the load over the run.
+Makes, per state of bench_node's trajectory, the core calls of the node's tick for talos held
+at the pelvis (``node_floor.CoreCalls``: the dynamics of ``--outputs`` into a result buffer,
+the observer's step and collision check at ``--observer``), in one process with no ROS
+traffic, three ways: back to back ("hot"), each after sleeping until its time at ``--rate``
+("sleep": the CPU idles between messages, as the node's does waiting for the next one) and
+each after spinning until its time ("spin": this loop keeps the CPU busy). A call
+that ends after the next one's time moves the schedule a period on: every "sleep" and "spin"
+call follows a wait. Prints, per call, the median and mean µs of each way and sleep / hot, with
+the host's steal and the load over the run.
 
-Why: bench_node's ratio of the node to its floor moves between runs of the same code, and
-the core's calls cost several times their hot time in some runs and not in others. On a VM,
-what the host runs beside this one can evict its caches between two messages: "sleep" and
-"spin" against "hot" tell, just before a bench_node run, whether the machine is in that
-state now (both near "hot": quiet). doc/benchmarks.md has the figures.
+Why: what else runs on the machine between two messages can evict the calls' caches. Run
+just before a bench_node run, "sleep" and "spin" near "hot" say the machine is quiet now.
 
     python bench/core_paced.py [--observer arm_right_7_link] [--messages 3000] [--rounds 2]
 """
@@ -30,7 +28,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
 from node_tick_parts import FIVE, add_pacing_arguments  # noqa: E402
-from proc_cpu import cpu_ticks  # noqa: E402
+from proc_cpu import cpu_ticks, loadavg  # noqa: E402
 
 WAYS = ("hot", "sleep", "spin")
 
@@ -41,40 +39,35 @@ def parse_args(argv=None):
                     help="comma-separated dynamics outputs (the five of bench_node's goal)")
     ap.add_argument("--observer", metavar="LINK", default="arm_right_7_link",
                     help="the observer's contact wrench at LINK ('': no observer)")
-    add_pacing_arguments(ap, "runs of each call and way, alternating; the lowest median kept "
-                         "(2)")
+    add_pacing_arguments(ap, "runs of each call and way, alternating; the lowest median kept")
     return ap.parse_args(argv)
 
 
 def core_calls(args):
-    """Return ({call name: function of one message's (stamp, q, v, tau)}, the messages)."""
+    """Return ({call name: function of one state's (stamp, q, v, tau)}, the states, the calls)."""
     import rbd_ros
     from node_floor import CoreCalls
-    from node_tick_parts import serialized_states
+    from node_run import make_states
     from oracle import ROBOTS
-    from rbd_ros.formats import cdr
     urdf = ROBOTS["talos"][0]
     model = rbd_ros.load_model(urdf, floating_base=False, mimic="independent")
     outputs = args.outputs.split(",")
     if args.observer:
         outputs += ["external_torques", "contact_wrench"]
     core = CoreCalls(model, outputs, args.observer or "contact")
-    decoder = cdr.JointStateDecoder()
-    messages = []
-    for raw in serialized_states(urdf, args.messages, args.rate):
-        _, stamp, q, v, tau = decoder.decode(raw)
-        messages.append((stamp, q.copy(), v.copy(), tau.copy()))
+    _, states = make_states(urdf, args.messages, args.rate)
+    period_ns = round(1e9 / args.rate)
+    messages = [(divmod(k * period_ns, 10**9), np.array(q), np.array(v), np.array(tau))
+                for k, (q, v, tau, _) in enumerate(states)]
 
     def dynamics(stamp, q, v, tau):
         core.q[:], core.v[:], core.tau[:] = q, v, tau
-        compute, call, buffer = core.compute
-        compute(call, core.model, core.q, core.v, core.a, core.tau, None, buffer)
+        core.dynamics()
     calls = {"dynamics": dynamics}
     if core.observer is not None:
         def observer_step(stamp, q, v, tau):
             core.q[:], core.v[:], core.tau[:] = q, v, tau
-            r = core.observer.step_bound(core.observer.seconds(*stamp)[()])
-            core.outcomes.stepped(r, core.observer.tracking)
+            core.observer_step(stamp)
         calls["observer step"] = observer_step
     calls["both (CoreCalls.run)"] = core.run
     return calls, messages, core
@@ -93,10 +86,12 @@ def run(call, messages, way, period):
         elif way == "spin":
             while clock() < due:
                 pass
-        due += period
         start = clock()
         call(*message)
         spent[k] = clock() - start
+        due += period
+        if due <= clock():                    # late: the next call still follows a wait
+            due = clock() + period
     return spent * 1e6
 
 
@@ -105,7 +100,7 @@ def main(argv=None):
     calls, messages, core = core_calls(args)
     best = {}
     steal0, total0 = cpu_ticks()
-    load = [os.getloadavg()[0]]
+    load = [loadavg()]
     for _ in range(args.rounds):
         for name, call in calls.items():
             for way in WAYS:
@@ -116,11 +111,11 @@ def main(argv=None):
                 if (name, way) not in best or figures[0] < best[name, way][0]:
                     best[name, way] = figures
     steal1, total1 = cpu_ticks()
-    load.append(os.getloadavg()[0])
+    load.append(loadavg())
     print(f"talos held at the pelvis, {args.messages} messages a run, {args.rate:g} a second "
           f"(sleep, spin); µs a call, median / mean, the lowest median of {args.rounds} "
           f"rounds; host steal {100.0 * (steal1 - steal0) / max(1, total1 - total0):.1f} % "
-          f"of the CPUs, load {load[0]:.2f} to {load[1]:.2f}")
+          f"of the CPUs, load {load[0]} to {load[1]}")
     print(f"{'call':<22} " + " ".join(f"{way:>15}" for way in WAYS) + f" {'sleep / hot':>12}")
     for name in calls:
         cells = [f"{best[name, way][0]:.1f} / {best[name, way][1]:.1f}" for way in WAYS]

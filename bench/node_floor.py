@@ -97,12 +97,20 @@ class CoreCalls:
     def run(self, stamp, position, velocity, effort):
         """Make the calls at one message's state, stamped ``stamp`` (sec, nanosec)."""
         self.q[:], self.v[:], self.tau[:] = position, velocity, effort
+        self.dynamics()
+        if self.observer is not None:
+            self.observer_step(stamp)
+
+    def dynamics(self):
+        """Compute the outputs' dynamics at the state ``run`` copied (into the buffer)."""
         compute, call, buffer = self.compute
         compute(call, self.model, self.q, self.v, self.a, self.tau, None, buffer)
+
+    def observer_step(self, stamp):
+        """Step the observer at that state, stamped ``stamp``; check for a collision."""
         observer = self.observer
-        if observer is not None:
-            r = observer.step_bound(observer.seconds(*stamp)[()])
-            self.outcomes.stepped(r, observer.tracking)
+        r = observer.step_bound(observer.seconds(*stamp)[()])
+        self.outcomes.stepped(r, observer.tracking)
 
 
 class PinocchioCalls:

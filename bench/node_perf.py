@@ -25,13 +25,14 @@ import collections
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 
-from node_graph import stop_children_on_sigterm
+from node_graph import signals_held, stop_children_on_sigterm
 from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO
 from proc_cpu import stat_fields
 
@@ -40,6 +41,7 @@ FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
 WATCHED = re.compile(r"-m rbd_ros\.node\.dynamics_node|node_floor\.py")
 EXITED = 143                        # perf record's status when the process left meanwhile
 BENCH_STOP_S = 60                   # for bench_node to stop its processes after SIGTERM
+PERF_STOP_S = 10                    # for perf record to write its file after SIGINT
 
 
 def parse_args(argv=None):
@@ -142,19 +144,63 @@ def running(pid):
         return False
 
 
-def sample(pid, name, args, results, failures, workdir):
+class Recordings:
+    """
+    The ``perf record`` processes of the sampling threads, stopped together when interrupted.
+
+    ``stopping`` is set by :meth:`stop`: a thread still waiting for its ``--delay`` starts no
+    recording after it.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.processes = []
+        self.stopping = threading.Event()
+
+    def start(self, command):
+        """Start ``command`` (a perf record) and return it; None once stopping."""
+        with self.lock:
+            if self.stopping.is_set():
+                return None
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       text=True)
+            self.processes.append(process)
+            return process
+
+    def stop(self):
+        """Stop every recording: SIGINT (perf ends its workload and exits), SIGKILL late."""
+        with self.lock:
+            self.stopping.set()
+            live = [process for process in self.processes if process.poll() is None]
+        for process in live:
+            process.send_signal(signal.SIGINT)
+        for process in live:
+            try:
+                process.wait(PERF_STOP_S)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def sample(pid, name, args, recordings, results, failures, workdir):
     """Wait ``--delay``, record the process ``--seconds``, keep its time by library."""
-    time.sleep(args.delay)
+    if recordings.stopping.wait(args.delay):
+        return
     path = os.path.join(workdir, f"{pid}.data")
-    done = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQUENCY),
-                           "-p", str(pid), "-o", path, "--", "sleep", str(args.seconds)],
-                          capture_output=True, text=True)
-    recorded = done.returncode == 0 and os.path.exists(path)
-    if done.returncode == EXITED or not recorded and not running(pid):
+    process = recordings.start(["perf", "record", "-q", "-e", "cpu-clock", "-F",
+                                str(FREQUENCY), "-p", str(pid), "-o", path, "--", "sleep",
+                                str(args.seconds)])
+    if process is None:
+        return
+    _, stderr = process.communicate()
+    if recordings.stopping.is_set():
+        return                            # interrupted: nothing to report
+    recorded = process.returncode == 0 and os.path.exists(path)
+    if process.returncode == EXITED or not recorded and not running(pid):
         why = ("it left before the end of the recording (--duration shorter than --delay + "
                "--seconds?)")
-    elif done.returncode:
-        why = done.stderr.strip()[:200]
+    elif process.returncode:
+        why = stderr.strip()[:200]
     elif not recorded:
         why = "no perf.data written"
     else:
@@ -228,24 +274,35 @@ def main(argv=None):
               "not sample the kernel's share (2) or any process (3 or more)", file=sys.stderr)
     here = os.path.dirname(HERE)
     stop_children_on_sigterm()              # killed, it stops the bench, which stops the node
-    bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"), *args.bench])
     seen, threads, results, failures = set(), [], [], []
+    recordings = Recordings()
     with tempfile.TemporaryDirectory(prefix="node_perf_") as workdir:
+        bench = None
         try:
-            while bench.poll() is None:
-                for pid, (cmdline, tree) in watched_processes(bench.pid).items():
-                    if pid not in seen:
-                        seen.add(pid)
-                        t = threading.Thread(target=sample, daemon=True, args=(
-                            pid, label(cmdline, tree, here), args, results, failures, workdir))
-                        t.start()
-                        threads.append(t)
-                time.sleep(0.2)
+            try:
+                bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
+                                          *args.bench])
+                while bench.poll() is None:
+                    for pid, (cmdline, tree) in watched_processes(bench.pid).items():
+                        if pid not in seen:
+                            seen.add(pid)
+                            t = threading.Thread(target=sample, daemon=True, args=(
+                                pid, label(cmdline, tree, here), args, recordings, results,
+                                failures, workdir))
+                            t.start()
+                            threads.append(t)
+                    time.sleep(0.2)
+            finally:
+                with signals_held():        # a second signal waits for the bench to stop
+                    if bench is not None:
+                        stop_bench(bench)
         except KeyboardInterrupt:
+            with signals_held():            # the recordings end before their folder goes
+                recordings.stop()
+                for t in threads:
+                    t.join(PERF_STOP_S)
             print("node_perf: interrupted", file=sys.stderr)
             return 130
-        finally:
-            stop_bench(bench)
         for t in threads:
             t.join()
         print_table(args, results)

@@ -20,7 +20,7 @@ import numpy as np
 
 import node_graph
 from node_trees import NODE_NAME
-from proc_cpu import cpu_by_thread, cpu_seconds, cpu_ticks, loadavg, process_tree_cpu_seconds
+from proc_cpu import cpu_by_thread, cpu_seconds, cpu_ticks, loadavg
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 STATES = 1000                     # distinct states, cycled
@@ -231,9 +231,9 @@ def publish_and_measure(args, source, node, recv, log_name):
     Publish until the node answers, its planner process serving, then warm up and measure.
 
     The window: (first, last) index into ``source.published``, wall seconds, the CPU
-    seconds of the node (also by ``cpu_by_thread``), the bench and the receiver, steal and
-    total CPU ticks, perf_counter
-    ns at its ends, late cycles, the load average at its start.
+    seconds of the node and its planner process (by ``proc_cpu.cpu_by_thread``), of the
+    bench and of the receiver, steal and total CPU ticks, perf_counter ns at its ends, late
+    cycles, the load average at its start.
     """
     clock = time.perf_counter_ns
     t_start = time.monotonic()
@@ -252,14 +252,12 @@ def publish_and_measure(args, source, node, recv, log_name):
                                    "starting: " + open(log_name).read()[-2000:])
         elif not w and time.monotonic() - first >= args.warmup:
             late0 = late
-            w = dict(lo=len(source.published), cpu0=process_tree_cpu_seconds(node.pid),
-                     threads0=cpu_by_thread(node.pid),
+            w = dict(lo=len(source.published), threads0=cpu_by_thread(node.pid),
                      wall0=time.monotonic(), self0=cpu_seconds(os.getpid()),
                      recv0=cpu_seconds(recv.pid), t0=clock(), ticks0=cpu_ticks(),
                      load0=loadavg())
         elif w and time.monotonic() >= w["wall0"] + args.duration:
-            w.update(hi=len(source.published), cpu1=process_tree_cpu_seconds(node.pid),
-                     threads1=cpu_by_thread(node.pid),
+            w.update(hi=len(source.published), threads1=cpu_by_thread(node.pid),
                      wall1=time.monotonic(), self1=cpu_seconds(os.getpid()),
                      recv1=cpu_seconds(recv.pid), t1=clock(), ticks1=cpu_ticks(),
                      late=late - late0)
@@ -298,11 +296,12 @@ def analyse(w, source, received, outputs):
     p50, p99, mx = percentiles_ms(all_lat)
     # CPU per answered message: a node that answers fewer (a loaded machine) uses less
     answered = max(1, min((n for n, *_ in topics.values()), default=1))
+    cpu = sum(w["threads1"]) - sum(w["threads0"])         # the node and its planner process
     return dict(
         n_in=len(window), elapsed=elapsed, rate=len(window) / elapsed, late=w["late"],
         dropped=missing_total, topics=topics, lat_p50=p50, lat_p99=p99, lat_max=mx,
-        node_cpu=(w["cpu1"] - w["cpu0"]) / elapsed * 100,
-        cpu_per_answer=(w["cpu1"] - w["cpu0"]) * 1e6 / answered,
+        node_cpu=cpu / elapsed * 100,
+        cpu_per_answer=cpu * 1e6 / answered,
         cpu_by_thread=[(b - a) * 1e6 / answered for a, b in zip(w["threads0"], w["threads1"])],
         bench_cpu=(w["self1"] - w["self0"]) / elapsed * 100,
         recv_cpu=(w["recv1"] - w["recv0"]) / elapsed * 100,

@@ -54,7 +54,7 @@ def parse_args(argv=None):
                     help="the ~/end_effector output's link, when it is among --outputs")
     ap.add_argument("--observer", metavar="LINK", default="",
                     help="the observer on, its external torques and contact wrench at LINK")
-    add_pacing_arguments(ap, "hot and paced runs each, alternating; the best kept (2)")
+    add_pacing_arguments(ap, "hot and paced runs each, alternating; the best kept")
     ap.add_argument("--floor", action="store_true",
                     help="also time the messaging floor's relay (node_floor.py) the same way")
     ap.add_argument("--floor-core", action="store_true",
@@ -65,10 +65,10 @@ def parse_args(argv=None):
 
 
 def add_pacing_arguments(ap, rounds_help):
-    """Add --messages, --rounds (``rounds_help``) and --rate to the parser ``ap``."""
+    """Add --messages, --rounds (``rounds_help``, its default after it) and --rate to ``ap``."""
     ap.add_argument("--messages", type=positive_int, default=3000,
                     help="messages per run (3000)")
-    ap.add_argument("--rounds", type=positive_int, default=2, help=rounds_help)
+    ap.add_argument("--rounds", type=positive_int, default=2, help=f"{rounds_help} (2)")
     ap.add_argument("--rate", type=positive_float, default=1000.0,
                     help="messages per second of the paced runs (1000)")
 

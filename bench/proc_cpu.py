@@ -6,6 +6,8 @@ others, the children), the machine's steal and load.
 """
 import os
 
+THREAD_GROUPS = ("main thread", "Fast DDS threads", "other threads", "child processes")
+
 
 def stat_fields(pid):
     """
@@ -13,14 +15,47 @@ def stat_fields(pid):
 
     Split after the name's last ")": the name may hold spaces and parentheses.
     """
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()
+    return named_stat(f"/proc/{pid}/stat")[1]
+
+
+def named_stat(path):
+    """Return (the command name, the fields after it) of a process's or thread's stat file."""
+    with open(path) as f:
+        text = f.read()
+    return text[text.index("(") + 1:text.rindex(")")], text.rsplit(")", 1)[1].split()
+
+
+def fields_cpu_seconds(fields):
+    """Return utime + stime, in seconds, of :func:`stat_fields`' fields (stat's 14 and 15)."""
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def cpu_seconds(pid):
-    """Return utime + stime of a process, in seconds (/proc/<pid>/stat fields 14 and 15)."""
-    fields = stat_fields(pid)
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """Return utime + stime of a process (all its threads, ended ones too), in seconds."""
+    return fields_cpu_seconds(stat_fields(pid))
+
+
+def children(pid):
+    """Return the pids of the children of process ``pid`` alive now (any thread's)."""
+    found = []
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                found += [int(child) for child in f.read().split()]
+        except OSError:                 # a thread that has just ended
+            pass
+    return found
+
+
+def children_cpu_seconds(pid):
+    """Return the CPU seconds of the children of process ``pid`` alive now."""
+    total = 0.0
+    for child in children(pid):
+        try:
+            total += cpu_seconds(child)
+        except OSError:                 # a child that has just ended
+            pass
+    return total
 
 
 def process_tree_cpu_seconds(pid):
@@ -30,17 +65,7 @@ def process_tree_cpu_seconds(pid):
     The node's planner process (``rbd_ros.node.planner.process``) is a child of the node:
     its CPU is the node's as much as a worker thread's was.
     """
-    total = cpu_seconds(pid)
-    for task in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{task}/children") as f:
-                total += sum(cpu_seconds(int(child)) for child in f.read().split())
-        except OSError:                 # a thread or child that has just ended
-            pass
-    return total
-
-
-THREAD_GROUPS = ("main thread", "Fast DDS threads", "other threads", "child processes")
+    return cpu_seconds(pid) + children_cpu_seconds(pid)
 
 
 def cpu_by_thread(pid):
@@ -50,23 +75,21 @@ def cpu_by_thread(pid):
     The main thread's (the executor and every callback), Fast DDS's threads' (named
     ``dds.*``: its event timers, the shared-memory and UDP receivers), the process's other
     threads' (the rest of its total, threads ended included) and its children's (the
-    planner process): where the node's CPU goes beside the floor's.
+    planner process): where the node's CPU goes beside the floor's. Their sum is
+    :func:`process_tree_cpu_seconds`'.
     """
+    total = cpu_seconds(pid)
     main = dds = 0.0
     for task in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{task}/stat") as f:
-                text = f.read()
+            name, fields = named_stat(f"/proc/{pid}/task/{task}/stat")
         except OSError:                 # a thread that has just ended: counted in "other"
             continue
-        fields = text.rsplit(")", 1)[1].split()
-        seconds = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
         if int(task) == pid:
-            main = seconds
-        elif text[text.index("(") + 1:].startswith("dds."):
-            dds += seconds
-    total = cpu_seconds(pid)
-    return main, dds, total - main - dds, process_tree_cpu_seconds(pid) - total
+            main = fields_cpu_seconds(fields)
+        elif name.startswith("dds."):
+            dds += fields_cpu_seconds(fields)
+    return main, dds, total - main - dds, children_cpu_seconds(pid)
 
 
 def cpu_ticks():

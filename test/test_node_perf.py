@@ -80,10 +80,11 @@ def test_a_running_process_is_sampled_and_one_that_leaves_is_said(tmp_path):
     args = argparse.Namespace(delay=0.0, seconds=0.6)
     busy = subprocess.Popen([sys.executable, "-c", "while True: sum(range(1000))"])
     brief = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.3)"])
-    results, failures = [], []
+    results, failures, recordings = [], [], node_perf.Recordings()
     try:                       # the brief one first: it leaves while it is being recorded
-        node_perf.sample(brief.pid, "floor", args, results, failures, str(tmp_path))
-        node_perf.sample(busy.pid, "node", args, results, failures, str(tmp_path))
+        node_perf.sample(brief.pid, "floor", args, recordings, results, failures,
+                         str(tmp_path))
+        node_perf.sample(busy.pid, "node", args, recordings, results, failures, str(tmp_path))
     finally:
         busy.kill()
         brief.kill()

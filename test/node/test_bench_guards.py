@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -23,6 +24,7 @@ from std_msgs.msg import Float64MultiArray
 BENCH = os.path.join(os.path.dirname(__file__), "..", "..", "bench")
 sys.path.insert(0, BENCH)
 import node_graph  # noqa: E402
+import proc_cpu  # noqa: E402
 from node_trees import NODE_NAME  # noqa: E402
 
 
@@ -106,49 +108,54 @@ def test_a_signal_while_the_processes_stop_waits_for_them():
 
 
 BENCH_ARGS = ["--robot", "arm7", "--outputs", "torques", "--duration", "60"]
+# node_perf's perf, on PATH: notes its pid (exec keeps it), records nothing, waits to be stopped
+FAKE_PERF = '#!/bin/sh\necho $$ >> "$FAKE_PERF_PIDS"\nexec sleep 600\n'
 
 
-def _children(pid):
-    """Return the pids of process ``pid``'s children (/proc/<pid>/task/*/children)."""
-    found = []
-    for task in os.listdir(f"/proc/{pid}/task"):
-        with open(f"/proc/{pid}/task/{task}/children") as f:
-            found += [int(child) for child in f.read().split()]
-    return found
+def _read_lines(stream, lines):
+    for line in stream:
+        lines.append(line)
 
 
-@pytest.mark.parametrize("command", [
-    ["bench_node.py", *BENCH_ARGS],
-    # --delay past the test: perf is never started, only the bench it wraps
-    ["node_perf.py", "--delay", "600", "--", *BENCH_ARGS]], ids=["bench_node", "node_perf"])
-def test_a_bench_killed_by_sigterm_stops_the_node_it_started(command):
+@pytest.mark.parametrize("script", ["bench_node.py", "node_perf.py"])
+def test_a_bench_killed_by_sigterm_stops_the_node_it_started(script, tmp_path):
     """
     The bench on arm7, SIGTERM once its node runs: the bench exits, and so does the node.
 
-    node_perf runs bench_node as its child: killed, it stops that bench, which stops the node.
+    node_perf runs bench_node as its child and perf on the node: killed, it stops both, and
+    bench_node stops the node.
     """
-    bench = subprocess.Popen([sys.executable, os.path.join(BENCH, command[0]), *command[1:]],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    node_pid, lines, started = None, [], []
+    perf_pids = tmp_path / "perf_pids"
+    (tmp_path / "perf").write_text(FAKE_PERF)
+    (tmp_path / "perf").chmod(0o755)
+    env = {**os.environ, "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+           "FAKE_PERF_PIDS": str(perf_pids)}
+    extra = ["--delay", "0", "--seconds", "600", "--"] if script == "node_perf.py" else []
+    bench = subprocess.Popen([sys.executable, os.path.join(BENCH, script), *extra,
+                              *BENCH_ARGS], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, env=env)
+    lines, started, node_pid = [], [], None
+    threading.Thread(target=_read_lines, args=(bench.stdout, lines), daemon=True).start()
+
+    def output():
+        return "".join(lines)
     try:
-        for line in bench.stdout:
-            lines.append(line)
-            if ": node pid " in line:
-                node_pid = int(line.split(": node pid ")[1].split()[0])
-            if node_pid and "measuring" in line:
-                break
-        assert node_pid, "".join(lines)
-        started = [pid for pid in _children(bench.pid) if pid != node_pid]
+        assert _until(lambda: "measuring" in output(), 120), output()
+        node_pid = int(output().split(": node pid ")[1].split()[0])
+        if script == "node_perf.py":            # its perf on the node, started
+            assert _until(lambda: perf_pids.exists() and perf_pids.read_text().strip(), 30)
+        started = [pid for pid in proc_cpu.children(bench.pid) if pid != node_pid]
         bench.send_signal(signal.SIGTERM)
         bench.wait(90)
-        assert "interrupted" in bench.stdout.read()
-        deadline = time.monotonic() + 15
-        while any(map(_running, [node_pid, *started])) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(map(_running, [node_pid, *started])), "".join(lines)
+        said = "node_perf: interrupted" if script == "node_perf.py" else "interrupted"
+        assert _until(lambda: said in output(), 10), output()
+        perf = [int(p) for p in perf_pids.read_text().split()] if perf_pids.exists() else []
+        left = [node_pid, *started, *perf]
+        assert _until(lambda: not any(map(_running, left)), 15), (left, output())
     finally:
         if bench.poll() is None:
             bench.kill()
-        for pid in [node_pid, *started]:
+        perf = [int(p) for p in perf_pids.read_text().split()] if perf_pids.exists() else []
+        for pid in [node_pid, *started, *perf]:
             if pid and _running(pid):
                 os.kill(pid, signal.SIGKILL)
