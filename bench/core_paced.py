@@ -47,7 +47,7 @@ def core_calls(args):
     """Return ({call name: function of one state's (stamp, q, v, tau)}, the states, the calls)."""
     import rbd_ros
     from node_floor import CoreCalls
-    from node_run import make_states
+    from node_run import STATES, make_states
     from oracle import ROBOTS
     urdf = ROBOTS["talos"][0]
     model = rbd_ros.load_model(urdf, floating_base=False, mimic="independent")
@@ -55,10 +55,10 @@ def core_calls(args):
     if args.observer:
         outputs += ["external_torques", "contact_wrench"]
     core = CoreCalls(model, outputs, args.observer or "contact")
-    _, states = make_states(urdf, args.messages, args.rate)
+    _, states = make_states(urdf, STATES, args.rate)         # bench_node's, cycled as there
     period_ns = round(1e9 / args.rate)
-    messages = [(divmod(k * period_ns, 10**9), np.array(q), np.array(v), np.array(tau))
-                for k, (q, v, tau, _) in enumerate(states)]
+    messages = [(divmod(k * period_ns, 10**9), *(np.array(x) for x in states[k % STATES][:3]))
+                for k in range(args.messages)]
 
     def dynamics(stamp, q, v, tau):
         core.q[:], core.v[:], core.tau[:] = q, v, tau

@@ -118,11 +118,10 @@ def watched_processes(parent):
     return found
 
 
-def by_library(path):
-    """{library: cpu-clock nanoseconds} of one perf.data."""
-    return parse_report(subprocess.run(
-        ["perf", "report", "-i", path, "--stdio", "--no-children", "-g", "none", "--sort", "dso",
-         "-F", "period,dso"], capture_output=True, text=True, check=True).stdout)
+def report_command(path):
+    """Return the ``perf report`` command of one perf.data by library (for :func:`parse_report`)."""
+    return ["perf", "report", "-i", path, "--stdio", "--no-children", "-g", "none", "--sort",
+            "dso", "-F", "period,dso"]
 
 
 def parse_report(text):
@@ -146,7 +145,7 @@ def running(pid):
 
 class Recordings:
     """
-    The ``perf record`` processes of the sampling threads, stopped together when interrupted.
+    The perf processes of the sampling threads (record, report), stopped together if interrupted.
 
     ``stopping`` is set by :meth:`stop`: a thread still waiting for its ``--delay`` starts no
     recording after it.
@@ -158,17 +157,19 @@ class Recordings:
         self.stopping = threading.Event()
 
     def start(self, command):
-        """Start ``command`` (a perf record) and return it; None once stopping."""
+        """Start ``command`` (perf) in a session of its own and return it; None once stopping."""
         with self.lock:
             if self.stopping.is_set():
                 return None
+            # its own session: a terminal's Ctrl-C reaches node_perf only, which stops it;
+            # a SIGKILL to the group also ends the workload perf records around
             process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       text=True)
+                                       text=True, start_new_session=True)
             self.processes.append(process)
             return process
 
     def stop(self):
-        """Stop every recording: SIGINT (perf ends its workload and exits), SIGKILL late."""
+        """Stop every perf: SIGINT (it ends its workload and exits), its group killed late."""
         with self.lock:
             self.stopping.set()
             live = [process for process in self.processes if process.poll() is None]
@@ -178,7 +179,7 @@ class Recordings:
             try:
                 process.wait(PERF_STOP_S)
             except subprocess.TimeoutExpired:
-                process.kill()
+                os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
 
 
@@ -204,11 +205,16 @@ def sample(pid, name, args, recordings, results, failures, workdir):
     elif not recorded:
         why = "no perf.data written"
     else:
-        try:
-            results.append((name, pid, by_library(path)))
+        report = recordings.start(report_command(path))
+        if report is None:
             return
-        except subprocess.CalledProcessError as exc:
-            why = f"perf report failed: {exc.stderr.strip()[:200]}"
+        stdout, stderr = report.communicate()
+        if recordings.stopping.is_set():
+            return
+        if not report.returncode:
+            results.append((name, pid, parse_report(stdout)))
+            return
+        why = f"perf report failed: {stderr.strip()[:200]}"
     failures.append(f"{name} (pid {pid}): {why}")
 
 
@@ -260,6 +266,24 @@ def stop_bench(bench):
         bench.wait()
 
 
+def stop_everything(bench, recordings, threads):
+    """
+    Stop the perf processes, then the bench (``bench``: None if never started).
+
+    The recordings first, so that none reports on a node the bench is stopping; the
+    threads end before the folder of their files goes. A second SIGINT or SIGTERM waits.
+    """
+    try:
+        with signals_held():
+            recordings.stop()
+            if bench is not None:
+                stop_bench(bench)
+            for t in threads:
+                t.join(PERF_STOP_S)
+    except KeyboardInterrupt:
+        pass                                # that second signal: all is stopped by now
+
+
 def main(argv=None):
     args = parse_args(argv)
     if shutil.which("perf") is None:
@@ -279,32 +303,27 @@ def main(argv=None):
     with tempfile.TemporaryDirectory(prefix="node_perf_") as workdir:
         bench = None
         try:
-            try:
-                bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
-                                          *args.bench])
-                while bench.poll() is None:
-                    for pid, (cmdline, tree) in watched_processes(bench.pid).items():
-                        if pid not in seen:
-                            seen.add(pid)
-                            t = threading.Thread(target=sample, daemon=True, args=(
-                                pid, label(cmdline, tree, here), args, recordings, results,
-                                failures, workdir))
-                            t.start()
-                            threads.append(t)
-                    time.sleep(0.2)
-            finally:
-                with signals_held():        # a second signal waits for the bench to stop
-                    if bench is not None:
-                        stop_bench(bench)
+            bench = subprocess.Popen([sys.executable, os.path.join(HERE, "bench_node.py"),
+                                      *args.bench])
+            while bench.poll() is None:
+                for pid, (cmdline, tree) in watched_processes(bench.pid).items():
+                    if pid not in seen:
+                        seen.add(pid)
+                        t = threading.Thread(target=sample, daemon=True, args=(
+                            pid, label(cmdline, tree, here), args, recordings, results,
+                            failures, workdir))
+                        t.start()
+                        threads.append(t)
+                time.sleep(0.2)
+            for t in threads:
+                t.join()
         except KeyboardInterrupt:
-            with signals_held():            # the recordings end before their folder goes
-                recordings.stop()
-                for t in threads:
-                    t.join(PERF_STOP_S)
+            stop_everything(bench, recordings, threads)
             print("node_perf: interrupted", file=sys.stderr)
             return 130
-        for t in threads:
-            t.join()
+        except BaseException:
+            stop_everything(bench, recordings, threads)
+            raise
         print_table(args, results)
     for failure in failures:
         print(f"node_perf: not sampled: {failure}", file=sys.stderr)

@@ -36,9 +36,13 @@ def cpu_seconds(pid):
 
 
 def children(pid):
-    """Return the pids of the children of process ``pid`` alive now (any thread's)."""
+    """Return the pids of the children of process ``pid`` alive now (any thread's; none if gone)."""
     found = []
-    for task in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:                     # the process has just ended
+        return found
+    for task in tasks:
         try:
             with open(f"/proc/{pid}/task/{task}/children") as f:
                 found += [int(child) for child in f.read().split()]

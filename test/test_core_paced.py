@@ -30,12 +30,12 @@ def test_each_way_times_only_the_call_and_waits_as_it_says(way):
         assert since[-1] < 4 * 0.05, since
     else:
         assert np.all(since >= np.arange(5) * 0.05), since
-    # the four waits, 0.2 s: spent on the CPU spinning (most of it, on a busy machine),
-    # asleep otherwise
+    # the four waits, 0.2 s: on the CPU spinning (a share of it on a busy machine), asleep
+    # otherwise (~1 ms)
     if way == "spin":
-        assert cpu > 0.1, cpu
+        assert cpu > 0.02, cpu
     elif way == "sleep":
-        assert cpu < 0.05, cpu
+        assert cpu < 0.02, cpu
 
 
 def test_a_late_call_still_leaves_a_wait_before_the_next():
@@ -46,8 +46,8 @@ def test_a_late_call_still_leaves_a_wait_before_the_next():
         if k == 1:
             time.sleep(0.12)                          # past the next two messages' times
     core_paced.run(call, [(k,) for k in range(4)], "sleep", 0.05)
-    gaps = np.diff(made)
-    assert gaps[1] >= 0.12 + 0.05 and gaps[2] > 0.03, gaps     # a full wait, then on time
+    # call 2 a full period after call 1 ended, call 3 a period after call 2's time
+    assert made[2] - made[1] >= 0.12 + 0.05 and made[3] - made[1] >= 0.12 + 0.05 + 0.05, made
 
 
 @pytest.mark.skipif(not available("talos_fixed"), reason="example-robot-data is not installed")

@@ -2,13 +2,17 @@
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import node_perf  # noqa: E402
+import proc_cpu  # noqa: E402
 
 NODE = "python -m rbd_ros.node.dynamics_node --ros-args -r __node:=rbd_dynamics"
 
@@ -96,3 +100,48 @@ def test_a_running_process_is_sampled_and_one_that_leaves_is_said(tmp_path):
     assert "python" in top, period
     assert ns > 0.05e9          # a busy loop: on a CPU for some of the 0.6 s (a busy machine)
     assert len(failures) == 1 and failures[0].startswith("floor") and "left" in failures[0]
+
+
+def test_a_sample_waiting_for_its_delay_starts_nothing_once_stopped(tmp_path):
+    recordings = node_perf.Recordings()
+    args = argparse.Namespace(delay=30.0, seconds=1.0)
+    results, failures = [], []
+    waiting = threading.Thread(target=node_perf.sample, args=(
+        os.getpid(), "node", args, recordings, results, failures, str(tmp_path)))
+    waiting.start()
+    recordings.stop()
+    waiting.join(5)
+    assert not waiting.is_alive()
+    assert recordings.processes == [] and results == [] and failures == []
+    assert recordings.start(["true"]) is None           # and none starts after
+
+
+def test_a_perf_that_ignores_sigint_is_killed_with_what_it_runs(monkeypatch):
+    """Stop's fallback: the SIGKILL reaches the process's whole group, its workload too."""
+    monkeypatch.setattr(node_perf, "PERF_STOP_S", 0.5)
+    recordings = node_perf.Recordings()
+    # ignored signals stay ignored across exec: sleep, its workload, ignores SIGINT too
+    stubborn = recordings.start(["sh", "-c", "trap '' INT; sleep 600; true"])
+    deadline = time.monotonic() + 10
+    while not (workload := proc_cpu.children(stubborn.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert workload
+    try:
+        recordings.stop()
+        assert stubborn.poll() is not None
+        deadline = time.monotonic() + 5
+        while _running(workload[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(workload[0])
+    finally:
+        for pid in [stubborn.pid, *workload]:
+            if _running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _running(pid):
+    """Whether process ``pid`` runs (a zombie, killed and not yet reaped, does not)."""
+    try:
+        return proc_cpu.stat_fields(pid)[0] != "Z"
+    except OSError:
+        return False

@@ -144,7 +144,11 @@ def test_a_bench_killed_by_sigterm_stops_the_node_it_started(script, tmp_path):
         node_pid = int(output().split(": node pid ")[1].split()[0])
         if script == "node_perf.py":            # its perf on the node, started
             assert _until(lambda: perf_pids.exists() and perf_pids.read_text().strip(), 30)
-        started = [pid for pid in proc_cpu.children(bench.pid) if pid != node_pid]
+        # its children and theirs (node_perf's bench_node starts the receiver), the node apart
+        children = proc_cpu.children(bench.pid)
+        started = [pid for pid in children + [grandchild for child in children
+                                              for grandchild in proc_cpu.children(child)]
+                   if pid != node_pid]
         bench.send_signal(signal.SIGTERM)
         bench.wait(90)
         said = "node_perf: interrupted" if script == "node_perf.py" else "interrupted"
