@@ -61,12 +61,12 @@ def core_calls(args):
                 for k in range(args.messages)]
 
     def dynamics(stamp, q, v, tau):
-        core.q[:], core.v[:], core.tau[:] = q, v, tau
+        core.set_state(q, v, tau)
         core.dynamics()
     calls = {"dynamics": dynamics}
     if core.observer is not None:
         def observer_step(stamp, q, v, tau):
-            core.q[:], core.v[:], core.tau[:] = q, v, tau
+            core.set_state(q, v, tau)
             core.observer_step(stamp)
         calls["observer step"] = observer_step
     calls["both (CoreCalls.run)"] = core.run

@@ -96,17 +96,17 @@ class CoreCalls:
 
     def run(self, stamp, position, velocity, effort):
         """Make the calls at one message's state, stamped ``stamp`` (sec, nanosec)."""
-        # dynamics() and observer_step() written out: the relay's figures as before they were
+        self.set_state(position, velocity, effort)
+        self.dynamics()
+        if self.observer is not None:
+            self.observer_step(stamp)
+
+    def set_state(self, position, velocity, effort):
+        """Copy one message's state into the arrays the calls read (the observer's bound)."""
         self.q[:], self.v[:], self.tau[:] = position, velocity, effort
-        compute, call, buffer = self.compute
-        compute(call, self.model, self.q, self.v, self.a, self.tau, None, buffer)
-        observer = self.observer
-        if observer is not None:
-            r = observer.step_bound(observer.seconds(*stamp)[()])
-            self.outcomes.stepped(r, observer.tracking)
 
     def dynamics(self):
-        """Compute the outputs' dynamics at the state ``run`` copied (into the buffer)."""
+        """Compute the outputs' dynamics at the state set (into the buffer)."""
         compute, call, buffer = self.compute
         compute(call, self.model, self.q, self.v, self.a, self.tau, None, buffer)
 

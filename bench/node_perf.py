@@ -34,13 +34,14 @@ import time
 
 from node_graph import signals_held, stop_children_on_sigterm
 from node_trees import FLOOR_CORE, FLOOR_PINOCCHIO
-from proc_cpu import stat_fields
+from node_run import stop
+from proc_cpu import running, stat_fields
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREQUENCY = 1999                    # Hz: not a multiple of the 1 kHz ticks
 WATCHED = re.compile(r"-m rbd_ros\.node\.dynamics_node|node_floor\.py")
 EXITED = 143                        # perf record's status when the process left meanwhile
-BENCH_STOP_S = 60                   # for bench_node to stop its processes after SIGTERM
+BENCH_STOP_S = 60                   # for bench_node to stop its processes after SIGINT
 PERF_STOP_S = 10                    # for perf record to write its file after SIGINT
 
 
@@ -133,14 +134,6 @@ def parse_report(text):
             name = fields[1].strip()
             period[re.sub(r"^\[JIT\].*", "[JIT] (numba kernels)", name)] += int(fields[0])
     return period
-
-
-def running(pid):
-    """Whether the process ``pid`` is still there (not gone, not a zombie)."""
-    try:
-        return stat_fields(pid)[0] != "Z"
-    except (OSError, IndexError):
-        return False
 
 
 class Recordings:
@@ -249,23 +242,6 @@ def print_table(args, results):
               + "".join(f" {value[n] - value['floor']:+{columns[n] + 8}.1f}" for n in excess))
 
 
-def stop_bench(bench):
-    """
-    Stop ``bench`` (a bench_node process) if it still runs: SIGTERM, then SIGKILL.
-
-    bench_node stops the node and its other processes on SIGTERM (``node_graph``); it is
-    killed only if it has not left ``BENCH_STOP_S`` seconds later.
-    """
-    if bench.poll() is not None:
-        return
-    bench.terminate()
-    try:
-        bench.wait(BENCH_STOP_S)
-    except subprocess.TimeoutExpired:
-        bench.kill()
-        bench.wait()
-
-
 def stop_everything(bench, recordings, threads):
     """
     Stop the perf processes, then the bench (``bench``: None if never started).
@@ -276,8 +252,8 @@ def stop_everything(bench, recordings, threads):
     try:
         with signals_held():
             recordings.stop()
-            if bench is not None:
-                stop_bench(bench)
+            if bench is not None:             # it stops the node and its other processes
+                stop(bench, BENCH_STOP_S)
             for t in threads:
                 t.join(PERF_STOP_S)
     except KeyboardInterrupt:

@@ -18,6 +18,14 @@ def stat_fields(pid):
     return named_stat(f"/proc/{pid}/stat")[1]
 
 
+def running(pid):
+    """Whether the process ``pid`` is still there (not gone, not a zombie)."""
+    try:
+        return stat_fields(pid)[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def named_stat(path):
     """Return (the command name, the fields after it) of a process's or thread's stat file."""
     with open(path) as f:

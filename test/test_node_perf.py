@@ -130,18 +130,10 @@ def test_a_perf_that_ignores_sigint_is_killed_with_what_it_runs(monkeypatch):
         recordings.stop()
         assert stubborn.poll() is not None
         deadline = time.monotonic() + 5
-        while _running(workload[0]) and time.monotonic() < deadline:
+        while proc_cpu.running(workload[0]) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _running(workload[0])
+        assert not proc_cpu.running(workload[0])
     finally:
         for pid in [stubborn.pid, *workload]:
-            if _running(pid):
+            if proc_cpu.running(pid):
                 os.kill(pid, signal.SIGKILL)
-
-
-def _running(pid):
-    """Whether process ``pid`` runs (a zombie, killed and not yet reaped, does not)."""
-    try:
-        return proc_cpu.stat_fields(pid)[0] != "Z"
-    except OSError:
-        return False

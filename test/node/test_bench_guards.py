@@ -42,15 +42,6 @@ def _until(condition, timeout=10.0):
     return value
 
 
-def _running(pid):
-    """Whether process ``pid`` runs: exists and is not a zombie (exited, its parent gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_a_participant_left_on_the_runs_topics_stops_the_bench_until_it_leaves():
     """
     A participant on the run's topics stops the bench, even before discovery; then it may run.
@@ -155,11 +146,11 @@ def test_a_bench_killed_by_sigterm_stops_the_node_it_started(script, tmp_path):
         assert _until(lambda: said in output(), 10), output()
         perf = [int(p) for p in perf_pids.read_text().split()] if perf_pids.exists() else []
         left = [node_pid, *started, *perf]
-        assert _until(lambda: not any(map(_running, left)), 15), (left, output())
+        assert _until(lambda: not any(map(proc_cpu.running, left)), 15), (left, output())
     finally:
         if bench.poll() is None:
             bench.kill()
         perf = [int(p) for p in perf_pids.read_text().split()] if perf_pids.exists() else []
         for pid in [node_pid, *started, *perf]:
-            if pid and _running(pid):
+            if pid and proc_cpu.running(pid):
                 os.kill(pid, signal.SIGKILL)
