@@ -40,7 +40,13 @@ def parse_args(argv=None):
     ap.add_argument("--observer", metavar="LINK", default="arm_right_7_link",
                     help="the observer's contact wrench at LINK ('': no observer)")
     add_pacing_arguments(ap, "runs of each call and way, alternating; the lowest median kept")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    from rbd_ros.outputs import BY_NAME
+    unknown = [name for name in args.outputs.split(",") if name not in BY_NAME]
+    if unknown:
+        ap.error(f"--outputs: {', '.join(unknown)} not among the dynamics outputs "
+                 f"({', '.join(BY_NAME)})")
+    return args
 
 
 def core_calls(args):
@@ -54,7 +60,10 @@ def core_calls(args):
     outputs = args.outputs.split(",")
     if args.observer:
         outputs += ["external_torques", "contact_wrench"]
-    core = CoreCalls(model, outputs, args.observer or "contact")
+    try:
+        core = CoreCalls(model, outputs, args.observer or "contact")
+    except ValueError as exc:                 # a link talos does not have
+        raise SystemExit(f"core_paced.py: --observer: {exc}") from None
     _, states = make_states(urdf, STATES, args.rate)         # bench_node's, cycled as there
     period_ns = round(1e9 / args.rate)
     messages = [(divmod(k * period_ns, 10**9), *(np.array(x) for x in states[k % STATES][:3]))

@@ -12,6 +12,21 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "bench"))
 import core_paced  # noqa: E402
 
 
+def test_an_output_that_is_not_a_dynamics_output_is_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        core_paced.parse_args(["--outputs", "torques,bogus"])
+    assert exc.value.code == 2
+    assert "--outputs: bogus not among the dynamics outputs" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(not available("talos_fixed"), reason="example-robot-data is not installed")
+def test_a_link_talos_does_not_have_is_refused_in_one_line():
+    with pytest.raises(SystemExit) as exc:
+        core_paced.main(["--messages", "5", "--observer", "nosuchlink"])
+    assert str(exc.value).startswith("core_paced.py: --observer: contact_frame 'nosuchlink' "
+                                     "is not a link of the model")
+
+
 @pytest.mark.parametrize("way", core_paced.WAYS)
 def test_each_way_times_only_the_call_and_waits_as_it_says(way):
     """Hot: back to back; sleep and spin: no call before its time, spin on the CPU meanwhile."""
