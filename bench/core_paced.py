@@ -1,5 +1,5 @@
 """
-The node's core calls back to back and one message period apart: how much the wait costs them.
+The node's core calls back to back, one message period apart, and with cold caches.
 
 Makes, per state of bench_node's trajectory, the core calls of the node's tick for talos held
 at the pelvis (``node_floor.CoreCalls``: the dynamics of ``--outputs`` into a result buffer,
@@ -27,10 +27,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
-from node_tick_parts import FIVE, add_pacing_arguments  # noqa: E402
+from node_tick_parts import (  # noqa: E402
+    FIVE, add_pacing_arguments, positive_float, positive_int)
 from proc_cpu import cpu_ticks, loadavg  # noqa: E402
 
-WAYS = ("hot", "sleep", "spin")
+WAYS = ("hot", "sleep", "spin", "evicted")
 
 
 def parse_args(argv=None):
@@ -40,6 +41,10 @@ def parse_args(argv=None):
     ap.add_argument("--observer", metavar="LINK", default="arm_right_7_link",
                     help="the observer's contact wrench at LINK ('': no observer)")
     add_pacing_arguments(ap, "runs of each call and way, alternating; the lowest median kept")
+    ap.add_argument("--evict-mb", type=positive_float, default=64.0,
+                    help="MiB written over before each call of the evicted way (64)")
+    ap.add_argument("--evicted-messages", type=positive_int, default=300,
+                    help="messages of the evicted way's runs (300: ~10 ms a write)")
     args = ap.parse_args(argv)
     from rbd_ros.outputs import BY_NAME
     unknown = [name for name in args.outputs.split(",") if name not in BY_NAME]
@@ -82,12 +87,22 @@ def core_calls(args):
     return calls, messages, core
 
 
-def run(call, messages, way, period):
-    """Return the µs of each call of ``call`` over ``messages``, made the ``way`` of WAYS."""
+def run(call, messages, way, period, evict=None):
+    """
+    Return the µs of each call of ``call`` over ``messages``, made the ``way`` of WAYS.
+
+    ``evict``: the float64 array written over before each call of the "evicted" way.
+    """
     clock, sleep = time.perf_counter, time.sleep
     spent = np.empty(len(messages))
     due = clock()
     for k, message in enumerate(messages):
+        if way == "evicted":
+            np.add(evict, 1.0, out=evict)     # every line of it written: the caches hold it
+            start = clock()
+            call(*message)
+            spent[k] = clock() - start
+            continue
         if way == "sleep":
             wait = due - clock()
             if wait > 0:
@@ -108,6 +123,7 @@ def main(argv=None):
     args = parse_args(argv)
     calls, messages, core = core_calls(args)
     best = {}
+    evict = np.zeros(round(args.evict_mb * 2**20) // 8)
     steal0, total0 = cpu_ticks()
     load = [loadavg()]
     for _ in range(args.rounds):
@@ -115,21 +131,25 @@ def main(argv=None):
             for way in WAYS:
                 if core.observer is not None:
                     core.observer.reset()         # each run from a restart, as the first
-                spent = run(call, messages, way, 1.0 / args.rate)
+                spent = run(call, messages[:args.evicted_messages] if way == "evicted"
+                            else messages, way, 1.0 / args.rate, evict)
                 figures = (float(np.median(spent)), float(np.mean(spent)))
                 if (name, way) not in best or figures[0] < best[name, way][0]:
                     best[name, way] = figures
     steal1, total1 = cpu_ticks()
     load.append(loadavg())
     print(f"talos held at the pelvis, {args.messages} messages a run, {args.rate:g} a second "
-          f"(sleep, spin); µs a call, median / mean, the lowest median of {args.rounds} "
+          f"(sleep, spin), {args.evict_mb:g} MiB written over before each evicted one; µs a "
+          f"call, median / mean, the lowest median of {args.rounds} "
           f"rounds; host steal {100.0 * (steal1 - steal0) / max(1, total1 - total0):.1f} % "
           f"of the CPUs, load {load[0]} to {load[1]}")
-    print(f"{'call':<22} " + " ".join(f"{way:>15}" for way in WAYS) + f" {'sleep / hot':>12}")
+    print(f"{'call':<22} " + " ".join(f"{way:>15}" for way in WAYS)
+          + f" {'sleep / hot':>12} {'evicted / hot':>14}")
     for name in calls:
         cells = [f"{best[name, way][0]:.1f} / {best[name, way][1]:.1f}" for way in WAYS]
-        ratio = best[name, "sleep"][0] / best[name, "hot"][0]
-        print(f"{name:<22} " + " ".join(f"{cell:>15}" for cell in cells) + f" {ratio:>12.2f}")
+        sleep, evicted = (best[name, way][0] / best[name, "hot"][0] for way in ("sleep", "evicted"))
+        print(f"{name:<22} " + " ".join(f"{cell:>15}" for cell in cells)
+              + f" {sleep:>12.2f} {evicted:>14.2f}")
     return best
 
 
