@@ -79,7 +79,10 @@ class CoreCalls:
         self.model = model
         self.q, self.v, self.tau, self.a = (np.zeros(nv) for _ in range(4))
         call = table.computation(set(outputs), True).call
-        self.compute = (table.compute, call, table.result_buffer(call, model))
+        buffer = table.result_buffer(call, model)
+        if buffer is not None:                # as the node's Robot: its arrays read in place
+            buffer.bind(self.q, self.v, self.a, self.tau)
+        self.compute = (table.compute, call, buffer)
         self.observer = self.outcomes = None
         if any(name in table.OBSERVER_BY_NAME or name == "contact_wrench" for name in outputs):
             frame = contact_frame if "contact_wrench" in outputs else ""

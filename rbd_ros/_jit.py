@@ -256,6 +256,16 @@ class FirstCallDispatcher(registry.CPUDispatcher):
                     self._check_called_kernels(callees)
                 self._called_by_symbol()
 
+    def entry_point(self):
+        """
+        Return the compiled declared signature's CPython entry point (compiling it first).
+
+        It takes the declared argument types only and checks none of them: what calls it
+        must (``rbd_ros.algorithms.entries.first_entry``, prepared calls of fixed arrays).
+        """
+        self.compile_declared()
+        return self.overloads[self.signatures[0]].entry_point
+
     def symbol(self):
         """
         Return the name callers know this kernel by: the same in every process.

@@ -411,8 +411,7 @@ def first_entry(kernel, namespace, name):
     the cache) at the first call, not at import.
     """
     def first_call(*arguments):
-        kernel.compile_declared()
-        entry_point = kernel.overloads[kernel.signatures[0]].entry_point
+        entry_point = kernel.entry_point()
         namespace[name] = entry_point
         return entry_point(*arguments)
     return first_call

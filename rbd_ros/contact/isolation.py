@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _checks
 from .._jit import f64_1d, f64_1d_ro, i64_1d, i64_1d_ro, int64, kernel
+from ..algorithms.entries import first_entry
 
 # N·m: collision_thresholds below it are refused. Far below any effort sensor's resolution
 # (~1e-3 N·m), and with it r / threshold stays finite for every r the observer keeps (it
@@ -157,6 +158,9 @@ def isolation_kernel(r, thresholds, depths, over, peak):
     return n
 
 
+_isolation_entry = first_entry(isolation_kernel, globals(), "_isolation_entry")
+
+
 def isolation(model, n, over, peak, bodies):
     """
     Return the :class:`Isolation` :func:`isolation_kernel` found (its ``n``, ``over``, ``peak``).
@@ -188,9 +192,10 @@ class CollisionState:
 
     def __init__(self, model, thresholds):
         self.model = model
-        self.thresholds = collision_thresholds(model, thresholds)
+        self.thresholds = thresholds
         self.dof_bodies = dof_bodies(model)
-        self.dof_depths = body_depths(model)[self.dof_bodies]
+        # the types isolation_kernel declares: :meth:`update` calls it by its entry point
+        self._depths = np.ascontiguousarray(body_depths(model)[self.dof_bodies], np.int64)
         self._over, self._peak = np.empty(model.nv + 1, np.int64), np.empty(1)
         self.state = (False, None, True)
         self.isolation = NO_ISOLATION
@@ -200,6 +205,23 @@ class CollisionState:
     @property
     def observing(self):
         return self.state[2]
+
+    @property
+    def thresholds(self):
+        """The collision thresholds, N·m (nv floats); set: ``collision_thresholds``' check."""
+        return self._thresholds
+
+    @thresholds.setter
+    def thresholds(self, value):
+        # float64 C, as isolation_kernel declares: :meth:`update` calls its entry point,
+        # which tests no type
+        self._thresholds = np.ascontiguousarray(collision_thresholds(self.model, value),
+                                                np.float64)
+
+    @property
+    def dof_depths(self):
+        """The depth in the tree of the body each dof moves first (int64, nv)."""
+        return self._depths
 
     def update(self, r, tracking=True, reason=RESTARTING):
         """
@@ -211,7 +233,9 @@ class CollisionState:
         if r.__class__ is not np.ndarray or r.dtype != np.float64 or r.ndim != 1 \
                 or not r.flags.c_contiguous:
             r = _r_vector(self.model, r)
-        n = isolation_kernel(r, self.thresholds, self.dof_depths, self._over, self._peak)
+        # through the entry point (r tested above, the rest made here): every tick calls it,
+        # and the dispatcher types five arrays first: several µs a tick with cold caches
+        n = _isolation_entry(r, self._thresholds, self._depths, self._over, self._peak)
         if n == 0 and self.state == (False, None, observing):
             return False                  # the usual sample: the last isolation is kept
         self.isolation = isolation(self.model, n, self._over, self._peak, self.dof_bodies)

@@ -67,6 +67,9 @@ class Robot:
                          for name in enabled}
         self._buffers = {}                        # core call -> its outputs.ResultBuffer
         self.plans = {known: self._plan(enabled, publishers, known) for known in (True, False)}
+        for buffer in self._buffers.values():
+            if buffer is not None:                # a tick's call reads these arrays in place
+                buffer.bind(self.q, self.v, self.a, self.tau)
 
     def _plan(self, enabled, publishers, effort_known):
         """

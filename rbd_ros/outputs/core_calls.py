@@ -4,12 +4,14 @@ The core results of the outputs: one state's cheapest core call (node), many sta
 :func:`compute` runs one of ``CALLS`` per tick; :func:`compute_batch` runs the core's batch
 API over N states.
 """
+import functools
 from typing import NamedTuple
 
 import numpy as np
 
 from .. import batch
 from ..algorithms.calls import compute_all, inverse_and_forward_dynamics, rnea
+from ..algorithms.compute_all import compute_all_kernel
 from .table import CALLS, OUTPUTS, WHOLE_BODY_RESULTS
 
 
@@ -48,12 +50,39 @@ class ResultBuffer:
 
     def __init__(self, model):
         nv, nb = model.nv, model.nv_base
+        self.model = model
         self.block = block = np.empty((5 * nv + 2, nv))
         tau = block[5 * nv]
         self.views = {"tau": tau, "joint_tau": tau[nb:], "qdd": block[5 * nv + 1],
                       "Minv": block[0:nv], "dtau_dq": block[nv:2 * nv],
                       "dtau_dv": block[2 * nv:3 * nv], "dqdd_dq": block[3 * nv:4 * nv],
                       "dqdd_dv": block[4 * nv:5 * nv]}
+        self.bound = None             # :meth:`bind`'s (q, v, a, tau, prepared call)
+
+    def bind(self, q, v, a, tau):
+        """
+        Prepare ``compute``'s call at exactly these arrays, read in place at each call.
+
+        q, v, a, tau: float64 C vectors that stay the caller's (the node's ``Robot``
+        arrays), or TypeError. A ``compute`` of them without fext then calls the kernel
+        through its entry point with the arguments gathered here (in ``model.data``, as
+        ``compute_all`` without ``data=``): the wrapper's tests of types ran once, here (the
+        output block is the buffer's own); the kernel still checks sizes and values at
+        every call, and a refused call goes through ``compute_all`` again, which raises its
+        ValueError. Why: a tick follows the node's
+        sleep, its caches cold, and there each Python step of the wrapper costs several times
+        its hot time (``bench/core_paced.py``'s evicted way; figures in doc/benchmarks.md).
+        """
+        for name, x in zip(("q", "v", "a", "tau"), (q, v, a, tau)):
+            if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.ndim == 1
+                    and x.flags.c_contiguous):
+                raise TypeError(f"ResultBuffer.bind: {name} must be a float64 C vector")
+        model, data = self.model, self.model.data
+        arguments = (model.packed, data.body, data.dof, data.body_matrix, data.force_sets,
+                     data.all_body, data.all_dof, data.all_stacked, q, v, a, tau, data.no_fext,
+                     self.block)
+        self.bound = (q, v, a, tau, functools.partial(compute_all_kernel.entry_point(),
+                                                      *arguments))
 
 
 def result_buffer(call, model):
@@ -90,7 +119,11 @@ def compute(call, model, q, v, a, tau, fext=None, buffer=None):
     nb = model.nv_base
     if call == "compute_all":
         if buffer is not None:      # a fresh dict of the same views: callers add to theirs
-            compute_all(model, q, v, a=a, tau=tau, fext=fext, out=buffer.block)
+            bound = buffer.bound
+            if (bound is None or fext is not None or q is not bound[0] or v is not bound[1]
+                    or a is not bound[2] or tau is not bound[3] or model is not buffer.model
+                    or bound[4]()):               # a status: the checked call raises it
+                compute_all(model, q, v, a=a, tau=tau, fext=fext, out=buffer.block)
             return dict(buffer.views)
         d = compute_all(model, q, v, a=a, tau=tau, fext=fext)
         return {"tau": d.tau, "joint_tau": d.tau[nb:], "qdd": d.qdd, "Minv": d.Minv,

@@ -114,3 +114,65 @@ def test_a_result_buffer_gives_the_results_computed_without_it(name):
     coupled = rbd_ros.load_model(robot_path("panda"))     # its mimic fingers: coupled
     assert coupled.coupling is not None
     assert rbd_ros.outputs.result_buffer("compute_all", coupled) is None
+
+
+@pytest.mark.parametrize("name", ["arm7", "quadruped"])
+def test_a_bound_result_buffer_reads_its_arrays_in_place_and_refuses_as_compute_all(
+        name, monkeypatch):
+    """
+    ``ResultBuffer.bind`` (the node's Robot arrays): the kernel through its entry point.
+
+    Bit for bit the results of ``compute_all`` at the values the bound arrays hold at each
+    call; the checked call is not made (it is made to fail here) unless the arrays are others,
+    fext is given or the kernel refuses; a refused state raises ``compute_all``'s ValueError.
+    """
+    from rbd_ros.outputs import core_calls
+    robot, m, _, _, q, v, a, tau, fext = _setup(name, 11)
+    buffer = rbd_ros.outputs.result_buffer("compute_all", m)
+    bq, bv, ba, btau = (np.zeros(m.nq), np.zeros(m.nv), np.zeros(m.nv), np.zeros(m.nv))
+    buffer.bind(bq, bv, ba, btau)
+    checked = core_calls.compute_all
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the checked compute_all was called")
+    for seed in (11, 12):
+        q, v, a, tau, _ = robot.random_state(seed)
+        bq[:], bv[:], ba[:], btau[:] = q, v, a, tau
+        monkeypatch.setattr(core_calls, "compute_all", refused)
+        into = actuation.compute(None, "compute_all", m, bq, bv, ba, btau, None, buffer)
+        monkeypatch.setattr(core_calls, "compute_all", checked)
+        alone = rbd_ros.compute_all(m, q, v, a=a, tau=tau)
+        for key, x in zip(alone._fields, alone):
+            np.testing.assert_array_equal(into[key], x, err_msg=key)
+        np.testing.assert_array_equal(into["joint_tau"], alone.tau[m.nv_base:])
+    # other arrays, or wrenches: the checked call, whose results they are
+    made = []
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return checked(*args, **kwargs)
+    monkeypatch.setattr(core_calls, "compute_all", counted)
+    with_fext = actuation.compute(None, "compute_all", m, bq, bv, ba, btau, fext, buffer)
+    np.testing.assert_array_equal(
+        with_fext["Minv"], rbd_ros.compute_all(m, bq, bv, a=ba, tau=btau, fext=fext).Minv)
+    actuation.compute(None, "compute_all", m, bq.copy(), bv, ba, btau, None, buffer)
+    assert len(made) == 2
+    # a state the kernel refuses: compute_all's own error
+    bv[0] = np.nan
+    with pytest.raises(ValueError) as bound_error:
+        actuation.compute(None, "compute_all", m, bq, bv, ba, btau, None, buffer)
+    with pytest.raises(ValueError) as own_error:
+        rbd_ros.compute_all(m, bq, bv, a=ba, tau=btau)
+    assert str(bound_error.value) == str(own_error.value)
+    assert len(made) == 3
+
+
+@pytest.mark.parametrize("bad", [np.zeros(7, np.float32), np.zeros(14)[::2], [0.0] * 7,
+                                 np.zeros((1, 7))])
+def test_a_result_buffer_binds_float64_c_vectors_only(bad):
+    m = get_robot("arm7").model
+    buffer = rbd_ros.outputs.result_buffer("compute_all", m)
+    ok = np.zeros(m.nv)
+    with pytest.raises(TypeError, match="ResultBuffer.bind: v must be a float64 C vector"):
+        buffer.bind(np.zeros(m.nq), bad, ok, ok)
+    assert buffer.bound is None
