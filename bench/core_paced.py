@@ -27,8 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
-from node_tick_parts import (  # noqa: E402
-    FIVE, add_pacing_arguments, positive_float, positive_int)
+from node_tick_parts import FIVE, add_eviction_arguments, add_pacing_arguments  # noqa: E402
 from proc_cpu import cpu_ticks, loadavg  # noqa: E402
 
 WAYS = ("hot", "sleep", "spin", "evicted")
@@ -41,10 +40,7 @@ def parse_args(argv=None):
     ap.add_argument("--observer", metavar="LINK", default="arm_right_7_link",
                     help="the observer's contact wrench at LINK ('': no observer)")
     add_pacing_arguments(ap, "runs of each call and way, alternating; the lowest median kept")
-    ap.add_argument("--evict-mb", type=positive_float, default=64.0,
-                    help="MiB written over before each call of the evicted way (64)")
-    ap.add_argument("--evicted-messages", type=positive_int, default=300,
-                    help="messages of the evicted way's runs (300: ~10 ms a write)")
+    add_eviction_arguments(ap)
     args = ap.parse_args(argv)
     from rbd_ros.outputs import BY_NAME
     unknown = [name for name in args.outputs.split(",") if name not in BY_NAME]

@@ -9,8 +9,10 @@ last, the caches warm) and paced at ``--rate`` (waiting for each message's time,
 waits for the next message). Each part of the callback (decoding, the joint cache, the tick
 rule, the dynamics kernel, the publishes, the observer, ...) is timed where the node calls
 it; the table gives each part's µs per message in both runs and their ratio, and the
-callback's once more paced without the timers (each adds ~0.2 µs a call). A run in which the
-node does not publish for every message is refused.
+callback's once more paced without the timers (each adds ~0.2 µs a call). A fourth run,
+"evicted", hands each of ``--evicted-messages`` messages over right after writing over
+``--evict-mb`` MiB (untimed, as ``core_paced.py``'s evicted way): every part with its caches
+cold, at any minute. A run in which the node does not publish for every message is refused.
 
 Why: a bench_node run measures the node waking up for every message, an in-process loop
 measures it with everything in cache; what the node costs per message, and which part of it
@@ -61,7 +63,17 @@ def parse_args(argv=None):
                     help="also time the relay making the core's calls (node_floor.CoreCalls)")
     ap.add_argument("--floor-pinocchio", action="store_true",
                     help="also time the relay making Pinocchio's calls (PinocchioCalls)")
+    add_eviction_arguments(ap)
     return ap.parse_args(argv)
+
+
+def add_eviction_arguments(ap):
+    """Add --evict-mb and --evicted-messages (the evicted runs') to ``ap``."""
+    ap.add_argument("--evict-mb", type=positive_float, default=64.0,
+                    help="MiB written over before each message or call of the evicted runs "
+                         "(64: twice this VM's L3)")
+    ap.add_argument("--evicted-messages", type=positive_int, default=300,
+                    help="messages of an evicted run (300: ~10 ms a write)")
 
 
 def add_pacing_arguments(ap, rounds_help):
@@ -170,13 +182,19 @@ def wait_for(condition, seconds, what):
         time.sleep(0.05)
 
 
-def run(callback, raws, period):
-    """Feed ``raws`` to ``callback``; each at its time when ``period`` > 0. Seconds in it."""
+def run(callback, raws, period, evict=None):
+    """
+    Feed ``raws`` to ``callback``; each at its time when ``period`` > 0. Seconds in it.
+
+    ``evict``: a float64 array written over before each message (untimed), or None.
+    """
     clock, sleep = time.perf_counter, time.sleep
     busy = 0.0
     due = clock()
     for raw in raws:
-        if period:
+        if evict is not None:
+            np.add(evict, 1.0, out=evict)     # every line of it written: the caches hold it
+        elif period:
             wait = due - clock()
             if wait > 0:
                 sleep(wait)
@@ -191,26 +209,32 @@ def measure(args, node, callback, chunks, best):
     """
     Time ``callback`` over a hot and a paced chunk, then a paced one untimed; keep the best.
 
-    ``best``: {mode: (callback µs/message, {part: µs/message})}, modes "hot", "paced" and
-    "paced, untimed" (the parts' timers off: what they add); ``chunks``: an iterator of
-    message lists; ``node``: the dynamics node (each message must publish) or None.
+    ``best``: {mode: (callback µs/message, {part: µs/message})}, modes "hot", "paced",
+    "paced, untimed" (the parts' timers off: what they add) and "evicted" (the first
+    ``args.evicted_messages`` of its chunk, each after a write over ``evict``);
+    ``chunks``: an iterator of message lists; ``node``: the dynamics node (each message
+    must publish) or None.
     """
     totals = {}
     timed_parts = parts()
     originals = [(owner, attribute, getattr(owner, attribute))
                  for _, owner, attribute in timed_parts]
     runs = (("hot", 0.0, True), ("paced", 1.0 / args.rate, True),
-            ("paced, untimed", 1.0 / args.rate, False))
+            ("paced, untimed", 1.0 / args.rate, False), ("evicted", 0.0, True))
+    evict = np.zeros(round(args.evict_mb * 2**20) // 8)
     run(callback, next(chunks), 0.0)                      # warm up: first uses, caches
     for mode, period, timers in runs:
         raws = next(chunks)
+        if mode == "evicted":
+            raws = raws[:args.evicted_messages]
         before = node.stats() if node is not None else None
         totals.clear()
         if timers and node is not None:
             for (label, _, _), (owner, attribute, function) in zip(timed_parts, originals):
                 setattr(owner, attribute, timed(totals, label, function))
         try:
-            busy = run(callback, raws, period) / len(raws) * 1e6
+            busy = run(callback, raws, period,
+                       evict if mode == "evicted" else None) / len(raws) * 1e6
         finally:
             for owner, attribute, function in originals:
                 setattr(owner, attribute, function)
@@ -236,25 +260,34 @@ def print_table(best, outputs, references=None):
 
     ``references``: {label: best} of the relays run ("floor", "floor + core", ...), if any.
     """
-    hot, paced = best["hot"], best["paced"]
+    hot, paced, evicted = best["hot"], best["paced"], best.get("evicted")
     labels = [label for label, _, _ in parts() if label in hot[1] or label in paced[1]]
-    print(f"{'part':<26} {'hot µs':>8} {'paced µs':>9} {'paced/hot':>9}")
-    print("-" * 55)
+    print(f"{'part':<26} {'hot µs':>8} {'paced µs':>9} {'paced/hot':>9}"
+          + (f" {'evicted µs':>10} {'evicted/hot':>11}" if evicted else ""))
+    print("-" * (55 + (23 if evicted else 0)))
+
+    def row(label, h, p, e):
+        cells = f"{label:<26} {h:>8.1f} {p:>9.1f} {p / h if h > 0 else float('nan'):>9.2f}"
+        if evicted:
+            cells += f" {e:>10.1f} {e / h if h > 0 else float('nan'):>11.2f}"
+        print(cells)
     for label in labels:
-        h, p = hot[1].get(label, 0.0), paced[1].get(label, 0.0)
-        print(f"{label:<26} {h:>8.1f} {p:>9.1f} {p / h if h else float('nan'):>9.2f}")
-    rest = [c - sum(v for k, v in d.items() if not nested(k)) for c, d in (hot, paced)]
-    print(f"{'the rest':<26} {rest[0]:>8.1f} {rest[1]:>9.1f} "
-          f"{rest[1] / rest[0] if rest[0] > 0 else float('nan'):>9.2f}")
-    print(f"{'callback':<26} {hot[0]:>8.1f} {paced[0]:>9.1f} {paced[0] / hot[0]:>9.2f}")
+        row(label, *(run[1].get(label, 0.0) if run else 0.0 for run in (hot, paced, evicted)))
+    row("the rest", *(run[0] - sum(v for k, v in run[1].items() if not nested(k)) if run
+                      else 0.0 for run in (hot, paced, evicted)))
+    row("callback", *(run[0] if run else 0.0 for run in (hot, paced, evicted)))
     untimed = best.get("paced, untimed")
     if untimed:
         print(f"{'  without timers':<26} {'':>8} {untimed[0]:>9.1f}")
     node_paced = untimed[0] if untimed else paced[0]
     for label, reference in (references or {}).items():
-        h, p = reference["hot"][0], reference["paced"][0]
-        print(f"{label + ' callback':<26} {h:>8.1f} {p:>9.1f} {p / h:>9.2f}")
-        print(f"{'node / ' + label:<26} {hot[0] / h:>8.2f} {node_paced / p:>9.2f}")
+        e = reference.get("evicted")
+        row(label + " callback", reference["hot"][0], reference["paced"][0], e[0] if e else 0.0)
+        ratios = f"{'node / ' + label:<26} {hot[0] / reference['hot'][0]:>8.2f} " \
+                 f"{node_paced / reference['paced'][0]:>9.2f}"
+        if evicted and e:
+            ratios += f" {'':>9} {evicted[0] / e[0]:>10.2f}"
+        print(ratios)
     print(f"\noutputs: {', '.join(outputs)}; µs per message, the best of the rounds; the "
           "parts' timers are in the callback's figures but the untimed one (the paced "
           "node / floor ratio uses it)")
@@ -302,7 +335,7 @@ def main(argv=None):
         text = f.read()
     kinds = ("node",) + tuple(k for k, on in zip(RELAYS, (args.floor, args.floor_core,
                                                           args.floor_pinocchio)) if on)
-    fed = args.messages * 4 * args.rounds * len(kinds)
+    fed = args.messages * 5 * args.rounds * len(kinds)     # warm-up and four runs each
     raws = serialized_states(urdf, fed, args.rate)
     chunks = iter(raws[k:k + args.messages] for k in range(0, len(raws), args.messages))
     folder = tempfile.TemporaryDirectory(prefix="node_tick_parts_")
@@ -340,7 +373,9 @@ def main(argv=None):
     received = len(np.load(received_path)) if os.path.exists(received_path) else 0
     folder.cleanup()
     print_table(best["node"], observed, {k: best[k] for k in kinds[1:]})
-    print(f"the receiver got {received} of the {fed * len(observed)} outputs of the {fed} "
+    handed = args.rounds * len(kinds) * (4 * args.messages
+                                         + min(args.evicted_messages, args.messages))
+    print(f"the receiver got {received} of the {handed * len(observed)} outputs of the {handed} "
           "messages (the hot runs publish faster than it takes them: some are dropped)")
     return best, received
 

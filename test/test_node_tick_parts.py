@@ -64,9 +64,10 @@ def test_a_real_run_times_every_part_and_restores_the_node(capsys):
     best, received = node_tick_parts.main(["--robot", "arm7", "--messages", "150", "--rounds",
                                            "1", "--observer", "link7", "--outputs",
                                            "torques,accelerations", "--floor",
-                                           "--floor-core", "--floor-pinocchio"])
+                                           "--floor-core", "--floor-pinocchio",
+                                           "--evict-mb", "4", "--evicted-messages", "20"])
     assert JointCache.merge_serialized is merge       # the timers are taken off again
-    for mode in ("hot", "paced"):
+    for mode in ("hot", "paced", "evicted"):
         assert best["floor"][mode][0] > 0 and best["floor"][mode][1] == {}   # no parts
         callback, parts = best["node"][mode]
         for label in ("merge serialized", "dynamics", "publish outputs", "observer",
@@ -79,6 +80,7 @@ def test_a_real_run_times_every_part_and_restores_the_node(capsys):
     assert received > 0
     out = capsys.readouterr().out
     assert "the rest" in out and "paced/hot" in out and "node / floor" in out
+    assert "evicted/hot" in out
     for relay in ("floor + core", "floor + Pinocchio"):     # each relay timed, its row printed
         assert best[relay]["hot"][0] > 0 and best[relay]["paced"][0] > 0
         assert f"node / {relay}" in out
@@ -94,3 +96,17 @@ def test_each_relay_s_callback_is_printed_beside_the_node_s(capsys):
     assert rows["node / floor"] == ["2.00", "2.50"]
     assert rows["floor + Pinocchio callback"] == ["20.0", "40.0", "2.00"]
     assert rows["node / floor + Pinocchio"] == ["0.50", "0.50"]
+
+
+def test_the_evicted_run_gets_its_columns_and_its_ratio_to_each_relay(capsys):
+    parts = {"decode": 1.0, "observer": 4.0}
+    node = {"hot": (10.0, parts), "paced": (20.0, parts),
+            "evicted": (50.0, {"decode": 3.0, "observer": 12.0})}
+    references = {"floor": {"hot": (5.0, {}), "paced": (8.0, {}), "evicted": (25.0, {})}}
+    node_tick_parts.print_table(node, ["torques"], references)
+    rows = {line[:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["decode"] == ["1.0", "1.0", "1.00", "3.0", "3.00"]
+    assert rows["the rest"] == ["5.0", "15.0", "3.00", "35.0", "7.00"]   # 50 - 3 - 12
+    assert rows["callback"] == ["10.0", "20.0", "2.00", "50.0", "5.00"]
+    assert rows["floor callback"] == ["5.0", "8.0", "1.60", "25.0", "5.00"]
+    assert rows["node / floor"] == ["2.00", "2.50", "2.00"]
