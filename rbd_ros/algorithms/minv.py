@@ -22,7 +22,8 @@ never read (line 12 reads its subtree's): so each write is an assignment and F i
 cleared, nor the array zeroed between calls. The backward pass only touches the columns of
 subtree(i) (a contiguous range of v indices in DFS order, ``packed[i, P_VEND]`` its end);
 the second forward pass fills row i of the upper triangle, columns idx_v(i) .. nv-1, since
-M⁻¹ couples i to every joint sharing an ancestor with it. The lower triangle is mirrored at
+M⁻¹ couples i to every joint sharing an ancestor with it: with a fixed base, those of its
+own tree, the rest of the row being zero (``tree_end``). The lower triangle is mirrored at
 the end.
 
 The free-flyer root (S = Ad(oM), 6 × 6) has D = Sᵀ I^A S, so D⁻¹ Sᵀ = S⁻¹ (I^A)⁻¹:
@@ -144,8 +145,12 @@ def later_dofs_backward(packed, ws, FP, Minv, i):
 
 
 @helper
-def later_dofs_forward(packed, ws, FP, Minv, i, nv):
-    """Lines 28-36 for dofs 1 … n-1 of a multi-dof joint: P of dof k - 1 is in P_i, in place."""
+def later_dofs_forward(packed, ws, FP, Minv, i, end, nv):
+    """
+    Lines 28-36 for dofs 1 … n-1 of a multi-dof joint: P of dof k - 1 is in P_i, in place.
+
+    ``end``: :func:`tree_end` of body i; its rows are zero past it.
+    """
     iv = int(packed[i, P_IV])
     vend = int(packed[i, P_VEND])
     oM = se3_load(ws, i, W_OM)
@@ -153,7 +158,7 @@ def later_dofs_forward(packed, ws, FP, Minv, i, nv):
         U, Dinv = dof_factor(ws, i, k)
         S = subspace_column(packed, i, k, oM, ZERO6)
         d = iv + k
-        for j in range(d, nv):
+        for j in range(d, end):
             Pl = load_column6(FP, i, j)
             m = -Dinv * dot6(U, Pl)
             if j < vend:
@@ -161,21 +166,44 @@ def later_dofs_forward(packed, ws, FP, Minv, i, nv):
             Minv[d, j] = m
             for r in range(6):
                 FP[i, j, r] = S[r] * m + Pl[r]
+        for j in range(end, nv):
+            Minv[d, j] = 0.0
+
+
+@helper
+def tree_end(packed, i, nv):
+    """
+    Return the end of the v range of the tree that holds body i: M⁻¹ is zero past it.
+
+    A fixed base's limbs hang from the world as separate trees (a forest; in DFS order each
+    tree's dofs are one range, its root's subtree): M is block diagonal by tree, and so is
+    M⁻¹. The forward pass carries P_i over the columns of its own tree only: on talos held at
+    the pelvis, 220 of the 478 columns it carried before (the others were zeros).
+    """
+    if int(packed[0, P_VEND]) == nv:       # one tree (a floating base): every column
+        return nv
+    root = i
+    while int(packed[root, P_PARENT]) >= 0:
+        root = int(packed[root, P_PARENT])
+    return int(packed[root, P_VEND])
 
 
 @helper
 def minv_forward_step(packed, ws, FP, Minv, i, nv):
-    """Lines 28-36 for body i: row i of the upper triangle, columns idx_v(i) .. nv - 1."""
+    """
+    Lines 28-36 for body i: row i of the upper triangle, columns idx_v(i) .. nv - 1.
+
+    Carried over the columns of i's own tree (:func:`tree_end`); the row is zero past it.
+    """
     lam = int(packed[i, P_PARENT])
     iv = int(packed[i, P_IV])
     vend = int(packed[i, P_VEND])
     nvi = joint_nv(packed, i)
     if lam < 0:
         # a root: lines 30-34 reduce to P_i = S M⁻¹[i, :] (line 32); outside its subtree
-        # (another tree of a forest) its rows are zero. The free-flyer root set P_i above.
+        # (another tree of a forest) its rows are zero, and its P_i is not read there. The
+        # free-flyer root set P_i above.
         for j in range(vend, nv):
-            for r in range(6):
-                FP[i, j, r] = 0.0
             for k in range(nvi):
                 Minv[iv + k, j] = 0.0
         if not joint_spans_all_motions(packed, i):
@@ -183,12 +211,13 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
             for j in range(iv, vend):
                 store_column6(FP, i, j, scale6(Minv[iv, j], oS))
             if nvi > 1:
-                later_dofs_forward(packed, ws, FP, Minv, i, nv)
+                later_dofs_forward(packed, ws, FP, Minv, i, vend, nv)
         return
+    end = tree_end(packed, i, nv)
     oS = load6(ws, i, W_OS)
     U = load6(ws, i, W_U)
     Dinv = ws[i, W_DINV]
-    for j in range(iv, nv):
+    for j in range(iv, end):
         Pl = load_column6(FP, lam, j)
         m = -Dinv * dot6(U, Pl)            # line 30 (outside the subtree: only this term)
         if j < vend:
@@ -196,8 +225,10 @@ def minv_forward_step(packed, ws, FP, Minv, i, nv):
         Minv[iv, j] = m
         for r in range(6):                 # lines 32-34: P_i[:, j] = S_i M⁻¹[i, j] + P_λ
             FP[i, j, r] = oS[r] * m + Pl[r]
+    for j in range(end, nv):               # another tree's columns
+        Minv[iv, j] = 0.0
     if nvi > 1:
-        later_dofs_forward(packed, ws, FP, Minv, i, nv)
+        later_dofs_forward(packed, ws, FP, Minv, i, end, nv)
 
 
 @kernel(int64(f64_2d_ro, f64_2d, f64_3d, f64_1d, f64_2d))

@@ -34,6 +34,8 @@ ROBOTS = {   # name -> (path or None, floating base)
     "branched": (os.path.join(HERE, "urdf", "branched.urdf"), False),
     "quadruped": (os.path.join(PACKAGE, "robots", "rbd_quadruped.urdf"), True),
     "talos": (erd_path("talos_data/robots/talos_reduced.urdf"), True),
+    # held at the pelvis: its legs and its torso hang from the world as three trees
+    "talos_fixed": (erd_path("talos_data/robots/talos_reduced.urdf"), False),
     "panda": (erd_path("panda_description/urdf/panda.urdf"), False),
 }
 
@@ -214,3 +216,43 @@ def test_other_calls_in_between():
     rbd_ros.aba(model, model.random_configuration(8), np.ones(model.nv), np.ones(model.nv))
     minv_cholesky(model, model.random_configuration(9))
     assert np.array_equal(minv(model, q), A)
+
+
+@pytest.mark.parametrize("name", ["talos_fixed", "branched", "quadruped"])
+def test_each_tree_of_a_forest_gets_exact_zeros_outside_it_in_a_reused_output(name):
+    """
+    The rows of one tree are zero in the columns of another, written at every call.
+
+    The forward pass stops at the end of each body's tree (``minv.tree_end``) and writes
+    zeros past it: an ``out=`` full of NaN (a reused block holds anything) gets M⁻¹ exactly as
+    a fresh call, the blocks between trees exactly 0, through minv, compute_all and
+    aba_derivatives, whose passes share the step; M M⁻¹ = I.
+    """
+    model = load(name)
+    parent = np.asarray(model.parent)
+    root = np.arange(model.nbodies)
+    for i in range(model.nbodies):
+        if parent[i] >= 0:
+            root[i] = root[parent[i]]
+    dof_tree = np.repeat(root, np.diff(np.append(model.idx_v, model.nv)))
+    other = dof_tree[:, None] != dof_tree[None, :]
+    if name == "talos_fixed":
+        assert len(set(dof_tree)) == 3 and other.any()
+    nv = model.nv
+    for q in states(model, 3, seed=5):
+        fresh = minv(model, q)
+        np.testing.assert_allclose(fresh @ crba(model, q), np.eye(nv), atol=1e-8)
+        assert np.all(fresh[other] == 0.0)
+        out = np.full((nv, nv), np.nan)
+        np.testing.assert_array_equal(minv(model, q, out=out), fresh)
+        v, tau = np.linspace(-1, 1, nv), np.linspace(2, -2, nv)
+        block = np.full((5 * nv + 2, nv), np.nan)
+        d = rbd_ros.compute_all(model, q, v, tau=tau, out=block)
+        np.testing.assert_allclose(d.Minv, fresh, rtol=1e-12, atol=1e-12 * np.abs(fresh).max())
+        assert np.all(d.Minv[other] == 0.0)
+        for result in (d.dtau_dq, d.dtau_dv, d.dqdd_dq, d.dqdd_dv):
+            assert np.all(np.isfinite(result)) and np.all(result[other] == 0.0)
+        dq, dv, dtau = (np.full((nv, nv), np.nan) for _ in range(3))
+        rbd_ros.aba_derivatives(model, q, v, tau, out=(dq, dv, dtau))
+        np.testing.assert_allclose(dtau, fresh, rtol=1e-12, atol=1e-12 * np.abs(fresh).max())
+        np.testing.assert_allclose(dq, d.dqdd_dq, rtol=1e-9, atol=1e-9 * np.abs(dq).max())
