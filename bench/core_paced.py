@@ -4,17 +4,22 @@ The node's core calls back to back, one message period apart, and with cold cach
 Makes, per state of bench_node's trajectory, the core calls of the node's tick for talos held
 at the pelvis (``node_floor.CoreCalls``: the dynamics of ``--outputs`` into a result buffer,
 the observer's step and collision check at ``--observer``), in one process with no ROS
-traffic, three ways: back to back ("hot"), each after sleeping until its time at ``--rate``
-("sleep": the CPU idles between messages, as the node's does waiting for the next one) and
-each after spinning until its time ("spin": this loop keeps the CPU busy). A call
-that ends after the next one's time moves the schedule a period on: every "sleep" and "spin"
-call follows a wait. Prints, per call, the median and mean µs of each way and sleep / hot, with
-the host's steal and the load over the run.
+traffic, four ways: back to back ("hot"), each after sleeping until its time at ``--rate``
+("sleep": the CPU idles between messages, as the node's does waiting for the next one), each
+after spinning until its time ("spin": this loop keeps the CPU busy), and each of the first
+``--evicted-messages`` right after writing over ``--evict-mb`` MiB, untimed ("evicted": 64
+MiB, twice this VM's L3, leave the calls' data out of every cache and the TLB, whatever the
+host does). A call that ends after the next one's time moves the schedule a period on: every
+"sleep" and "spin" call follows a wait. Prints, per call, the median and mean µs of each way,
+sleep / hot and evicted / hot, with the host's steal and the load over the run.
 
 Why: what else runs on the machine between two messages can evict the calls' caches. Run
-just before a bench_node run, "sleep" and "spin" near "hot" say the machine is quiet now.
+just before a bench_node run, "sleep" and "spin" near "hot" say the machine is quiet now;
+"evicted" is the same at any minute: a change that makes the calls cheaper with cold caches
+shows there.
 
     python bench/core_paced.py [--observer arm_right_7_link] [--messages 3000] [--rounds 2]
+        [--evict-mb 64] [--evicted-messages 300]
 """
 import argparse
 import os
@@ -27,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "test"))
 sys.path.insert(0, HERE)
 
-from node_tick_parts import FIVE, add_eviction_arguments, add_pacing_arguments  # noqa: E402
+from node_tick_parts import (  # noqa: E402
+    FIVE, add_eviction_arguments, add_pacing_arguments, evict_caches, eviction_buffer)
 from proc_cpu import cpu_ticks, loadavg  # noqa: E402
 
 WAYS = ("hot", "sleep", "spin", "evicted")
@@ -94,7 +100,7 @@ def run(call, messages, way, period, evict=None):
     due = clock()
     for k, message in enumerate(messages):
         if way == "evicted":
-            np.add(evict, 1.0, out=evict)     # every line of it written: the caches hold it
+            evict_caches(evict)
             start = clock()
             call(*message)
             spent[k] = clock() - start
@@ -119,7 +125,7 @@ def main(argv=None):
     args = parse_args(argv)
     calls, messages, core = core_calls(args)
     best = {}
-    evict = np.zeros(round(args.evict_mb * 2**20) // 8)
+    evict = eviction_buffer(args)
     steal0, total0 = cpu_ticks()
     load = [loadavg()]
     for _ in range(args.rounds):
@@ -143,7 +149,8 @@ def main(argv=None):
           + f" {'sleep / hot':>12} {'evicted / hot':>14}")
     for name in calls:
         cells = [f"{best[name, way][0]:.1f} / {best[name, way][1]:.1f}" for way in WAYS]
-        sleep, evicted = (best[name, way][0] / best[name, "hot"][0] for way in ("sleep", "evicted"))
+        sleep, evicted = (best[name, way][0] / best[name, "hot"][0]
+                          for way in ("sleep", "evicted"))
         print(f"{name:<22} " + " ".join(f"{cell:>15}" for cell in cells)
               + f" {sleep:>12.2f} {evicted:>14.2f}")
     return best

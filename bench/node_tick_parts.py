@@ -9,10 +9,11 @@ last, the caches warm) and paced at ``--rate`` (waiting for each message's time,
 waits for the next message). Each part of the callback (decoding, the joint cache, the tick
 rule, the dynamics kernel, the publishes, the observer, ...) is timed where the node calls
 it; the table gives each part's µs per message in both runs and their ratio, and the
-callback's once more paced without the timers (each adds ~0.2 µs a call). A fourth run,
-"evicted", hands each of ``--evicted-messages`` messages over right after writing over
-``--evict-mb`` MiB (untimed, as ``core_paced.py``'s evicted way): every part with its caches
-cold, at any minute. A run in which the node does not publish for every message is refused.
+callback's once more paced without the timers (each adds ~0.2 µs a call). Two more runs,
+"evicted" (timed) and without the timers, hand each of ``--evicted-messages`` messages over
+right after writing over ``--evict-mb`` MiB (untimed, as ``core_paced.py``'s evicted way):
+every part with its data caches, L2, L3 and TLB overwritten, at any minute. A run in which
+the node does not publish for every message is refused.
 
 Why: a bench_node run measures the node waking up for every message, an in-process loop
 measures it with everything in cache; what the node costs per message, and which part of it
@@ -65,6 +66,16 @@ def parse_args(argv=None):
                     help="also time the relay making Pinocchio's calls (PinocchioCalls)")
     add_eviction_arguments(ap)
     return ap.parse_args(argv)
+
+
+def eviction_buffer(args):
+    """Return the float64 array of ``args.evict_mb`` MiB an evicted run writes over."""
+    return np.zeros(round(args.evict_mb * 2**20) // 8)
+
+
+def evict_caches(buffer):
+    """Write over every line of ``buffer``: the caches then hold it, not what ran before."""
+    np.add(buffer, 1.0, out=buffer)
 
 
 def add_eviction_arguments(ap):
@@ -193,7 +204,7 @@ def run(callback, raws, period, evict=None):
     due = clock()
     for raw in raws:
         if evict is not None:
-            np.add(evict, 1.0, out=evict)     # every line of it written: the caches hold it
+            evict_caches(evict)
         elif period:
             wait = due - clock()
             if wait > 0:
@@ -207,11 +218,12 @@ def run(callback, raws, period, evict=None):
 
 def measure(args, node, callback, chunks, best):
     """
-    Time ``callback`` over a hot and a paced chunk, then a paced one untimed; keep the best.
+    Time ``callback`` hot, paced and evicted, paced and evicted once more untimed; keep the best.
 
     ``best``: {mode: (callback µs/message, {part: µs/message})}, modes "hot", "paced",
-    "paced, untimed" (the parts' timers off: what they add) and "evicted" (the first
-    ``args.evicted_messages`` of its chunk, each after a write over ``evict``);
+    "paced, untimed" (the parts' timers off: what they add), "evicted" and "evicted,
+    untimed" (the first ``args.evicted_messages`` of a chunk, each after a write over
+    ``evict``);
     ``chunks``: an iterator of message lists; ``node``: the dynamics node (each message
     must publish) or None.
     """
@@ -220,12 +232,13 @@ def measure(args, node, callback, chunks, best):
     originals = [(owner, attribute, getattr(owner, attribute))
                  for _, owner, attribute in timed_parts]
     runs = (("hot", 0.0, True), ("paced", 1.0 / args.rate, True),
-            ("paced, untimed", 1.0 / args.rate, False), ("evicted", 0.0, True))
-    evict = np.zeros(round(args.evict_mb * 2**20) // 8)
+            ("paced, untimed", 1.0 / args.rate, False), ("evicted", 0.0, True),
+            ("evicted, untimed", 0.0, False))
+    evict = eviction_buffer(args)
     run(callback, next(chunks), 0.0)                      # warm up: first uses, caches
     for mode, period, timers in runs:
         raws = next(chunks)
-        if mode == "evicted":
+        if mode.startswith("evicted"):
             raws = raws[:args.evicted_messages]
         before = node.stats() if node is not None else None
         totals.clear()
@@ -234,7 +247,7 @@ def measure(args, node, callback, chunks, best):
                 setattr(owner, attribute, timed(totals, label, function))
         try:
             busy = run(callback, raws, period,
-                       evict if mode == "evicted" else None) / len(raws) * 1e6
+                       evict if mode.startswith("evicted") else None) / len(raws) * 1e6
         finally:
             for owner, attribute, function in originals:
                 setattr(owner, attribute, function)
@@ -276,21 +289,24 @@ def print_table(best, outputs, references=None):
     row("the rest", *(run[0] - sum(v for k, v in run[1].items() if not nested(k)) if run
                       else 0.0 for run in (hot, paced, evicted)))
     row("callback", *(run[0] if run else 0.0 for run in (hot, paced, evicted)))
-    untimed = best.get("paced, untimed")
+    untimed, evicted_untimed = best.get("paced, untimed"), best.get("evicted, untimed")
     if untimed:
-        print(f"{'  without timers':<26} {'':>8} {untimed[0]:>9.1f}")
+        print(f"{'  without timers':<26} {'':>8} {untimed[0]:>9.1f}"
+              + (f" {'':>9} {evicted_untimed[0]:>10.1f}" if evicted and evicted_untimed
+                 else ""))
     node_paced = untimed[0] if untimed else paced[0]
+    node_evicted = evicted_untimed[0] if evicted_untimed else evicted[0] if evicted else 0.0
     for label, reference in (references or {}).items():
         e = reference.get("evicted")
         row(label + " callback", reference["hot"][0], reference["paced"][0], e[0] if e else 0.0)
         ratios = f"{'node / ' + label:<26} {hot[0] / reference['hot'][0]:>8.2f} " \
                  f"{node_paced / reference['paced'][0]:>9.2f}"
         if evicted and e:
-            ratios += f" {'':>9} {evicted[0] / e[0]:>10.2f}"
+            ratios += f" {'':>9} {node_evicted / e[0]:>10.2f}"
         print(ratios)
     print(f"\noutputs: {', '.join(outputs)}; µs per message, the best of the rounds; the "
-          "parts' timers are in the callback's figures but the untimed one (the paced "
-          "node / floor ratio uses it)")
+          "parts' timers are in the callback's figures but the untimed ones (the paced and "
+          "evicted node / floor ratios use them)")
 
 
 def session(context, kind, args, text, outputs, observed):
@@ -335,7 +351,7 @@ def main(argv=None):
         text = f.read()
     kinds = ("node",) + tuple(k for k, on in zip(RELAYS, (args.floor, args.floor_core,
                                                           args.floor_pinocchio)) if on)
-    fed = args.messages * 5 * args.rounds * len(kinds)     # warm-up and four runs each
+    fed = args.messages * 6 * args.rounds * len(kinds)     # warm-up and five runs each
     raws = serialized_states(urdf, fed, args.rate)
     chunks = iter(raws[k:k + args.messages] for k in range(0, len(raws), args.messages))
     folder = tempfile.TemporaryDirectory(prefix="node_tick_parts_")
@@ -374,7 +390,7 @@ def main(argv=None):
     folder.cleanup()
     print_table(best["node"], observed, {k: best[k] for k in kinds[1:]})
     handed = args.rounds * len(kinds) * (4 * args.messages
-                                         + min(args.evicted_messages, args.messages))
+                                         + 2 * min(args.evicted_messages, args.messages))
     print(f"the receiver got {received} of the {handed * len(observed)} outputs of the {handed} "
           "messages (the hot runs publish faster than it takes them: some are dropped)")
     return best, received

@@ -22,6 +22,20 @@ def vector(x, name):
     return matrix(x, name, 1)
 
 
+def bound_vector(x, name, size):
+    """
+    Refuse ``x`` (ValueError) unless it is a float64 C vector of ``size``.
+
+    For an array a prepared call reads in place (``ResultBuffer.bind``,
+    ``MomentumObserver.bind``): those calls hand it to a kernel's entry point, whose
+    unboxing tests only that it is an array of 8-byte items (another dtype is misread, and
+    another number of dimensions overruns its shape).
+    """
+    if not (isinstance(x, np.ndarray) and x.dtype == np.float64 and x.ndim == 1
+            and x.shape[0] == size and x.flags.c_contiguous):
+        raise ValueError(f"{name} must be a float64 C vector of {size}")
+
+
 def vectors(names, *xs):
     return tuple(vector(x, n) for x, n in zip(xs, names))
 

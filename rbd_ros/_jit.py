@@ -258,10 +258,10 @@ class FirstCallDispatcher(registry.CPUDispatcher):
 
     def entry_point(self):
         """
-        Return the compiled declared signature's CPython entry point (compiling it first).
+        Return the declared signature's compiled CPython entry point (compiling it first).
 
-        It takes the declared argument types only and checks none of them: what calls it
-        must (``rbd_ros.algorithms.entries.first_entry``, prepared calls of fixed arrays).
+        Its unboxing tests only that an array argument is an array of the declared item size:
+        its callers test the rest (``rbd_ros._checks.bound_vector``, the generated calls).
         """
         self.compile_declared()
         return self.overloads[self.signatures[0]].entry_point

@@ -110,3 +110,14 @@ def test_the_evicted_run_gets_its_columns_and_its_ratio_to_each_relay(capsys):
     assert rows["callback"] == ["10.0", "20.0", "2.00", "50.0", "5.00"]
     assert rows["floor callback"] == ["5.0", "8.0", "1.60", "25.0", "5.00"]
     assert rows["node / floor"] == ["2.00", "2.50", "2.00"]
+
+
+def test_the_evicted_ratio_to_a_relay_takes_the_untimed_evicted_run(capsys):
+    """The relays run without timers: the node's untimed evicted run is set against theirs."""
+    node = {"hot": (10.0, {}), "paced": (20.0, {}), "paced, untimed": (18.0, {}),
+            "evicted": (50.0, {}), "evicted, untimed": (40.0, {})}
+    references = {"floor": {"hot": (5.0, {}), "paced": (8.0, {}), "evicted": (25.0, {})}}
+    node_tick_parts.print_table(node, ["torques"], references)
+    rows = {line[:26].strip(): line[26:].split() for line in capsys.readouterr().out.splitlines()}
+    assert rows["without timers"] == ["18.0", "40.0"]
+    assert rows["node / floor"] == ["2.00", "2.25", "1.60"]          # 18 / 8, 40 / 25

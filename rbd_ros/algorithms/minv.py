@@ -177,8 +177,8 @@ def tree_end(packed, i, nv):
 
     A fixed base's limbs hang from the world as separate trees (a forest; in DFS order each
     tree's dofs are one range, its root's subtree): M is block diagonal by tree, and so is
-    M⁻¹. The forward pass carries P_i over the columns of its own tree only: on talos held at
-    the pelvis, 220 of the 478 columns it carried before (the others were zeros).
+    M⁻¹. The forward pass carries P_i over the columns of its own tree only: the others'
+    would be zeros.
     """
     if int(packed[0, P_VEND]) == nv:       # one tree (a floating base): every column
         return nv

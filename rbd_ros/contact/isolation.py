@@ -213,10 +213,12 @@ class CollisionState:
 
     @thresholds.setter
     def thresholds(self, value):
-        # float64 C, as isolation_kernel declares: :meth:`update` calls its entry point,
-        # which tests no type
-        self._thresholds = np.ascontiguousarray(collision_thresholds(self.model, value),
-                                                np.float64)
+        # :meth:`update` hands them to isolation_kernel's entry point, which tests no type:
+        # collision_thresholds makes a new float64 C vector of nv; read-only, so that no
+        # edit in place skips its check
+        thresholds = collision_thresholds(self.model, value)
+        thresholds.flags.writeable = False
+        self._thresholds = thresholds
 
     @property
     def dof_depths(self):

@@ -272,8 +272,7 @@ class MomentumObserver:
 
         """
         for x, row, name in zip((q, v, tau), self.kernel.inputs[1:], ("q", "v", "tau")):
-            if not (_fits(x, row) and x.flags.c_contiguous):
-                raise ValueError(f"{name} must be a float64 C vector of {row.shape[1]}")
+            _checks.bound_vector(x, name, row.shape[1])
         self.kernel.bind(q, v, tau)
 
     def step_bound(self, t, fext=None):

@@ -87,7 +87,7 @@ class ContactMonitor:
         if name == "observer_gain":
             self.observer.set_gain(value)
         elif name == "collision_thresholds":
-            self.collision.thresholds = contact.collision_thresholds(self.model, value)
+            self.collision.thresholds = value           # checked by the setter
         elif name == "contact_frame":
             self.frame = value
             self.observer.set_frame(value)

@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import batch
+from .. import _checks, batch
 from ..algorithms.calls import compute_all, inverse_and_forward_dynamics, rnea
 from ..algorithms.compute_all import compute_all_kernel
 from .table import CALLS, OUTPUTS, WHOLE_BODY_RESULTS
@@ -63,21 +63,20 @@ class ResultBuffer:
         """
         Prepare ``compute``'s call at exactly these arrays, read in place at each call.
 
-        q, v, a, tau: float64 C vectors that stay the caller's (the node's ``Robot``
-        arrays), or TypeError. A ``compute`` of them without fext then calls the kernel
-        through its entry point with the arguments gathered here (in ``model.data``, as
-        ``compute_all`` without ``data=``): the wrapper's tests of types ran once, here (the
-        output block is the buffer's own); the kernel still checks sizes and values at
-        every call, and a refused call goes through ``compute_all`` again, which raises its
-        ValueError. Why: a tick follows the node's
-        sleep, its caches cold, and there each Python step of the wrapper costs several times
-        its hot time (``bench/core_paced.py``'s evicted way; figures in doc/benchmarks.md).
+        q, v, a, tau: float64 C vectors of nq, nv, nv and nv that stay the caller's (the
+        node's ``Robot`` arrays), or ValueError. A ``compute`` of them without fext then calls
+        the kernel through its entry point with the arguments gathered here (in
+        ``model.data``, as ``compute_all`` without ``data=``): the wrapper's tests of types
+        ran once, here (the output block is the buffer's own); the kernel still checks sizes
+        and values at every call, and a refused call goes through ``compute_all`` again,
+        which raises its ValueError. Why: a tick follows the node's sleep, its caches cold,
+        and there each Python step of the wrapper costs several times its hot time
+        (``bench/core_paced.py``'s evicted way; figures in doc/benchmarks.md).
         """
-        for name, x in zip(("q", "v", "a", "tau"), (q, v, a, tau)):
-            if not (x.__class__ is np.ndarray and x.dtype == np.float64 and x.ndim == 1
-                    and x.flags.c_contiguous):
-                raise TypeError(f"ResultBuffer.bind: {name} must be a float64 C vector")
         model, data = self.model, self.model.data
+        for name, x, size in zip(("q", "v", "a", "tau"), (q, v, a, tau),
+                                 (model.nq, model.nv, model.nv, model.nv)):
+            _checks.bound_vector(x, name, size)
         arguments = (model.packed, data.body, data.dof, data.body_matrix, data.force_sets,
                      data.all_body, data.all_dof, data.all_stacked, q, v, a, tau, data.no_fext,
                      self.block)

@@ -157,6 +157,13 @@ def test_a_bound_result_buffer_reads_its_arrays_in_place_and_refuses_as_compute_
         with_fext["Minv"], rbd_ros.compute_all(m, bq, bv, a=ba, tau=btau, fext=fext).Minv)
     actuation.compute(None, "compute_all", m, bq.copy(), bv, ba, btau, None, buffer)
     assert len(made) == 2
+    # another model (under another gravity: its own packed table) at the bound arrays
+    other = m.with_gravity([0.0, 0.0, -1.62])
+    on_the_moon = actuation.compute(None, "compute_all", other, bq, bv, ba, btau, None, buffer)
+    assert len(made) == 3
+    np.testing.assert_array_equal(on_the_moon["tau"],
+                                  rbd_ros.compute_all(other, bq, bv, a=ba, tau=btau).tau)
+    assert not np.allclose(on_the_moon["tau"], rbd_ros.compute_all(m, bq, bv, a=ba, tau=btau).tau)
     # a state the kernel refuses: compute_all's own error
     bv[0] = np.nan
     with pytest.raises(ValueError) as bound_error:
@@ -164,15 +171,16 @@ def test_a_bound_result_buffer_reads_its_arrays_in_place_and_refuses_as_compute_
     with pytest.raises(ValueError) as own_error:
         rbd_ros.compute_all(m, bq, bv, a=ba, tau=btau)
     assert str(bound_error.value) == str(own_error.value)
-    assert len(made) == 3
+    assert len(made) == 4
 
 
 @pytest.mark.parametrize("bad", [np.zeros(7, np.float32), np.zeros(14)[::2], [0.0] * 7,
-                                 np.zeros((1, 7))])
-def test_a_result_buffer_binds_float64_c_vectors_only(bad):
+                                 np.zeros((1, 7)), np.zeros(8), np.zeros(7, np.int64)])
+def test_a_result_buffer_binds_float64_c_vectors_of_the_model_s_sizes_only(bad):
     m = get_robot("arm7").model
+    assert m.nv == 7
     buffer = rbd_ros.outputs.result_buffer("compute_all", m)
     ok = np.zeros(m.nv)
-    with pytest.raises(TypeError, match="ResultBuffer.bind: v must be a float64 C vector"):
+    with pytest.raises(ValueError, match="^v must be a float64 C vector of 7$"):
         buffer.bind(np.zeros(m.nq), bad, ok, ok)
     assert buffer.bound is None

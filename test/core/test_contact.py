@@ -425,36 +425,6 @@ def test_the_collision_state_isolates_as_pinocchio_tree_says():
     assert None in seen and len(seen) > 5      # no collision, and several isolated links
 
 
-def test_collision_thresholds_set_later_are_checked_and_typed_for_the_kernel():
-    """
-    ``CollisionState.thresholds`` (the node's parameter): checked, stored as float64 C.
-
-    :meth:`update` hands them to the kernel's entry point, which tests no type: a list, a
-    float32 or a strided array is stored converted, and isolates as the same thresholds.
-    """
-    from rbd_ros.contact import CollisionState, isolate
-    m = Robot("arm7").model
-    r = np.linspace(-2.0, 2.0, m.nv)
-    thresholds = np.linspace(0.5, 1.5, m.nv)
-    for given in (thresholds.tolist(), thresholds.astype(np.float32),
-                  np.repeat(thresholds, 2)[::2], thresholds):
-        state = CollisionState(m, 10.0)
-        state.thresholds = given
-        stored = state.thresholds
-        assert stored.dtype == np.float64 and stored.flags.c_contiguous and stored.ndim == 1
-        np.testing.assert_allclose(stored, thresholds, rtol=1e-6)
-        state.update(r)
-        assert state.isolation == isolate(m, r, stored)
-        assert state.isolation.in_collision
-    state = CollisionState(m, 1.0)
-    for bad in (np.ones(m.nv + 1), [1.0, np.nan] * (m.nv // 2) + [1.0] * (m.nv % 2), 0.0):
-        with pytest.raises(ValueError):
-            state.thresholds = bad
-    np.testing.assert_array_equal(state.thresholds, np.ones(m.nv))     # kept
-    with pytest.raises(AttributeError):
-        state.dof_depths = np.zeros(m.nv, np.int32)
-
-
 def test_isolation_refuses_sizes_and_keeps_nan_peaks():
     """A NaN in r makes the peak NaN (as numpy's max), never an isolation; sizes are checked."""
     from rbd_ros.contact import CollisionState, isolate
