@@ -70,16 +70,6 @@ def children_cpu_seconds(pid):
     return total
 
 
-def process_tree_cpu_seconds(pid):
-    """
-    Return the CPU seconds of process ``pid`` and of its children alive now.
-
-    The node's planner process (``rbd_ros.node.planner.process``) is a child of the node:
-    its CPU is the node's as much as a worker thread's was.
-    """
-    return cpu_seconds(pid) + children_cpu_seconds(pid)
-
-
 def cpu_by_thread(pid):
     """
     Return the CPU seconds of process ``pid`` and its children, by ``THREAD_GROUPS``.
@@ -87,8 +77,9 @@ def cpu_by_thread(pid):
     The main thread's (the executor and every callback), Fast DDS's threads' (named
     ``dds.*``: its event timers, the shared-memory and UDP receivers), the process's other
     threads' (the rest of its total, threads ended included) and its children's (the
-    planner process): where the node's CPU goes beside the floor's. Their sum is
-    :func:`process_tree_cpu_seconds`'.
+    planner process): where the node's CPU goes beside the floor's. Their sum is the CPU of
+    the process and of its children alive now: the node's planner process
+    (``rbd_ros.node.planner.process``) is the node's as much as a worker thread was.
     """
     total = cpu_seconds(pid)
     main = dds = 0.0

@@ -403,6 +403,23 @@ def with_out_parameter(name, doc, entry):
     return (doc[:end].rstrip("\n") + "\n" + entry + "\n\n" + doc[end:]).rstrip("\n")
 
 
+def kernel_arguments(name, model, data, **arrays):
+    """
+    Return the arguments entry ``name``'s generated call passes its kernel, as objects.
+
+    Read from its ``arguments`` row: ``model.X`` and ``data.X`` from ``model`` and ``data``,
+    every other name from ``arrays`` (the call's inputs and outputs). For a call prepared
+    once for fixed arrays (``rbd_ros.outputs.ResultBuffer.bind``): the kernel's entry point
+    tests no type, so its arguments come from the row the generated call is written from.
+    """
+    owners = {"model": model, "data": data}
+    values = []
+    for argument in ENTRIES[name].arguments.split(", "):
+        owner, _, attribute = argument.partition(".")
+        values.append(getattr(owners[owner], attribute) if attribute else arrays[argument])
+    return tuple(values)
+
+
 def first_entry(kernel, namespace, name):
     """
     Return what calls ``kernel``'s entry point the first time, then puts it in ``namespace``.

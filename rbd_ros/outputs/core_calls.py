@@ -12,6 +12,7 @@ import numpy as np
 from .. import _checks, batch
 from ..algorithms.calls import compute_all, inverse_and_forward_dynamics, rnea
 from ..algorithms.compute_all import compute_all_kernel
+from ..algorithms.entries import kernel_arguments
 from .table import CALLS, OUTPUTS, WHOLE_BODY_RESULTS
 
 
@@ -77,9 +78,8 @@ class ResultBuffer:
         for name, x, size in zip(("q", "v", "a", "tau"), (q, v, a, tau),
                                  (model.nq, model.nv, model.nv, model.nv)):
             _checks.bound_vector(x, name, size)
-        arguments = (model.packed, data.body, data.dof, data.body_matrix, data.force_sets,
-                     data.all_body, data.all_dof, data.all_stacked, q, v, a, tau, data.no_fext,
-                     self.block)
+        arguments = kernel_arguments("compute_all", model, data, q=q, v=v, a=a, tau=tau,
+                                     fext=data.no_fext, out=self.block)
         self.bound = (q, v, a, tau, functools.partial(compute_all_kernel.entry_point(),
                                                       *arguments))
 
