@@ -115,9 +115,9 @@ class CoreCalls:
 
     def observer_step(self, stamp):
         """Step the observer at that state, stamped ``stamp``; check for a collision."""
-        observer = self.observer
-        r = observer.step_bound(observer.seconds(*stamp)[()])
-        self.outcomes.stepped(r, observer.tracking)
+        observer = self.observer                 # as the node's ContactMonitor.step
+        r, n = observer.step_isolating(observer.seconds(*stamp), self.outcomes.collision)
+        self.outcomes.isolated(n, observer.tracking)
 
 
 class PinocchioCalls:

@@ -192,11 +192,11 @@ class CollisionState:
 
     def __init__(self, model, thresholds):
         self.model = model
-        self.thresholds = thresholds
         self.dof_bodies = dof_bodies(model)
         # the types isolation_kernel declares: :meth:`update` calls it by its entry point
         self._depths = np.ascontiguousarray(body_depths(model)[self.dof_bodies], np.int64)
         self._over, self._peak = np.empty(model.nv + 1, np.int64), np.empty(1)
+        self.thresholds = thresholds
         self.state = (False, None, True)
         self.isolation = NO_ISOLATION
         self.unobserved_run = 0          # samples in a row without an estimate
@@ -219,6 +219,9 @@ class CollisionState:
         thresholds = collision_thresholds(self.model, value)
         thresholds.flags.writeable = False
         self._thresholds = thresholds
+        # isolation_kernel's arrays but r, for a kernel that calls it (``tick_kernel``); a
+        # new tuple with new thresholds, so that a caller keeping it sees the change
+        self.kernel_arrays = (thresholds, self._depths, self._over, self._peak)
 
     @property
     def dof_depths(self):
@@ -238,6 +241,18 @@ class CollisionState:
         # through the entry point (r tested above, the rest made here): every tick calls it,
         # and the dispatcher types five arrays first: several µs a tick with cold caches
         n = _isolation_entry(r, self._thresholds, self._depths, self._over, self._peak)
+        return self._isolated(n, observing)
+
+    def isolated(self, n, tracking=True, reason=RESTARTING):
+        """
+        Take what ``isolation_kernel`` found for r, called by another kernel; as :meth:`update`.
+
+        ``n``: its return, for the arrays of :attr:`kernel_arrays` (``over`` and ``peak``
+        hold the rest). Returns whether the state changed.
+        """
+        return self._isolated(n, self._count(tracking, reason))
+
+    def _isolated(self, n, observing):
         if n == 0 and self.state == (False, None, observing):
             return False                  # the usual sample: the last isolation is kept
         self.isolation = isolation(self.model, n, self._over, self._peak, self.dof_bodies)

@@ -13,10 +13,13 @@ import math
 import numpy as np
 
 from .. import _checks
+from ..algorithms.entries import first_entry
 from . import samples
 from .isolation import per_dof
 from .observer_kernel import ObserverKernel, joint_table
 from .samples import OVERFLOW, STAMP_NOT_AFTER, SampleSkipped, bounded, overflow_text
+from .tick_kernel import (FRAME_MISFIT, N_SHIFT, OVERFLOWED, RESTARTED, SAMPLE_REFUSED,
+                          STAMP_SKIPPED, TRACKING, WRENCH_SOLVED, observer_tick_kernel)
 from .wrench import wrench_refusal
 
 _NAMES = ("q", "v", "tau", "fext", "t")
@@ -71,8 +74,6 @@ class MomentumObserver:
         when refused.
     wrench_refusal : str or None
         Why the last wrench was refused (a rank-deficient Jacobian), else None.
-    newest : float
-        The newest stamp stepped (s); a stamp not after it is skipped.
 
     Raises
     ------
@@ -96,7 +97,7 @@ class MomentumObserver:
         self.kernel = ObserverKernel(model, joint, self.settings)
         self.state = self.kernel.state
         self.restarted = self.tracking = False
-        self.newest = -math.inf       # the newest stamp given (s): a stamp not after it is skipped
+        self.newest = -math.inf
         self.origin = None            # the stamp (sec, nanosec) that :meth:`seconds` counts from
         self.wrench, self.wrench_refusal = None, None
         self.set_frame(frame)
@@ -122,6 +123,16 @@ class MomentumObserver:
         """
         self.kernel.set_frame(frame or None)
         self.frame = self.kernel.frame_name
+
+    @property
+    def newest(self):
+        """Return the newest stamp stepped, in s (a float); a stamp not after it is skipped."""
+        return float(self.kernel.newest[0])
+
+    @newest.setter
+    def newest(self, value):
+        # kept in the kernel's array: observer_tick_kernel admits stamps and writes it
+        self.kernel.newest[0] = value
 
     @property
     def gain(self):
@@ -183,14 +194,17 @@ class MomentumObserver:
         Returns
         -------
         float or ndarray
-            Seconds since the origin, the shape of ``sec``.
+            Seconds since the origin: a float for one stamp of Python integers after the
+            first, else an array the shape of ``sec``.
 
         """
         if type(sec) is int and type(nanosec) is int and self.origin is not None:
-            # one stamp (the node's tick): int64 arithmetic, one conversion, as below
+            # one stamp (the node's tick): int64 arithmetic, one conversion, as below; a
+            # Python float, the same double as numpy's product, made without numpy's scalar
+            # machinery (cold at each tick)
             elapsed = (sec - self.origin[0]) * 1_000_000_000 + (nanosec - self.origin[1])
             if -2 ** 63 <= elapsed < 2 ** 63:
-                return np.float64(float(elapsed) * 1e-9)
+                return float(elapsed) * 1e-9
         sec, nanosec = np.asarray(sec, np.int64), np.asarray(nanosec, np.int64)
         if self.origin is None:
             if sec.size == 0:
@@ -314,28 +328,98 @@ class MomentumObserver:
         r, restarted, status, w, rank = self.kernel.one
         stamp = arrays[0][0]
         if not samples.admitted(self, stamp):
-            raise SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
-                                f"observer was given ({self.newest:.9g} s): a repeated, late "
-                                "or quantized stamp", STAMP_NOT_AFTER)
+            raise self._stamp_skipped(stamp)
         if arguments is not None:                  # sizes checked by _fits or bind
             self.kernel.step_prepared(arguments)
         else:
             self.kernel.step_rows(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
-            values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
-            raise _checks.input_error("MomentumObserver.step", status[0], self.model, _NAMES,
-                                      values)
+            raise self._refused(arrays, fext)
         self.newest = stamp               # stepped: its stamp is used (admitted: the newest)
         r_row, w_row = self.kernel.rows
         if not bounded(r_row, w_row if self.frame is not None else None):
-            self.state[:] = 0.0
-            raise SampleSkipped(overflow_text(arrays[3][0]), OVERFLOW)
+            raise self._overflowed(arrays)
         self.restarted = bool(restarted[0])
         self.tracking = self.state[0] == 2.0
         if self.frame is not None:
-            self.wrench_refusal = wrench_refusal(self.frame, int(rank[0]))
-            self.wrench = None if self.wrench_refusal else w_row.copy()
+            self._take_wrench(wrench_refusal(self.frame, int(rank[0])))
         return r_row
+
+    def step_isolating(self, t, collision):
+        """
+        Step as :meth:`step_bound` at ``t`` without fext, and isolate r, in one compiled call.
+
+        The node's tick: ``tick_kernel.observer_tick_kernel`` makes this step's decisions
+        (the stamp, the kernel's checks, the overflow) and ``collision``'s isolation of r in
+        the same call; the results and exceptions are :meth:`step_bound`'s.
+
+        Parameters
+        ----------
+        t : float
+            The sample's time, s.
+        collision : object
+            The ``rbd_ros.contact.isolation.CollisionState`` whose thresholds r is isolated
+            against; hand the returned n to its ``isolated`` (or
+            ``ObserverOutcomes.isolated``).
+
+        Returns
+        -------
+        r : ndarray, shape (nv,)
+            A view, overwritten by the next step.
+        n : int
+            The number of dofs over their threshold (``isolation_kernel``'s return).
+
+        Raises
+        ------
+        RuntimeError, ValueError, SampleSkipped
+            As :meth:`step_bound`.
+
+        """
+        kernel = self.kernel
+        arrays = kernel.bound
+        if arrays is None:
+            raise RuntimeError("MomentumObserver.step_isolating before bind")
+        arrays[0][0] = t
+        code = _tick_entry(*kernel.isolating_arguments(collision.kernel_arrays))
+        if code < 0:
+            raise self._tick_error(code, arrays)
+        self.restarted = bool(code & RESTARTED)
+        self.tracking = bool(code & TRACKING)
+        if self.frame is not None:
+            self._take_wrench(None if code & WRENCH_SOLVED
+                              else wrench_refusal(self.frame, int(kernel.one[4][0])))
+        return kernel.rows[0], code >> N_SHIFT
+
+    def _tick_error(self, code, arrays):
+        # the exception of observer_tick_kernel's code < 0, _advance's for the same case
+        if code == STAMP_SKIPPED:
+            return self._stamp_skipped(arrays[0][0])
+        if code == SAMPLE_REFUSED:
+            return self._refused(arrays, self.kernel.no_fext)
+        if code == OVERFLOWED:
+            return self._overflowed(arrays)
+        if code == FRAME_MISFIT:
+            return ValueError(f"the contact frame {self.frame!r} does not fit the model")
+        return ValueError("the observer's bound arrays or collision thresholds are not the "
+                          "model's sizes")
+
+    def _stamp_skipped(self, stamp):
+        return SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
+                             f"observer was given ({self.newest:.9g} s): a repeated, late or "
+                             "quantized stamp", STAMP_NOT_AFTER)
+
+    def _refused(self, arrays, fext):
+        values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
+        return _checks.input_error("MomentumObserver.step", self.kernel.one[2][0], self.model,
+                                   _NAMES, values)
+
+    def _overflowed(self, arrays):
+        self.state[:] = 0.0
+        return SampleSkipped(overflow_text(arrays[3][0]), OVERFLOW)
+
+    def _take_wrench(self, refusal):
+        self.wrench_refusal = refusal
+        self.wrench = None if refusal else self.kernel.rows[1].copy()
 
     def run(self, t, q, v, tau, fext=None):
         """
@@ -408,3 +492,6 @@ def _fits(x, row):
 
 def _row(x, name):
     return _checks.matrix(x, name, 1)[None]
+
+
+_tick_entry = first_entry(observer_tick_kernel, globals(), "_tick_entry")

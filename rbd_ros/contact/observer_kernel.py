@@ -80,6 +80,8 @@ class ObserverKernel:
         self.inputs = (np.empty(1), np.empty((1, model.nq)), np.empty((1, model.nv)),
                        np.empty((1, model.nv)))
         self.bound = None             # :meth:`bind`'s rows (its t, q, v, tau), when bound
+        self.newest = np.full(1, -np.inf)    # the newest stamp stepped (``observer.newest``)
+        self._isolating = (None, None, None)     # :meth:`isolating_arguments`' last
         self.frame, self.frame_name = (-1, np.zeros(12)), None
         self.prepare()
 
@@ -136,6 +138,21 @@ class ObserverKernel:
             (*self.workspace, self.joint, self.settings, self.state, self.scratch, *rows,
              self.no_fext, *self.frame, *self.jacobian, r, w, rank, restarted, status)
             for rows in (self.inputs, self.bound or self.inputs))
+
+    def isolating_arguments(self, arrays):
+        """
+        Return ``observer_tick_kernel``'s arguments: the bound call's, ``arrays``, newest.
+
+        ``arrays``: a ``CollisionState``'s ``kernel_arrays`` (thresholds, depths, over,
+        peak). The tuple is kept while neither they nor the bound call's arguments are
+        replaced (a new frame, binding or thresholds build it anew).
+        """
+        bound, kept, arguments = self._isolating
+        if bound is self.bound_arguments and kept is arrays:
+            return arguments
+        arguments = self.bound_arguments + arrays + (self.newest,)
+        self._isolating = (self.bound_arguments, arrays, arguments)
+        return arguments
 
     def step_prepared(self, arguments):
         """

@@ -155,6 +155,16 @@ class ObserverOutcomes:
         self.counts["tracked"] += bool(tracking)
         return self._counted(self.collision.update(r, bool(tracking)))
 
+    def isolated(self, n, tracking):
+        """
+        Take a tick the observer stepped and isolated in one call; return if it changed.
+
+        ``n``: the isolation's return (``CollisionState.isolated``); ``tracking``: whether r
+        is an estimate. Counts as :meth:`stepped`.
+        """
+        self.counts["tracked"] += bool(tracking)
+        return self._counted(self.collision.isolated(n, bool(tracking)))
+
     def unobserved(self, code):
         """Take a tick without r (``code``: see ``STEPPED``); return whether it changed."""
         self.counts[UNOBSERVED.get(code, REFUSED_KEY)] += 1

@@ -106,18 +106,27 @@ class ContactMonitor:
 
     def step(self, stamp, q, v, tau, fext):
         """
-        Step at the input's ``stamp`` (sec, nanosec); return r (nv).
+        Step at the input's ``stamp`` (sec, nanosec) and take the outcome; return r (nv).
 
-        r is overwritten by the next step when ``q``, ``v``, ``tau`` are the arrays bound
-        (:meth:`bind`: the robot's, read in place). ValueError (the core's) for a sample
-        the observer refuses; its state is unchanged. ``contact.SampleSkipped`` for a
-        stamp not after the newest (unchanged) or an overflow (reset).
+        Also return whether the collision state changed (``ObserverOutcomes``). r is
+        overwritten by the next step when ``q``, ``v``, ``tau`` are the arrays bound
+        (:meth:`bind`: the robot's, read in place); without fext, the step and the
+        isolation of r are then one compiled call (``MomentumObserver.step_isolating``).
+        ValueError (the core's) for a sample the observer refuses; its state is unchanged.
+        ``contact.SampleSkipped`` for a stamp not after the newest (unchanged) or an
+        overflow (reset). Neither is counted: the caller hands it to :meth:`unobserved`.
         """
-        t = self.observer.seconds(*stamp)[()]
+        observer = self.observer
+        t = observer.seconds(*stamp)
         bound = self._bound
         if q is bound[0] and v is bound[1] and tau is bound[2]:
-            return self.observer.step_bound(t, fext)
-        return self.observer.step(t, q, v, tau, fext)
+            if fext is None:
+                r, n = observer.step_isolating(t, self.collision)
+                return r, self.outcomes.isolated(n, observer.tracking)
+            r = observer.step_bound(t, fext)
+        else:
+            r = observer.step(t, q, v, tau, fext)
+        return r, self.outcomes.stepped(r, observer.tracking)
 
     def unobserved(self, pubs, stamp, code):
         """Count a tick without r (``code``: ``observer_rule``'s); publish a ~/collision change."""
@@ -190,13 +199,13 @@ class ContactMonitor:
         run: the DDS writes of a message cost ~1.5x as much each when a kernel ran between
         them (issue 35). ValueError when the observer refuses the sample (nothing to send).
         """
-        r = self.step(stamp, q, v, tau, fext)
+        r, changed = self.step(stamp, q, v, tau, fext)
         sends = []
         if self.encoder is not None and "external_torques" in pubs:
             sends.append((pubs["external_torques"].publish,
                           self.encoder.encode(stamp, r[self.base:])))
         # /diagnostics tells a collision without ~/collision too
-        if self.outcomes.stepped(r, self.observer.tracking) and "collision" in pubs:
+        if changed and "collision" in pubs:
             sends.append((pubs["collision"].publish,
                           self.collision_message(self._message("collision"), stamp)))
         if self.frame and "contact_wrench" in pubs:

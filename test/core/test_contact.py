@@ -198,13 +198,13 @@ def test_absolute_stamps_give_the_r_of_relative_ones():
     np.testing.assert_allclose(r, ref, rtol=0, atol=1e-12)
     stepped = contact.MomentumObserver(m, K)
     for k in range(n):                                # the node's way: one stamp at a time
-        t = stepped.seconds(int(stamps[0][k]), int(stamps[1][k]))[()]
+        t = stepped.seconds(int(stamps[0][k]), int(stamps[1][k]))
         np.testing.assert_array_equal(stepped.step(t, run.q[k], run.v[k], run.tau[k]), r[k])
     absolute = stamps[0] + 1e-9 * stamps[1]           # the float seconds this replaces
     bad = contact.observe(m, absolute, run.q[:n], run.v[:n], run.tau[:n], K)[0]
     assert np.abs(bad - ref).max() > 1e-6
     stepped.reset()                                   # a reset takes the next stamp as origin
-    assert stepped.seconds(5, 7)[()] == 0.0 and stepped.seconds(6, 7)[()] == 1.0
+    assert stepped.seconds(5, 7) == 0.0 and stepped.seconds(6, 7) == 1.0
 
 
 def test_hostile_samples_are_refused_and_change_nothing():
