@@ -71,7 +71,7 @@ class CoreCalls:
 
     def __init__(self, model, outputs, contact_frame):
         from rbd_ros import outputs as table
-        from rbd_ros.contact import observer_rule
+        from rbd_ros.contact import observer_rule, observer_tick
         nv = model.nv
         if model.nq != nv or len(model.joint_names) != nv:
             raise SystemExit("node_floor --core: a model whose joints each have one position "
@@ -91,6 +91,7 @@ class CoreCalls:
                 table.DEFAULT_MAX_JOINT_AGE)
             self.observer = observer_rule.new_observer(model, None, settings)
             self.observer.bind(self.q, self.v, self.tau)
+            self.observer_tick = observer_tick.step
             self.outcomes = observer_rule.ObserverOutcomes(model,
                                                            table.DEFAULT_COLLISION_THRESHOLD)
         self.run((1, 0), model.neutral(), self.a, self.a)     # load the kernels now, as the
@@ -116,8 +117,7 @@ class CoreCalls:
     def observer_step(self, stamp):
         """Step the observer at that state, stamped ``stamp``; check for a collision."""
         observer = self.observer                 # as the node's ContactMonitor.step
-        r, n = observer.step_isolating(observer.seconds(*stamp), self.outcomes.collision)
-        self.outcomes.isolated(n, observer.tracking)
+        self.observer_tick(observer, observer.seconds(*stamp), self.outcomes)
 
 
 class PinocchioCalls:

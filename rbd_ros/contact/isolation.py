@@ -188,6 +188,9 @@ class CollisionState:
     fewer than :data:`BLIND_AFTER` samples in a row without an estimate; ``reason`` says why
     the last one gave none). While it cannot, the isolation is that of its last estimate.
     The node's ``ContactMonitor`` and the replay share it, so they publish the same messages.
+    ``kernel_arrays``: ``isolation_kernel``'s arrays but r (thresholds, depths, over, peak),
+    for a kernel that isolates r in its own call (``observer_tick``), whose result goes to
+    :meth:`isolated`; a new tuple whenever the thresholds are set.
     """
 
     def __init__(self, model, thresholds):
@@ -219,8 +222,7 @@ class CollisionState:
         thresholds = collision_thresholds(self.model, value)
         thresholds.flags.writeable = False
         self._thresholds = thresholds
-        # isolation_kernel's arrays but r, for a kernel that calls it (``tick_kernel``); a
-        # new tuple with new thresholds, so that a caller keeping it sees the change
+        # a new tuple: a caller that keeps it (ObserverKernel.isolating_arguments) sees the change
         self.kernel_arrays = (thresholds, self._depths, self._over, self._peak)
 
     @property
@@ -247,7 +249,7 @@ class CollisionState:
         """
         Take what ``isolation_kernel`` found for r, called by another kernel; as :meth:`update`.
 
-        ``n``: its return, for the arrays of :attr:`kernel_arrays` (``over`` and ``peak``
+        ``n``: its return, for the arrays of ``kernel_arrays`` (``over`` and ``peak``
         hold the rest). Returns whether the state changed.
         """
         return self._isolated(n, self._count(tracking, reason))

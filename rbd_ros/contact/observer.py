@@ -13,16 +13,10 @@ import math
 import numpy as np
 
 from .. import _checks
-from ..algorithms.entries import first_entry
 from . import samples
 from .isolation import per_dof
 from .observer_kernel import ObserverKernel, joint_table
-from .samples import OVERFLOW, STAMP_NOT_AFTER, SampleSkipped, bounded, overflow_text
-from .tick_kernel import (FRAME_MISFIT, N_SHIFT, OVERFLOWED, RESTARTED, SAMPLE_REFUSED,
-                          STAMP_SKIPPED, TRACKING, WRENCH_SOLVED, observer_tick_kernel)
-from .wrench import wrench_refusal
-
-_NAMES = ("q", "v", "tau", "fext", "t")
+from .samples import bounded
 
 
 class MomentumObserver:
@@ -324,102 +318,27 @@ class MomentumObserver:
         return self._advance(arrays, _checks.matrix(fext, "fext", 2)[None], None)
 
     def _advance(self, arrays, fext, arguments):
-        # one sample (t, q, v, tau rows of one), through the prepared ``arguments`` if any
+        # one sample (t, q, v, tau rows of one), through the prepared ``arguments`` if any;
+        # the node's tick does the same in one compiled call (``observer_tick.step``)
         r, restarted, status, w, rank = self.kernel.one
         stamp = arrays[0][0]
         if not samples.admitted(self, stamp):
-            raise self._stamp_skipped(stamp)
+            raise samples.stamp_skipped(stamp, self.newest)
         if arguments is not None:                  # sizes checked by _fits or bind
             self.kernel.step_prepared(arguments)
         else:
             self.kernel.step_rows(*arrays, fext, r, restarted, status, w, rank)
         if status[0]:
-            raise self._refused(arrays, fext)
+            raise samples.refusal(self, arrays, fext)
         self.newest = stamp               # stepped: its stamp is used (admitted: the newest)
         r_row, w_row = self.kernel.rows
         if not bounded(r_row, w_row if self.frame is not None else None):
-            raise self._overflowed(arrays)
+            raise samples.overflow_reset(self, arrays[3][0])
         self.restarted = bool(restarted[0])
         self.tracking = self.state[0] == 2.0
         if self.frame is not None:
-            self._take_wrench(wrench_refusal(self.frame, int(rank[0])))
+            samples.take_wrench(self, samples.wrench_refused(self))
         return r_row
-
-    def step_isolating(self, t, collision):
-        """
-        Step as :meth:`step_bound` at ``t`` without fext, and isolate r, in one compiled call.
-
-        The node's tick: ``tick_kernel.observer_tick_kernel`` makes this step's decisions
-        (the stamp, the kernel's checks, the overflow) and ``collision``'s isolation of r in
-        the same call; the results and exceptions are :meth:`step_bound`'s.
-
-        Parameters
-        ----------
-        t : float
-            The sample's time, s.
-        collision : object
-            The ``rbd_ros.contact.isolation.CollisionState`` whose thresholds r is isolated
-            against; hand the returned n to its ``isolated`` (or
-            ``ObserverOutcomes.isolated``).
-
-        Returns
-        -------
-        r : ndarray, shape (nv,)
-            A view, overwritten by the next step.
-        n : int
-            The number of dofs over their threshold (``isolation_kernel``'s return).
-
-        Raises
-        ------
-        RuntimeError, ValueError, SampleSkipped
-            As :meth:`step_bound`.
-
-        """
-        kernel = self.kernel
-        arrays = kernel.bound
-        if arrays is None:
-            raise RuntimeError("MomentumObserver.step_isolating before bind")
-        arrays[0][0] = t
-        code = _tick_entry(*kernel.isolating_arguments(collision.kernel_arrays))
-        if code < 0:
-            raise self._tick_error(code, arrays)
-        self.restarted = bool(code & RESTARTED)
-        self.tracking = bool(code & TRACKING)
-        if self.frame is not None:
-            self._take_wrench(None if code & WRENCH_SOLVED
-                              else wrench_refusal(self.frame, int(kernel.one[4][0])))
-        return kernel.rows[0], code >> N_SHIFT
-
-    def _tick_error(self, code, arrays):
-        # the exception of observer_tick_kernel's code < 0, _advance's for the same case
-        if code == STAMP_SKIPPED:
-            return self._stamp_skipped(arrays[0][0])
-        if code == SAMPLE_REFUSED:
-            return self._refused(arrays, self.kernel.no_fext)
-        if code == OVERFLOWED:
-            return self._overflowed(arrays)
-        if code == FRAME_MISFIT:
-            return ValueError(f"the contact frame {self.frame!r} does not fit the model")
-        return ValueError("the observer's bound arrays or collision thresholds are not the "
-                          "model's sizes")
-
-    def _stamp_skipped(self, stamp):
-        return SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the "
-                             f"observer was given ({self.newest:.9g} s): a repeated, late or "
-                             "quantized stamp", STAMP_NOT_AFTER)
-
-    def _refused(self, arrays, fext):
-        values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
-        return _checks.input_error("MomentumObserver.step", self.kernel.one[2][0], self.model,
-                                   _NAMES, values)
-
-    def _overflowed(self, arrays):
-        self.state[:] = 0.0
-        return SampleSkipped(overflow_text(arrays[3][0]), OVERFLOW)
-
-    def _take_wrench(self, refusal):
-        self.wrench_refusal = refusal
-        self.wrench = None if refusal else self.kernel.rows[1].copy()
 
     def run(self, t, q, v, tau, fext=None):
         """
@@ -492,6 +411,3 @@ def _fits(x, row):
 
 def _row(x, name):
     return _checks.matrix(x, name, 1)[None]
-
-
-_tick_entry = first_entry(observer_tick_kernel, globals(), "_tick_entry")

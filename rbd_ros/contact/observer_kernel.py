@@ -60,7 +60,11 @@ class ObserverKernel:
     no_fext : ndarray, shape (1, 0, 6)
         One sample without measured wrenches.
     frame : tuple
-        (body, placement (12,)) of the contact wrench's frame; body -1: none.
+        (body, placement (12,)) of the contact wrench's frame (body -1: none, or a link
+        welded to the world, whose wrench is refused every step).
+    newest : ndarray, shape (1,)
+        The newest stamp stepped (``MomentumObserver.newest``), read and written by the node's
+        one compiled tick (``observer_tick``).
 
     """
 
@@ -132,7 +136,7 @@ class ObserverKernel:
     def prepare(self):
         """Build the argument tuples of one sample without fext (inputs', then bound rows)."""
         r, restarted, status, w, rank = self.one
-        if self.frame[0] < 0:
+        if self.frame_name is None:
             w, rank = w[:0], rank[:0]
         self.step_arguments, self.bound_arguments = (
             (*self.workspace, self.joint, self.settings, self.state, self.scratch, *rows,
@@ -223,7 +227,7 @@ class ObserverKernel:
         if fext.shape[1] not in (0, self.model.nbodies) or fext.shape[2] != 6:
             status[:], r[:], rank[:] = 4 * 4 + 1, last_r, -1
             return
-        if self.frame[0] < 0:
+        if self.frame_name is None:
             w, rank = w[:0], rank[:0]
         if momentum_observer_kernel(*self.workspace, self.joint, self.settings, self.state,
                                     self.scratch, t, q, v, tau, fext, *self.frame,

@@ -15,12 +15,16 @@ import numpy as np
 from scipy.linalg.blas import dasum
 
 from .. import _checks
+from .._jit import helper
+from .wrench import wrench_refusal
 
 # the statuses of samples that the glue around the kernel skips (the kernel's are > 0)
 STAMP_NOT_AFTER = -1      # a stamp not after the newest one given: skipped, state unchanged
 OVERFLOW = -2             # a sample whose |r| would exceed R_LIMIT: the observer reset
 # N·m: no robot feels it; with it r², and r / threshold (≥ MIN_THRESHOLD), stay finite
 R_LIMIT = 1e150
+# a one-sample step's inputs, by the position a kernel status names (``_checks.input_error``)
+INPUT_NAMES = ("q", "v", "tau", "fext", "t")
 
 
 class SampleSkipped(ValueError):
@@ -103,8 +107,58 @@ def _step_admitted(observer, t, q, v, tau, fext, r, restarted, status, w, rank, 
 
 def admitted(observer, t):
     """Whether ``observer`` steps a sample at ``t`` (:func:`_admit`'s rule for one sample)."""
-    return (not math.isfinite(t) or t > observer.newest
-            or t < observer.newest - observer.settings[1])
+    return stamp_admitted(t, observer.newest, observer.settings[1])
+
+
+@helper
+def stamp_admitted(t, newest, max_gap):
+    """
+    Whether a sample at ``t`` is stepped: after ``newest``, or a clock set back.
+
+    A clock set back: more than ``max_gap`` before it. A stamp that is not finite is too:
+    the kernel refuses its sample. The one rule of the Python step and of the node's one
+    compiled tick (``observer_tick``).
+    """
+    return not math.isfinite(t) or t > newest or t < newest - max_gap
+
+
+def stamp_skipped(stamp, newest):
+    """Return the SampleSkipped of a sample at ``stamp``, not after ``newest``."""
+    return SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the observer "
+                         f"was given ({newest:.9g} s): a repeated, late or quantized stamp",
+                         STAMP_NOT_AFTER)
+
+
+def refusal(observer, arrays, fext):
+    """
+    Return the ValueError of the one sample ``observer``'s kernel refused (its status).
+
+    ``arrays``: the sample's (t, q, v, tau) rows of one, ``fext`` its (1, ·, 6) wrenches.
+    """
+    values = tuple(x[0] for x in arrays[1:]) + (fext[0], arrays[0])
+    return _checks.input_error("MomentumObserver.step", observer.kernel.one[2][0],
+                               observer.model, INPUT_NAMES, values)
+
+
+def overflow_reset(observer, tau):
+    """Reset ``observer``'s state; return the SampleSkipped that says so (efforts ``tau``)."""
+    observer.state[:] = 0.0
+    return SampleSkipped(overflow_text(tau), OVERFLOW)
+
+
+def take_wrench(observer, refused):
+    """
+    Keep the one sample's contact wrench in ``observer.wrench``, or why it was ``refused``.
+
+    A copy: the kernel's row is the next sample's.
+    """
+    observer.wrench_refusal = refused
+    observer.wrench = None if refused else observer.kernel.rows[1].copy()
+
+
+def wrench_refused(observer):
+    """Say why the one sample's contact wrench was not had, from its rank status, or None."""
+    return wrench_refusal(observer.frame, int(observer.kernel.one[4][0]))
 
 
 def _admit(observer, t, refused):
@@ -153,13 +207,22 @@ def bounded(r, wrench):
     """
     Whether every |r_j| (and the contact wrench's) stays within R_LIMIT (NaN does not).
 
-    The BLAS sum of |x| first: Σ|x_j| ≤ R_LIMIT bounds every |x_j| by R_LIMIT (one call of
-    ~0.2 µs where numpy's min and max are two, ~2.5 µs each); only a sum above it (or not
-    finite) is looked at entry by entry, as the batch path (``_step_admitted``) tests every
-    sample.
+    :func:`within_limit`'s rule. The BLAS sum of |x| first: Σ|x_j| ≤ R_LIMIT bounds every
+    |x_j| by R_LIMIT (one call where numpy's min and max are two, each dearer); only a sum
+    above it (or not finite) is looked at entry by entry, as the batch path
+    (``_step_admitted``) tests every sample.
     """
     for x in (r,) if wrench is None else (r, wrench):
         if not dasum(x) <= R_LIMIT and not (-R_LIMIT <= x.min() and x.max() <= R_LIMIT):
+            return False
+    return True
+
+
+@helper
+def within_limit(x):
+    """Whether every |x_j| ≤ R_LIMIT (NaN is not): :func:`bounded`'s rule, in a kernel."""
+    for j in range(x.shape[0]):
+        if not abs(x[j]) <= R_LIMIT:
             return False
     return True
 

@@ -19,7 +19,7 @@ attach a monitor to each new Robot, step it at each tick.
 import numpy as np
 
 from ..contact import detection as contact
-from ..contact import observer_rule
+from ..contact import observer_rule, observer_tick
 from .. import outputs
 from . import conversions
 from .reporting import one_line
@@ -64,6 +64,7 @@ class ContactMonitor:
         zeros = np.zeros((1, model.nv))         # its kernel loaded now, not at the first tick
         self.observer.run(np.zeros(1), model.neutral()[None], zeros, zeros)
         self.observer.reset()
+        observer_tick.warm_up()
         # the collision state and the counts (samples, tracked, blind, the ticks without r by
         # outcome), the replay's rule; the counts at the last /diagnostics report
         self.outcomes = observer_rule.ObserverOutcomes(model, params["collision_thresholds"])
@@ -106,12 +107,12 @@ class ContactMonitor:
 
     def step(self, stamp, q, v, tau, fext):
         """
-        Step at the input's ``stamp`` (sec, nanosec) and take the outcome; return r (nv).
+        Step at the input's ``stamp`` (sec, nanosec); return (r (nv), whether ~/collision changed).
 
-        Also return whether the collision state changed (``ObserverOutcomes``). r is
+        The tick's outcome goes to ``outcomes`` (the collision state, the counts). r is
         overwritten by the next step when ``q``, ``v``, ``tau`` are the arrays bound
         (:meth:`bind`: the robot's, read in place); without fext, the step and the
-        isolation of r are then one compiled call (``MomentumObserver.step_isolating``).
+        isolation of r are then one compiled call (``observer_tick.step``).
         ValueError (the core's) for a sample the observer refuses; its state is unchanged.
         ``contact.SampleSkipped`` for a stamp not after the newest (unchanged) or an
         overflow (reset). Neither is counted: the caller hands it to :meth:`unobserved`.
@@ -121,8 +122,7 @@ class ContactMonitor:
         bound = self._bound
         if q is bound[0] and v is bound[1] and tau is bound[2]:
             if fext is None:
-                r, n = observer.step_isolating(t, self.collision)
-                return r, self.outcomes.isolated(n, observer.tracking)
+                return observer_tick.step(observer, t, self.outcomes)
             r = observer.step_bound(t, fext)
         else:
             r = observer.step(t, q, v, tau, fext)

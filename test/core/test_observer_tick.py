@@ -1,29 +1,37 @@
 """
-The node's observer tick in one compiled call (``MomentumObserver.step_isolating``).
+The node's observer tick in one compiled call (``rbd_ros.contact.observer_tick.step``).
 
 It must give, sample for sample, what the two calls it replaces give: ``step_bound`` then
 ``ObserverOutcomes.stepped`` (r bit for bit, the flags, the wrench or its refusal, the
 collision state, the counts, the newest stamp) and raise the same exceptions with the same
-texts, the state then left as they leave it. The samples are a simulated contact on arm7
-(``contact_sim``: Pinocchio's ABA integrated, an independent oracle of the r they give), with
-the hostile ones the node meets put in.
+texts, the state then left as they leave it. The two-call path is the one checked against
+Pinocchio and a simulated contact in ``test_contact.py``; here both run over such a contact on
+arm7 (``contact_sim``), with the hostile samples the node meets put in, for each setting the
+node has (a contact frame or none, a max_gap or none).
 """
 import numpy as np
 import pytest
 
 from rbd_ros.contact import detection as contact
-from rbd_ros.contact import observer_rule
+from rbd_ros.contact import observer_rule, observer_tick
 from rbd_ros.contact.isolation import CollisionState
-from rbd_ros.contact.tick_kernel import SIZES_DIFFER, observer_tick_kernel
 from contact_sim import K, ON, simulated_contact
 from oracle import Robot
 
 THRESHOLD = 2.0          # N·m: the contact on link7 crosses it on some dofs, not on others
+CHANGE_AT = 400          # the sample before which the thresholds (and frame) change
+# what a sample without r is, by the start of its exception's text
+KINDS = {"skipped": "the stamp (", "refused tau": "MomentumObserver.step: tau contains NaN",
+         "refused t": "MomentumObserver.step: t contains NaN",
+         "overflow": "the observer's state would overflow"}
 
 
-def _pair(model, frame="link7", max_gap=0.05):
-    """Return an observer bound to arrays of its own, and the outcomes its ticks go to."""
+def _pair(model, frame, max_gap):
+    """Return an observer bound to arrays of its own, after a run and a reset, as the node's."""
     observer = contact.MomentumObserver(model, K, max_gap=max_gap, frame=frame)
+    zeros = np.zeros((1, model.nv))
+    observer.run(np.zeros(1), model.neutral()[None], zeros, zeros)
+    observer.reset()
     arrays = np.empty(model.nq), np.empty(model.nv), np.empty(model.nv)
     observer.bind(*arrays)
     return observer, observer_rule.ObserverOutcomes(model, THRESHOLD), arrays
@@ -34,18 +42,14 @@ def _two_calls(observer, outcomes, t):
     return r, outcomes.stepped(r, observer.tracking)
 
 
-def _one_call(observer, outcomes, t):
-    r, n = observer.step_isolating(t, outcomes.collision)
-    return r, outcomes.isolated(n, observer.tracking)
-
-
 def _tick(pair, step, t, q, v, tau):
     """Step one sample; return (r copy, changed) or (exception type, text)."""
     observer, outcomes, arrays = pair
     for array, value in zip(arrays, (q, v, tau)):
         array[:] = value
     try:
-        r, changed = step(observer, outcomes, t)
+        r, changed = step(observer, t, outcomes) if step is observer_tick.step \
+            else step(observer, outcomes, t)
     except (contact.SampleSkipped, ValueError) as exc:
         code = getattr(exc, "status", observer_rule.REFUSED_CODE)
         outcomes.unobserved(code)
@@ -73,66 +77,109 @@ def _samples(run):
                (t - 1e-4, q, v, tau),                 # late: skipped
                (t + 1e-4, q, v, nan_tau),             # refused (tau), state unchanged
                (np.inf, q, v, tau),                   # refused (t)
-               (t - 1.0, q, v, tau)]                  # a clock set back past max_gap: restart
+               (t - 1.0, q, v, tau)]                  # a clock set back past max_gap
     # three samples on from there (the third an estimate again), then one that overflows
     hostile += [(t - 1.0 + j * 1e-3, *events[at + j][1:]) for j in (1, 2, 3)]
     hostile.append((t - 1.0 + 4e-3, q, v, huge_tau))
     return events[:at + 1] + hostile + [(t + 1.0 + e[0], *e[1:]) for e in events[at + 4:]]
 
 
-def test_one_compiled_tick_gives_what_the_two_calls_give():
+@pytest.mark.parametrize("frame, max_gap", [("link7", 0.05), (None, np.inf)])
+def test_one_compiled_tick_gives_what_the_two_calls_give(frame, max_gap):
     robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
     m = robot.model
-    two, one = _pair(m), _pair(m)
-    seen, restarts = set(), 0
+    two, one = _pair(m, frame, max_gap), _pair(m, frame, max_gap)
+    thresholds = np.linspace(1.0, 4.0, m.nv)
+    seen, restarts, peaks = set(), 0, 0
     for k, sample in enumerate(_samples(run)):
-        if k == 400:                    # new thresholds and a frame without a 6-d wrench
+        if k == CHANGE_AT:              # new thresholds, and a frame without a 6-d wrench
             for observer, outcomes, _ in (two, one):
-                outcomes.collision.thresholds = np.linspace(1.0, 4.0, m.nv)
-                observer.set_frame("link4")
-        expected, got = _tick(two, _two_calls, *sample), _tick(one, _one_call, *sample)
+                outcomes.collision.thresholds = thresholds
+                if frame:
+                    observer.set_frame("link4")
+        expected, got = _tick(two, _two_calls, *sample), _tick(one, observer_tick.step, *sample)
         if isinstance(expected[0], np.ndarray):
             np.testing.assert_array_equal(got[0], expected[0])
             assert got[1] == expected[1]
             seen.add("changed" if got[1] else "stepped")
             restarts += one[0].restarted
+            isolation = one[1].collision.isolation
+            if k > CHANGE_AT and isolation.in_collision:   # the new thresholds, not 2.0
+                assert isolation.peak_ratio == np.max(np.abs(got[0]) / thresholds)
+                peaks += 1
         else:
             assert got == expected
-            seen.add(expected[1][:40])
+            seen.add(next(kind for kind, start in KINDS.items()
+                          if expected[1].startswith(start)))
         assert _observable(one) == _observable(two), k
-    assert seen == {"changed", "stepped", "the stamp (0.35 s) is not after the newe",
-                    "the stamp (0.3499 s) is not after the ne",
-                    "MomentumObserver.step: tau contains NaN ",
-                    "MomentumObserver.step: t contains NaN or",
-                    "the observer's state would overflow (|r|"}
-    assert restarts == 3              # the first sample, the clock set back, the jump after
+    # without a max_gap the clock set back is skipped, its samples after it too, the one
+    # that would overflow among them; with one it restarts (as does the sample after the
+    # overflow, and the first)
+    gap = np.isfinite(max_gap)
+    assert seen == {"changed", "stepped", "skipped", "refused tau", "refused t"} | (
+        {"overflow"} if gap else set())
+    assert restarts == (3 if gap else 1) and peaks > 0
     counts = one[1].counts
-    assert counts["stamp_not_after"] == 2 and counts["overflow_resets"] == 1
-    assert counts["refused"] == 2
-    assert one[1].collision.state[0]                  # in collision at the end
-    assert one[0].wrench is None and "6 independent directions" in one[0].wrench_refusal
+    assert counts["stamp_not_after"] == (2 if gap else 7)
+    assert counts["overflow_resets"] == (1 if gap else 0)
+    assert counts["refused"] == 2 and one[1].collision.state[0]      # in collision at the end
+    if frame:
+        assert one[0].wrench is None and "6 independent directions" in one[0].wrench_refusal
+    else:
+        assert one[0].wrench is None and one[0].wrench_refusal is None
+
+
+def test_a_link_welded_to_the_world_has_its_wrench_refused_at_every_step():
+    """A frame on body -1 (fixed base): refused from its own rank, not a frame before's."""
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    assert m.link_frames["base_link"][0] == -1
+    two, one = _pair(m, "link7", 0.05), _pair(m, "link7", 0.05)
+    k = int(np.searchsorted(run.t, ON + 0.2))
+    for j in range(k + 3):
+        if j == k:
+            two[0].set_frame("base_link")
+            one[0].set_frame("base_link")
+        sample = (run.t[j], run.q[j], run.v[j], run.tau[j])
+        np.testing.assert_array_equal(_tick(one, observer_tick.step, *sample)[0],
+                                      _tick(two, _two_calls, *sample)[0])
+        assert _observable(one) == _observable(two)
+        if j < k:
+            assert one[0].wrench_refusal is None and one[0].wrench is not None
+    for observer, _, _ in (one, two):
+        assert observer.wrench is None and "its chain gives 0" in observer.wrench_refusal
 
 
 def test_isolation_arrays_of_another_size_are_refused_before_any_step():
     robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
-    observer, outcomes, arrays = _pair(robot.model)
+    observer, outcomes, arrays = _pair(robot.model, "link7", np.inf)
     for array, value in zip(arrays, (run.q[0], run.v[0], run.tau[0])):
         array[:] = value
-    observer.step_isolating(run.t[0], outcomes.collision)
+    observer_tick.step(observer, run.t[0], outcomes)
     state, newest = observer.state.copy(), observer.newest
-    other = CollisionState(Robot("ur5").model, 1.0)           # 6 dofs against arm7's 7
+    other = observer_rule.ObserverOutcomes(Robot("ur5").model, 1.0)   # 6 dofs, arm7 has 7
     with pytest.raises(ValueError, match="not the model's sizes"):
-        observer.step_isolating(run.t[1], other)
+        observer_tick.step(observer, run.t[1], other)
     np.testing.assert_array_equal(observer.state, state)
-    assert observer.newest == newest
+    assert observer.newest == newest and other.counts["samples"] == 0
     arguments = list(observer.kernel.isolating_arguments(outcomes.collision.kernel_arrays))
     t_two = np.full(2, run.t[1])                          # two samples' stamps: one is read
-    assert observer_tick_kernel(*arguments[:9], t_two, *arguments[10:]) == SIZES_DIFFER
+    newest_two = np.full(2, newest)
+    for at, bad in ((9, t_two), (27, newest_two)):
+        given = arguments[:at] + [bad] + arguments[at + 1:]
+        assert observer_tick.observer_tick_kernel(*given) == observer_tick.TICK_SIZES_DIFFER
     np.testing.assert_array_equal(observer.state, state)
 
 
-def test_step_isolating_needs_bind():
+def test_the_tick_needs_a_bound_observer_and_a_collision_state():
     robot = Robot("arm7")
     observer = contact.MomentumObserver(robot.model, K)
-    with pytest.raises(RuntimeError, match="before bind"):
-        observer.step_isolating(0.0, CollisionState(robot.model, 1.0))
+    outcomes = observer_rule.ObserverOutcomes(robot.model, 1.0)
+    with pytest.raises(RuntimeError, match="before the observer's bind"):
+        observer_tick.step(observer, 0.0, outcomes)
+    observer.bind(np.zeros(robot.model.nq), np.zeros(robot.model.nv), np.zeros(robot.model.nv))
+    outcomes.collision = type("Duck", (), {"kernel_arrays": outcomes.collision.kernel_arrays})()
+    with pytest.raises(ValueError, match="CollisionState"):
+        observer_tick.step(observer, 0.0, outcomes)
+    assert isinstance(observer_rule.ObserverOutcomes(robot.model, 1.0).collision,
+                      CollisionState)

@@ -205,3 +205,37 @@ def test_reset_observer_when_off_says_why(harness):
     h = harness(dict(robot_description=robot.xml))
     response = call_service(reset_client(h), Trigger.Request(), "the reset_observer response")
     assert not response.success and "observer is off" in response.message
+
+
+def test_the_monitor_steps_its_bound_arrays_in_one_call_and_others_as_before():
+    """ContactMonitor.step: bound arrays without fext (one call), with fext, other arrays."""
+    from rbd_ros.node.contact import ContactMonitor
+    robot, run, _ = simulated_contact("arm7", "link7", FORCE)
+    m = robot.model
+    params = {"observer_gain": GAIN, "collision_thresholds": THRESHOLDS,
+              "contact_frame": "link7", "max_joint_age": 0.05,
+              "publish_external_torques": False}
+    monitors = [ContactMonitor(m, None, params) for _ in range(3)]
+    arrays = [(np.empty(m.nq), np.empty(m.nv), np.empty(m.nv)) for _ in monitors]
+    for monitor, bound in zip(monitors, arrays):
+        monitor.bind(*bound)
+    no_wrench = np.zeros((m.nbodies, 6))
+    end = int(np.searchsorted(run.t, ON + 0.3))
+    changes = 0
+    for k in range(end):
+        stamp = divmod(T0 * 10**9 + round(run.t[k] * 1e9), 10**9)
+        state = run.q[k], run.v[k], run.tau[k]
+        for bound in arrays:
+            for array, value in zip(bound, state):
+                array[:] = value
+        one = monitors[0].step(stamp, *arrays[0], None)                  # one compiled call
+        with_fext = monitors[1].step(stamp, *arrays[1], no_wrench)       # step_bound
+        others = monitors[2].step(stamp, *(x.copy() for x in state), None)   # step
+        np.testing.assert_array_equal(one[0], others[0])
+        np.testing.assert_allclose(with_fext[0], one[0], rtol=0, atol=1e-12)
+        assert one[1] == with_fext[1] == others[1]
+        changes += one[1]
+        np.testing.assert_array_equal(monitors[0].observer.wrench, monitors[2].observer.wrench)
+    assert changes >= 1 and monitors[0].in_collision          # link7 isolated in the contact
+    assert monitors[0].counts == monitors[1].counts == monitors[2].counts
+    assert monitors[0].counts["tracked"] == end - 2
