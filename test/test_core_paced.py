@@ -19,6 +19,18 @@ def test_an_output_that_is_not_a_dynamics_output_is_refused(capsys):
     assert "--outputs: bogus not among the dynamics outputs" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("option, value", [("--evict-mb", "0"), ("--evict-mb", "inf"),
+                                           ("--evict-mb", "nan"), ("--evict-mb", "-64"),
+                                           ("--evicted-messages", "0"),
+                                           ("--evicted-messages", "x")])
+def test_a_bad_eviction_option_ends_in_argparse_s_one_line(option, value, capsys):
+    with pytest.raises(SystemExit) as exc:
+        core_paced.parse_args([option, value])
+    assert exc.value.code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f": error: argument {option}: " in last and value in last.split(": ")[-1]
+
+
 @pytest.mark.skipif(not available("talos_fixed"), reason="example-robot-data is not installed")
 def test_a_link_talos_does_not_have_is_refused_in_one_line():
     with pytest.raises(SystemExit) as exc:
