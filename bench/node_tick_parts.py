@@ -113,7 +113,6 @@ def positive_float(text):
 def parts():
     """Return [(label, owner, attribute)]: what the node calls per message, where it looks it up."""
     from rbd_ros.actuation import dynamics
-    from rbd_ros.contact.detection import MomentumObserver
     from rbd_ros.node import conversions, dynamics_node
     from rbd_ros.node.contact import ContactMonitor, ObserverTicks
     from rbd_ros.node.effort_command import EffortCommand
@@ -127,7 +126,7 @@ def parts():
             ("publish outputs", dynamics_node, "publish"),
             ("observer", ObserverTicks, "observe"),
             ("  its step and messages", ContactMonitor, "messages"),
-            ("    its step", MomentumObserver, "step_bound")]
+            ("    its step", ContactMonitor, "step")]
 
 
 def nested(label):

@@ -54,7 +54,8 @@ VERSION_PREFIX = "v-"
 # kernel is otherwise matched by its bytecode alone, which misses an edited constant.
 KERNEL_SOURCES = ("_jit.py", "_blas.py", "_array_flags.py", "model", "batch/kernels.py",
                   "batch/algorithm_kernels.py", "algorithms", "contact/isolation.py",
-                  "contact/measured_wrenches.py", "formats/joint_state_merge.py")
+                  "contact/measured_wrenches.py", "contact/observer_tick.py",
+                  "formats/joint_state_merge.py")
 # ... less the modules there that compile nothing (the public calls are plain Python): editing
 # them leaves the cached kernels valid.
 PYTHON_ONLY = tuple(os.path.join("algorithms", f)

@@ -46,6 +46,9 @@ from .joints import IDENTITY_SE3
 from .mimic import reduced_sizes
 from .momentum_terms import momentum_terms
 
+# N·m: no robot feels it; with it r², and r / threshold (≥ MIN_THRESHOLD), stay finite. A
+# sample whose r (or contact wrench) leaves it resets the observer (``rbd_ros.contact``)
+R_LIMIT = 1e150
 # rows of the joint-parameter table (4, nv)
 ARMATURE, VISCOUS, COULOMB, OFFSET = range(4)
 # state layout
@@ -110,6 +113,27 @@ def momentum_observer_kernel(packed, table, ws, qf, VF, joint, epsilon_gain_gap,
                                   else qf.shape[0], frame_body, fM, J)
             wrench_rank[n] = contact_wrench_solve(J, r[n], False, RCOND, A, wrench[n])
     return refused
+
+
+@helper
+def stamp_admitted(t, newest, max_gap):
+    """
+    Whether a sample at ``t`` is stepped: after ``newest``, or a clock set back.
+
+    A clock set back: more than ``max_gap`` before it. A stamp that is not finite is too:
+    the kernel refuses its sample. The one rule of ``rbd_ros.contact``'s Python step
+    (``samples.admitted``) and of the node's one compiled tick (``observer_tick``).
+    """
+    return not math.isfinite(t) or t > newest or t < newest - max_gap
+
+
+@helper
+def within_limit(x):
+    """Whether every |x_j| ≤ R_LIMIT (NaN is not): ``rbd_ros.contact.samples.bounded``'s rule."""
+    for j in range(x.shape[0]):
+        if not abs(x[j]) <= R_LIMIT:
+            return False
+    return True
 
 
 @helper

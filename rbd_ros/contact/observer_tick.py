@@ -8,18 +8,19 @@ contact wrench bounded, the flags read back (``samples``), the isolation's argum
 Each is cheap with warm caches, but the node's ticks come 1 ms apart with DDS's work between
 them, so each tick found those Python objects out of the caches, one miss after another
 (doc/benchmarks.md, "The node against its messaging floor"). :func:`observer_tick_kernel`
-makes the same rules' decisions (``samples.stamp_admitted``, ``samples.within_limit``) in one
-call and returns one code; :func:`step` turns that code into the results and exceptions of
-``MomentumObserver.step_bound`` followed by ``ObserverOutcomes.stepped``.
+makes the same rules' decisions (``momentum_observer``'s ``stamp_admitted`` and
+``within_limit``) in one call and returns one code; :func:`step` turns that code into the
+results and exceptions of ``MomentumObserver.step_bound`` followed by
+``ObserverOutcomes.stepped``.
 """
 from .._jit import (f64_1d, f64_1d_ro, f64_2d, f64_2d_ro, f64_3d, helper, i64_1d, i64_1d_ro,
                     int64, kernel)
 from ..algorithms.contact_wrench import wrench_solved
 from ..algorithms.entries import first_entry
-from ..algorithms.momentum_observer import S_STARTED, momentum_observer_kernel
+from ..algorithms.momentum_observer import (S_STARTED, momentum_observer_kernel,
+                                            stamp_admitted, within_limit)
 from . import samples
 from .isolation import CollisionState, isolation_kernel
-from .samples import stamp_admitted, within_limit
 
 # a tick's code below 0: why it gave no r (the sample's status says which input was refused)
 (TICK_FRAME_MISFIT, TICK_STAMP_SKIPPED, TICK_REFUSED, TICK_OVERFLOW,
@@ -67,8 +68,7 @@ def observer_tick_kernel(packed, table, ws, qf, VF, joint, epsilon_gain_gap, sta
 
     - TICK_SIZES_DIFFER: arrays of other sizes than one sample's, or isolation arrays not
       r's sizes; nothing is written;
-    - TICK_STAMP_SKIPPED: a stamp ``samples.stamp_admitted`` does not admit; nothing is
-      written;
+    - TICK_STAMP_SKIPPED: a stamp ``stamp_admitted`` does not admit; nothing is written;
     - TICK_FRAME_MISFIT: the contact frame does not fit the model;
     - TICK_REFUSED: the kernel refused the sample (``status[0]`` says why);
     - TICK_OVERFLOW: an |r_j| or contact wrench entry over R_LIMIT, or not finite

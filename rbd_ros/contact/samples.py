@@ -9,20 +9,16 @@ clock set back: it restarts the observer); where ``|r|`` would exceed R_LIMIT or
 finite the observer is reset (OVERFLOW). So the numbers are the same one at a time (the
 node) or all at once (the replay).
 """
-import math
-
 import numpy as np
 from scipy.linalg.blas import dasum
 
 from .. import _checks
-from .._jit import helper
+from ..algorithms.momentum_observer import R_LIMIT, stamp_admitted
 from .wrench import wrench_refusal
 
 # the statuses of samples that the glue around the kernel skips (the kernel's are > 0)
 STAMP_NOT_AFTER = -1      # a stamp not after the newest one given: skipped, state unchanged
 OVERFLOW = -2             # a sample whose |r| would exceed R_LIMIT: the observer reset
-# N·m: no robot feels it; with it r², and r / threshold (≥ MIN_THRESHOLD), stay finite
-R_LIMIT = 1e150
 # a one-sample step's inputs, by the position a kernel status names (``_checks.input_error``)
 INPUT_NAMES = ("q", "v", "tau", "fext", "t")
 
@@ -110,18 +106,6 @@ def admitted(observer, t):
     return stamp_admitted(t, observer.newest, observer.settings[1])
 
 
-@helper
-def stamp_admitted(t, newest, max_gap):
-    """
-    Whether a sample at ``t`` is stepped: after ``newest``, or a clock set back.
-
-    A clock set back: more than ``max_gap`` before it. A stamp that is not finite is too:
-    the kernel refuses its sample. The one rule of the Python step and of the node's one
-    compiled tick (``observer_tick``).
-    """
-    return not math.isfinite(t) or t > newest or t < newest - max_gap
-
-
 def stamp_skipped(stamp, newest):
     """Return the SampleSkipped of a sample at ``stamp``, not after ``newest``."""
     return SampleSkipped(f"the stamp ({stamp:.9g} s) is not after the newest one the observer "
@@ -207,22 +191,13 @@ def bounded(r, wrench):
     """
     Whether every |r_j| (and the contact wrench's) stays within R_LIMIT (NaN does not).
 
-    :func:`within_limit`'s rule. The BLAS sum of |x| first: Σ|x_j| ≤ R_LIMIT bounds every
-    |x_j| by R_LIMIT (one call where numpy's min and max are two, each dearer); only a sum
-    above it (or not finite) is looked at entry by entry, as the batch path
+    ``momentum_observer.within_limit``'s rule. The BLAS sum of |x| first: Σ|x_j| ≤ R_LIMIT
+    bounds every |x_j| by R_LIMIT (one call where numpy's min and max are two, each dearer);
+    only a sum above it (or not finite) is looked at entry by entry, as the batch path
     (``_step_admitted``) tests every sample.
     """
     for x in (r,) if wrench is None else (r, wrench):
         if not dasum(x) <= R_LIMIT and not (-R_LIMIT <= x.min() and x.max() <= R_LIMIT):
-            return False
-    return True
-
-
-@helper
-def within_limit(x):
-    """Whether every |x_j| ≤ R_LIMIT (NaN is not): :func:`bounded`'s rule, in a kernel."""
-    for j in range(x.shape[0]):
-        if not abs(x[j]) <= R_LIMIT:
             return False
     return True
 

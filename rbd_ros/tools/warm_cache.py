@@ -30,6 +30,7 @@ def define_kernels():
     import rbd_ros  # noqa: F401
     import rbd_ros.contact.detection  # noqa: F401
     import rbd_ros.contact.measured_wrenches  # noqa: F401
+    import rbd_ros.contact.observer_tick  # noqa: F401
     import rbd_ros.formats.joint_state_merge  # noqa: F401
 
 
