@@ -242,7 +242,7 @@ class CollisionState:
             r = _r_vector(self.model, r)
         # through the entry point (r tested above, the rest made here): every tick calls it,
         # and the dispatcher types five arrays first: several µs a tick with cold caches
-        n = _isolation_entry(r, self._thresholds, self._depths, self._over, self._peak)
+        n = _isolation_entry(r, *self.kernel_arrays)
         return self._isolated(n, observing)
 
     def isolated(self, n, tracking=True, reason=RESTARTING):

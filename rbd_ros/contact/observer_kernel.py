@@ -178,7 +178,7 @@ class ObserverKernel:
 
         """
         if _observer_entry(*arguments) < 0:
-            raise ValueError(f"the contact frame {self.frame_name!r} does not fit the model")
+            raise self.frame_misfit()
 
     def step_rows(self, t, q, v, tau, fext, r, restarted, status, w, rank):
         """
@@ -232,7 +232,11 @@ class ObserverKernel:
         if momentum_observer_kernel(*self.workspace, self.joint, self.settings, self.state,
                                     self.scratch, t, q, v, tau, fext, *self.frame,
                                     *self.jacobian, r, w, rank, restarted, status) < 0:
-            raise ValueError(f"the contact frame {self.frame_name!r} does not fit the model")
+            raise self.frame_misfit()
+
+    def frame_misfit(self):
+        """Return the ValueError of a kernel that found the contact frame not the model's."""
+        return ValueError(f"the contact frame {self.frame_name!r} does not fit the model")
 
 
 _observer_entry = first_entry(momentum_observer_kernel, globals(), "_observer_entry")

@@ -158,7 +158,7 @@ def _tick_error(observer, code, arrays):
     if code == TICK_OVERFLOW:
         return samples.overflow_reset(observer, arrays[3][0])
     if code == TICK_FRAME_MISFIT:
-        return ValueError(f"the contact frame {observer.frame!r} does not fit the model")
+        return observer.kernel.frame_misfit()
     return ValueError("the observer's bound arrays or collision thresholds are not the "
                       "model's sizes")
 
