@@ -14,6 +14,10 @@ about 20 N·m (Pinocchio's τ_ext = Jᵀ F) from 0.3 s on, efforts the commanded
   cannot observe during the burst, and observes the contact again after it.
 - An exception no check foresaw in the observer's step: that tick's ~/torques still go out,
   the boundary counts it, and the observer publishes at the next sample.
+- With M⁻¹ on too (compute_all, its derivatives: bench_node's case), the stamps running
+  backwards, the huge efforts and the defect once more: the burst's states are the
+  dynamics' refusals (their derivatives overflow), and a refused state does not step the
+  observer, which observes the contact again after it.
 - ~/reset_observer called at 1 kHz by a client of rclpy's default QoS, joint_states flowing,
   against the node's process (its executor): every request is answered, counted on
   /diagnostics (before: 976 of 2,998 answered, the others lost, neither refused nor counted).
@@ -46,11 +50,19 @@ def contact(duration):
     return robot, run
 
 
-def start(harness, robot):
+def start(harness, robot, inverse_inertia=False):
+    """
+    Start the node with the observer's outputs and ~/torques; M⁻¹ too with ``inverse_inertia``.
+
+    With M⁻¹ the tick's call is compute_all (its derivatives too: bench_node's case), without
+    it the RNEA alone.
+    """
     h = harness(dict(robot_description=robot.xml, publish_external_torques=True,
                      publish_collision=True, contact_frame="link7",
                      collision_thresholds=[THRESHOLD], publish_accelerations=False,
-                     diagnostics_period=0.2))
+                     publish_inverse_inertia=inverse_inertia, diagnostics_period=0.2))
+    assert h.node.current_robot().plans[True][0] == (
+        "compute_all" if inverse_inertia else "rnea")
     return h, Listener(h)
 
 
@@ -94,10 +106,11 @@ def test_stamps_that_do_not_advance_still_observe(harness, order):
     assert h.node.skips().counts.get("observer stamp", 0) > 0
 
 
-def test_stamps_running_backwards_say_the_observer_cannot_observe(harness):
+@pytest.mark.parametrize("inverse_inertia", [False, True])
+def test_stamps_running_backwards_say_the_observer_cannot_observe(harness, inverse_inertia):
     robot, run = contact(0.45)
     names = list(robot.model.joint_names)
-    h, listen = start(harness, robot)
+    h, listen = start(harness, robot, inverse_inertia)
     for k in range(FIRST, len(run.t)):
         send(h, names, run, k, (len(run.t) - k) * 1_000_000)       # each before the last
     blind = wait_for(lambda: [m for m in listen.received["collision"] if not m.observing],
@@ -107,10 +120,11 @@ def test_stamps_running_backwards_say_the_observer_cannot_observe(harness):
     assert h.node.skips().counts["observer stamp"] >= len(run.t) - FIRST - 3
 
 
-def test_huge_efforts_never_make_the_outputs_non_finite(harness):
+@pytest.mark.parametrize("inverse_inertia", [False, True])
+def test_huge_efforts_never_make_the_outputs_non_finite(harness, inverse_inertia):
     robot, run = contact(0.8)
     names = list(robot.model.joint_names)
-    h, listen = start(harness, robot)
+    h, listen = start(harness, robot, inverse_inertia)
     burst = range(400, 700)                                      # 0.3 s, in the contact
     for k in range(FIRST, len(run.t)):
         effort = None
@@ -127,16 +141,22 @@ def test_huge_efforts_never_make_the_outputs_non_finite(harness):
                   for m in listen.received["contact_wrench"]])
     assert np.isfinite(r).all() and np.isfinite(w).all()
     assert np.isfinite([m.peak_ratio for m in listen.received["collision"]]).all()
-    assert h.node.skips().counts["observer overflow"] >= 1
-    wait_for(lambda: errors(h, "overflow") and errors(h, "cannot observe"),
-             what="ERRORs on /diagnostics")
-    # ~/collision: off during the burst (with why), on again after it, in the contact
-    changes = [(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec - T0, m)
-               for m in listen.received["collision"]]
-    off = [t for t, m in changes if not m.observing and "overflow" in m.reason]
-    assert off and burst.start * 1e-3 < off[0] < burst.stop * 1e-3, changes
-    back = [t for t, m in changes if m.observing and m.in_collision and t > burst.stop * 1e-3]
-    assert back, changes
+    counts = h.node.skips().counts
+    if inverse_inertia:   # compute_all's derivatives overflow: the dynamics refuse those ticks,
+        # and a state they refuse does not step the observer
+        assert counts["refused"] >= len(burst) and "observer overflow" not in counts
+    else:                 # ~/torques' RNEA takes them: the observer overflows
+        assert counts["observer overflow"] >= 1
+        wait_for(lambda: errors(h, "overflow") and errors(h, "cannot observe"),
+                 what="ERRORs on /diagnostics")
+        # ~/collision: off during the burst (with why), on again after it, in the contact
+        changes = [(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec - T0, m)
+                   for m in listen.received["collision"]]
+        off = [t for t, m in changes if not m.observing and "overflow" in m.reason]
+        assert off and burst.start * 1e-3 < off[0] < burst.stop * 1e-3, changes
+        back = [t for t, m in changes
+                if m.observing and m.in_collision and t > burst.stop * 1e-3]
+        assert back, changes
     # the torque on joint2 is observed again: r meets Pinocchio's τ_ext 90 ms after it
     k = 790
     got = next(m for m in listen.received["external_torques"]
@@ -144,7 +164,9 @@ def test_huge_efforts_never_make_the_outputs_non_finite(harness):
     assert got.effort[1] == pytest.approx(run.tau_ext[k][1], abs=0.05 * 20.0)
 
 
-def test_a_defect_in_the_observer_leaves_the_tick_s_torques_published(harness, monkeypatch):
+@pytest.mark.parametrize("inverse_inertia", [False, True])
+def test_a_defect_in_the_observer_leaves_the_tick_s_torques_published(harness, monkeypatch,
+                                                                      inverse_inertia):
     """
     An exception no check foresaw in the observer's step does not silence the dynamics.
 
@@ -154,7 +176,7 @@ def test_a_defect_in_the_observer_leaves_the_tick_s_torques_published(harness, m
     """
     robot, run = contact(0.45)
     names = list(robot.model.joint_names)
-    h, listen = start(harness, robot)
+    h, listen = start(harness, robot, inverse_inertia)
     ticks = iter(range(FIRST, len(run.t)))
 
     def next_sample():
