@@ -183,3 +183,27 @@ def test_the_tick_needs_a_bound_observer_and_a_collision_state():
         observer_tick.step(observer, 0.0, outcomes)
     assert isinstance(observer_rule.ObserverOutcomes(robot.model, 1.0).collision,
                       CollisionState)
+
+
+def test_a_frame_that_does_not_fit_the_model_is_refused_by_both_paths_alike():
+    """
+    The kernel's frame test (TICK_FRAME_MISFIT): a frame row past the model's bodies.
+
+    ``set_frame`` takes the model's own links only, so the row is put in the kernel's
+    arrays directly, as a defect elsewhere could leave it; both paths raise the same
+    ValueError and leave the same state.
+    """
+    robot, run, _ = simulated_contact("arm7", "link7", (6.0, 0.0, 8.0))
+    m = robot.model
+    two, one = _pair(m, "link7", 0.05), _pair(m, "link7", 0.05)
+    for k in range(3):
+        sample = (run.t[k], run.q[k], run.v[k], run.tau[k])
+        _tick(two, _two_calls, *sample)
+        _tick(one, observer_tick.step, *sample)
+    for observer, _, _ in (two, one):
+        observer.kernel.frame = (m.nbodies + 3, observer.kernel.frame[1])
+        observer.kernel.prepare()
+    sample = (run.t[3], run.q[3], run.v[3], run.tau[3])
+    expected, got = _tick(two, _two_calls, *sample), _tick(one, observer_tick.step, *sample)
+    assert got == expected == (ValueError, "the contact frame 'link7' does not fit the model")
+    assert _observable(one) == _observable(two)
